@@ -1,0 +1,23 @@
+# The README's two commands: `make run` and `make test`.
+# Builds go to a cache outside the clone (unless CARGO_TARGET_DIR is set), so repeated runs
+# are incremental.
+export CARGO_TARGET_DIR ?= $(HOME)/.cache/canon/target
+
+.PHONY: run test provision lint bench
+
+provision:
+	./scripts/provision.sh
+
+run: provision
+	cargo run --release --locked --bin canon -- serve
+
+test: provision
+	./scripts/test.sh
+
+lint:
+	cargo fmt --check
+	cargo clippy --all-targets --locked -- -D warnings
+	./scripts/lint-cypher.sh
+
+bench: provision
+	cargo bench --locked --bench platform

@@ -1,0 +1,5 @@
+// Why a bucket delete did not happen: missing, default, or not empty.
+MATCH (b:Bucket {id: $id, accountID: $accountID, environment: $environment})
+WHERE b.deletedAt IS NULL
+OPTIONAL MATCH (e:Entity {bucketID: b.id})
+RETURN b.isDefault AS isDefault, count(e) AS entities

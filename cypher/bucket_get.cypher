@@ -1,0 +1,3 @@
+MATCH (b:Bucket {id: $id, accountID: $accountID, environment: $environment})
+WHERE b.deletedAt IS NULL
+RETURN b.id AS bucketID, b.name AS name, b.description AS description, b.isDefault AS isDefault, b.createdAt AS createdAt, b.updatedAt AS updatedAt

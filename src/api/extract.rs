@@ -1,0 +1,96 @@
+//! Extractors whose rejections are our `{message, code, details}` errors, with the field
+//! that failed.
+
+use super::error::ApiError;
+use axum::body::Bytes;
+use axum::extract::{FromRequest, FromRequestParts, Request};
+use axum::http::request::Parts;
+use axum::http::{header, StatusCode};
+use serde::de::DeserializeOwned;
+use serde_json::json;
+
+/// A JSON body. Malformed JSON and wrong types are 400 naming the field.
+pub struct ApiJson<T>(pub T);
+
+impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for ApiJson<T> {
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, ApiError> {
+        let content_type = req.headers().get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok());
+        if let Some(content_type) = content_type {
+            if !content_type.starts_with("application/json") {
+                return Err(ApiError::new(
+                    StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                    format!("send the body as JSON with Content-Type: application/json (got {content_type})"),
+                ));
+            }
+        }
+        let bytes = Bytes::from_request(req, state).await.map_err(|rejection| {
+            ApiError::new(rejection.status(), rejection.body_text())
+        })?;
+        parse_json(&bytes).map(ApiJson)
+    }
+}
+
+/// Deserializes a JSON body, reporting the path of the field that failed.
+pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
+    let deserializer = &mut serde_json::Deserializer::from_slice(bytes);
+    serde_path_to_error::deserialize(deserializer).map_err(|err| {
+        let path = err.path().to_string();
+        let inner = err.into_inner();
+        if inner.is_syntax() || inner.is_eof() {
+            ApiError::bad_request(
+                format!("malformed JSON body: {inner}"),
+                Some(json!({ "line": inner.line(), "column": inner.column() })),
+            )
+        } else if path == "." {
+            ApiError::bad_request(format!("invalid body: {inner}"), Some(json!({ "error": inner.to_string() })))
+        } else {
+            ApiError::bad_request(
+                format!("{path}: {inner}"),
+                Some(json!({ "field": path, "error": inner.to_string() })),
+            )
+        }
+    })
+}
+
+/// Query parameters. Fields are kept as text and parsed by the handler, so a bad value is
+/// reported with its parameter name.
+pub struct ApiQuery<T>(pub T);
+
+impl<S: Send + Sync, T: DeserializeOwned> FromRequestParts<S> for ApiQuery<T> {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, ApiError> {
+        let query = parts.uri.query().unwrap_or_default();
+        serde_html_form::from_str(query)
+            .map(ApiQuery)
+            .map_err(|err| ApiError::bad_request(format!("invalid query string: {err}"), None))
+    }
+}
+
+/// Parses an optional integer query parameter.
+pub fn int_param(name: &str, raw: Option<&str>) -> Result<Option<i64>, ApiError> {
+    raw.map(|text| {
+        text.parse::<i64>().map_err(|_| {
+            ApiError::bad_request(
+                format!("{name}: must be an integer (got {text:?})"),
+                Some(json!({ "field": name, "error": "not an integer" })),
+            )
+        })
+    })
+    .transpose()
+}
+
+/// Parses an optional boolean query parameter (`true` / `false`).
+pub fn bool_param(name: &str, raw: Option<&str>) -> Result<Option<bool>, ApiError> {
+    raw.map(|text| match text {
+        "true" => Ok(true),
+        "false" => Ok(false),
+        _ => Err(ApiError::bad_request(
+            format!("{name}: must be true or false (got {text:?})"),
+            Some(json!({ "field": name, "error": "not a boolean" })),
+        )),
+    })
+    .transpose()
+}

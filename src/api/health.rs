@@ -1,0 +1,62 @@
+//! Liveness and readiness.
+
+use crate::app::AppState;
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::Json;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use utoipa::ToSchema;
+
+#[derive(Serialize, ToSchema)]
+pub struct Health {
+    pub status: &'static str,
+}
+
+/// Per-backend readiness.
+#[derive(Serialize, ToSchema)]
+pub struct Readiness {
+    /// `ready` when every backend answered, else `unavailable`.
+    pub status: &'static str,
+    pub backends: BTreeMap<String, BackendStatus>,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct BackendStatus {
+    /// Which engine serves this concern (`falkordb`, `neo4j`, `sqlite`, `postgres`).
+    pub engine: String,
+    /// `up` or `down`.
+    pub status: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// The process is up.
+#[utoipa::path(get, path = "/healthz", tag = "operations", responses((status = 200, body = Health)))]
+pub async fn healthz() -> Json<Health> {
+    Json(Health { status: "ok" })
+}
+
+/// Every backend is reachable (503 otherwise, with the status of each).
+#[utoipa::path(get, path = "/readyz", tag = "operations",
+    responses((status = 200, body = Readiness), (status = 503, body = Readiness)))]
+pub async fn readyz(State(state): State<AppState>) -> (StatusCode, Json<Readiness>) {
+    let engine = state.graph.engine();
+    let (graph, records) = tokio::join!(engine.ping(), state.records.ping());
+    let mut backends = BTreeMap::new();
+    backends.insert("graph".to_string(), backend(engine.name(), graph.map_err(|e| e.to_string())));
+    backends.insert(
+        "records".to_string(),
+        backend(state.records.backend_name(), records.map_err(|e| e.to_string())),
+    );
+    let ready = backends.values().all(|b| b.status == "up");
+    let status = if ready { StatusCode::OK } else { StatusCode::SERVICE_UNAVAILABLE };
+    (status, Json(Readiness { status: if ready { "ready" } else { "unavailable" }, backends }))
+}
+
+fn backend(engine: &str, result: Result<(), String>) -> BackendStatus {
+    match result {
+        Ok(()) => BackendStatus { engine: engine.into(), status: "up", error: None },
+        Err(err) => BackendStatus { engine: engine.into(), status: "down", error: Some(err) },
+    }
+}

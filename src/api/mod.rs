@@ -1,0 +1,78 @@
+//! The REST transport: routes, middleware and the OpenAPI document. Handlers only parse,
+//! call a service and shape the answer.
+
+pub mod auth;
+pub mod buckets;
+pub mod entity_types;
+pub mod error;
+pub mod extract;
+pub mod health;
+pub mod metrics;
+pub mod openapi;
+pub mod rate_limit;
+
+use crate::app::AppState;
+use axum::extract::Request;
+use axum::http::{HeaderName, StatusCode};
+use axum::middleware;
+use axum::routing::get;
+use axum::Router;
+use error::ApiError;
+use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
+use tower_http::trace::TraceLayer;
+
+const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
+
+/// The whole HTTP surface.
+pub fn router(state: AppState) -> Router {
+    Router::new()
+        .route("/healthz", get(health::healthz))
+        .route("/readyz", get(health::readyz))
+        .route("/metrics", get(metrics::metrics))
+        .route("/openapi.json", get(openapi::spec))
+        .route("/docs", get(openapi::docs))
+        .nest("/v3", v3())
+        .nest("/v1-alpha", v1_alpha())
+        .nest("/v1-beta", v1_beta())
+        .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
+        .layer(middleware::map_response(error::normalize_errors))
+        .layer(middleware::from_fn_with_state(state.clone(), metrics::track))
+        .layer(PropagateRequestIdLayer::new(REQUEST_ID))
+        .layer(TraceLayer::new_for_http().make_span_with(|request: &Request| {
+            let request_id = request.headers().get(REQUEST_ID).and_then(|v| v.to_str().ok()).unwrap_or("-");
+            tracing::info_span!("request", method = %request.method(), uri = %request.uri().path(), request_id)
+        }))
+        .layer(SetRequestIdLayer::new(REQUEST_ID, MakeRequestUuid))
+        .with_state(state)
+}
+
+/// The current surface.
+fn v3() -> Router<AppState> {
+    Router::new()
+        .route("/buckets", get(buckets::list).post(buckets::create))
+        .route("/buckets/{bucketID}", get(buckets::get).patch(buckets::update).delete(buckets::delete))
+        .route("/entity-types", get(entity_types::list).post(entity_types::create))
+        .route(
+            "/entity-types/{typeID}",
+            get(entity_types::get).patch(entity_types::update).delete(entity_types::delete),
+        )
+}
+
+/// Legacy alpha surface (events and subscriptions land here with their issues).
+fn v1_alpha() -> Router<AppState> {
+    Router::new().fallback(not_found)
+}
+
+/// Deprecated beta surface (transformations land here with their issue).
+fn v1_beta() -> Router<AppState> {
+    Router::new().fallback(not_found)
+}
+
+async fn not_found() -> ApiError {
+    ApiError::new(StatusCode::NOT_FOUND, "no such route; see /openapi.json for the API")
+}
+
+async fn method_not_allowed() -> ApiError {
+    ApiError::new(StatusCode::METHOD_NOT_ALLOWED, "method not allowed on this route; see /openapi.json")
+}

@@ -1,0 +1,61 @@
+//! The OpenAPI 3.1 document, generated from the handlers' annotations, and a browsable page.
+
+use super::{buckets, entity_types, error::ErrorBody, health, metrics};
+use axum::response::Html;
+use axum::Json;
+use utoipa::openapi::security::{ApiKey, ApiKeyValue, SecurityScheme};
+use utoipa::{Modify, OpenApi};
+
+#[derive(OpenApi)]
+#[openapi(
+    info(
+        title = "canon",
+        description = "Turns documents into a curated knowledge graph. Every /v3 request carries an \
+            `x-api-key` header; the key decides the account and environment. Every error body is \
+            `{message, code, details?}`."
+    ),
+    paths(
+        health::healthz, health::readyz, metrics::metrics,
+        buckets::create, buckets::list, buckets::get, buckets::update, buckets::delete,
+        entity_types::create, entity_types::list, entity_types::get, entity_types::update, entity_types::delete,
+    ),
+    components(schemas(ErrorBody)),
+    modifiers(&ApiKeyAuth),
+    security(("apiKey" = [])),
+    tags(
+        (name = "buckets", description = "Partitions of the knowledge graph"),
+        (name = "entity types", description = "The tenant's taxonomy of entities"),
+        (name = "operations", description = "Health, readiness and metrics (no key needed)"),
+    )
+)]
+pub struct ApiDoc;
+
+struct ApiKeyAuth;
+
+impl Modify for ApiKeyAuth {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        let components = openapi.components.get_or_insert_with(Default::default);
+        components.add_security_scheme(
+            "apiKey",
+            SecurityScheme::ApiKey(ApiKey::Header(ApiKeyValue::new(super::auth::API_KEY_HEADER))),
+        );
+    }
+}
+
+/// `GET /openapi.json`
+pub async fn spec() -> Json<utoipa::openapi::OpenApi> {
+    Json(ApiDoc::openapi())
+}
+
+/// `GET /docs`: an API reference page rendering `/openapi.json`.
+pub async fn docs() -> Html<&'static str> {
+    Html(
+        r#"<!doctype html>
+<html><head><meta charset="utf-8"><title>canon API</title></head>
+<body>
+<script id="api-reference" data-url="/openapi.json"></script>
+<script src="https://cdn.jsdelivr.net/npm/@scalar/api-reference"></script>
+<noscript>The API description is at <a href="/openapi.json">/openapi.json</a>.</noscript>
+</body></html>"#,
+    )
+}

@@ -1,0 +1,147 @@
+//! Starting and stopping canon: backends, HTTP server, job workers, graceful shutdown.
+
+use crate::api::metrics::Metrics;
+use crate::api::rate_limit::RateLimiter;
+use crate::config::Config;
+use crate::graph::GraphService;
+use crate::jobs::{self, Handlers};
+use crate::provision;
+use crate::store::graph::embedded::EmbeddedFalkor;
+use crate::store::graph::falkordb::FalkorEngine;
+use crate::store::graph::neo4j::Neo4jEngine;
+use crate::store::graph::CypherEngine;
+use crate::store::records::Records;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+/// Name of the one graph every tenant shares (tenancy is on each node).
+pub const GRAPH_NAME: &str = "canon";
+
+/// What every handler can reach.
+#[derive(Clone)]
+pub struct AppState {
+    pub graph: Arc<GraphService>,
+    pub records: Records,
+    pub limiter: Arc<RateLimiter>,
+    pub metrics: Arc<Metrics>,
+}
+
+/// The connected backends, and the FalkorDB child when canon runs one.
+pub struct Backends {
+    pub records: Records,
+    pub engine: Arc<dyn CypherEngine>,
+    pub embedded_falkor: Option<EmbeddedFalkor>,
+}
+
+impl Backends {
+    /// Connects (or starts) every backend the configuration names, and applies schemas.
+    pub async fn start(config: &Config) -> anyhow::Result<Self> {
+        provision::check(config)?;
+        std::fs::create_dir_all(&config.data_dir)?;
+        let records = Records::connect(&config.records_url()).await?;
+        records.migrate().await?;
+        let mut embedded_falkor = None;
+        let engine: Arc<dyn CypherEngine> = if let Some(uri) = &config.neo4j_uri {
+            Arc::new(Neo4jEngine::connect(uri, &config.neo4j_user, &config.neo4j_password).await?)
+        } else {
+            let url = match &config.falkordb_url {
+                Some(url) => url.clone(),
+                None => {
+                    let child = EmbeddedFalkor::start(config).await?;
+                    let url = child.url();
+                    embedded_falkor = Some(child);
+                    url
+                }
+            };
+            Arc::new(FalkorEngine::connect(&url, GRAPH_NAME).await?)
+        };
+        engine.apply_schema().await?;
+        Ok(Self { records, engine, embedded_falkor })
+    }
+
+    /// Stops what canon started, saving the graph's data.
+    pub async fn stop(self) {
+        if let Some(falkor) = &self.embedded_falkor {
+            falkor.stop().await;
+        }
+        self.records.close().await;
+    }
+}
+
+/// A running canon: HTTP server and job workers.
+pub struct App {
+    pub addr: SocketAddr,
+    pub state: AppState,
+    stop_tx: watch::Sender<bool>,
+    server: JoinHandle<std::io::Result<()>>,
+    workers: Vec<JoinHandle<()>>,
+    backends: Backends,
+}
+
+impl App {
+    /// Starts backends, the server on `config.listen` and the workers running `handlers`.
+    pub async fn spawn(config: &Config, handlers: Handlers) -> anyhow::Result<Self> {
+        let backends = Backends::start(config).await?;
+        let released = backends.records.release_orphaned_jobs().await?;
+        if released > 0 {
+            tracing::warn!(released, "re-queued jobs a previous run left unfinished");
+        }
+        let state = AppState {
+            graph: Arc::new(GraphService::new(backends.engine.clone())),
+            records: backends.records.clone(),
+            limiter: Arc::new(RateLimiter::new(config.rate_limit_per_second, config.rate_limit_burst)),
+            metrics: Arc::new(Metrics::new()),
+        };
+        let listener = tokio::net::TcpListener::bind(config.listen).await?;
+        let addr = listener.local_addr()?;
+        let (stop_tx, stop_rx) = watch::channel(false);
+        let router = crate::api::router(state.clone());
+        let mut server_stop = stop_rx.clone();
+        let server = tokio::spawn(async move {
+            axum::serve(listener, router)
+                .with_graceful_shutdown(async move {
+                    let _ = server_stop.wait_for(|stop| *stop).await;
+                })
+                .await
+        });
+        let workers = jobs::spawn_workers(backends.records.clone(), handlers, config.workers, stop_rx);
+        tracing::info!(%addr, graph = backends.engine.name(), records = backends.records.backend_name(), "canon is listening");
+        Ok(Self { addr, state, stop_tx, server, workers, backends })
+    }
+
+    /// Graceful stop: in-flight requests finish, workers finish their current job, then the
+    /// backends close (the FalkorDB child saves its data).
+    pub async fn stop(self) {
+        let _ = self.stop_tx.send(true);
+        if let Ok(Err(err)) = self.server.await {
+            tracing::error!(error = %err, "server error while stopping");
+        }
+        for worker in self.workers {
+            let _ = worker.await;
+        }
+        self.backends.stop().await;
+    }
+}
+
+/// Resolves when SIGINT or SIGTERM arrives.
+pub async fn shutdown_signal() {
+    let interrupt = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(term) => term,
+            Err(_) => {
+                let _ = interrupt.await;
+                return;
+            }
+        };
+        tokio::select! {
+            _ = interrupt => {}
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = interrupt.await;
+}

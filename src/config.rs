@@ -1,0 +1,114 @@
+//! Configuration: `CANON_*` environment variables, an optional `canon.toml`, and flags.
+//!
+//! Precedence: command-line flag > environment variable > `canon.toml` > built-in default.
+//! `canon.toml` keys are the variable names without the `CANON_` prefix, in lower case
+//! (`listen = "0.0.0.0:8080"`, `data_dir = "/var/lib/canon"`).
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+/// Everything `canon serve` can be told. Unset server URLs mean "use the embedded default".
+#[derive(clap::Args, Debug, Clone)]
+pub struct Config {
+    /// Address the HTTP server listens on.
+    #[arg(long, env = "CANON_LISTEN", default_value = "127.0.0.1:8080")]
+    pub listen: SocketAddr,
+    /// Directory for the embedded backends' data (SQLite file, FalkorDB files).
+    #[arg(long, env = "CANON_DATA_DIR", default_value = "./data")]
+    pub data_dir: PathBuf,
+    /// Directory holding the provisioned binaries and weights (`make provision`).
+    #[arg(long, env = "CANON_VENDOR_DIR", default_value = "./vendor")]
+    pub vendor_dir: PathBuf,
+    /// PostgreSQL URL (postgres://…) for records; unset means a SQLite file in the data directory.
+    #[arg(long, env = "CANON_DATABASE_URL")]
+    pub database_url: Option<String>,
+    /// Neo4j Bolt URI for the graph; unset means FalkorDB.
+    #[arg(long, env = "CANON_NEO4J_URI")]
+    pub neo4j_uri: Option<String>,
+    /// Neo4j user name.
+    #[arg(long, env = "CANON_NEO4J_USER", default_value = "neo4j")]
+    pub neo4j_user: String,
+    /// Neo4j password.
+    #[arg(long, env = "CANON_NEO4J_PASSWORD", default_value = "", hide_default_value = true)]
+    pub neo4j_password: String,
+    /// An external FalkorDB (redis://host:port); unset means a FalkorDB child process.
+    #[arg(long, env = "CANON_FALKORDB_URL")]
+    pub falkordb_url: Option<String>,
+    /// Qdrant server URL for collections; unset means Qdrant Edge in process.
+    #[arg(long, env = "CANON_QDRANT_URL")]
+    pub qdrant_url: Option<String>,
+    /// OpenAI-compatible embeddings endpoint; unset means all-MiniLM-L6-v2 in process.
+    #[arg(long, env = "CANON_EMBEDDINGS_URL")]
+    pub embeddings_url: Option<String>,
+    /// Requests per second allowed per API key (sustained).
+    #[arg(long, env = "CANON_RATE_LIMIT_PER_SECOND", default_value_t = 100.0)]
+    pub rate_limit_per_second: f64,
+    /// Requests an API key may burst above the sustained rate.
+    #[arg(long, env = "CANON_RATE_LIMIT_BURST", default_value_t = 200)]
+    pub rate_limit_burst: u32,
+    /// Number of job-queue workers in this process.
+    #[arg(long, env = "CANON_WORKERS", default_value_t = 2)]
+    pub workers: usize,
+    /// Log format: `json` (structured, one object per line) or `text`.
+    #[arg(long, env = "CANON_LOG_FORMAT", default_value = "json")]
+    pub log_format: String,
+}
+
+impl Config {
+    /// A configuration with every default and the given data directory (tests, benchmarks).
+    pub fn embedded(data_dir: &Path, vendor_dir: &Path) -> Self {
+        Self {
+            listen: SocketAddr::from(([127, 0, 0, 1], 0)),
+            data_dir: data_dir.to_path_buf(),
+            vendor_dir: vendor_dir.to_path_buf(),
+            database_url: None,
+            neo4j_uri: None,
+            neo4j_user: "neo4j".into(),
+            neo4j_password: String::new(),
+            falkordb_url: None,
+            qdrant_url: None,
+            embeddings_url: None,
+            rate_limit_per_second: 100.0,
+            rate_limit_burst: 200,
+            workers: 2,
+            log_format: "text".into(),
+        }
+    }
+
+    /// The records URL: the configured server, else the SQLite file in the data directory.
+    pub fn records_url(&self) -> String {
+        match &self.database_url {
+            Some(url) => url.clone(),
+            None => format!("sqlite://{}?mode=rwc", self.data_dir.join("canon.sqlite").display()),
+        }
+    }
+}
+
+/// Loads `canon.toml` (path from `CANON_CONFIG`, else `./canon.toml`, optional) into the
+/// environment for every key the environment does not already set. Runs before any thread
+/// starts, which is what makes setting variables sound.
+pub fn load_file_into_env() -> anyhow::Result<()> {
+    let path = std::env::var("CANON_CONFIG").unwrap_or_else(|_| "canon.toml".into());
+    let text = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(err) => anyhow::bail!("cannot read {path}: {err}"),
+    };
+    let table: toml::Table =
+        toml::from_str(&text).map_err(|err| anyhow::anyhow!("{path} is not valid TOML: {err}"))?;
+    for (key, value) in table {
+        let var = format!("CANON_{}", key.to_uppercase());
+        if std::env::var_os(&var).is_some() {
+            continue;
+        }
+        let value = match value {
+            toml::Value::String(s) => s,
+            toml::Value::Integer(i) => i.to_string(),
+            toml::Value::Float(f) => f.to_string(),
+            toml::Value::Boolean(b) => b.to_string(),
+            other => anyhow::bail!("{path}: {key} must be a string, number or boolean (got {other:?})"),
+        };
+        std::env::set_var(var, value);
+    }
+    Ok(())
+}

@@ -1,0 +1,53 @@
+//! Errors of the service layer, shared by REST and (later) GraphQL. The transports map each
+//! variant to a status; the wording here is what clients read, so it says what to change.
+
+use crate::store::graph::GraphError;
+use crate::store::records::RecordError;
+use serde_json::Value;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ServiceError {
+    /// The request is malformed or violates the schema (400).
+    #[error("{message}")]
+    Invalid { message: String, details: Option<Value> },
+    /// No such resource for this tenant (404).
+    #[error("{resource} {id} not found")]
+    NotFound { resource: &'static str, id: String },
+    /// The request conflicts with the current state (409).
+    #[error("{0}")]
+    Conflict(String),
+    /// Well-formed, but semantically impossible (422).
+    #[error("{message}")]
+    Unprocessable { message: String, details: Option<Value> },
+    /// Anything the client cannot fix; logged, never shown (500).
+    #[error(transparent)]
+    Internal(#[from] anyhow::Error),
+}
+
+impl ServiceError {
+    pub fn invalid_field(field: &str, message: impl Into<String>) -> Self {
+        let message = message.into();
+        ServiceError::Invalid {
+            details: Some(serde_json::json!({ "field": field, "error": message })),
+            message: format!("{field}: {message}"),
+        }
+    }
+
+    pub fn not_found(resource: &'static str, id: impl Into<String>) -> Self {
+        ServiceError::NotFound { resource, id: id.into() }
+    }
+}
+
+impl From<GraphError> for ServiceError {
+    fn from(err: GraphError) -> Self {
+        ServiceError::Internal(err.into())
+    }
+}
+
+impl From<RecordError> for ServiceError {
+    fn from(err: RecordError) -> Self {
+        ServiceError::Internal(err.into())
+    }
+}
+
+pub type ServiceResult<T> = Result<T, ServiceError>;

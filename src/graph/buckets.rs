@@ -1,0 +1,205 @@
+//! Buckets: named partitions of a tenant's graph. Exactly one default bucket per tenant,
+//! which can be renamed but never deleted; deletes are soft.
+
+use super::{check_text, decode, int_column, queries, GraphService, Tenant};
+use crate::error::{ServiceError, ServiceResult};
+use crate::ids;
+use crate::pagination::PageRequest;
+use crate::params;
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+/// Name the default bucket is created with.
+pub const DEFAULT_BUCKET_NAME: &str = "default";
+const NAME_MAX: usize = 100;
+const DESCRIPTION_MAX: usize = 2_000;
+
+/// A named partition of the knowledge graph within an account and environment.
+#[derive(Clone, Debug, Serialize, Deserialize, ToSchema, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Bucket {
+    /// Stable identifier (`bkt_…`).
+    #[serde(rename = "bucketID")]
+    pub bucket_id: String,
+    /// Unique among the tenant's live buckets.
+    pub name: String,
+    pub description: String,
+    /// Whether this is the tenant's default bucket.
+    pub is_default: bool,
+    /// RFC 3339.
+    pub created_at: String,
+    /// RFC 3339.
+    pub updated_at: String,
+}
+
+/// A page of buckets and how many match in all.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct BucketPage {
+    pub buckets: Vec<Bucket>,
+    pub total_count: i64,
+}
+
+pub struct NewBucket {
+    pub name: String,
+    pub description: Option<String>,
+}
+
+pub struct BucketChanges {
+    pub name: Option<String>,
+    pub description: Option<String>,
+}
+
+pub(super) async fn ensure_default(graph: &GraphService, tenant: &Tenant) -> ServiceResult<()> {
+    graph
+        .run(
+            tenant,
+            queries::BUCKET_ENSURE_DEFAULT,
+            params! {
+                "defaultKey" => tenant.scoped_key(""),
+                "id" => ids::new_id("bkt"),
+                "name" => DEFAULT_BUCKET_NAME,
+                "liveNameKey" => tenant.scoped_key(DEFAULT_BUCKET_NAME),
+                "now" => ids::now_rfc3339(),
+            },
+        )
+        .await?;
+    Ok(())
+}
+
+impl GraphService {
+    pub async fn create_bucket(&self, tenant: &Tenant, new: NewBucket) -> ServiceResult<Bucket> {
+        check_text("name", &new.name, NAME_MAX, true)?;
+        let description = new.description.unwrap_or_default();
+        check_text("description", &description, DESCRIPTION_MAX, false)?;
+        let id = ids::new_id("bkt");
+        let rows = self
+            .run(
+                tenant,
+                queries::BUCKET_CREATE,
+                params! {
+                    "id" => id,
+                    "name" => new.name,
+                    "description" => description,
+                    "liveNameKey" => tenant.scoped_key(&new.name),
+                    "now" => ids::now_rfc3339(),
+                },
+            )
+            .await?;
+        let bucket: Bucket = decode(first(rows)?)?;
+        if bucket.bucket_id != id {
+            return Err(name_taken(&new.name));
+        }
+        Ok(bucket)
+    }
+
+    pub async fn get_bucket(&self, tenant: &Tenant, id: &str) -> ServiceResult<Bucket> {
+        let rows = self.run(tenant, queries::BUCKET_GET, params! { "id" => id }).await?;
+        match rows.into_iter().next() {
+            Some(row) => decode(row),
+            None => Err(ServiceError::not_found("bucket", id)),
+        }
+    }
+
+    pub async fn list_buckets(
+        &self,
+        tenant: &Tenant,
+        page: &PageRequest,
+        name_substring: Option<&str>,
+    ) -> ServiceResult<BucketPage> {
+        let query = if page.backwards() { queries::BUCKET_LIST_BEFORE } else { queries::BUCKET_LIST_AFTER };
+        let rows = self
+            .run(
+                tenant,
+                query,
+                params! {
+                    "nameSubstring" => name_substring,
+                    "startingAfter" => page.starting_after(),
+                    "endingBefore" => page.ending_before(),
+                    "limit" => page.limit,
+                },
+            )
+            .await?;
+        let mut buckets = rows.into_iter().map(decode).collect::<ServiceResult<Vec<Bucket>>>()?;
+        if page.backwards() {
+            buckets.reverse();
+        }
+        let total = self.run(tenant, queries::BUCKET_COUNT, params! { "nameSubstring" => name_substring }).await?;
+        Ok(BucketPage { buckets, total_count: int_column(&total, "total") })
+    }
+
+    pub async fn update_bucket(&self, tenant: &Tenant, id: &str, changes: BucketChanges) -> ServiceResult<Bucket> {
+        if let Some(name) = &changes.name {
+            check_text("name", name, NAME_MAX, true)?;
+        }
+        if let Some(description) = &changes.description {
+            check_text("description", description, DESCRIPTION_MAX, false)?;
+        }
+        let result = self
+            .run(
+                tenant,
+                queries::BUCKET_UPDATE,
+                params! {
+                    "id" => id,
+                    "name" => changes.name,
+                    "liveNameKey" => changes.name.as_deref().map(|name| tenant.scoped_key(name)),
+                    "description" => changes.description,
+                    "now" => ids::now_rfc3339(),
+                },
+            )
+            .await;
+        let rows = match result {
+            Err(ServiceError::Internal(err)) if is_constraint(&err) => {
+                return Err(name_taken(changes.name.as_deref().unwrap_or_default()))
+            }
+            other => other?,
+        };
+        match rows.into_iter().next() {
+            Some(row) => decode(row),
+            None => Err(ServiceError::not_found("bucket", id)),
+        }
+    }
+
+    /// Soft-deletes a bucket; `cascade` also removes its entities, mentions and relations.
+    pub async fn delete_bucket(&self, tenant: &Tenant, id: &str, cascade: bool) -> ServiceResult<()> {
+        let rows = self
+            .run(
+                tenant,
+                queries::BUCKET_DELETE,
+                params! { "id" => id, "cascade" => cascade, "now" => ids::now_rfc3339() },
+            )
+            .await?;
+        if !rows.is_empty() {
+            return Ok(());
+        }
+        let blockers = self.run(tenant, queries::BUCKET_DELETE_BLOCKERS, params! { "id" => id }).await?;
+        let Some(row) = blockers.first() else { return Err(ServiceError::not_found("bucket", id)) };
+        if row.get("isDefault").and_then(|v| v.as_bool()) == Some(true) {
+            return Err(ServiceError::Conflict(
+                "the default bucket cannot be deleted; rename it instead".into(),
+            ));
+        }
+        Err(ServiceError::Conflict(format!(
+            "bucket {id} still holds {} entities; delete with cascade=true to remove them too",
+            int_column(&blockers, "entities")
+        )))
+    }
+}
+
+fn first(rows: Vec<crate::store::graph::Row>) -> ServiceResult<crate::store::graph::Row> {
+    rows.into_iter()
+        .next()
+        .ok_or_else(|| ServiceError::Internal(anyhow::anyhow!("a write returned no row")))
+}
+
+fn name_taken(name: &str) -> ServiceError {
+    ServiceError::Conflict(format!("a bucket named {name:?} already exists; choose another name"))
+}
+
+/// Whether an internal error is a uniqueness-constraint rejection by the engine.
+pub(super) fn is_constraint(err: &anyhow::Error) -> bool {
+    matches!(
+        err.downcast_ref::<crate::store::graph::GraphError>(),
+        Some(crate::store::graph::GraphError::ConstraintViolation(_))
+    )
+}

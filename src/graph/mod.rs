@@ -1,0 +1,103 @@
+//! Knowledge-graph services: the behaviour REST (and later GraphQL) share. Each tenant's
+//! data is told apart by `accountID` + `environment` on every node, and every query filters
+//! by both.
+
+pub mod buckets;
+pub mod entity_types;
+pub mod queries;
+
+use crate::error::{ServiceError, ServiceResult};
+use crate::store::graph::{CypherEngine, Params, Row};
+use crate::store::records::keys::{Environment, Principal};
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
+
+/// The account + environment a request acts for.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Tenant {
+    pub account_id: String,
+    pub environment: Environment,
+}
+
+impl From<&Principal> for Tenant {
+    fn from(principal: &Principal) -> Self {
+        Self { account_id: principal.account_id.clone(), environment: principal.environment }
+    }
+}
+
+impl Tenant {
+    /// The tenancy parameters every query takes.
+    fn params(&self) -> Params {
+        crate::params! {
+            "accountID" => self.account_id,
+            "environment" => self.environment.as_str(),
+        }
+    }
+
+    /// A key unique to this tenant and `name`, for the engines' uniqueness constraints.
+    fn scoped_key(&self, name: &str) -> String {
+        format!("{}\u{1f}{}\u{1f}{name}", self.account_id, self.environment.as_str())
+    }
+}
+
+/// Entry point of the graph services.
+pub struct GraphService {
+    engine: Arc<dyn CypherEngine>,
+    /// Tenants whose default bucket this process has already ensured.
+    ready_tenants: Mutex<HashSet<Tenant>>,
+}
+
+impl GraphService {
+    pub fn new(engine: Arc<dyn CypherEngine>) -> Self {
+        Self { engine, ready_tenants: Mutex::new(HashSet::new()) }
+    }
+
+    pub fn engine(&self) -> &Arc<dyn CypherEngine> {
+        &self.engine
+    }
+
+    /// Runs `cypher` with the tenant's parameters merged into `params`.
+    async fn run(&self, tenant: &Tenant, cypher: &str, params: Params) -> ServiceResult<Vec<Row>> {
+        let mut all = tenant.params();
+        all.extend(params);
+        Ok(self.engine.run(cypher, all).await?)
+    }
+
+    /// Makes sure the tenant's default bucket exists; cheap after the first call.
+    pub async fn ensure_tenant(&self, tenant: &Tenant) -> ServiceResult<()> {
+        if self.ready_tenants.lock().map_err(poisoned)?.contains(tenant) {
+            return Ok(());
+        }
+        buckets::ensure_default(self, tenant).await?;
+        self.ready_tenants.lock().map_err(poisoned)?.insert(tenant.clone());
+        Ok(())
+    }
+}
+
+fn poisoned<T>(_: T) -> ServiceError {
+    ServiceError::Internal(anyhow::anyhow!("tenant cache lock poisoned"))
+}
+
+/// Decodes a row whose column aliases are the struct's JSON field names.
+fn decode<T: DeserializeOwned>(row: Row) -> ServiceResult<T> {
+    serde_json::from_value(Value::Object(row))
+        .map_err(|err| ServiceError::Internal(anyhow::anyhow!("cannot decode a graph row: {err}")))
+}
+
+/// Reads an integer column (counts).
+fn int_column(rows: &[Row], column: &str) -> i64 {
+    rows.first().and_then(|row| row.get(column)).and_then(Value::as_i64).unwrap_or(0)
+}
+
+/// Checks a required, trimmed text field's length.
+fn check_text(field: &str, value: &str, max: usize, required: bool) -> ServiceResult<()> {
+    if required && value.trim().is_empty() {
+        return Err(ServiceError::invalid_field(field, "must not be empty"));
+    }
+    if value.chars().count() > max {
+        return Err(ServiceError::invalid_field(field, format!("must be at most {max} characters")));
+    }
+    Ok(())
+}

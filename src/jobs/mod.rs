@@ -1,0 +1,145 @@
+//! Workers of the durable job queue: at-least-once execution with retries and exponential
+//! backoff. Handlers must be idempotent, since a job whose worker died runs again.
+
+use crate::store::records::jobs::ClaimedJob;
+use crate::store::records::Records;
+use async_trait::async_trait;
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+use tracing::Instrument;
+
+/// How long a claim holds before another worker may take the job over.
+const LEASE_MS: i64 = 30_000;
+/// How often a running job's lease is renewed.
+const HEARTBEAT: Duration = Duration::from_secs(10);
+/// How long an idle worker waits before looking again.
+const IDLE_POLL: Duration = Duration::from_millis(200);
+
+/// Something a job of one kind does.
+#[async_trait]
+pub trait JobHandler: Send + Sync + 'static {
+    async fn run(&self, payload: serde_json::Value) -> anyhow::Result<()>;
+}
+
+/// The handlers of every job kind this process runs.
+#[derive(Clone, Default)]
+pub struct Handlers(HashMap<String, Arc<dyn JobHandler>>);
+
+impl Handlers {
+    pub fn register(&mut self, kind: &str, handler: Arc<dyn JobHandler>) {
+        self.0.insert(kind.to_string(), handler);
+    }
+}
+
+/// Delay before retry `attempt` (1-based): 1 s, 2 s, 4 s … capped at 5 minutes.
+pub fn backoff_ms(attempt: i64) -> i64 {
+    let exponent = attempt.clamp(1, 20) - 1;
+    (1_000i64 << exponent).min(300_000)
+}
+
+/// Starts `count` workers; they stop after their current job once `stop` turns true.
+pub fn spawn_workers(
+    records: Records,
+    handlers: Handlers,
+    count: usize,
+    stop: watch::Receiver<bool>,
+) -> Vec<JoinHandle<()>> {
+    (0..count)
+        .map(|_| {
+            let worker = Worker {
+                id: crate::ids::new_id("wrk"),
+                records: records.clone(),
+                handlers: handlers.clone(),
+            };
+            tokio::spawn(worker.run(stop.clone()))
+        })
+        .collect()
+}
+
+struct Worker {
+    id: String,
+    records: Records,
+    handlers: Handlers,
+}
+
+impl Worker {
+    async fn run(self, mut stop: watch::Receiver<bool>) {
+        while !*stop.borrow() {
+            match self.records.claim_job(&self.id, LEASE_MS).await {
+                Ok(Some(job)) => {
+                    let span = tracing::info_span!("job", job_id = %job.id, kind = %job.kind, attempt = job.attempts);
+                    self.execute(job).instrument(span).await
+                }
+                Ok(None) => {
+                    tokio::select! {
+                        _ = stop.changed() => {}
+                        _ = tokio::time::sleep(IDLE_POLL) => {}
+                    }
+                }
+                Err(err) => {
+                    tracing::error!(error = %err, "cannot claim a job");
+                    tokio::time::sleep(Duration::from_secs(1)).await;
+                }
+            }
+        }
+    }
+
+    async fn execute(&self, job: ClaimedJob) {
+        let Some(handler) = self.handlers.0.get(&job.kind).cloned() else {
+            let message = format!("no handler for job kind {}", job.kind);
+            tracing::error!("{message}");
+            self.record_failure(&job, &message, None).await;
+            return;
+        };
+        let outcome = {
+            let work = handler.run(job.payload.clone());
+            tokio::pin!(work);
+            let mut heartbeat = tokio::time::interval(HEARTBEAT);
+            heartbeat.tick().await;
+            loop {
+                tokio::select! {
+                    outcome = &mut work => break outcome,
+                    _ = heartbeat.tick() => {
+                        if let Err(err) = self.records.extend_job_lease(&job.id, &self.id, LEASE_MS).await {
+                            tracing::warn!(error = %err, "cannot extend the job's lease");
+                        }
+                    }
+                }
+            }
+        };
+        match outcome {
+            Ok(()) => {
+                if let Err(err) = self.records.complete_job(&job.id, &self.id).await {
+                    tracing::error!(error = %err, "job ran but could not be marked done");
+                }
+            }
+            Err(err) => {
+                let retry = (job.attempts < job.max_attempts).then(|| backoff_ms(job.attempts));
+                tracing::warn!(error = %err, retry_in_ms = ?retry, "job failed");
+                self.record_failure(&job, &format!("{err:#}"), retry).await;
+            }
+        }
+    }
+
+    async fn record_failure(&self, job: &ClaimedJob, message: &str, retry_in_ms: Option<i64>) {
+        if let Err(err) = self.records.fail_job(&job.id, &self.id, message, retry_in_ms).await {
+            tracing::error!(error = %err, "cannot record the job's failure");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::backoff_ms;
+
+    #[test]
+    fn backoff_doubles_from_one_second_and_is_capped() {
+        assert_eq!(backoff_ms(1), 1_000);
+        assert_eq!(backoff_ms(2), 2_000);
+        assert_eq!(backoff_ms(4), 8_000);
+        assert_eq!(backoff_ms(40), 300_000);
+    }
+}

@@ -1,0 +1,16 @@
+#![recursion_limit = "256"]
+//! canon: turns documents into a curated knowledge graph.
+//!
+//! Layers, top to bottom: `api` (REST transport), services (`graph`, `jobs`), storage
+//! behind narrow traits (`store::graph::CypherEngine`, `store::records`).
+
+pub mod api;
+pub mod app;
+pub mod config;
+pub mod error;
+pub mod graph;
+pub mod ids;
+pub mod jobs;
+pub mod pagination;
+pub mod provision;
+pub mod store;

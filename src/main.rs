@@ -1,0 +1,156 @@
+//! The `canon` command: `serve`, `keys`, `migrate`.
+
+use canon::app::{shutdown_signal, App};
+use canon::config::{self, Config};
+use canon::jobs::Handlers;
+use canon::store::records::keys::Environment;
+use canon::store::records::Records;
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+
+#[derive(Parser)]
+#[command(name = "canon", version, about = "Turns documents into a curated knowledge graph")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Start the HTTP server and job workers (configuration: flags, CANON_* variables, canon.toml).
+    Serve(Box<Config>),
+    /// Manage API keys.
+    Keys {
+        #[command(flatten)]
+        records: RecordsArgs,
+        #[command(subcommand)]
+        command: KeysCommand,
+    },
+    /// Apply pending record-store migrations and exit.
+    Migrate {
+        #[command(flatten)]
+        records: RecordsArgs,
+    },
+}
+
+/// Where the record store is (the same settings `serve` reads).
+#[derive(clap::Args)]
+struct RecordsArgs {
+    #[arg(long, env = "CANON_DATA_DIR", default_value = "./data")]
+    data_dir: PathBuf,
+    #[arg(long, env = "CANON_DATABASE_URL")]
+    database_url: Option<String>,
+}
+
+impl RecordsArgs {
+    async fn connect(&self) -> anyhow::Result<Records> {
+        let url = match &self.database_url {
+            Some(url) => url.clone(),
+            None => {
+                std::fs::create_dir_all(&self.data_dir)?;
+                format!("sqlite://{}?mode=rwc", self.data_dir.join("canon.sqlite").display())
+            }
+        };
+        let records = Records::connect(&url).await?;
+        records.migrate().await?;
+        Ok(records)
+    }
+}
+
+#[derive(Subcommand)]
+enum KeysCommand {
+    /// Create an API key (and the account if needed); prints the key alone, once.
+    Create {
+        #[arg(long)]
+        account: String,
+        #[arg(long, value_parser = ["production", "sandbox"])]
+        environment: String,
+        #[arg(long, default_value = "default")]
+        name: String,
+    },
+    /// List an account's keys (never their secrets).
+    List {
+        #[arg(long)]
+        account: String,
+    },
+    /// Revoke a key by its ID (key_…); it stops working at once.
+    Revoke { id: String },
+}
+
+#[tokio::main]
+async fn main() -> std::process::ExitCode {
+    if let Err(err) = config::load_file_into_env() {
+        eprintln!("canon: {err:#}");
+        return std::process::ExitCode::FAILURE;
+    }
+    let cli = Cli::parse();
+    match run(cli).await {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("canon: {err:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(cli: Cli) -> anyhow::Result<()> {
+    match cli.command {
+        Command::Serve(config) => serve(*config).await,
+        Command::Migrate { records } => {
+            records.connect().await?;
+            println!("migrations applied");
+            Ok(())
+        }
+        Command::Keys { records, command } => keys(records.connect().await?, command).await,
+    }
+}
+
+async fn serve(config: Config) -> anyhow::Result<()> {
+    init_logging(&config.log_format);
+    let app = App::spawn(&config, Handlers::default()).await?;
+    shutdown_signal().await;
+    tracing::info!("shutting down: finishing in-flight requests and jobs");
+    app.stop().await;
+    Ok(())
+}
+
+async fn keys(records: Records, command: KeysCommand) -> anyhow::Result<()> {
+    match command {
+        KeysCommand::Create { account, environment, name } => {
+            let environment = Environment::parse(&environment)
+                .ok_or_else(|| anyhow::anyhow!("environment must be production or sandbox"))?;
+            let account = records.ensure_account(&account).await?;
+            let (_, plaintext) = records.create_key(&account.id, environment, &name).await?;
+            println!("{plaintext}");
+        }
+        KeysCommand::List { account } => {
+            let account = records
+                .find_account(&account)
+                .await?
+                .ok_or_else(|| anyhow::anyhow!("no account named {account}"))?;
+            for key in records.list_keys(&account.id).await? {
+                let state = if key.revoked_at.is_some() { "revoked" } else { "active" };
+                println!("{}\t{}\t{}\t{}", key.id, key.environment.as_str(), key.name, state);
+            }
+        }
+        KeysCommand::Revoke { id } => {
+            if !records.revoke_key(&id).await? {
+                anyhow::bail!("no active key with ID {id}");
+            }
+            println!("revoked {id}");
+        }
+    }
+    records.close().await;
+    Ok(())
+}
+
+fn init_logging(format: &str) {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("CANON_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let builder = tracing_subscriber::fmt().with_env_filter(filter);
+    if format == "text" {
+        builder.init();
+    } else {
+        builder.json().flatten_event(true).with_current_span(true).init();
+    }
+}

@@ -1,0 +1,58 @@
+//! The graph store: one set of Cypher queries (in `cypher/`) run by either engine.
+//!
+//! Engines are thin: they only turn JSON parameters into the engine's literal form and the
+//! engine's rows back into JSON. Everything else (which query, what it means) lives above
+//! them, so FalkorDB and Neo4j run byte-for-byte the same Cypher.
+
+pub mod embedded;
+pub mod falkordb;
+pub mod neo4j;
+
+use async_trait::async_trait;
+use serde_json::{Map, Value};
+
+/// Query parameters, by name (`$name` in the Cypher text).
+pub type Params = Map<String, Value>;
+/// One result row, by column alias.
+pub type Row = Map<String, Value>;
+
+/// Errors of the graph layer.
+#[derive(Debug, thiserror::Error)]
+pub enum GraphError {
+    /// A uniqueness constraint rejected the write (the caller decides what it means).
+    #[error("constraint violation: {0}")]
+    ConstraintViolation(String),
+    /// The engine could not be reached.
+    #[error("graph engine unavailable: {0}")]
+    Unavailable(String),
+    /// The engine rejected or failed the query.
+    #[error("graph query failed: {0}")]
+    Query(String),
+    /// A parameter or a returned value has no representation on the other side.
+    #[error("graph value conversion failed: {0}")]
+    Conversion(String),
+}
+
+/// The one narrow trait every graph engine implements.
+#[async_trait]
+pub trait CypherEngine: Send + Sync + 'static {
+    /// Runs one statement (atomic on both engines) and returns its rows.
+    async fn run(&self, cypher: &str, params: Params) -> Result<Vec<Row>, GraphError>;
+    /// Applies this engine's schema (indexes, uniqueness constraints); idempotent.
+    async fn apply_schema(&self) -> Result<(), GraphError>;
+    /// Cheap reachability check for `/readyz`.
+    async fn ping(&self) -> Result<(), GraphError>;
+    /// Engine name as shown in `/readyz`.
+    fn name(&self) -> &'static str;
+}
+
+/// Builds a [`Params`] map: `params! { "id" => id, "limit" => 50 }`.
+#[macro_export]
+macro_rules! params {
+    ($($key:expr => $value:expr),* $(,)?) => {{
+        #[allow(unused_mut)]
+        let mut map = $crate::store::graph::Params::new();
+        $( map.insert(($key).to_string(), serde_json::json!($value)); )*
+        map
+    }};
+}

@@ -1,0 +1,4 @@
+//! Storage behind narrow interfaces: the graph (Cypher engines) and records (SQL).
+
+pub mod graph;
+pub mod records;

@@ -1,0 +1,174 @@
+//! Storage of the durable job queue. A job is claimed with a lease (`locked_by`,
+//! `locked_until`) in one atomic statement, so exactly one worker holds it at a time; a
+//! lease that runs out (its worker crashed) makes the job claimable again.
+
+use super::{Dialect, RecordError, Records};
+use crate::ids;
+use sqlx::Row;
+
+/// A job as a worker sees it.
+#[derive(Clone, Debug)]
+pub struct ClaimedJob {
+    pub id: String,
+    pub kind: String,
+    pub payload: serde_json::Value,
+    pub attempts: i64,
+    pub max_attempts: i64,
+}
+
+/// A job's state as stored (tests and operators read it).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct JobState {
+    pub status: String,
+    pub attempts: i64,
+    pub last_error: Option<String>,
+}
+
+impl Records {
+    /// Adds a job that runs as soon as a worker is free.
+    pub async fn enqueue_job(
+        &self,
+        kind: &str,
+        payload: &serde_json::Value,
+        max_attempts: i64,
+    ) -> Result<String, RecordError> {
+        let id = ids::new_id("job");
+        let now = ids::now_millis();
+        sqlx::query(
+            "INSERT INTO jobs (id, kind, payload, status, attempts, max_attempts, run_at, created_at, updated_at) \
+             VALUES ($1, $2, $3, 'queued', 0, $4, $5, $5, $5)",
+        )
+        .bind(&id)
+        .bind(kind)
+        .bind(payload.to_string())
+        .bind(max_attempts)
+        .bind(now)
+        .execute(&self.pool)
+        .await?;
+        Ok(id)
+    }
+
+    /// Claims the oldest runnable job for `worker` until `now + lease_ms`.
+    pub async fn claim_job(&self, worker: &str, lease_ms: i64) -> Result<Option<ClaimedJob>, RecordError> {
+        let now = ids::now_millis();
+        let lock = match self.dialect {
+            Dialect::Postgres => "FOR UPDATE SKIP LOCKED",
+            // SQLite serialises writers, so the UPDATE below is already atomic.
+            Dialect::Sqlite => "",
+        };
+        let sql = format!(
+            "UPDATE jobs SET status = 'running', attempts = attempts + 1, locked_by = $1, \
+                 locked_until = $2, updated_at = $3 \
+             WHERE id = (SELECT id FROM jobs \
+                 WHERE (status = 'queued' AND run_at <= $3) OR (status = 'running' AND locked_until < $3) \
+                 ORDER BY run_at, id LIMIT 1 {lock}) \
+             RETURNING id, kind, payload, attempts, max_attempts"
+        );
+        let row = sqlx::query(&sql)
+            .bind(worker)
+            .bind(now + lease_ms)
+            .bind(now)
+            .fetch_optional(&self.pool)
+            .await?;
+        Ok(row.map(|row| {
+            let payload: String = row.get("payload");
+            ClaimedJob {
+                id: row.get("id"),
+                kind: row.get("kind"),
+                payload: serde_json::from_str(&payload).unwrap_or(serde_json::Value::Null),
+                attempts: row.get("attempts"),
+                max_attempts: row.get("max_attempts"),
+            }
+        }))
+    }
+
+    /// Extends the lease of a job this worker still holds; `false` if it lost it.
+    pub async fn extend_job_lease(&self, id: &str, worker: &str, lease_ms: i64) -> Result<bool, RecordError> {
+        let done = sqlx::query(
+            "UPDATE jobs SET locked_until = $1 WHERE id = $2 AND locked_by = $3 AND status = 'running'",
+        )
+        .bind(ids::now_millis() + lease_ms)
+        .bind(id)
+        .bind(worker)
+        .execute(&self.pool)
+        .await?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    /// Marks a held job done.
+    pub async fn complete_job(&self, id: &str, worker: &str) -> Result<(), RecordError> {
+        sqlx::query(
+            "UPDATE jobs SET status = 'done', locked_by = NULL, locked_until = NULL, updated_at = $1 \
+             WHERE id = $2 AND locked_by = $3",
+        )
+        .bind(ids::now_millis())
+        .bind(id)
+        .bind(worker)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    /// Records a failed attempt: queued again after `retry_in_ms`, or failed for good.
+    pub async fn fail_job(
+        &self,
+        id: &str,
+        worker: &str,
+        error: &str,
+        retry_in_ms: Option<i64>,
+    ) -> Result<(), RecordError> {
+        let now = ids::now_millis();
+        let (status, run_at) = match retry_in_ms {
+            Some(delay) => ("queued", now + delay),
+            None => ("failed", now),
+        };
+        sqlx::query(
+            "UPDATE jobs SET status = $1, run_at = $2, last_error = $3, locked_by = NULL, \
+                 locked_until = NULL, updated_at = $4 \
+             WHERE id = $5 AND locked_by = $6",
+        )
+        .bind(status)
+        .bind(run_at)
+        .bind(error)
+        .bind(now)
+        .bind(id)
+        .bind(worker)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    /// Releases every lease held by workers of a process that stopped without finishing
+    /// (SQLite only: one process owns that file, so no other live worker can hold them).
+    pub async fn release_orphaned_jobs(&self) -> Result<u64, RecordError> {
+        if self.dialect != Dialect::Sqlite {
+            return Ok(0);
+        }
+        let done = sqlx::query(
+            "UPDATE jobs SET status = 'queued', locked_by = NULL, locked_until = NULL WHERE status = 'running'",
+        )
+        .execute(&self.pool)
+        .await?;
+        Ok(done.rows_affected())
+    }
+
+    pub async fn job_state(&self, id: &str) -> Result<Option<JobState>, RecordError> {
+        let row = sqlx::query("SELECT status, attempts, last_error FROM jobs WHERE id = $1")
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await?;
+        Ok(row.map(|row| JobState {
+            status: row.get("status"),
+            attempts: row.get("attempts"),
+            last_error: row.get("last_error"),
+        }))
+    }
+
+    /// Jobs waiting or running, for the queue-depth gauge.
+    pub async fn queue_depth(&self) -> Result<i64, RecordError> {
+        let row = sqlx::query("SELECT COUNT(*) AS depth FROM jobs WHERE status IN ('queued', 'running')")
+            .fetch_one(&self.pool)
+            .await?;
+        Ok(row.get("depth"))
+    }
+}

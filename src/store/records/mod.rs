@@ -1,0 +1,115 @@
+//! The record store: accounts, API keys and the job queue, in PostgreSQL or a SQLite file.
+//!
+//! One SQL text serves both databases through sqlx's `Any` driver (`$1` placeholders work
+//! in both); where the dialects differ (`FOR UPDATE SKIP LOCKED`) the query says so.
+
+pub mod jobs;
+pub mod keys;
+
+use futures::future::BoxFuture;
+use sqlx::any::{AnyPoolOptions, AnyConnectOptions};
+use sqlx::migrate::{Migration, MigrationSource, MigrationType, Migrator};
+use sqlx::{AnyPool, ConnectOptions};
+use std::borrow::Cow;
+use std::str::FromStr;
+use std::time::Duration;
+
+/// Errors of the record layer.
+#[derive(Debug, thiserror::Error)]
+pub enum RecordError {
+    #[error("record store unavailable: {0}")]
+    Unavailable(String),
+    #[error("record query failed: {0}")]
+    Query(#[from] sqlx::Error),
+    #[error("migration failed: {0}")]
+    Migration(#[from] sqlx::migrate::MigrateError),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dialect {
+    Postgres,
+    Sqlite,
+}
+
+/// A connection pool to the record database.
+#[derive(Clone)]
+pub struct Records {
+    pub(crate) pool: AnyPool,
+    pub(crate) dialect: Dialect,
+}
+
+impl Records {
+    /// Connects to `url` (`postgres://…` or `sqlite://…`).
+    pub async fn connect(url: &str) -> Result<Self, RecordError> {
+        sqlx::any::install_default_drivers();
+        let dialect = if url.starts_with("sqlite:") { Dialect::Sqlite } else { Dialect::Postgres };
+        let options = AnyConnectOptions::from_str(url)
+            .map_err(|err| RecordError::Unavailable(err.to_string()))?
+            .disable_statement_logging();
+        let pool = AnyPoolOptions::new()
+            .max_connections(if dialect == Dialect::Sqlite { 4 } else { 16 })
+            .acquire_timeout(Duration::from_secs(10))
+            .after_connect(move |conn, _| {
+                Box::pin(async move {
+                    if dialect == Dialect::Sqlite {
+                        // WAL lets `canon keys` write while `canon serve` reads; the busy
+                        // timeout makes concurrent writers wait instead of failing.
+                        sqlx::query("PRAGMA journal_mode = WAL").execute(&mut *conn).await?;
+                        sqlx::query("PRAGMA busy_timeout = 10000").execute(&mut *conn).await?;
+                        sqlx::query("PRAGMA foreign_keys = ON").execute(&mut *conn).await?;
+                    }
+                    Ok(())
+                })
+            })
+            .connect_with(options)
+            .await
+            .map_err(|err| RecordError::Unavailable(err.to_string()))?;
+        Ok(Self { pool, dialect })
+    }
+
+    /// Applies every pending migration for this dialect.
+    pub async fn migrate(&self) -> Result<(), RecordError> {
+        let migrator = Migrator::new(Embedded(self.dialect)).await?;
+        migrator.run(&self.pool).await?;
+        Ok(())
+    }
+
+    /// Cheap reachability check for `/readyz`.
+    pub async fn ping(&self) -> Result<(), RecordError> {
+        sqlx::query("SELECT 1").execute(&self.pool).await?;
+        Ok(())
+    }
+
+    pub fn backend_name(&self) -> &'static str {
+        match self.dialect {
+            Dialect::Postgres => "postgres",
+            Dialect::Sqlite => "sqlite",
+        }
+    }
+
+    pub async fn close(&self) {
+        self.pool.close().await;
+    }
+}
+
+/// The migrations compiled into the binary, per dialect.
+#[derive(Debug)]
+struct Embedded(Dialect);
+
+impl MigrationSource<'static> for Embedded {
+    fn resolve(self) -> BoxFuture<'static, Result<Vec<Migration>, sqlx::error::BoxDynError>> {
+        let files: &[(i64, &str, &str)] = match self.0 {
+            Dialect::Sqlite => &[(1, "init", include_str!("../../../migrations/sqlite/0001_init.sql"))],
+            Dialect::Postgres => {
+                &[(1, "init", include_str!("../../../migrations/postgres/0001_init.sql"))]
+            }
+        };
+        let migrations = files
+            .iter()
+            .map(|(version, name, sql)| {
+                Migration::new(*version, Cow::Borrowed(name), MigrationType::Simple, Cow::Borrowed(sql), false)
+            })
+            .collect();
+        Box::pin(async move { Ok(migrations) })
+    }
+}
