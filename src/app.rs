@@ -58,7 +58,11 @@ impl Backends {
             Arc::new(FalkorEngine::connect(&url, GRAPH_NAME).await?)
         };
         engine.apply_schema().await?;
-        Ok(Self { records, engine, embedded_falkor })
+        Ok(Self {
+            records,
+            engine,
+            embedded_falkor,
+        })
     }
 
     /// Stops what canon started, saving the graph's data.
@@ -91,7 +95,10 @@ impl App {
         let state = AppState {
             graph: Arc::new(GraphService::new(backends.engine.clone())),
             records: backends.records.clone(),
-            limiter: Arc::new(RateLimiter::new(config.rate_limit_per_second, config.rate_limit_burst)),
+            limiter: Arc::new(RateLimiter::new(
+                config.rate_limit_per_second,
+                config.rate_limit_burst,
+            )),
             metrics: Arc::new(Metrics::new()),
         };
         let listener = tokio::net::TcpListener::bind(config.listen).await?;
@@ -106,9 +113,17 @@ impl App {
                 })
                 .await
         });
-        let workers = jobs::spawn_workers(backends.records.clone(), handlers, config.workers, stop_rx);
+        let workers =
+            jobs::spawn_workers(backends.records.clone(), handlers, config.workers, stop_rx);
         tracing::info!(%addr, graph = backends.engine.name(), records = backends.records.backend_name(), "canon is listening");
-        Ok(Self { addr, state, stop_tx, server, workers, backends })
+        Ok(Self {
+            addr,
+            state,
+            stop_tx,
+            server,
+            workers,
+            backends,
+        })
     }
 
     /// Graceful stop: in-flight requests finish, workers finish their current job, then the
@@ -130,13 +145,14 @@ pub async fn shutdown_signal() {
     let interrupt = tokio::signal::ctrl_c();
     #[cfg(unix)]
     {
-        let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(term) => term,
-            Err(_) => {
-                let _ = interrupt.await;
-                return;
-            }
-        };
+        let mut term =
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                Ok(term) => term,
+                Err(_) => {
+                    let _ = interrupt.await;
+                    return;
+                }
+            };
         tokio::select! {
             _ = interrupt => {}
             _ = term.recv() => {}

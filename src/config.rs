@@ -29,7 +29,12 @@ pub struct Config {
     #[arg(long, env = "CANON_NEO4J_USER", default_value = "neo4j")]
     pub neo4j_user: String,
     /// Neo4j password.
-    #[arg(long, env = "CANON_NEO4J_PASSWORD", default_value = "", hide_default_value = true)]
+    #[arg(
+        long,
+        env = "CANON_NEO4J_PASSWORD",
+        default_value = "",
+        hide_default_value = true
+    )]
     pub neo4j_password: String,
     /// An external FalkorDB (redis://host:port); unset means a FalkorDB child process.
     #[arg(long, env = "CANON_FALKORDB_URL")]
@@ -79,7 +84,10 @@ impl Config {
     pub fn records_url(&self) -> String {
         match &self.database_url {
             Some(url) => url.clone(),
-            None => format!("sqlite://{}?mode=rwc", self.data_dir.join("canon.sqlite").display()),
+            None => format!(
+                "sqlite://{}?mode=rwc",
+                self.data_dir.join("canon.sqlite").display()
+            ),
         }
     }
 }
@@ -106,7 +114,9 @@ pub fn load_file_into_env() -> anyhow::Result<()> {
             toml::Value::Integer(i) => i.to_string(),
             toml::Value::Float(f) => f.to_string(),
             toml::Value::Boolean(b) => b.to_string(),
-            other => anyhow::bail!("{path}: {key} must be a string, number or boolean (got {other:?})"),
+            other => {
+                anyhow::bail!("{path}: {key} must be a string, number or boolean (got {other:?})")
+            }
         };
         std::env::set_var(var, value);
     }

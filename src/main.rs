@@ -9,7 +9,11 @@ use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 
 #[derive(Parser)]
-#[command(name = "canon", version, about = "Turns documents into a curated knowledge graph")]
+#[command(
+    name = "canon",
+    version,
+    about = "Turns documents into a curated knowledge graph"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -48,7 +52,10 @@ impl RecordsArgs {
             Some(url) => url.clone(),
             None => {
                 std::fs::create_dir_all(&self.data_dir)?;
-                format!("sqlite://{}?mode=rwc", self.data_dir.join("canon.sqlite").display())
+                format!(
+                    "sqlite://{}?mode=rwc",
+                    self.data_dir.join("canon.sqlite").display()
+                )
             }
         };
         let records = Records::connect(&url).await?;
@@ -116,7 +123,11 @@ async fn serve(config: Config) -> anyhow::Result<()> {
 
 async fn keys(records: Records, command: KeysCommand) -> anyhow::Result<()> {
     match command {
-        KeysCommand::Create { account, environment, name } => {
+        KeysCommand::Create {
+            account,
+            environment,
+            name,
+        } => {
             let environment = Environment::parse(&environment)
                 .ok_or_else(|| anyhow::anyhow!("environment must be production or sandbox"))?;
             let account = records.ensure_account(&account).await?;
@@ -129,8 +140,18 @@ async fn keys(records: Records, command: KeysCommand) -> anyhow::Result<()> {
                 .await?
                 .ok_or_else(|| anyhow::anyhow!("no account named {account}"))?;
             for key in records.list_keys(&account.id).await? {
-                let state = if key.revoked_at.is_some() { "revoked" } else { "active" };
-                println!("{}\t{}\t{}\t{}", key.id, key.environment.as_str(), key.name, state);
+                let state = if key.revoked_at.is_some() {
+                    "revoked"
+                } else {
+                    "active"
+                };
+                println!(
+                    "{}\t{}\t{}\t{}",
+                    key.id,
+                    key.environment.as_str(),
+                    key.name,
+                    state
+                );
             }
         }
         KeysCommand::Revoke { id } => {
@@ -151,6 +172,10 @@ fn init_logging(format: &str) {
     if format == "text" {
         builder.init();
     } else {
-        builder.json().flatten_event(true).with_current_span(true).init();
+        builder
+            .json()
+            .flatten_event(true)
+            .with_current_span(true)
+            .init();
     }
 }

@@ -23,7 +23,9 @@ impl FromRequestParts<AppState> for ApiKey {
         let presented = parts
             .headers
             .get(API_KEY_HEADER)
-            .ok_or_else(|| ApiError::unauthorized("missing x-api-key header; send your API key in it"))?
+            .ok_or_else(|| {
+                ApiError::unauthorized("missing x-api-key header; send your API key in it")
+            })?
             .to_str()
             .map_err(|_| ApiError::unauthorized("malformed API key"))?;
         let principal = state
@@ -32,7 +34,10 @@ impl FromRequestParts<AppState> for ApiKey {
             .await
             .map_err(|err| ApiError::from(crate::error::ServiceError::from(err)))?
             .ok_or_else(|| ApiError::unauthorized("invalid or revoked API key"))?;
-        state.limiter.check(&principal.key_id).map_err(ApiError::rate_limited)?;
+        state
+            .limiter
+            .check(&principal.key_id)
+            .map_err(ApiError::rate_limited)?;
         let tenant = Tenant::from(&principal);
         state.graph.ensure_tenant(&tenant).await?;
         Ok(ApiKey { principal, tenant })

@@ -16,7 +16,10 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for ApiJson<T> {
     type Rejection = ApiError;
 
     async fn from_request(req: Request, state: &S) -> Result<Self, ApiError> {
-        let content_type = req.headers().get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok());
+        let content_type = req
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok());
         if let Some(content_type) = content_type {
             if !content_type.starts_with("application/json") {
                 return Err(ApiError::new(
@@ -25,9 +28,9 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for ApiJson<T> {
                 ));
             }
         }
-        let bytes = Bytes::from_request(req, state).await.map_err(|rejection| {
-            ApiError::new(rejection.status(), rejection.body_text())
-        })?;
+        let bytes = Bytes::from_request(req, state)
+            .await
+            .map_err(|rejection| ApiError::new(rejection.status(), rejection.body_text()))?;
         parse_json(&bytes).map(ApiJson)
     }
 }
@@ -44,7 +47,10 @@ pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
                 Some(json!({ "line": inner.line(), "column": inner.column() })),
             )
         } else if path == "." {
-            ApiError::bad_request(format!("invalid body: {inner}"), Some(json!({ "error": inner.to_string() })))
+            ApiError::bad_request(
+                format!("invalid body: {inner}"),
+                Some(json!({ "error": inner.to_string() })),
+            )
         } else {
             ApiError::bad_request(
                 format!("{path}: {inner}"),

@@ -51,11 +51,21 @@ pub fn router(state: AppState) -> Router {
 fn v3() -> Router<AppState> {
     Router::new()
         .route("/buckets", get(buckets::list).post(buckets::create))
-        .route("/buckets/{bucketID}", get(buckets::get).patch(buckets::update).delete(buckets::delete))
-        .route("/entity-types", get(entity_types::list).post(entity_types::create))
+        .route(
+            "/buckets/{bucketID}",
+            get(buckets::get)
+                .patch(buckets::update)
+                .delete(buckets::delete),
+        )
+        .route(
+            "/entity-types",
+            get(entity_types::list).post(entity_types::create),
+        )
         .route(
             "/entity-types/{typeID}",
-            get(entity_types::get).patch(entity_types::update).delete(entity_types::delete),
+            get(entity_types::get)
+                .patch(entity_types::update)
+                .delete(entity_types::delete),
         )
 }
 
@@ -70,9 +80,15 @@ fn v1_beta() -> Router<AppState> {
 }
 
 async fn not_found() -> ApiError {
-    ApiError::new(StatusCode::NOT_FOUND, "no such route; see /openapi.json for the API")
+    ApiError::new(
+        StatusCode::NOT_FOUND,
+        "no such route; see /openapi.json for the API",
+    )
 }
 
 async fn method_not_allowed() -> ApiError {
-    ApiError::new(StatusCode::METHOD_NOT_ALLOWED, "method not allowed on this route; see /openapi.json")
+    ApiError::new(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "method not allowed on this route; see /openapi.json",
+    )
 }

@@ -37,7 +37,9 @@ impl Modify for ApiKeyAuth {
         let components = openapi.components.get_or_insert_with(Default::default);
         components.add_security_scheme(
             "apiKey",
-            SecurityScheme::ApiKey(ApiKey::Header(ApiKeyValue::new(super::auth::API_KEY_HEADER))),
+            SecurityScheme::ApiKey(ApiKey::Header(ApiKeyValue::new(
+                super::auth::API_KEY_HEADER,
+            ))),
         );
     }
 }

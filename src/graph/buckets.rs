@@ -94,7 +94,9 @@ impl GraphService {
     }
 
     pub async fn get_bucket(&self, tenant: &Tenant, id: &str) -> ServiceResult<Bucket> {
-        let rows = self.run(tenant, queries::BUCKET_GET, params! { "id" => id }).await?;
+        let rows = self
+            .run(tenant, queries::BUCKET_GET, params! { "id" => id })
+            .await?;
         match rows.into_iter().next() {
             Some(row) => decode(row),
             None => Err(ServiceError::not_found("bucket", id)),
@@ -107,7 +109,11 @@ impl GraphService {
         page: &PageRequest,
         name_substring: Option<&str>,
     ) -> ServiceResult<BucketPage> {
-        let query = if page.backwards() { queries::BUCKET_LIST_BEFORE } else { queries::BUCKET_LIST_AFTER };
+        let query = if page.backwards() {
+            queries::BUCKET_LIST_BEFORE
+        } else {
+            queries::BUCKET_LIST_AFTER
+        };
         let rows = self
             .run(
                 tenant,
@@ -120,15 +126,32 @@ impl GraphService {
                 },
             )
             .await?;
-        let mut buckets = rows.into_iter().map(decode).collect::<ServiceResult<Vec<Bucket>>>()?;
+        let mut buckets = rows
+            .into_iter()
+            .map(decode)
+            .collect::<ServiceResult<Vec<Bucket>>>()?;
         if page.backwards() {
             buckets.reverse();
         }
-        let total = self.run(tenant, queries::BUCKET_COUNT, params! { "nameSubstring" => name_substring }).await?;
-        Ok(BucketPage { buckets, total_count: int_column(&total, "total") })
+        let total = self
+            .run(
+                tenant,
+                queries::BUCKET_COUNT,
+                params! { "nameSubstring" => name_substring },
+            )
+            .await?;
+        Ok(BucketPage {
+            buckets,
+            total_count: int_column(&total, "total"),
+        })
     }
 
-    pub async fn update_bucket(&self, tenant: &Tenant, id: &str, changes: BucketChanges) -> ServiceResult<Bucket> {
+    pub async fn update_bucket(
+        &self,
+        tenant: &Tenant,
+        id: &str,
+        changes: BucketChanges,
+    ) -> ServiceResult<Bucket> {
         if let Some(name) = &changes.name {
             check_text("name", name, NAME_MAX, true)?;
         }
@@ -161,7 +184,12 @@ impl GraphService {
     }
 
     /// Soft-deletes a bucket; `cascade` also removes its entities, mentions and relations.
-    pub async fn delete_bucket(&self, tenant: &Tenant, id: &str, cascade: bool) -> ServiceResult<()> {
+    pub async fn delete_bucket(
+        &self,
+        tenant: &Tenant,
+        id: &str,
+        cascade: bool,
+    ) -> ServiceResult<()> {
         let rows = self
             .run(
                 tenant,
@@ -172,8 +200,16 @@ impl GraphService {
         if !rows.is_empty() {
             return Ok(());
         }
-        let blockers = self.run(tenant, queries::BUCKET_DELETE_BLOCKERS, params! { "id" => id }).await?;
-        let Some(row) = blockers.first() else { return Err(ServiceError::not_found("bucket", id)) };
+        let blockers = self
+            .run(
+                tenant,
+                queries::BUCKET_DELETE_BLOCKERS,
+                params! { "id" => id },
+            )
+            .await?;
+        let Some(row) = blockers.first() else {
+            return Err(ServiceError::not_found("bucket", id));
+        };
         if row.get("isDefault").and_then(|v| v.as_bool()) == Some(true) {
             return Err(ServiceError::Conflict(
                 "the default bucket cannot be deleted; rename it instead".into(),
@@ -193,7 +229,9 @@ fn first(rows: Vec<crate::store::graph::Row>) -> ServiceResult<crate::store::gra
 }
 
 fn name_taken(name: &str) -> ServiceError {
-    ServiceError::Conflict(format!("a bucket named {name:?} already exists; choose another name"))
+    ServiceError::Conflict(format!(
+        "a bucket named {name:?} already exists; choose another name"
+    ))
 }
 
 /// Whether an internal error is a uniqueness-constraint rejection by the engine.

@@ -49,7 +49,12 @@ impl EmbeddedFalkor {
         wait_ready(&socket, Duration::from_secs(20)).await?;
         let (stop_tx, stop_rx) = watch::channel(false);
         let supervisor = tokio::spawn(supervise(launch, child.clone(), stop_rx));
-        Ok(Self { socket, child, stop_tx, supervisor: Mutex::new(Some(supervisor)) })
+        Ok(Self {
+            socket,
+            child,
+            stop_tx,
+            supervisor: Mutex::new(Some(supervisor)),
+        })
     }
 
     /// The connection URL of the running child.
@@ -121,7 +126,11 @@ impl Launch {
 }
 
 /// Restarts the child whenever it exits unexpectedly, until told to stop.
-async fn supervise(launch: Launch, child: Arc<Mutex<Option<Child>>>, mut stop: watch::Receiver<bool>) {
+async fn supervise(
+    launch: Launch,
+    child: Arc<Mutex<Option<Child>>>,
+    mut stop: watch::Receiver<bool>,
+) {
     let mut backoff = Duration::from_millis(200);
     loop {
         tokio::select! {
@@ -158,8 +167,12 @@ async fn supervise(launch: Launch, child: Arc<Mutex<Option<Child>>>, mut stop: w
 
 /// A FalkorDB left running by a canon that was killed would share our files: stop it first.
 async fn stop_stale_server(dir: &Path) {
-    let Ok(pid) = std::fs::read_to_string(dir.join("redis.pid")) else { return };
-    let Ok(pid) = pid.trim().parse::<i32>() else { return };
+    let Ok(pid) = std::fs::read_to_string(dir.join("redis.pid")) else {
+        return;
+    };
+    let Ok(pid) = pid.trim().parse::<i32>() else {
+        return;
+    };
     let cmdline = std::fs::read_to_string(format!("/proc/{pid}/cmdline")).unwrap_or_default();
     if !cmdline.contains("redis-server") {
         return;
@@ -182,7 +195,10 @@ async fn wait_ready(socket: &Path, within: Duration) -> anyhow::Result<()> {
             return Ok(());
         }
         if tokio::time::Instant::now() > deadline {
-            anyhow::bail!("FalkorDB did not answer on {} within {within:?}", socket.display());
+            anyhow::bail!(
+                "FalkorDB did not answer on {} within {within:?}",
+                socket.display()
+            );
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }

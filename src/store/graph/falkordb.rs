@@ -26,7 +26,9 @@ impl FalkorEngine {
             .build()
             .await
             .map_err(unavailable)?;
-        Ok(Self { graph: client.select_graph(graph_name) })
+        Ok(Self {
+            graph: client.select_graph(graph_name),
+        })
     }
 
     async fn ensure_unique(&self, label: &str, property: &str) -> Result<(), GraphError> {
@@ -56,7 +58,12 @@ impl CypherEngine for FalkorEngine {
             .map(|(key, value)| Ok((key, to_falkor(&value)?)))
             .collect::<Result<_, GraphError>>()?;
         let mut graph = self.graph.clone();
-        let result = graph.query(cypher).with_params(params).execute().await.map_err(query_error)?;
+        let result = graph
+            .query(cypher)
+            .with_params(params)
+            .execute()
+            .await
+            .map_err(query_error)?;
         let rows: Vec<falkordb::Row> = result.data.try_collect().await.map_err(query_error)?;
         rows.into_iter()
             .map(|row| {
@@ -103,7 +110,11 @@ pub fn statements(text: &str) -> Vec<String> {
         .filter(|line| !line.trim_start().starts_with("//"))
         .collect::<Vec<_>>()
         .join("\n");
-    code.split(';').map(str::trim).filter(|s| !s.is_empty()).map(String::from).collect()
+    code.split(';')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(String::from)
+        .collect()
 }
 
 fn parse_unique(spec: &str) -> Result<(&str, &str), GraphError> {
@@ -121,12 +132,10 @@ fn unavailable(err: FalkorDBError) -> GraphError {
 fn query_error(err: FalkorDBError) -> GraphError {
     let message = err.to_string();
     match err {
-        FalkorDBError::ConnectionDown | FalkorDBError::NoConnection | FalkorDBError::EmptyConnection => {
-            GraphError::Unavailable(message)
-        }
-        _ if message.contains("unique constraint violation") => {
-            GraphError::ConstraintViolation(message)
-        }
+        FalkorDBError::ConnectionDown
+        | FalkorDBError::NoConnection
+        | FalkorDBError::EmptyConnection => GraphError::Unavailable(message),
+        _ if message.contains("constraint violation") => GraphError::ConstraintViolation(message),
         _ => GraphError::Query(message),
     }
 }
@@ -139,14 +148,20 @@ pub fn to_falkor(value: &Value) -> Result<FalkorValue, GraphError> {
         Value::Number(n) => match (n.as_i64(), n.as_f64()) {
             (Some(i), _) => FalkorValue::I64(i),
             (None, Some(f)) if n.is_f64() => FalkorValue::F64(f),
-            _ => return Err(GraphError::Conversion(format!("integer {n} is outside i64"))),
+            _ => {
+                return Err(GraphError::Conversion(format!(
+                    "integer {n} is outside i64"
+                )))
+            }
         },
         Value::String(s) => FalkorValue::String(s.clone()),
         Value::Array(items) => {
             FalkorValue::Array(items.iter().map(to_falkor).collect::<Result<_, _>>()?)
         }
         Value::Object(map) => FalkorValue::Map(
-            map.iter().map(|(k, v)| Ok((k.clone(), to_falkor(v)?))).collect::<Result<_, _>>()?,
+            map.iter()
+                .map(|(k, v)| Ok((k.clone(), to_falkor(v)?)))
+                .collect::<Result<_, _>>()?,
         ),
     })
 }
@@ -157,11 +172,16 @@ pub fn from_falkor(value: FalkorValue) -> Result<Value, GraphError> {
         FalkorValue::None => Value::Null,
         FalkorValue::Bool(b) => Value::Bool(b),
         FalkorValue::I64(i) => Value::Number(i.into()),
-        FalkorValue::F64(f) => Number::from_f64(f).map(Value::Number).unwrap_or(Value::Null),
+        FalkorValue::F64(f) => Number::from_f64(f)
+            .map(Value::Number)
+            .unwrap_or(Value::Null),
         FalkorValue::String(s) => Value::String(s),
-        FalkorValue::Array(items) => {
-            Value::Array(items.into_iter().map(from_falkor).collect::<Result<_, _>>()?)
-        }
+        FalkorValue::Array(items) => Value::Array(
+            items
+                .into_iter()
+                .map(from_falkor)
+                .collect::<Result<_, _>>()?,
+        ),
         FalkorValue::Map(map) => Value::Object(
             map.into_iter()
                 .map(|(k, v)| Ok((k, from_falkor(v)?)))

@@ -74,9 +74,9 @@ impl Records {
             .bind(ids::now_millis())
             .execute(&self.pool)
             .await?;
-        self.find_account(name).await?.ok_or_else(|| {
-            RecordError::Query(sqlx::Error::RowNotFound)
-        })
+        self.find_account(name)
+            .await?
+            .ok_or_else(|| RecordError::Query(sqlx::Error::RowNotFound))
     }
 
     pub async fn find_account(&self, name: &str) -> Result<Option<Account>, RecordError> {
@@ -84,7 +84,10 @@ impl Records {
             .bind(name)
             .fetch_optional(&self.pool)
             .await?;
-        Ok(row.map(|row| Account { id: row.get("id"), name: row.get("name") }))
+        Ok(row.map(|row| Account {
+            id: row.get("id"),
+            name: row.get("name"),
+        }))
     }
 
     /// Creates a key and returns it with its plaintext, which is not stored anywhere.
@@ -134,7 +137,8 @@ impl Records {
             .map(|row| KeyInfo {
                 id: row.get("id"),
                 account_id: row.get("account_id"),
-                environment: Environment::parse(row.get("environment")).unwrap_or(Environment::Sandbox),
+                environment: Environment::parse(row.get("environment"))
+                    .unwrap_or(Environment::Sandbox),
                 name: row.get("name"),
                 created_at: row.get("created_at"),
                 revoked_at: row.get("revoked_at"),
@@ -144,17 +148,20 @@ impl Records {
 
     /// Revokes a key; `false` when no live key has this ID.
     pub async fn revoke_key(&self, key_id: &str) -> Result<bool, RecordError> {
-        let done = sqlx::query("UPDATE api_keys SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL")
-            .bind(ids::now_millis())
-            .bind(key_id)
-            .execute(&self.pool)
-            .await?;
+        let done =
+            sqlx::query("UPDATE api_keys SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL")
+                .bind(ids::now_millis())
+                .bind(key_id)
+                .execute(&self.pool)
+                .await?;
         Ok(done.rows_affected() == 1)
     }
 
     /// The principal of a presented key, or `None` when it is malformed, unknown or revoked.
     pub async fn authenticate(&self, presented: &str) -> Result<Option<Principal>, RecordError> {
-        let Some((ulid, secret)) = split_key(presented) else { return Ok(None) };
+        let Some((ulid, secret)) = split_key(presented) else {
+            return Ok(None);
+        };
         let row = sqlx::query(
             "SELECT account_id, environment, name, secret_hash FROM api_keys \
              WHERE id = $1 AND revoked_at IS NULL",
@@ -164,7 +171,10 @@ impl Records {
         .await?;
         let Some(row) = row else { return Ok(None) };
         let stored: String = row.get("secret_hash");
-        let matches: bool = stored.as_bytes().ct_eq(hash_secret(secret).as_bytes()).into();
+        let matches: bool = stored
+            .as_bytes()
+            .ct_eq(hash_secret(secret).as_bytes())
+            .into();
         let environment = Environment::parse(row.get("environment"));
         Ok(match (matches, environment) {
             (true, Some(environment)) => Some(Principal {
@@ -199,12 +209,21 @@ mod tests {
     #[test]
     fn a_well_formed_key_splits_into_its_id_and_secret() {
         let key = format!("ck_{}_{}", "01JD0000000000000000000000", "a".repeat(64));
-        assert_eq!(split_key(&key), Some(("01JD0000000000000000000000", "a".repeat(64).as_str())));
+        assert_eq!(
+            split_key(&key),
+            Some(("01JD0000000000000000000000", "a".repeat(64).as_str()))
+        );
     }
 
     #[test]
     fn malformed_keys_are_refused_before_any_lookup() {
-        for key in ["", "ck_", "ck_short_abc", "xx_01JD0000000000000000000000_aa", "ck_01JD0000000000000000000000_zz"] {
+        for key in [
+            "",
+            "ck_",
+            "ck_short_abc",
+            "xx_01JD0000000000000000000000_aa",
+            "ck_01JD0000000000000000000000_zz",
+        ] {
             assert_eq!(split_key(key), None, "{key}");
         }
     }

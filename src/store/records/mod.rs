@@ -7,7 +7,7 @@ pub mod jobs;
 pub mod keys;
 
 use futures::future::BoxFuture;
-use sqlx::any::{AnyPoolOptions, AnyConnectOptions};
+use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
 use sqlx::migrate::{Migration, MigrationSource, MigrationType, Migrator};
 use sqlx::{AnyPool, ConnectOptions};
 use std::borrow::Cow;
@@ -42,7 +42,11 @@ impl Records {
     /// Connects to `url` (`postgres://…` or `sqlite://…`).
     pub async fn connect(url: &str) -> Result<Self, RecordError> {
         sqlx::any::install_default_drivers();
-        let dialect = if url.starts_with("sqlite:") { Dialect::Sqlite } else { Dialect::Postgres };
+        let dialect = if url.starts_with("sqlite:") {
+            Dialect::Sqlite
+        } else {
+            Dialect::Postgres
+        };
         let options = AnyConnectOptions::from_str(url)
             .map_err(|err| RecordError::Unavailable(err.to_string()))?
             .disable_statement_logging();
@@ -54,9 +58,15 @@ impl Records {
                     if dialect == Dialect::Sqlite {
                         // WAL lets `canon keys` write while `canon serve` reads; the busy
                         // timeout makes concurrent writers wait instead of failing.
-                        sqlx::query("PRAGMA journal_mode = WAL").execute(&mut *conn).await?;
-                        sqlx::query("PRAGMA busy_timeout = 10000").execute(&mut *conn).await?;
-                        sqlx::query("PRAGMA foreign_keys = ON").execute(&mut *conn).await?;
+                        sqlx::query("PRAGMA journal_mode = WAL")
+                            .execute(&mut *conn)
+                            .await?;
+                        sqlx::query("PRAGMA busy_timeout = 10000")
+                            .execute(&mut *conn)
+                            .await?;
+                        sqlx::query("PRAGMA foreign_keys = ON")
+                            .execute(&mut *conn)
+                            .await?;
                     }
                     Ok(())
                 })
@@ -99,15 +109,27 @@ struct Embedded(Dialect);
 impl MigrationSource<'static> for Embedded {
     fn resolve(self) -> BoxFuture<'static, Result<Vec<Migration>, sqlx::error::BoxDynError>> {
         let files: &[(i64, &str, &str)] = match self.0 {
-            Dialect::Sqlite => &[(1, "init", include_str!("../../../migrations/sqlite/0001_init.sql"))],
-            Dialect::Postgres => {
-                &[(1, "init", include_str!("../../../migrations/postgres/0001_init.sql"))]
-            }
+            Dialect::Sqlite => &[(
+                1,
+                "init",
+                include_str!("../../../migrations/sqlite/0001_init.sql"),
+            )],
+            Dialect::Postgres => &[(
+                1,
+                "init",
+                include_str!("../../../migrations/postgres/0001_init.sql"),
+            )],
         };
         let migrations = files
             .iter()
             .map(|(version, name, sql)| {
-                Migration::new(*version, Cow::Borrowed(name), MigrationType::Simple, Cow::Borrowed(sql), false)
+                Migration::new(
+                    *version,
+                    Cow::Borrowed(name),
+                    MigrationType::Simple,
+                    Cow::Borrowed(sql),
+                    false,
+                )
             })
             .collect();
         Box::pin(async move { Ok(migrations) })

@@ -1,0 +1,248 @@
+//! `spawn_app()`: canon on port 0 with a fresh data directory (and, when
+//! `CANON_TEST_DATABASE_URL` is set, a fresh PostgreSQL database) per test.
+//! `CANON_TEST_NEO4J_URI` (+ `_USER`, `_PASSWORD`) runs the suite on Neo4j instead of FalkorDB.
+
+use canon::app::App;
+use canon::config::Config;
+use canon::jobs::Handlers;
+use canon::store::records::keys::Environment;
+use reqwest::{Client, Method, RequestBuilder, Response};
+use serde_json::Value;
+use std::path::PathBuf;
+use tempfile::TempDir;
+
+pub struct TestApp {
+    pub address: String,
+    pub api_key: String,
+    pub account_id: String,
+    pub client: Client,
+    pub config: Config,
+    pub app: Option<App>,
+    handlers: Handlers,
+    _data_dir: TempDir,
+}
+
+pub fn vendor_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("vendor")
+}
+
+/// A fresh canon with one sandbox API key.
+pub async fn spawn_app() -> TestApp {
+    spawn_app_with(Handlers::default(), |_| {}).await
+}
+
+/// A fresh canon running these job handlers, its configuration adjusted by `configure`.
+pub async fn spawn_app_with(handlers: Handlers, configure: impl FnOnce(&mut Config)) -> TestApp {
+    init_logging();
+    let data_dir = tempfile::Builder::new()
+        .prefix("canon-test-")
+        .tempdir()
+        .expect("temp dir");
+    let mut config = Config::embedded(data_dir.path(), &vendor_dir());
+    config.database_url = fresh_postgres_database().await;
+    if let Ok(uri) = std::env::var("CANON_TEST_NEO4J_URI") {
+        config.neo4j_uri = Some(uri);
+        config.neo4j_user =
+            std::env::var("CANON_TEST_NEO4J_USER").unwrap_or_else(|_| "neo4j".into());
+        config.neo4j_password = std::env::var("CANON_TEST_NEO4J_PASSWORD").unwrap_or_default();
+    }
+    configure(&mut config);
+    let app = App::spawn(&config, handlers.clone())
+        .await
+        .expect("canon starts");
+    let address = format!("http://{}", app.addr);
+    let account = app
+        .state
+        .records
+        .ensure_account(&unique("acme"))
+        .await
+        .expect("account");
+    let (_, api_key) = app
+        .state
+        .records
+        .create_key(&account.id, Environment::Sandbox, "test")
+        .await
+        .expect("key");
+    TestApp {
+        address,
+        api_key,
+        account_id: account.id,
+        client: Client::new(),
+        config,
+        app: Some(app),
+        handlers,
+        _data_dir: data_dir,
+    }
+}
+
+/// Logs go to the test's captured output (`CANON_LOG=debug` for more).
+fn init_logging() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let filter = tracing_subscriber::EnvFilter::try_from_env("CANON_LOG")
+            .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+        let _ = tracing_subscriber::fmt()
+            .with_env_filter(filter)
+            .with_test_writer()
+            .try_init();
+    });
+}
+
+/// A name no other test uses (tests may share a Neo4j or PostgreSQL server).
+pub fn unique(prefix: &str) -> String {
+    format!("{prefix}-{}", ulid::Ulid::new().to_string().to_lowercase())
+}
+
+/// Creates a database of its own on the server `CANON_TEST_DATABASE_URL` points at.
+async fn fresh_postgres_database() -> Option<String> {
+    let admin_url = std::env::var("CANON_TEST_DATABASE_URL").ok()?;
+    sqlx::any::install_default_drivers();
+    let name = format!(
+        "canon_test_{}",
+        ulid::Ulid::new().to_string().to_lowercase()
+    );
+    let admin = sqlx::AnyPool::connect(&admin_url)
+        .await
+        .expect("connect to CANON_TEST_DATABASE_URL");
+    sqlx::query(&format!("CREATE DATABASE {name}"))
+        .execute(&admin)
+        .await
+        .expect("create test database");
+    admin.close().await;
+    let (base, _) = admin_url.rsplit_once('/').expect("database URL has a path");
+    Some(format!("{base}/{name}"))
+}
+
+impl TestApp {
+    pub fn app(&self) -> &App {
+        self.app.as_ref().expect("app is running")
+    }
+
+    /// A request with this app's API key.
+    pub fn request(&self, method: Method, path: &str) -> RequestBuilder {
+        self.client
+            .request(method, format!("{}{path}", self.address))
+            .header("x-api-key", &self.api_key)
+    }
+
+    pub async fn get(&self, path: &str) -> Response {
+        self.request(Method::GET, path)
+            .send()
+            .await
+            .expect("request sent")
+    }
+
+    pub async fn post(&self, path: &str, body: Value) -> Response {
+        self.request(Method::POST, path)
+            .json(&body)
+            .send()
+            .await
+            .expect("request sent")
+    }
+
+    pub async fn patch(&self, path: &str, body: Value) -> Response {
+        self.request(Method::PATCH, path)
+            .json(&body)
+            .send()
+            .await
+            .expect("request sent")
+    }
+
+    pub async fn delete(&self, path: &str) -> Response {
+        self.request(Method::DELETE, path)
+            .send()
+            .await
+            .expect("request sent")
+    }
+
+    /// A key for another environment or account of this app.
+    pub async fn new_key(&self, account_name: Option<&str>, environment: Environment) -> String {
+        let records = &self.app().state.records;
+        let account_id = match account_name {
+            Some(name) => records.ensure_account(name).await.expect("account").id,
+            None => self.account_id.clone(),
+        };
+        records
+            .create_key(&account_id, environment, "other")
+            .await
+            .expect("key")
+            .1
+    }
+
+    /// Stops canon gracefully and starts it again on the same data.
+    pub async fn restart(&mut self) {
+        self.stop().await;
+        self.start().await;
+    }
+
+    pub async fn stop(&mut self) {
+        if let Some(app) = self.app.take() {
+            app.stop().await;
+        }
+    }
+
+    pub async fn start(&mut self) {
+        let app = App::spawn(&self.config, self.handlers.clone())
+            .await
+            .expect("canon restarts");
+        self.address = format!("http://{}", app.addr);
+        self.app = Some(app);
+    }
+
+    /// Creates a bucket and returns its ID.
+    pub async fn create_bucket(&self, name: &str) -> String {
+        let response = self
+            .post("/v3/buckets", serde_json::json!({ "name": name }))
+            .await;
+        assert_eq!(response.status(), 200, "creating bucket {name}");
+        json(response).await["bucketID"]
+            .as_str()
+            .expect("bucketID")
+            .to_string()
+    }
+
+    /// Creates an entity type and returns its ID.
+    pub async fn create_type(&self, name: &str, parent: Option<&str>) -> String {
+        let response = self
+            .post(
+                "/v3/entity-types",
+                serde_json::json!({ "name": name, "parentTypeID": parent }),
+            )
+            .await;
+        assert_eq!(response.status(), 200, "creating type {name}");
+        json(response).await["typeID"]
+            .as_str()
+            .expect("typeID")
+            .to_string()
+    }
+
+    /// Runs Cypher straight on the graph engine (to plant data no endpoint writes yet).
+    pub async fn cypher(&self, query: &str, params: Value) -> Vec<serde_json::Map<String, Value>> {
+        let Value::Object(params) = params else {
+            panic!("params must be an object")
+        };
+        self.app()
+            .state
+            .graph
+            .engine()
+            .run(query, params)
+            .await
+            .expect("cypher runs")
+    }
+}
+
+pub async fn json(response: Response) -> Value {
+    response.json().await.expect("JSON body")
+}
+
+/// Asserts an error response: status, `{message, code}` shape, code mirroring the status.
+pub async fn assert_error(response: Response, status: u16) -> Value {
+    assert_eq!(response.status(), status);
+    let body = json(response).await;
+    assert!(
+        body["message"].as_str().is_some_and(|m| !m.is_empty()),
+        "message in {body}"
+    );
+    assert_eq!(body["code"], status, "code mirrors the status in {body}");
+    body
+}
