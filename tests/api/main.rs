@@ -2,8 +2,10 @@
 
 mod auth;
 mod buckets;
+mod cli;
 mod entity_types;
 mod helpers;
 mod jobs;
+mod lifecycle;
 mod platform;
 mod restart;

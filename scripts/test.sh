@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# `make test`: every test on the embedded defaults (FalkorDB child + SQLite), then the
+# integration suite again with records on PostgreSQL when one answers at
+# CANON_TEST_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test). Without one the
+# PostgreSQL run is skipped, and said so; CANON_REQUIRE_POSTGRES=1 (CI) makes that a failure.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$HOME/.cache/canon/target}
+
+./scripts/provision.sh
+
+echo "== tests on the embedded defaults (FalkorDB + SQLite)"
+cargo test --locked
+
+PG_URL=${CANON_TEST_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/test}
+hostport=$(echo "$PG_URL" | sed -E 's#^[a-z]+://([^@/]*@)?([^/:]+)(:([0-9]+))?/.*#\2 \4#')
+read -r pg_host pg_port <<<"$hostport"
+pg_port=${pg_port:-5432}
+if (exec 3<>"/dev/tcp/$pg_host/$pg_port") 2>/dev/null; then
+    if command -v psql >/dev/null; then
+        # Databases of earlier runs (each test makes its own).
+        psql "$PG_URL" -Atqc "SELECT datname FROM pg_database WHERE datname LIKE 'canon\_test\_%'" 2>/dev/null |
+            while read -r db; do psql "$PG_URL" -qc "DROP DATABASE IF EXISTS $db" >/dev/null 2>&1 || true; done
+    fi
+    echo "== integration suite again with records on PostgreSQL ($pg_host:$pg_port)"
+    CANON_TEST_DATABASE_URL=$PG_URL cargo test --locked --test api
+else
+    if [ "${CANON_REQUIRE_POSTGRES:-0}" = 1 ]; then
+        echo "PostgreSQL is required (CANON_REQUIRE_POSTGRES=1) but nothing answers at $pg_host:$pg_port" >&2
+        exit 1
+    fi
+    echo "== SKIPPED: the PostgreSQL run (nothing answers at $pg_host:$pg_port; set CANON_TEST_DATABASE_URL)"
+fi

@@ -1,0 +1,269 @@
+//! The `canon` binary: keys, configuration, provisioning checks, signals.
+
+use crate::helpers::{assert_error, json, spawn_app, vendor_dir, TestApp};
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn canon(app: &TestApp) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_canon"));
+    command
+        .env("CANON_DATA_DIR", &app.config.data_dir)
+        .env_remove("CANON_DATABASE_URL");
+    if let Some(url) = &app.config.database_url {
+        command.env("CANON_DATABASE_URL", url);
+    }
+    command
+}
+
+fn stdout_of(command: &mut Command) -> String {
+    let output = command.output().expect("canon runs");
+    assert!(
+        output.status.success(),
+        "canon failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).expect("UTF-8")
+}
+
+#[tokio::test]
+async fn keys_create_prints_one_key_that_works_at_once_while_canon_serves() {
+    let app = spawn_app().await;
+    let account = crate::helpers::unique("cli-co");
+    let out = stdout_of(canon(&app).args([
+        "keys",
+        "create",
+        "--account",
+        &account,
+        "--environment",
+        "production",
+        "--name",
+        "ci",
+    ]));
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 1, "the key alone on one line: {out:?}");
+    let key = lines[0];
+    let response = app
+        .client
+        .get(format!("{}/v3/buckets", app.address))
+        .header("x-api-key", key)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    assert_eq!(json(response).await["totalCount"], 1);
+}
+
+#[tokio::test]
+async fn keys_list_never_shows_secrets_and_revoke_stops_a_key_at_once() {
+    let app = spawn_app().await;
+    let account = crate::helpers::unique("cli-co");
+    let key = stdout_of(canon(&app).args([
+        "keys",
+        "create",
+        "--account",
+        &account,
+        "--environment",
+        "sandbox",
+    ]));
+    let key = key.trim();
+    let listed = stdout_of(canon(&app).args(["keys", "list", "--account", &account]));
+    let key_id = listed
+        .split_whitespace()
+        .next()
+        .expect("a key line")
+        .to_string();
+    assert!(key_id.starts_with("key_"), "{listed}");
+    let secret = key.rsplit('_').next().unwrap();
+    assert!(!listed.contains(secret), "list shows no secret: {listed}");
+    assert!(listed.contains("active"));
+    stdout_of(canon(&app).args(["keys", "revoke", &key_id]));
+    let response = app
+        .client
+        .get(format!("{}/v3/buckets", app.address))
+        .header("x-api-key", key)
+        .send()
+        .await
+        .unwrap();
+    assert_error(response, 401).await;
+    assert!(
+        stdout_of(canon(&app).args(["keys", "list", "--account", &account])).contains("revoked")
+    );
+    let again = canon(&app)
+        .args(["keys", "revoke", &key_id])
+        .output()
+        .unwrap();
+    assert!(!again.status.success(), "revoking twice says so");
+}
+
+#[test]
+fn serve_help_lists_every_setting() {
+    let output = Command::new(env!("CARGO_BIN_EXE_canon"))
+        .args(["serve", "--help"])
+        .output()
+        .unwrap();
+    let help = String::from_utf8(output.stdout).unwrap();
+    for var in [
+        "CANON_LISTEN",
+        "CANON_DATA_DIR",
+        "CANON_DATABASE_URL",
+        "CANON_NEO4J_URI",
+        "CANON_NEO4J_USER",
+        "CANON_NEO4J_PASSWORD",
+        "CANON_QDRANT_URL",
+        "CANON_FALKORDB_URL",
+        "CANON_RATE_LIMIT_PER_SECOND",
+        "CANON_RATE_LIMIT_BURST",
+    ] {
+        assert!(help.contains(var), "{var} in:\n{help}");
+    }
+    assert!(
+        help.contains("127.0.0.1:8080") && help.contains("./data"),
+        "defaults shown"
+    );
+}
+
+#[test]
+fn serve_exits_at_once_naming_what_is_missing_and_how_to_get_it() {
+    let empty = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let started = Instant::now();
+    let output = Command::new(env!("CARGO_BIN_EXE_canon"))
+        .arg("serve")
+        .env("CANON_VENDOR_DIR", empty.path())
+        .env("CANON_DATA_DIR", data.path())
+        .env("CANON_LISTEN", "127.0.0.1:0")
+        .env_remove("CANON_DATABASE_URL")
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    assert!(started.elapsed() < Duration::from_secs(10));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    for needle in [
+        "redis-server",
+        "falkordb.so",
+        "model.safetensors",
+        "make provision",
+    ] {
+        assert!(stderr.contains(needle), "{needle} in: {stderr}");
+    }
+}
+
+#[test]
+fn canon_toml_supplies_what_the_environment_does_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let from_toml = dir.path().join("from-toml");
+    std::fs::write(
+        dir.path().join("canon.toml"),
+        format!("data_dir = {:?}\n", from_toml.display().to_string()),
+    )
+    .unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_canon"))
+        .args([
+            "keys",
+            "create",
+            "--account",
+            "toml-co",
+            "--environment",
+            "sandbox",
+        ])
+        .current_dir(dir.path())
+        .env_remove("CANON_DATA_DIR")
+        .env_remove("CANON_DATABASE_URL")
+        .env_remove("CANON_CONFIG")
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(
+        from_toml.join("canon.sqlite").is_file(),
+        "the data directory came from canon.toml"
+    );
+}
+
+/// Starts `canon serve` as a process on a free port; returns it and its address.
+fn serve(data_dir: &std::path::Path) -> (std::process::Child, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_canon"))
+        .arg("serve")
+        .env("CANON_DATA_DIR", data_dir)
+        .env("CANON_VENDOR_DIR", vendor_dir())
+        .env("CANON_LISTEN", "127.0.0.1:0")
+        .env("CANON_LOG_FORMAT", "json")
+        .env_remove("CANON_DATABASE_URL")
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let address = loop {
+        let line = lines.next().expect("canon logs that it listens").unwrap();
+        let entry: serde_json::Value = serde_json::from_str(&line).unwrap_or_default();
+        if entry["message"] == "canon is listening" {
+            break format!("http://{}", entry["addr"].as_str().unwrap());
+        }
+    };
+    // Keep draining the log so canon never blocks on a full pipe.
+    std::thread::spawn(move || for _ in lines {});
+    (child, address)
+}
+
+#[tokio::test]
+async fn sigterm_stops_canon_and_its_falkordb_with_the_data_saved() {
+    let data = tempfile::tempdir().unwrap();
+    let key = stdout_of(
+        Command::new(env!("CARGO_BIN_EXE_canon"))
+            .args([
+                "keys",
+                "create",
+                "--account",
+                "signal-co",
+                "--environment",
+                "sandbox",
+            ])
+            .env("CANON_DATA_DIR", data.path())
+            .env_remove("CANON_DATABASE_URL"),
+    );
+    let key = key.trim().to_string();
+    let client = reqwest::Client::new();
+    let (mut child, address) = serve(data.path());
+    let created = client
+        .post(format!("{address}/v3/buckets"))
+        .header("x-api-key", &key)
+        .json(&serde_json::json!({ "name": "survives-sigterm" }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(created.status(), 200);
+    let pid_file = data.path().join("falkordb/redis.pid");
+    let falkordb_pid: i32 = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+
+    // SAFETY: signalling the child process this test started.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let status = child.wait().unwrap();
+    assert!(status.success(), "canon exits cleanly on SIGTERM: {status}");
+    assert!(
+        !std::path::Path::new(&format!("/proc/{falkordb_pid}")).exists(),
+        "FalkorDB stopped with canon"
+    );
+    assert!(
+        data.path().join("falkordb/graph.rdb").is_file(),
+        "FalkorDB saved a snapshot"
+    );
+
+    let (mut child, address) = serve(data.path());
+    let listed = client
+        .get(format!("{address}/v3/buckets?nameSubstring=survives"))
+        .header("x-api-key", &key)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(json(listed).await["totalCount"], 1);
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    assert!(child.wait().unwrap().success(), "and on SIGINT");
+}
