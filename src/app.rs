@@ -85,8 +85,9 @@ pub struct App {
 }
 
 impl App {
-    /// Starts backends, the server on `config.listen` and the workers running `handlers`.
-    pub async fn spawn(config: &Config, handlers: Handlers) -> anyhow::Result<Self> {
+    /// Starts backends, the server on `config.listen` and the workers running the built-in
+    /// job handlers plus `extra` (tests add their own kinds).
+    pub async fn spawn(config: &Config, extra: Handlers) -> anyhow::Result<Self> {
         let backends = Backends::start(config).await?;
         let released = backends.records.release_orphaned_jobs().await?;
         if released > 0 {
@@ -138,6 +139,11 @@ impl App {
         }
         self.backends.stop().await;
     }
+}
+
+/// The job kinds canon itself runs, each bound to the services it needs.
+fn builtin_handlers(_state: &AppState) -> Handlers {
+    Handlers::default()
 }
 
 /// Resolves when SIGINT or SIGTERM arrives.

@@ -32,6 +32,11 @@ impl Handlers {
     pub fn register(&mut self, kind: &str, handler: Arc<dyn JobHandler>) {
         self.0.insert(kind.to_string(), handler);
     }
+
+    /// Adds every handler of `other` (replacing same-kind ones).
+    pub fn extend(&mut self, other: Handlers) {
+        self.0.extend(other.0);
+    }
 }
 
 /// Delay before retry `attempt` (1-based): 1 s, 2 s, 4 s … capped at 5 minutes.
