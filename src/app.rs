@@ -114,6 +114,8 @@ impl App {
                 })
                 .await
         });
+        let mut handlers = builtin_handlers(&state);
+        handlers.extend(extra);
         let workers =
             jobs::spawn_workers(backends.records.clone(), handlers, config.workers, stop_rx);
         tracing::info!(%addr, graph = backends.engine.name(), records = backends.records.backend_name(), "canon is listening");
