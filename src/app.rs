@@ -6,6 +6,8 @@ use crate::config::Config;
 use crate::graph::GraphService;
 use crate::jobs::{self, Handlers};
 use crate::provision;
+use crate::reviewers::ReviewerService;
+use crate::seeding::{SeedService, SEED_JOB_KIND};
 use crate::store::graph::embedded::EmbeddedFalkor;
 use crate::store::graph::falkordb::FalkorEngine;
 use crate::store::graph::neo4j::Neo4jEngine;
@@ -24,6 +26,10 @@ pub const GRAPH_NAME: &str = "canon";
 pub struct AppState {
     pub graph: Arc<GraphService>,
     pub records: Records,
+    pub seeding: SeedService,
+    pub reviewers: ReviewerService,
+    /// Verifies dashboard tokens.
+    pub jwt_secret: Arc<Vec<u8>>,
     pub limiter: Arc<RateLimiter>,
     pub metrics: Arc<Metrics>,
 }
@@ -93,9 +99,23 @@ impl App {
         if released > 0 {
             tracing::warn!(released, "re-queued jobs a previous run left unfinished");
         }
+        let graph = Arc::new(GraphService::new(backends.engine.clone()));
+        let records = backends.records.clone();
         let state = AppState {
-            graph: Arc::new(GraphService::new(backends.engine.clone())),
-            records: backends.records.clone(),
+            seeding: SeedService {
+                graph: graph.clone(),
+                records: records.clone(),
+            },
+            reviewers: ReviewerService {
+                graph: graph.clone(),
+                records: records.clone(),
+            },
+            jwt_secret: Arc::new(crate::tokens::secret(
+                config.jwt_secret.as_deref(),
+                &config.data_dir,
+            )?),
+            graph,
+            records,
             limiter: Arc::new(RateLimiter::new(
                 config.rate_limit_per_second,
                 config.rate_limit_burst,
@@ -144,8 +164,10 @@ impl App {
 }
 
 /// The job kinds canon itself runs, each bound to the services it needs.
-fn builtin_handlers(_state: &AppState) -> Handlers {
-    Handlers::default()
+fn builtin_handlers(state: &AppState) -> Handlers {
+    let mut handlers = Handlers::default();
+    handlers.register(SEED_JOB_KIND, Arc::new(state.seeding.clone()));
+    handlers
 }
 
 /// Resolves when SIGINT or SIGTERM arrives.

@@ -45,6 +45,9 @@ pub struct Config {
     /// OpenAI-compatible embeddings endpoint; unset means all-MiniLM-L6-v2 in process.
     #[arg(long, env = "CANON_EMBEDDINGS_URL")]
     pub embeddings_url: Option<String>,
+    /// Secret signing dashboard tokens (HS256); unset means one generated into the data directory.
+    #[arg(long, env = "CANON_JWT_SECRET", hide_env_values = true)]
+    pub jwt_secret: Option<String>,
     /// Requests per second allowed per API key (sustained).
     #[arg(long, env = "CANON_RATE_LIMIT_PER_SECOND", default_value_t = 100.0)]
     pub rate_limit_per_second: f64,
@@ -73,6 +76,7 @@ impl Config {
             falkordb_url: None,
             qdrant_url: None,
             embeddings_url: None,
+            jwt_secret: None,
             rate_limit_per_second: 100.0,
             rate_limit_burst: 200,
             workers: 2,

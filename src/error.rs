@@ -16,6 +16,9 @@ pub enum ServiceError {
     /// No such resource for this tenant (404).
     #[error("{resource} {id} not found")]
     NotFound { resource: &'static str, id: String },
+    /// The caller's role does not allow this (403).
+    #[error("{0}")]
+    Forbidden(String),
     /// The request conflicts with the current state (409).
     #[error("{0}")]
     Conflict(String),

@@ -13,4 +13,7 @@ pub mod ids;
 pub mod jobs;
 pub mod pagination;
 pub mod provision;
+pub mod reviewers;
+pub mod seeding;
 pub mod store;
+pub mod tokens;

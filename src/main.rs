@@ -30,6 +30,16 @@ enum Command {
         #[command(subcommand)]
         command: KeysCommand,
     },
+    /// Manage dashboard users.
+    Users {
+        #[command(flatten)]
+        records: RecordsArgs,
+        /// Secret signing dashboard tokens (as `canon serve` uses).
+        #[arg(long, env = "CANON_JWT_SECRET", hide_env_values = true)]
+        jwt_secret: Option<String>,
+        #[command(subcommand)]
+        command: UsersCommand,
+    },
     /// Apply pending record-store migrations and exit.
     Migrate {
         #[command(flatten)]
@@ -84,6 +94,22 @@ enum KeysCommand {
     Revoke { id: String },
 }
 
+#[derive(Subcommand)]
+enum UsersCommand {
+    /// Create a dashboard user (and the account if needed); prints a dashboard token for
+    /// local use (valid 30 days), alone on one line.
+    Create {
+        #[arg(long)]
+        account: String,
+        #[arg(long, value_parser = ["production", "sandbox"])]
+        environment: String,
+        #[arg(long)]
+        email: String,
+        #[arg(long, value_parser = ["admin", "operator"])]
+        role: String,
+    },
+}
+
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
     if let Err(err) = config::load_file_into_env() {
@@ -109,6 +135,14 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             Ok(())
         }
         Command::Keys { records, command } => keys(records.connect().await?, command).await,
+        Command::Users {
+            records,
+            jwt_secret,
+            command,
+        } => {
+            let secret = canon::tokens::secret(jwt_secret.as_deref(), &records.data_dir)?;
+            users(records.connect().await?, &secret, command).await
+        }
     }
 }
 
@@ -159,6 +193,35 @@ async fn keys(records: Records, command: KeysCommand) -> anyhow::Result<()> {
                 anyhow::bail!("no active key with ID {id}");
             }
             println!("revoked {id}");
+        }
+    }
+    records.close().await;
+    Ok(())
+}
+
+async fn users(records: Records, secret: &[u8], command: UsersCommand) -> anyhow::Result<()> {
+    match command {
+        UsersCommand::Create {
+            account,
+            environment,
+            email,
+            role,
+        } => {
+            let environment = Environment::parse(&environment)
+                .ok_or_else(|| anyhow::anyhow!("environment must be production or sandbox"))?;
+            let account = records.ensure_account(&account).await?;
+            let user = records
+                .create_user(&account.id, environment, &email, &role)
+                .await?;
+            let claims = canon::tokens::Claims {
+                sub: user.id,
+                email: user.email,
+                role: user.role,
+                account: account.id,
+                environment: environment.as_str().into(),
+                exp: chrono::Utc::now().timestamp() + 30 * 24 * 3600,
+            };
+            println!("{}", canon::tokens::sign(&claims, secret));
         }
     }
     records.close().await;

@@ -7,7 +7,19 @@
 // unique: Bucket(liveNameKey)
 // unique: EntityType(id)
 // unique: EntityType(liveNameKey)
+// unique: Entity(id)
+// unique: Key(key)
+// unique: Mention(id)
+// unique: User(id)
 CREATE INDEX FOR (b:Bucket) ON (b.accountID, b.environment);
 CREATE INDEX FOR (t:EntityType) ON (t.accountID, t.environment);
 CREATE INDEX FOR (e:Entity) ON (e.bucketID);
 CREATE INDEX FOR (m:Mention) ON (m.bucketID);
+CREATE INDEX FOR (e:Entity) ON (e.accountID, e.environment);
+CREATE INDEX FOR (k:Key) ON (k.entityID);
+CREATE INDEX FOR (k:Key) ON (k.id);
+CREATE INDEX FOR (m:Mention) ON (m.entityID);
+CREATE INDEX FOR (g:Merge) ON (g.id);
+CREATE INDEX FOR (e:Entity) ON (e.typeID);
+CREATE INDEX FOR (k:Key) ON (k.accountID, k.environment);
+CREATE INDEX FOR ()-[r:RELATES_TO]-() ON (r.id);

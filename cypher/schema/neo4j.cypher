@@ -8,3 +8,15 @@ CREATE INDEX bucket_tenant IF NOT EXISTS FOR (b:Bucket) ON (b.accountID, b.envir
 CREATE INDEX entity_type_tenant IF NOT EXISTS FOR (t:EntityType) ON (t.accountID, t.environment);
 CREATE INDEX entity_bucket IF NOT EXISTS FOR (e:Entity) ON (e.bucketID);
 CREATE INDEX mention_bucket IF NOT EXISTS FOR (m:Mention) ON (m.bucketID);
+CREATE CONSTRAINT entity_id IF NOT EXISTS FOR (e:Entity) REQUIRE e.id IS UNIQUE;
+CREATE CONSTRAINT key_key IF NOT EXISTS FOR (k:Key) REQUIRE k.key IS UNIQUE;
+CREATE CONSTRAINT mention_id IF NOT EXISTS FOR (m:Mention) REQUIRE m.id IS UNIQUE;
+CREATE INDEX entity_tenant IF NOT EXISTS FOR (e:Entity) ON (e.accountID, e.environment);
+CREATE INDEX key_entity IF NOT EXISTS FOR (k:Key) ON (k.entityID);
+CREATE INDEX key_id IF NOT EXISTS FOR (k:Key) ON (k.id);
+CREATE INDEX mention_entity IF NOT EXISTS FOR (m:Mention) ON (m.entityID);
+CREATE INDEX merge_id IF NOT EXISTS FOR (g:Merge) ON (g.id);
+CREATE INDEX entity_type_id IF NOT EXISTS FOR (e:Entity) ON (e.typeID);
+CREATE INDEX key_tenant IF NOT EXISTS FOR (k:Key) ON (k.accountID, k.environment);
+CREATE INDEX relation_id IF NOT EXISTS FOR ()-[r:RELATES_TO]-() ON (r.id);
+CREATE CONSTRAINT user_id IF NOT EXISTS FOR (u:User) REQUIRE u.id IS UNIQUE;

@@ -1,45 +1,132 @@
-//! `x-api-key` authentication: the key gives the account and environment; a missing,
-//! malformed, unknown or revoked key is 401. The rate limit is per key.
+//! Who is calling. Every /v3 endpoint takes an API key in `x-api-key` (the key gives the
+//! account and environment) or a dashboard token in `Authorization: Bearer` (an HS256 JWT
+//! naming user, role, account and environment). The reviewer endpoints are dashboard-only.
+//! A missing, malformed, unknown, revoked or expired credential is 401; the rate limit is
+//! per key (or per user).
 
 use super::error::ApiError;
 use crate::app::AppState;
+use crate::graph::entities::Actor;
 use crate::graph::Tenant;
-use crate::store::records::keys::Principal;
+use crate::reviewers::DashboardIdentity;
+use crate::store::records::keys::Environment;
+use crate::tokens;
 use axum::extract::FromRequestParts;
+use axum::http::header::AUTHORIZATION;
 use axum::http::request::Parts;
 
 pub const API_KEY_HEADER: &str = "x-api-key";
 
-/// An authenticated API-key caller.
-pub struct ApiKey {
-    pub principal: Principal,
+/// An authenticated caller of the API.
+pub struct Caller {
     pub tenant: Tenant,
+    pub key_id: Option<String>,
+    pub user: Option<DashboardIdentity>,
 }
 
-impl FromRequestParts<AppState> for ApiKey {
+impl Caller {
+    pub fn actor(&self) -> Actor {
+        Actor {
+            user_id: self.user.as_ref().map(|u| u.user_id.clone()),
+            key_id: self.key_id.clone(),
+        }
+    }
+}
+
+/// A caller with a dashboard token (the reviewer endpoints).
+pub struct DashboardUser(pub DashboardIdentity);
+
+impl FromRequestParts<AppState> for Caller {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
-        let presented = parts
-            .headers
-            .get(API_KEY_HEADER)
-            .ok_or_else(|| {
-                ApiError::unauthorized("missing x-api-key header; send your API key in it")
-            })?
-            .to_str()
-            .map_err(|_| ApiError::unauthorized("malformed API key"))?;
-        let principal = state
-            .records
-            .authenticate(presented.trim())
-            .await
-            .map_err(|err| ApiError::from(crate::error::ServiceError::from(err)))?
-            .ok_or_else(|| ApiError::unauthorized("invalid or revoked API key"))?;
+        let caller = if let Some(key) = parts.headers.get(API_KEY_HEADER) {
+            let presented = key
+                .to_str()
+                .map_err(|_| ApiError::unauthorized("malformed API key"))?;
+            let principal = state
+                .records
+                .authenticate(presented.trim())
+                .await
+                .map_err(|err| ApiError::from(crate::error::ServiceError::from(err)))?
+                .ok_or_else(|| ApiError::unauthorized("invalid or revoked API key"))?;
+            state
+                .limiter
+                .check(&principal.key_id)
+                .map_err(ApiError::rate_limited)?;
+            Caller {
+                tenant: Tenant::from(&principal),
+                key_id: Some(principal.key_id),
+                user: None,
+            }
+        } else if parts.headers.contains_key(AUTHORIZATION) {
+            let identity = dashboard_identity(parts, state)?;
+            state
+                .limiter
+                .check(&identity.user_id)
+                .map_err(ApiError::rate_limited)?;
+            Caller {
+                tenant: identity.tenant.clone(),
+                key_id: None,
+                user: Some(identity),
+            }
+        } else {
+            return Err(ApiError::unauthorized(
+                "missing x-api-key header; send your API key in it (or a dashboard token as Authorization: Bearer)",
+            ));
+        };
+        state.graph.ensure_tenant(&caller.tenant).await?;
+        Ok(caller)
+    }
+}
+
+impl FromRequestParts<AppState> for DashboardUser {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
+        if !parts.headers.contains_key(AUTHORIZATION) {
+            return Err(ApiError::unauthorized(
+                "this endpoint is dashboard-only: send a dashboard token as Authorization: Bearer (API keys are not accepted)",
+            ));
+        }
+        let identity = dashboard_identity(parts, state)?;
         state
             .limiter
-            .check(&principal.key_id)
+            .check(&identity.user_id)
             .map_err(ApiError::rate_limited)?;
-        let tenant = Tenant::from(&principal);
-        state.graph.ensure_tenant(&tenant).await?;
-        Ok(ApiKey { principal, tenant })
+        state.graph.ensure_tenant(&identity.tenant).await?;
+        Ok(DashboardUser(identity))
     }
+}
+
+fn dashboard_identity(parts: &Parts, state: &AppState) -> Result<DashboardIdentity, ApiError> {
+    let header = parts
+        .headers
+        .get(AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default();
+    let token = header.strip_prefix("Bearer ").ok_or_else(|| {
+        ApiError::unauthorized("Authorization must be `Bearer <dashboard token>`")
+    })?;
+    let claims = tokens::verify(
+        token.trim(),
+        &state.jwt_secret,
+        chrono::Utc::now().timestamp(),
+    )
+    .map_err(|err| ApiError::unauthorized(format!("dashboard token refused: {err}")))?;
+    let environment = Environment::parse(&claims.environment)
+        .ok_or_else(|| ApiError::unauthorized("dashboard token refused: unknown environment"))?;
+    if !matches!(claims.role.as_str(), "admin" | "operator") {
+        return Err(ApiError::unauthorized(
+            "dashboard token refused: unknown role",
+        ));
+    }
+    Ok(DashboardIdentity {
+        user_id: claims.sub,
+        role: claims.role,
+        tenant: Tenant {
+            account_id: claims.account,
+            environment,
+        },
+    })
 }

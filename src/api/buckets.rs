@@ -1,6 +1,6 @@
 //! REST transport for buckets: parse, call the graph service, shape the response.
 
-use super::auth::ApiKey;
+use super::auth::Caller;
 use super::error::{ApiError, ErrorBody};
 use super::extract::{bool_param, int_param, ApiJson, ApiQuery};
 use crate::app::AppState;
@@ -61,7 +61,7 @@ pub struct DeleteBucket {
         (status = 409, description = "name taken", body = ErrorBody), (status = 429, body = ErrorBody)))]
 pub async fn create(
     State(state): State<AppState>,
-    auth: ApiKey,
+    auth: Caller,
     ApiJson(body): ApiJson<CreateBucket>,
 ) -> Result<Json<Bucket>, ApiError> {
     let new = NewBucket {
@@ -76,7 +76,7 @@ pub async fn create(
     responses((status = 200, body = Bucket), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody), (status = 429, body = ErrorBody)))]
 pub async fn get(
     State(state): State<AppState>,
-    auth: ApiKey,
+    auth: Caller,
     Path(id): Path<String>,
 ) -> Result<Json<Bucket>, ApiError> {
     Ok(Json(state.graph.get_bucket(&auth.tenant, &id).await?))
@@ -87,7 +87,7 @@ pub async fn get(
     responses((status = 200, body = BucketPage), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 429, body = ErrorBody)))]
 pub async fn list(
     State(state): State<AppState>,
-    auth: ApiKey,
+    auth: Caller,
     ApiQuery(query): ApiQuery<ListBuckets>,
 ) -> Result<Json<BucketPage>, ApiError> {
     let limit = int_param("limit", query.limit.as_deref())?;
@@ -113,7 +113,7 @@ pub async fn list(
         (status = 404, body = ErrorBody), (status = 409, body = ErrorBody), (status = 429, body = ErrorBody)))]
 pub async fn update(
     State(state): State<AppState>,
-    auth: ApiKey,
+    auth: Caller,
     Path(id): Path<String>,
     ApiJson(body): ApiJson<UpdateBucket>,
 ) -> Result<Json<Bucket>, ApiError> {
@@ -135,7 +135,7 @@ pub async fn update(
         (status = 404, body = ErrorBody), (status = 409, body = ErrorBody), (status = 429, body = ErrorBody)))]
 pub async fn delete(
     State(state): State<AppState>,
-    auth: ApiKey,
+    auth: Caller,
     Path(id): Path<String>,
     ApiQuery(query): ApiQuery<DeleteBucket>,
 ) -> Result<StatusCode, ApiError> {

@@ -1,6 +1,6 @@
 //! REST transport for entity types.
 
-use super::auth::ApiKey;
+use super::auth::Caller;
 use super::error::{ApiError, ErrorBody};
 use super::extract::{int_param, ApiJson, ApiQuery};
 use crate::app::AppState;
@@ -77,7 +77,7 @@ pub struct ListEntityTypes {
         (status = 429, body = ErrorBody)))]
 pub async fn create(
     State(state): State<AppState>,
-    auth: ApiKey,
+    auth: Caller,
     ApiJson(body): ApiJson<CreateEntityType>,
 ) -> Result<Json<EntityType>, ApiError> {
     let new = NewEntityType {
@@ -96,7 +96,7 @@ pub async fn create(
     responses((status = 200, body = EntityType), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody), (status = 429, body = ErrorBody)))]
 pub async fn get(
     State(state): State<AppState>,
-    auth: ApiKey,
+    auth: Caller,
     Path(id): Path<String>,
 ) -> Result<Json<EntityType>, ApiError> {
     Ok(Json(state.graph.get_entity_type(&auth.tenant, &id).await?))
@@ -107,7 +107,7 @@ pub async fn get(
     responses((status = 200, body = EntityTypePage), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 429, body = ErrorBody)))]
 pub async fn list(
     State(state): State<AppState>,
-    auth: ApiKey,
+    auth: Caller,
     ApiQuery(query): ApiQuery<ListEntityTypes>,
 ) -> Result<Json<EntityTypePage>, ApiError> {
     let limit = int_param("limit", query.limit.as_deref())?;
@@ -134,7 +134,7 @@ pub async fn list(
         (status = 429, body = ErrorBody)))]
 pub async fn update(
     State(state): State<AppState>,
-    auth: ApiKey,
+    auth: Caller,
     Path(id): Path<String>,
     ApiJson(body): ApiJson<UpdateEntityType>,
 ) -> Result<Json<EntityType>, ApiError> {
@@ -163,7 +163,7 @@ pub async fn update(
         (status = 409, body = ErrorBody), (status = 429, body = ErrorBody)))]
 pub async fn delete(
     State(state): State<AppState>,
-    auth: ApiKey,
+    auth: Caller,
     Path(id): Path<String>,
 ) -> Result<StatusCode, ApiError> {
     state.graph.delete_entity_type(&auth.tenant, &id).await?;

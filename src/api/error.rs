@@ -69,6 +69,7 @@ impl From<ServiceError> for ApiError {
         match err {
             ServiceError::Invalid { message, details } => Self::bad_request(message, details),
             ServiceError::NotFound { .. } => Self::new(StatusCode::NOT_FOUND, err.to_string()),
+            ServiceError::Forbidden(message) => Self::new(StatusCode::FORBIDDEN, message),
             ServiceError::Conflict(message) => Self::new(StatusCode::CONFLICT, message),
             ServiceError::Unprocessable { message, details } => Self {
                 details,

@@ -100,3 +100,41 @@ pub fn bool_param(name: &str, raw: Option<&str>) -> Result<Option<bool>, ApiErro
     })
     .transpose()
 }
+
+/// Values of a repeatable parameter: repeated keys and comma-separated lists both count.
+pub fn list_param(values: &[String]) -> Vec<String> {
+    values
+        .iter()
+        .flat_map(|v| v.split(','))
+        .map(str::trim)
+        .filter(|v| !v.is_empty())
+        .map(String::from)
+        .collect()
+}
+
+/// An RFC 3339 instant, normalised to the stored form (UTC, milliseconds) for comparison.
+pub fn time_param(name: &str, raw: Option<&str>) -> Result<Option<String>, ApiError> {
+    raw.map(|text| {
+        chrono::DateTime::parse_from_rfc3339(text)
+            .map(|t| t.with_timezone(&chrono::Utc).to_rfc3339_opts(chrono::SecondsFormat::Millis, true))
+            .map_err(|_| {
+                ApiError::bad_request(
+                    format!("{name}: must be an RFC 3339 date-time such as 2024-01-31T00:00:00Z (got {text:?})"),
+                    Some(json!({ "field": name, "error": "not RFC 3339" })),
+                )
+            })
+    })
+    .transpose()
+}
+
+/// A page size within `1..=max` (default `default`).
+pub fn limit_param(raw: Option<&str>, default: u32, max: u32) -> Result<u32, ApiError> {
+    match int_param("limit", raw)? {
+        None => Ok(default),
+        Some(n) if n >= 1 && n <= i64::from(max) => Ok(n as u32),
+        Some(n) => Err(ApiError::bad_request(
+            format!("limit: must be between 1 and {max} (got {n})"),
+            Some(json!({ "field": "limit", "error": "out of range" })),
+        )),
+    }
+}

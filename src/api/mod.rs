@@ -3,19 +3,22 @@
 
 pub mod auth;
 pub mod buckets;
+pub mod entities;
 pub mod entity_types;
 pub mod error;
 pub mod extract;
+pub mod graph;
 pub mod health;
 pub mod metrics;
 pub mod openapi;
 pub mod rate_limit;
+pub mod reviewers;
 
 use crate::app::AppState;
 use axum::extract::Request;
 use axum::http::{HeaderName, StatusCode};
 use axum::middleware;
-use axum::routing::get;
+use axum::routing::{delete, get, post};
 use axum::Router;
 use error::ApiError;
 use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
@@ -67,6 +70,35 @@ fn v3() -> Router<AppState> {
                 .patch(entity_types::update)
                 .delete(entity_types::delete),
         )
+        .route(
+            "/entity-types/{typeID}/reviewers",
+            get(reviewers::list).post(reviewers::assign),
+        )
+        .route(
+            "/entity-types/{typeID}/reviewers/{userID}",
+            delete(reviewers::remove),
+        )
+        .route(
+            "/users/{userID}/reviewer-assignments",
+            get(reviewers::assignments),
+        )
+        .route("/entities/bulk", post(entities::bulk))
+        .route("/entities/bulk-validate", post(entities::bulk_validate))
+        .route("/entities/seed/{id}", get(entities::seed_status))
+        .route("/entities/{id}", get(entities::get).patch(entities::update))
+        .route("/entities/{id}/synonyms", post(entities::add_synonym))
+        .route(
+            "/entities/{id}/synonyms/{synonymID}",
+            delete(entities::remove_synonym),
+        )
+        .route("/entities/{id}/relations", get(graph::entity_relations))
+        .route("/entities/{id}/merge", post(entities::merge))
+        .route("/entities/{id}/merges", get(entities::merges))
+        .route("/merges/{mergeID}/undo", post(entities::unmerge))
+        .route("/relations", post(graph::create_relation))
+        .route("/mentions", post(graph::create_mention))
+        .route("/review-queue", get(graph::review_queue))
+        .route("/knowledge-graph", get(graph::knowledge_graph))
 }
 
 /// Legacy alpha surface (events and subscriptions land here with their issues).

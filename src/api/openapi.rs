@@ -1,6 +1,6 @@
 //! The OpenAPI 3.1 document, generated from the handlers' annotations, and a browsable page.
 
-use super::{buckets, entity_types, error::ErrorBody, health, metrics};
+use super::{buckets, entities, entity_types, error::ErrorBody, graph, health, metrics, reviewers};
 use axum::response::Html;
 use axum::Json;
 use utoipa::openapi::security::{ApiKey, ApiKeyValue, SecurityScheme};
@@ -18,6 +18,10 @@ use utoipa::{Modify, OpenApi};
         health::healthz, health::readyz, metrics::metrics,
         buckets::create, buckets::list, buckets::get, buckets::update, buckets::delete,
         entity_types::create, entity_types::list, entity_types::get, entity_types::update, entity_types::delete,
+        reviewers::assign, reviewers::list, reviewers::remove, reviewers::assignments,
+        entities::bulk, entities::seed_status, entities::get, entities::update, entities::bulk_validate,
+        entities::add_synonym, entities::remove_synonym, entities::merge, entities::merges, entities::unmerge,
+        graph::review_queue, graph::entity_relations, graph::knowledge_graph, graph::create_relation, graph::create_mention,
     ),
     components(schemas(ErrorBody)),
     modifiers(&ApiKeyAuth),
@@ -25,6 +29,10 @@ use utoipa::{Modify, OpenApi};
     tags(
         (name = "buckets", description = "Partitions of the knowledge graph"),
         (name = "entity types", description = "The tenant's taxonomy of entities"),
+        (name = "entities", description = "Canonical entities: seeding, curation, synonyms, merges"),
+        (name = "review", description = "The review queue"),
+        (name = "graph", description = "Mentions, relations and the knowledge-graph view"),
+        (name = "reviewers", description = "Reviewer assignments (dashboard token only)"),
         (name = "operations", description = "Health, readiness and metrics (no key needed)"),
     )
 )]

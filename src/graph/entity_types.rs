@@ -301,7 +301,7 @@ impl GraphService {
         Ok(())
     }
 
-    /// Soft-deletes a type; refused (409) while a live child type exists.
+    /// Soft-deletes a type; refused (409) while a live child type or live entity uses it.
     pub async fn delete_entity_type(&self, tenant: &Tenant, id: &str) -> ServiceResult<()> {
         let rows = self
             .run(
@@ -313,9 +313,21 @@ impl GraphService {
         if !rows.is_empty() {
             return Ok(());
         }
-        self.get_entity_type(tenant, id).await?;
+        let blockers = self
+            .run(
+                tenant,
+                queries::ENTITY_TYPE_DELETE_BLOCKERS,
+                params! { "id" => id },
+            )
+            .await?;
+        if blockers.is_empty() {
+            return Err(ServiceError::not_found("entity type", id));
+        }
         Err(ServiceError::Conflict(format!(
-            "entity type {id} still has live child types; delete or re-parent them first"
+            "entity type {id} still has {} live child types and {} live entities assigned; \
+             delete or re-parent the children and re-assign the entities first",
+            int_column(&blockers, "liveChildren"),
+            int_column(&blockers, "liveEntities")
         )))
     }
 }

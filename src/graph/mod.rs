@@ -3,8 +3,14 @@
 //! by both.
 
 pub mod buckets;
+pub mod entities;
 pub mod entity_types;
+pub mod merges;
+pub mod normalize;
 pub mod queries;
+pub mod relations;
+pub mod review;
+pub mod seed;
 
 use crate::error::{ServiceError, ServiceResult};
 use crate::store::graph::{CypherEngine, Params, Row};
@@ -66,6 +72,16 @@ impl GraphService {
 
     pub fn engine(&self) -> &Arc<dyn CypherEngine> {
         &self.engine
+    }
+
+    /// Runs one of `queries` for a tenant (for services beside the graph's own).
+    pub async fn run_query(
+        &self,
+        tenant: &Tenant,
+        cypher: &'static str,
+        params: Params,
+    ) -> ServiceResult<Vec<Row>> {
+        self.run(tenant, cypher, params).await
     }
 
     /// Runs `cypher` with the tenant's parameters merged into `params`.

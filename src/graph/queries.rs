@@ -25,3 +25,43 @@ cypher! {
     ENTITY_TYPE_UPDATE => "entity_type_update",
     ENTITY_TYPE_DELETE => "entity_type_delete",
 }
+
+cypher! {
+    ENTITY_KEYS_LOOKUP => "entity_keys_lookup",
+    ENTITY_SEED => "entity_seed",
+    ENTITY_RESOLVE => "entity_resolve",
+    ENTITY_DETAILS => "entity_details",
+    REVIEW_QUEUE => "review_queue",
+    ENTITY_SET_STATUS => "entity_set_status",
+    ENTITY_ADD_KEY => "entity_add_key",
+    ENTITY_REMOVE_KEY => "entity_remove_key",
+    ENTITY_KEY_GET => "entity_key_get",
+    ENTITY_SET_CANONICAL => "entity_set_canonical",
+    ENTITY_ASSIGN_TYPE => "entity_assign_type",
+    ENTITY_TYPE_BY_NAME => "entity_type_by_name",
+    ENTITY_TYPE_NAMES => "entity_type_names",
+    ENTITY_TYPE_DELETE_BLOCKERS => "entity_type_delete_blockers",
+    RELATION_CREATE => "relation_create",
+    MENTION_CREATE => "mention_create",
+    RELATIONS_OUTBOUND => "relations_outbound",
+    RELATIONS_INBOUND => "relations_inbound",
+    KNOWLEDGE_GRAPH_EDGES => "knowledge_graph_edges",
+    ENTITY_SEARCH => "entity_search",
+    ENTITY_NEIGHBORS => "entity_neighbors",
+    ENTITY_NODES => "entity_nodes",
+    ENTITY_MERGE => "entity_merge",
+    ENTITY_UNMERGE => "entity_unmerge",
+    ENTITY_MERGES => "entity_merges",
+    MERGE_GET => "merge_get",
+}
+
+cypher! {
+    BUCKET_DEFAULT => "bucket_default",
+}
+
+cypher! {
+    REVIEWER_ASSIGN => "reviewer_assign",
+    REVIEWER_LIST => "reviewer_list",
+    REVIEWER_REMOVE => "reviewer_remove",
+    REVIEWER_ASSIGNMENTS => "reviewer_assignments",
+}

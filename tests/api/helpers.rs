@@ -246,3 +246,57 @@ pub async fn assert_error(response: Response, status: u16) -> Value {
     assert_eq!(body["code"], status, "code mirrors the status in {body}");
     body
 }
+
+impl TestApp {
+    /// Seeds rows synchronously (fewer than 100) and returns the response body.
+    pub async fn seed(&self, rows: Value) -> Value {
+        let response = self
+            .post(
+                "/v3/entities/bulk",
+                serde_json::json!({ "entities": rows, "onConflict": "merge" }),
+            )
+            .await;
+        assert_eq!(response.status(), 200, "seeding");
+        json(response).await
+    }
+
+    /// Seeds one entity and returns its ID.
+    pub async fn entity(&self, canonical: &str, type_name: &str) -> String {
+        let body = self
+            .seed(serde_json::json!([{ "canonical": canonical, "type": type_name }]))
+            .await;
+        body["results"][0]["entityID"]
+            .as_str()
+            .expect("entityID")
+            .to_string()
+    }
+
+    /// A dashboard token for a new user of this app's account (sandbox).
+    pub async fn dashboard_token(&self, role: &str) -> (String, String) {
+        let records = &self.app().state.records;
+        let email = format!("{}@example.com", unique(role));
+        let user = records
+            .create_user(&self.account_id, Environment::Sandbox, &email, role)
+            .await
+            .expect("user");
+        let claims = canon::tokens::Claims {
+            sub: user.id.clone(),
+            email,
+            role: role.into(),
+            account: self.account_id.clone(),
+            environment: "sandbox".into(),
+            exp: chrono::Utc::now().timestamp() + 3600,
+        };
+        (
+            user.id,
+            canon::tokens::sign(&claims, &self.app().state.jwt_secret),
+        )
+    }
+
+    /// A request carrying a dashboard token instead of the API key.
+    pub fn as_user(&self, method: Method, path: &str, token: &str) -> RequestBuilder {
+        self.client
+            .request(method, format!("{}{path}", self.address))
+            .bearer_auth(token)
+    }
+}

@@ -3,10 +3,14 @@
 mod auth;
 mod buckets;
 mod cli;
+mod curation;
+mod entities;
 mod entity_types;
+mod graph;
 mod helpers;
 mod jobs;
 mod lifecycle;
 mod platform;
 mod restart;
+mod review;
 mod sdk;

@@ -5,6 +5,8 @@
 
 pub mod jobs;
 pub mod keys;
+pub mod seed_jobs;
+pub mod users;
 
 use futures::future::BoxFuture;
 use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
@@ -109,16 +111,40 @@ struct Embedded(Dialect);
 impl MigrationSource<'static> for Embedded {
     fn resolve(self) -> BoxFuture<'static, Result<Vec<Migration>, sqlx::error::BoxDynError>> {
         let files: &[(i64, &str, &str)] = match self.0 {
-            Dialect::Sqlite => &[(
-                1,
-                "init",
-                include_str!("../../../migrations/sqlite/0001_init.sql"),
-            )],
-            Dialect::Postgres => &[(
-                1,
-                "init",
-                include_str!("../../../migrations/postgres/0001_init.sql"),
-            )],
+            Dialect::Sqlite => &[
+                (
+                    1,
+                    "init",
+                    include_str!("../../../migrations/sqlite/0001_init.sql"),
+                ),
+                (
+                    2,
+                    "seed jobs",
+                    include_str!("../../../migrations/sqlite/0002_seed_jobs.sql"),
+                ),
+                (
+                    3,
+                    "users",
+                    include_str!("../../../migrations/sqlite/0003_users.sql"),
+                ),
+            ],
+            Dialect::Postgres => &[
+                (
+                    1,
+                    "init",
+                    include_str!("../../../migrations/postgres/0001_init.sql"),
+                ),
+                (
+                    2,
+                    "seed jobs",
+                    include_str!("../../../migrations/postgres/0002_seed_jobs.sql"),
+                ),
+                (
+                    3,
+                    "users",
+                    include_str!("../../../migrations/postgres/0003_users.sql"),
+                ),
+            ],
         };
         let migrations = files
             .iter()

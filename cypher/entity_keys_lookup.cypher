@@ -1,0 +1,4 @@
+// Which entities the given resolution keys already point at (bulk seed's first look).
+UNWIND $keys AS key
+MATCH (k:Key {key: key})
+RETURN k.key AS key, k.entityID AS entityID

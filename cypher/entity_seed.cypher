@@ -1,0 +1,36 @@
+// One wave of bulk-seed rows (no two rows of a wave share a key). Each row's canonical key is
+// MERGEd first and the entity is the one that key points at, so a key created concurrently
+// by another writer still leads every row to one entity (the unique Key.key constraint
+// rejects the loser, which retries). A new entity starts `proposed` and remembers the row
+// that created it (seedTag), so a replayed row reports `created` again, not `merged-with`.
+// On merge: the longer description wins, attribute keys the entity lacks are added, and
+// synonyms join the surface forms (each key keeps every spelling that normalised to it).
+UNWIND $rows AS row
+MERGE (k:Key {key: row.key})
+ON CREATE SET k.id = row.keyID, k.entityID = row.targetID, k.text = row.canonical,
+  k.normalized = row.normalized, k.source = 'canonical', k.accountID = $accountID,
+  k.environment = $environment, k.bucketID = row.bucketID, k.createdAt = $now, k.forms = row.forms
+ON MATCH SET k.forms = coalesce(k.forms, [k.text]) + [f IN row.forms WHERE NOT f IN coalesce(k.forms, [k.text])]
+WITH row, k
+MERGE (e:Entity {id: k.entityID})
+ON CREATE SET e.accountID = $accountID, e.environment = $environment, e.bucketID = row.bucketID,
+  e.canonical = row.canonical, e.normalized = row.normalized, e.typeName = row.typeName,
+  e.typeID = row.typeID, e.description = row.description, e.attributeKeys = row.attrKeys,
+  e.attributeValues = row.attrValues, e.status = 'proposed', e.seedTag = row.tag,
+  e.createdAt = $now, e.updatedAt = $now
+ON MATCH SET e.description = CASE
+    WHEN size(coalesce(row.description, '')) > size(coalesce(e.description, '')) THEN row.description
+    ELSE e.description END,
+  e.attributeValues = coalesce(e.attributeValues, []) + [j IN range(0, size(row.attrKeys) - 1)
+    WHERE NOT row.attrKeys[j] IN coalesce(e.attributeKeys, []) | row.attrValues[j]],
+  e.attributeKeys = coalesce(e.attributeKeys, []) + [x IN row.attrKeys WHERE NOT x IN coalesce(e.attributeKeys, [])],
+  e.updatedAt = $now
+FOREACH (s IN row.synonyms |
+  MERGE (sk:Key {key: s.key})
+  ON CREATE SET sk.id = s.id, sk.entityID = e.id, sk.text = s.text, sk.normalized = s.normalized,
+    sk.source = 'customer_defined', sk.accountID = $accountID, sk.environment = $environment,
+    sk.bucketID = row.bucketID, sk.createdAt = $now, sk.forms = s.forms
+  ON MATCH SET sk.forms = CASE WHEN sk.entityID = e.id
+    THEN coalesce(sk.forms, [sk.text]) + [f IN s.forms WHERE NOT f IN coalesce(sk.forms, [sk.text])]
+    ELSE sk.forms END)
+RETURN row.i AS i, e.id AS entityID, e.seedTag = row.tag AS created

@@ -1,0 +1,14 @@
+// One page of the tenant's edges in relation-ID order; an edge is kept only when both of its
+// endpoints pass the entity filters (node set, effective type).
+MATCH (a:Entity {accountID: $accountID, environment: $environment})-[r:RELATES_TO]->(b:Entity)
+WHERE ($bucketID IS NULL OR r.bucketID = $bucketID)
+  AND ($since IS NULL OR r.createdAt >= $since)
+  AND ($cursor IS NULL OR r.id > $cursor)
+  AND ($nodeIDs IS NULL OR (a.id IN $nodeIDs AND b.id IN $nodeIDs))
+  AND ($typeIDs IS NULL OR (
+    (a.typeID IN $typeIDs OR (a.typeID IS NULL AND a.typeName IN $typeNames)) AND
+    (b.typeID IN $typeIDs OR (b.typeID IS NULL AND b.typeName IN $typeNames))))
+RETURN r.id AS relationID, r.relationType AS relationType, r.mentionCount AS mentionCount,
+  a.id AS sourceId, b.id AS targetId
+ORDER BY r.id
+LIMIT $limit

@@ -1,0 +1,17 @@
+// Records a mention of a live entity in a document; its surface joins the entity's surface
+// forms as an `extracted` synonym (or as one more spelling of a name it already has).
+MATCH (e:Entity {id: $entityID, accountID: $accountID, environment: $environment})
+WHERE e.mergedInto IS NULL
+CREATE (m:Mention {id: $id, entityID: e.id, bucketID: e.bucketID, accountID: $accountID,
+  environment: $environment, referenceID: $referenceID, transformationID: $transformationID,
+  page: $page, sectionLabel: $sectionLabel, surface: $surface, createdAt: $now})
+MERGE (k:Key {key: $key})
+ON CREATE SET k.id = $keyID, k.entityID = e.id, k.text = $surface, k.normalized = $normalized,
+  k.source = 'extracted', k.accountID = $accountID, k.environment = $environment,
+  k.bucketID = e.bucketID, k.createdAt = $now, k.forms = [$surface]
+ON MATCH SET k.forms = CASE WHEN k.entityID = e.id AND NOT $surface IN coalesce(k.forms, [k.text])
+  THEN coalesce(k.forms, [k.text]) + $surface ELSE k.forms END
+SET e.updatedAt = $now
+RETURN m.id AS mentionID, m.entityID AS entityID, m.referenceID AS referenceID,
+  m.transformationID AS transformationID, m.page AS page, m.sectionLabel AS sectionLabel,
+  m.surface AS surface, m.createdAt AS createdAt

@@ -1,0 +1,5 @@
+// The reviewers of a live entity type.
+MATCH (u:User)-[r:REVIEWS]->(t:EntityType {id: $typeID, accountID: $accountID, environment: $environment})
+WHERE t.deletedAt IS NULL
+RETURN u.id AS userID, r.assignedAt AS assignedAt
+ORDER BY u.id

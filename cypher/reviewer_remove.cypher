@@ -1,0 +1,5 @@
+// Removes a reviewer assignment; no row when there was none.
+MATCH (u:User {id: $userID})-[r:REVIEWS]->(t:EntityType {id: $typeID, accountID: $accountID, environment: $environment})
+WITH r, u.id AS userID
+DELETE r
+RETURN userID

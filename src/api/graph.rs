@@ -1,0 +1,259 @@
+//! REST transport for reading and feeding the graph: review queue, mentions, relations and
+//! the knowledge-graph view.
+
+use super::auth::Caller;
+use super::error::{ApiError, ErrorBody};
+use super::extract::{int_param, limit_param, list_param, time_param, ApiJson, ApiQuery};
+use crate::app::AppState;
+use crate::graph::entities::Mention;
+use crate::graph::relations::{
+    Direction, EntityRelations, GraphQuery, KnowledgeGraph, NewMention, Relation, RelationsQuery,
+};
+use crate::graph::review::{ReviewFilter, ReviewPage};
+use axum::extract::{Path, State};
+use axum::Json;
+use serde::Deserialize;
+use utoipa::{IntoParams, ToSchema};
+
+#[derive(Deserialize, IntoParams)]
+#[serde(rename_all = "camelCase")]
+#[into_params(parameter_in = Query)]
+pub struct ReviewQuery {
+    /// Repeatable (or comma-separated); default `extracted` and `proposed`.
+    #[serde(default)]
+    pub status: Vec<String>,
+    /// Repeatable `ety_…`: the effective type (assigned, else inferred by name).
+    #[serde(default, rename = "type")]
+    pub types: Vec<String>,
+    /// `me` or `usr_…`: entities whose effective type that user reviews (dashboard token).
+    pub assigned_to: Option<String>,
+    /// Created at or after (RFC 3339).
+    pub since: Option<String>,
+    /// An entityID: the page after it.
+    pub cursor: Option<String>,
+    pub bucket: Option<String>,
+    /// 1..200, default 50.
+    #[param(value_type = Option<i32>)]
+    pub limit: Option<String>,
+}
+
+/// Entities awaiting curation, ordered by entityID; filters AND together.
+#[utoipa::path(get, path = "/v3/review-queue", tag = "review", params(ReviewQuery),
+    responses((status = 200, body = ReviewPage), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody)))]
+pub async fn review_queue(
+    State(state): State<AppState>,
+    auth: Caller,
+    ApiQuery(query): ApiQuery<ReviewQuery>,
+) -> Result<Json<ReviewPage>, ApiError> {
+    let types = list_param(&query.types);
+    let mut type_ids = (!types.is_empty()).then_some(types);
+    if let Some(assigned) = query.assigned_to.as_deref() {
+        let me = auth.user.as_ref().map(|u| u.user_id.as_str());
+        let reviewed = state
+            .reviewers
+            .reviewed_types(&auth.tenant, me, assigned)
+            .await?;
+        type_ids = Some(match type_ids {
+            Some(ids) => ids.into_iter().filter(|id| reviewed.contains(id)).collect(),
+            None => reviewed,
+        });
+    }
+    let filter = ReviewFilter {
+        statuses: list_param(&query.status),
+        type_ids,
+        since: time_param("since", query.since.as_deref())?,
+        cursor: query.cursor,
+        bucket: query.bucket,
+        limit: limit_param(query.limit.as_deref(), 50, 200)?,
+    };
+    Ok(Json(state.graph.review_queue(&auth.tenant, filter).await?))
+}
+
+#[derive(Deserialize, IntoParams)]
+#[serde(rename_all = "camelCase")]
+#[into_params(parameter_in = Query)]
+pub struct RelationsParams {
+    /// `inbound`, `outbound` or `both` (default).
+    pub direction: Option<String>,
+    /// Exact relation type.
+    pub relation_type: Option<String>,
+    /// A relationID: the page after it.
+    pub cursor: Option<String>,
+    pub bucket: Option<String>,
+    /// 1..200, default 50.
+    #[param(value_type = Option<i32>)]
+    pub limit: Option<String>,
+}
+
+/// An entity's edges, split by direction, paged by relation ID (a merged-away ID reads its
+/// survivor's edges).
+#[utoipa::path(get, path = "/v3/entities/{id}/relations", tag = "graph", params(("id" = String, Path), RelationsParams),
+    responses((status = 200, body = EntityRelations), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
+pub async fn entity_relations(
+    State(state): State<AppState>,
+    auth: Caller,
+    Path(id): Path<String>,
+    ApiQuery(query): ApiQuery<RelationsParams>,
+) -> Result<Json<EntityRelations>, ApiError> {
+    let direction = match query.direction.as_deref() {
+        None | Some("both") => Direction::Both,
+        Some("inbound") => Direction::Inbound,
+        Some("outbound") => Direction::Outbound,
+        Some(other) => {
+            return Err(ApiError::bad_request(
+                format!("direction: must be inbound, outbound or both (got {other:?})"),
+                Some(serde_json::json!({ "field": "direction", "error": "unknown value" })),
+            ))
+        }
+    };
+    let relations = RelationsQuery {
+        direction,
+        relation_type: query.relation_type,
+        cursor: query.cursor,
+        bucket: query.bucket,
+        limit: limit_param(query.limit.as_deref(), 50, 200)?,
+    };
+    Ok(Json(
+        state
+            .graph
+            .entity_relations(&auth.tenant, &id, relations)
+            .await?,
+    ))
+}
+
+#[derive(Deserialize, IntoParams)]
+#[serde(rename_all = "camelCase")]
+#[into_params(parameter_in = Query)]
+pub struct GraphParams {
+    /// Effective types (`ety_…`), repeatable or comma-separated; both endpoints must match.
+    #[serde(default, rename = "type")]
+    pub types: Vec<String>,
+    /// The same, bracket style.
+    #[serde(default, rename = "type[]")]
+    pub types_brackets: Vec<String>,
+    /// Edges created at or after (RFC 3339).
+    pub since: Option<String>,
+    /// Case-insensitive substring of a canonical name or surface form; both endpoints must match.
+    pub search: Option<String>,
+    /// Centre entity: only the subgraph within `maxDepth` hops.
+    #[serde(rename = "nodeID")]
+    pub node_id: Option<String>,
+    #[serde(rename = "rootNodeID")]
+    pub root_node_id: Option<String>,
+    #[serde(rename = "focusNodeID")]
+    pub focus_node_id: Option<String>,
+    /// Hops from the centre, 0..5 (default 2).
+    #[param(value_type = Option<i32>)]
+    pub max_depth: Option<String>,
+    #[param(value_type = Option<i32>)]
+    pub depth: Option<String>,
+    pub bucket: Option<String>,
+    /// A relationID: the page after it.
+    pub cursor: Option<String>,
+    /// Edges per page, 1..200 (default 50).
+    #[param(value_type = Option<i32>)]
+    pub limit: Option<String>,
+}
+
+/// A page of the knowledge graph: edges in relation-ID order and their endpoint nodes.
+#[utoipa::path(get, path = "/v3/knowledge-graph", tag = "graph", params(GraphParams),
+    responses((status = 200, body = KnowledgeGraph), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
+pub async fn knowledge_graph(
+    State(state): State<AppState>,
+    auth: Caller,
+    ApiQuery(query): ApiQuery<GraphParams>,
+) -> Result<Json<KnowledgeGraph>, ApiError> {
+    let mut types = list_param(&query.types);
+    types.extend(list_param(&query.types_brackets));
+    let depth_raw = query.max_depth.as_deref().or(query.depth.as_deref());
+    let depth = match int_param("maxDepth", depth_raw)? {
+        None => 2,
+        Some(d) if (0..=5).contains(&d) => d as u32,
+        Some(d) => {
+            return Err(ApiError::bad_request(
+                format!("maxDepth: must be between 0 and 5 (got {d})"),
+                Some(serde_json::json!({ "field": "maxDepth", "error": "out of range" })),
+            ))
+        }
+    };
+    let graph = GraphQuery {
+        type_ids: (!types.is_empty()).then_some(types),
+        since: time_param("since", query.since.as_deref())?,
+        search: query.search,
+        center: query.node_id.or(query.root_node_id).or(query.focus_node_id),
+        depth,
+        bucket: query.bucket,
+        cursor: query.cursor,
+        limit: limit_param(query.limit.as_deref(), 50, 200)?,
+    };
+    Ok(Json(
+        state.graph.knowledge_graph(&auth.tenant, graph).await?,
+    ))
+}
+
+#[derive(Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CreateRelation {
+    #[serde(rename = "sourceEntityID")]
+    pub source_entity_id: String,
+    #[serde(rename = "targetEntityID")]
+    pub target_entity_id: String,
+    /// Free-form label, e.g. `supplies`.
+    pub relation_type: String,
+}
+
+/// Record a relation between two entities of one bucket; observing an existing relation
+/// again counts one more mention of it.
+#[utoipa::path(post, path = "/v3/relations", tag = "graph", request_body = CreateRelation,
+    responses((status = 200, body = Relation), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
+        (status = 404, body = ErrorBody), (status = 422, description = "endpoints in different buckets", body = ErrorBody)))]
+pub async fn create_relation(
+    State(state): State<AppState>,
+    auth: Caller,
+    ApiJson(body): ApiJson<CreateRelation>,
+) -> Result<Json<Relation>, ApiError> {
+    let relation = state
+        .graph
+        .create_relation(
+            &auth.tenant,
+            &body.source_entity_id,
+            &body.target_entity_id,
+            &body.relation_type,
+        )
+        .await?;
+    Ok(Json(relation))
+}
+
+#[derive(Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CreateMention {
+    #[serde(rename = "entityID")]
+    pub entity_id: String,
+    /// The text as it appears in the document; it becomes an `extracted` surface form.
+    pub surface: String,
+    #[serde(rename = "referenceID")]
+    pub reference_id: Option<String>,
+    #[serde(rename = "transformationID")]
+    pub transformation_id: Option<String>,
+    pub page: Option<i64>,
+    pub section_label: Option<String>,
+}
+
+/// Record a mention of an entity in a document.
+#[utoipa::path(post, path = "/v3/mentions", tag = "graph", request_body = CreateMention,
+    responses((status = 200, body = Mention), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
+pub async fn create_mention(
+    State(state): State<AppState>,
+    auth: Caller,
+    ApiJson(body): ApiJson<CreateMention>,
+) -> Result<Json<Mention>, ApiError> {
+    let new = NewMention {
+        entity_id: body.entity_id,
+        reference_id: body.reference_id,
+        transformation_id: body.transformation_id,
+        page: body.page,
+        section_label: body.section_label,
+        surface: body.surface,
+    };
+    Ok(Json(state.graph.create_mention(&auth.tenant, new).await?))
+}

@@ -1,0 +1,596 @@
+//! Entities: canonical things of the knowledge graph, their surface forms (resolution keys),
+//! curation status, and lookups that see through merges.
+//!
+//! Statuses: `extracted` and `proposed` (awaiting curation) → `approved` | `rejected`;
+//! any live entity → `merged` (by a merge). Every other transition is a 409.
+
+use super::normalize::normalize;
+use super::{decode, queries, GraphService, Tenant};
+use crate::error::{ServiceError, ServiceResult};
+use crate::ids;
+use crate::params;
+use crate::store::graph::Row;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use utoipa::ToSchema;
+
+/// Who acts: a dashboard user, or an API key.
+#[derive(Clone, Debug)]
+pub struct Actor {
+    pub user_id: Option<String>,
+    pub key_id: Option<String>,
+}
+
+impl Actor {
+    /// How the actor is written into merge records.
+    pub fn label(&self) -> String {
+        match (&self.user_id, &self.key_id) {
+            (Some(user), _) => user.clone(),
+            (None, Some(key)) => key.clone(),
+            (None, None) => "system".into(),
+        }
+    }
+}
+
+/// A mention of an entity in a document.
+#[derive(Clone, Debug, Serialize, Deserialize, ToSchema, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Mention {
+    #[serde(rename = "mentionID")]
+    pub mention_id: String,
+    #[serde(rename = "entityID")]
+    pub entity_id: String,
+    #[serde(rename = "referenceID")]
+    pub reference_id: Option<String>,
+    #[serde(rename = "transformationID")]
+    pub transformation_id: Option<String>,
+    pub page: Option<i64>,
+    pub section_label: Option<String>,
+    pub surface: String,
+    pub created_at: String,
+}
+
+/// An entity as the review queue and entity endpoints return it.
+#[derive(Clone, Debug, Serialize, ToSchema, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Entity {
+    #[serde(rename = "entityID")]
+    pub entity_id: String,
+    pub canonical: String,
+    /// Effective type name: the assigned type's, else the inferred one.
+    #[serde(rename = "type")]
+    pub type_name: String,
+    /// Assigned entity type (`ety_…`), when one is.
+    #[serde(rename = "typeID", skip_serializing_if = "Option::is_none")]
+    pub type_id: Option<String>,
+    pub description: String,
+    pub mention_count: i64,
+    pub surface_forms: Vec<String>,
+    /// `extracted`, `proposed`, `approved`, `rejected` or `merged`.
+    pub status: String,
+    pub created_at: String,
+    pub updated_at: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub validated_at: Option<String>,
+    #[serde(rename = "validatedByUserID", skip_serializing_if = "Option::is_none")]
+    pub validated_by_user_id: Option<String>,
+    /// The first two mentions.
+    pub preview_mentions: Vec<Mention>,
+    #[serde(rename = "bucketID")]
+    pub bucket_id: String,
+    /// Structured attribute values.
+    #[schema(value_type = Object)]
+    pub attributes: Map<String, Value>,
+    /// The type name extraction or seeding gave (the effective type without an assignment).
+    #[serde(skip)]
+    pub inferred_type: String,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct StoredEntity {
+    #[serde(rename = "entityID")]
+    entity_id: String,
+    canonical: String,
+    #[serde(rename = "type")]
+    type_name: Option<String>,
+    #[serde(rename = "typeID")]
+    type_id: Option<String>,
+    description: Option<String>,
+    mention_count: i64,
+    surface_forms: Vec<String>,
+    status: String,
+    created_at: String,
+    updated_at: String,
+    validated_at: Option<String>,
+    #[serde(rename = "validatedByUserID")]
+    validated_by_user_id: Option<String>,
+    preview_mentions: Vec<Mention>,
+    #[serde(rename = "bucketID")]
+    bucket_id: String,
+    attribute_keys: Option<Vec<String>>,
+    attribute_values: Option<Vec<String>>,
+    inferred_type: Option<String>,
+}
+
+impl From<StoredEntity> for Entity {
+    fn from(stored: StoredEntity) -> Self {
+        let attributes = stored
+            .attribute_keys
+            .unwrap_or_default()
+            .into_iter()
+            .zip(stored.attribute_values.unwrap_or_default())
+            .map(|(key, text)| {
+                (
+                    key,
+                    serde_json::from_str(&text).unwrap_or(Value::String(text)),
+                )
+            })
+            .collect();
+        let mut surface_forms = stored.surface_forms;
+        surface_forms.sort();
+        surface_forms.dedup();
+        Entity {
+            entity_id: stored.entity_id,
+            canonical: stored.canonical,
+            type_name: stored.type_name.unwrap_or_default(),
+            type_id: stored.type_id,
+            description: stored.description.unwrap_or_default(),
+            mention_count: stored.mention_count,
+            surface_forms,
+            status: stored.status,
+            created_at: stored.created_at,
+            updated_at: stored.updated_at,
+            validated_at: stored.validated_at,
+            validated_by_user_id: stored.validated_by_user_id,
+            preview_mentions: stored.preview_mentions,
+            bucket_id: stored.bucket_id,
+            attributes,
+            inferred_type: stored.inferred_type.unwrap_or_default(),
+        }
+    }
+}
+
+/// A surface form attached to an entity by hand or by extraction.
+#[derive(Clone, Debug, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Synonym {
+    #[serde(rename = "synonymID")]
+    pub synonym_id: String,
+    pub text: String,
+    pub normalized_text: String,
+    /// `extracted`, `customer_defined`, `sme_approved` (or `canonical` for the name itself).
+    pub source: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub locale: Option<String>,
+    pub created_at: String,
+}
+
+/// Sources a caller may give a synonym.
+pub const SYNONYM_SOURCES: &[&str] = &["extracted", "customer_defined", "sme_approved"];
+
+/// The resolution key of a normalised name: tenant, bucket, effective type and name.
+pub fn resolution_key(
+    tenant: &Tenant,
+    bucket_id: &str,
+    type_name: &str,
+    normalized: &str,
+) -> String {
+    format!("{}{normalized}", key_prefix(tenant, bucket_id, type_name))
+}
+
+/// Everything of a resolution key but the name (re-keying swaps the type part).
+pub fn key_prefix(tenant: &Tenant, bucket_id: &str, type_name: &str) -> String {
+    format!(
+        "{}\u{1f}{}\u{1f}{bucket_id}\u{1f}{}\u{1f}",
+        tenant.account_id,
+        tenant.environment.as_str(),
+        type_name.trim().to_lowercase()
+    )
+}
+
+/// A normalised, non-empty name, or a 400 naming the field.
+pub fn normalized_name(field: &str, text: &str) -> ServiceResult<String> {
+    if text.chars().count() > 500 {
+        return Err(ServiceError::invalid_field(
+            field,
+            "must be at most 500 characters",
+        ));
+    }
+    let normalized = normalize(text);
+    if normalized.is_empty() {
+        return Err(ServiceError::invalid_field(
+            field,
+            "must contain a letter or a digit",
+        ));
+    }
+    Ok(normalized)
+}
+
+/// The changes a PATCH asks for.
+#[derive(Default)]
+pub struct EntityChanges {
+    pub status: Option<String>,
+    /// `Some("")` clears the assignment.
+    pub assigned_type_id: Option<String>,
+    pub canonical: Option<String>,
+    pub add_synonyms: Vec<String>,
+    pub remove_synonym_ids: Vec<String>,
+    pub locale: Option<String>,
+}
+
+/// Outcome of one row of a bulk validation.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ValidateRow {
+    #[serde(rename = "entityID")]
+    pub entity_id: String,
+    /// `validated`, `skipped` (not found) or `rejected-row` (illegal transition).
+    pub outcome: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+#[derive(Debug, Default, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ValidateSummary {
+    pub validated: usize,
+    pub skipped: usize,
+    pub rejected_row: usize,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ValidateResult {
+    pub results: Vec<ValidateRow>,
+    pub summary: ValidateSummary,
+}
+
+fn check_terminal_status(status: &str) -> ServiceResult<()> {
+    if matches!(status, "approved" | "rejected") {
+        Ok(())
+    } else {
+        Err(ServiceError::invalid_field(
+            "status",
+            "must be approved or rejected",
+        ))
+    }
+}
+
+impl GraphService {
+    /// The live entity an ID stands for (through merges), optionally only in `bucket`.
+    pub async fn resolve_entity(
+        &self,
+        tenant: &Tenant,
+        id: &str,
+        bucket: Option<&str>,
+    ) -> ServiceResult<(String, String)> {
+        let rows = self
+            .run(tenant, queries::ENTITY_RESOLVE, params! { "id" => id })
+            .await?;
+        let row = rows
+            .first()
+            .ok_or_else(|| ServiceError::not_found("entity", id))?;
+        let entity_id = str_col(row, "entityID");
+        let bucket_id = str_col(row, "bucketID");
+        if bucket.is_some_and(|b| b != bucket_id) {
+            return Err(ServiceError::not_found("entity", id));
+        }
+        Ok((entity_id, bucket_id))
+    }
+
+    /// Full records of these entity IDs (those that exist), in the order given.
+    pub async fn entity_details(
+        &self,
+        tenant: &Tenant,
+        ids: &[String],
+    ) -> ServiceResult<Vec<Entity>> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let rows = self
+            .run(tenant, queries::ENTITY_DETAILS, params! { "ids" => ids })
+            .await?;
+        let mut found: Vec<Entity> = rows
+            .into_iter()
+            .map(|row| decode::<StoredEntity>(row).map(Entity::from))
+            .collect::<ServiceResult<_>>()?;
+        found.sort_by_key(|e| ids.iter().position(|id| *id == e.entity_id));
+        Ok(found)
+    }
+
+    pub async fn get_entity(
+        &self,
+        tenant: &Tenant,
+        id: &str,
+        bucket: Option<&str>,
+    ) -> ServiceResult<Entity> {
+        let (entity_id, _) = self.resolve_entity(tenant, id, bucket).await?;
+        self.entity_details(tenant, &[entity_id])
+            .await?
+            .into_iter()
+            .next()
+            .ok_or_else(|| ServiceError::not_found("entity", id))
+    }
+
+    /// Applies a PATCH: synonyms first, then canonical, type and status, so a new canonical
+    /// may be one of the synonyms just added.
+    pub async fn update_entity(
+        &self,
+        tenant: &Tenant,
+        id: &str,
+        bucket: Option<&str>,
+        changes: EntityChanges,
+        actor: &Actor,
+    ) -> ServiceResult<Entity> {
+        if let Some(status) = &changes.status {
+            check_terminal_status(status)?;
+        }
+        let (entity_id, _) = self.resolve_entity(tenant, id, bucket).await?;
+        for synonym_id in &changes.remove_synonym_ids {
+            self.remove_synonym(tenant, &entity_id, synonym_id).await?;
+        }
+        for text in &changes.add_synonyms {
+            self.add_synonym(
+                tenant,
+                &entity_id,
+                text,
+                "customer_defined",
+                changes.locale.as_deref(),
+            )
+            .await?;
+        }
+        if let Some(canonical) = &changes.canonical {
+            self.set_canonical(tenant, &entity_id, canonical).await?;
+        }
+        if let Some(type_id) = &changes.assigned_type_id {
+            self.assign_type(tenant, &entity_id, type_id).await?;
+        }
+        if let Some(status) = &changes.status {
+            let rows = self
+                .set_status(
+                    tenant,
+                    std::slice::from_ref(&entity_id),
+                    None,
+                    status,
+                    actor,
+                )
+                .await?;
+            if let Some(row) = rows.first() {
+                if row.get("allowed").and_then(Value::as_bool) != Some(true) {
+                    let before = str_col(row, "before");
+                    return Err(ServiceError::Conflict(format!(
+                        "entity {entity_id} is {before}; only extracted or proposed entities can become {status}"
+                    )));
+                }
+            }
+        }
+        self.get_entity(tenant, &entity_id, None).await
+    }
+
+    async fn set_status(
+        &self,
+        tenant: &Tenant,
+        ids: &[String],
+        bucket: Option<&str>,
+        status: &str,
+        actor: &Actor,
+    ) -> ServiceResult<Vec<Row>> {
+        self.run(
+            tenant,
+            queries::ENTITY_SET_STATUS,
+            params! {
+                "ids" => ids, "bucketID" => bucket, "status" => status,
+                "userID" => actor.user_id, "now" => ids::now_rfc3339(),
+            },
+        )
+        .await
+    }
+
+    /// Approves or rejects many entities; each row says what happened to it.
+    pub async fn bulk_validate(
+        &self,
+        tenant: &Tenant,
+        ids: &[String],
+        status: &str,
+        bucket: Option<&str>,
+        actor: &Actor,
+    ) -> ServiceResult<ValidateResult> {
+        check_terminal_status(status)?;
+        if ids.is_empty() || ids.len() > 1_000 {
+            return Err(ServiceError::invalid_field(
+                "entityIDs",
+                "must hold between 1 and 1000 IDs",
+            ));
+        }
+        let rows = self.set_status(tenant, ids, bucket, status, actor).await?;
+        let mut summary = ValidateSummary::default();
+        let results = rows
+            .iter()
+            .map(|row| {
+                let entity_id = str_col(row, "entityID");
+                let (outcome, reason) = if row.get("found").and_then(Value::as_bool) != Some(true) {
+                    ("skipped", Some("not found".to_string()))
+                } else if row.get("allowed").and_then(Value::as_bool) == Some(true) {
+                    ("validated", None)
+                } else if let Some(survivor) = row.get("mergedInto").and_then(Value::as_str) {
+                    (
+                        "rejected-row",
+                        Some(format!(
+                            "merged into {survivor}; validate that entity instead"
+                        )),
+                    )
+                } else {
+                    (
+                        "rejected-row",
+                        Some(format!(
+                            "already {}; only extracted or proposed entities move",
+                            str_col(row, "before")
+                        )),
+                    )
+                };
+                match outcome {
+                    "validated" => summary.validated += 1,
+                    "skipped" => summary.skipped += 1,
+                    _ => summary.rejected_row += 1,
+                }
+                ValidateRow {
+                    entity_id,
+                    outcome,
+                    reason,
+                }
+            })
+            .collect();
+        Ok(ValidateResult { results, summary })
+    }
+
+    /// Attaches a surface form; idempotent for the entity's own names, 409 when the name
+    /// already belongs to another entity.
+    pub async fn add_synonym(
+        &self,
+        tenant: &Tenant,
+        entity_id: &str,
+        text: &str,
+        source: &str,
+        locale: Option<&str>,
+    ) -> ServiceResult<Synonym> {
+        if !SYNONYM_SOURCES.contains(&source) {
+            return Err(ServiceError::invalid_field(
+                "source",
+                "must be extracted, customer_defined or sme_approved",
+            ));
+        }
+        let text = text.trim();
+        let normalized = normalized_name("text", text)?;
+        let entity = self.get_entity(tenant, entity_id, None).await?;
+        let key = resolution_key(tenant, &entity.bucket_id, &entity.type_name, &normalized);
+        let rows = self
+            .run(
+                tenant,
+                queries::ENTITY_ADD_KEY,
+                params! {
+                    "entityID" => entity.entity_id, "key" => key, "keyID" => ids::new_id("esn"),
+                    "text" => text, "normalized" => normalized, "source" => source, "locale" => locale,
+                    "now" => ids::now_rfc3339(),
+                },
+            )
+            .await?;
+        let row = rows
+            .into_iter()
+            .next()
+            .ok_or_else(|| ServiceError::not_found("entity", entity_id))?;
+        let owner = str_col(&row, "entityID");
+        if owner != entity.entity_id {
+            return Err(ServiceError::Conflict(format!(
+                "{text:?} already names entity {owner}; merge the two entities instead"
+            )));
+        }
+        decode(row)
+    }
+
+    /// Removes a customer_defined or sme_approved synonym; extracted ones and the canonical
+    /// name cannot be removed (409).
+    pub async fn remove_synonym(
+        &self,
+        tenant: &Tenant,
+        entity_id: &str,
+        synonym_id: &str,
+    ) -> ServiceResult<()> {
+        let entity_id = self.resolve_entity(tenant, entity_id, None).await?.0;
+        let rows = self
+            .run(
+                tenant,
+                queries::ENTITY_REMOVE_KEY,
+                params! { "entityID" => entity_id, "synonymID" => synonym_id, "now" => ids::now_rfc3339() },
+            )
+            .await?;
+        if !rows.is_empty() {
+            return Ok(());
+        }
+        let existing = self
+            .run(
+                tenant,
+                queries::ENTITY_KEY_GET,
+                params! { "entityID" => entity_id, "synonymID" => synonym_id },
+            )
+            .await?;
+        match existing.first().map(|row| str_col(row, "source")) {
+            None => Err(ServiceError::not_found("synonym", synonym_id)),
+            Some(source) if source == "canonical" => Err(ServiceError::Conflict(
+                "that synonym is the canonical name; set another canonical first".into(),
+            )),
+            Some(source) => Err(ServiceError::Conflict(format!(
+                "{source} synonyms belong to the resolver and cannot be removed"
+            ))),
+        }
+    }
+
+    async fn set_canonical(
+        &self,
+        tenant: &Tenant,
+        entity_id: &str,
+        canonical: &str,
+    ) -> ServiceResult<()> {
+        let synonym = self
+            .add_synonym(tenant, entity_id, canonical, "customer_defined", None)
+            .await?;
+        let entity = self.get_entity(tenant, entity_id, None).await?;
+        let key = resolution_key(
+            tenant,
+            &entity.bucket_id,
+            &entity.type_name,
+            &synonym.normalized_text,
+        );
+        self.run(
+            tenant,
+            queries::ENTITY_SET_CANONICAL,
+            params! { "entityID" => entity_id, "key" => key, "now" => ids::now_rfc3339() },
+        )
+        .await?;
+        Ok(())
+    }
+
+    async fn assign_type(
+        &self,
+        tenant: &Tenant,
+        entity_id: &str,
+        type_id: &str,
+    ) -> ServiceResult<()> {
+        let entity = self.get_entity(tenant, entity_id, None).await?;
+        let (type_id, effective_name) = if type_id.is_empty() {
+            (None, entity.inferred_type.clone())
+        } else {
+            let entity_type =
+                self.get_entity_type(tenant, type_id)
+                    .await
+                    .map_err(|err| match err {
+                        ServiceError::NotFound { .. } => {
+                            ServiceError::not_found("entity type", type_id)
+                        }
+                        other => other,
+                    })?;
+            (Some(entity_type.type_id), entity_type.name)
+        };
+        let prefix = key_prefix(tenant, &entity.bucket_id, &effective_name);
+        let result = self
+            .run(
+                tenant,
+                queries::ENTITY_ASSIGN_TYPE,
+                params! { "entityID" => entity_id, "typeID" => type_id, "keyPrefix" => prefix, "now" => ids::now_rfc3339() },
+            )
+            .await;
+        match result {
+            Err(ServiceError::Internal(err)) if super::buckets::is_constraint(&err) => Err(ServiceError::Conflict(
+                format!("another entity of type {effective_name:?} already has one of this entity's names; merge them instead"),
+            )),
+            other => other.map(|_| ()),
+        }
+    }
+}
+
+/// A string column, empty when absent.
+pub(super) fn str_col(row: &Row, column: &str) -> String {
+    row.get(column)
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string()
+}

@@ -1,0 +1,165 @@
+//! Manual merges of entities into a survivor, and their undoing. Each merge is one Cypher
+//! statement that moves the merged entity's surface forms, mentions and relation edges and
+//! records exactly what moved and who did it; unmerge moves exactly those back.
+
+use super::entities::{str_col, Actor, Entity};
+use super::{decode, queries, GraphService, Tenant};
+use crate::error::{ServiceError, ServiceResult};
+use crate::ids;
+use crate::params;
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+/// One recorded merge.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MergeRecord {
+    #[serde(rename = "mergeID")]
+    pub merge_id: String,
+    #[serde(rename = "survivorID")]
+    pub survivor_id: String,
+    #[serde(rename = "mergedID")]
+    pub merged_id: String,
+    /// The user (`usr_…`) or API key (`key_…`) that merged.
+    pub merged_by: String,
+    pub merged_at: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub undone_by: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub undone_at: Option<String>,
+    pub keys_moved: i64,
+    pub mentions_moved: i64,
+    pub relations_moved: i64,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MergeResult {
+    /// The survivor after the merge.
+    pub entity: Entity,
+    pub merges: Vec<MergeRecord>,
+}
+
+impl GraphService {
+    /// Merges each of `merged` into `survivor` (IDs resolve through earlier merges).
+    pub async fn merge_entities(
+        &self,
+        tenant: &Tenant,
+        survivor: &str,
+        merged: &[String],
+        actor: &Actor,
+    ) -> ServiceResult<MergeResult> {
+        if merged.is_empty() || merged.len() > 100 {
+            return Err(ServiceError::invalid_field(
+                "entityIDs",
+                "must hold between 1 and 100 IDs",
+            ));
+        }
+        let (survivor_id, survivor_bucket) = self.resolve_entity(tenant, survivor, None).await?;
+        let mut targets = Vec::new();
+        for id in merged {
+            let (merged_id, bucket) = self.resolve_entity(tenant, id, None).await?;
+            if merged_id == survivor_id {
+                return Err(ServiceError::Unprocessable {
+                    message: format!("{id} already is (or was merged into) {survivor_id}"),
+                    details: Some(
+                        serde_json::json!({ "field": "entityIDs", "error": "same entity" }),
+                    ),
+                });
+            }
+            if bucket != survivor_bucket {
+                return Err(ServiceError::Unprocessable {
+                    message: format!("{id} is in another bucket than {survivor_id}; merges stay inside one bucket"),
+                    details: Some(serde_json::json!({ "field": "entityIDs", "error": "other bucket" })),
+                });
+            }
+            targets.push(merged_id);
+        }
+        let mut merges = Vec::new();
+        for merged_id in targets {
+            let merge_id = ids::new_id("mrg");
+            let rows = self
+                .run(
+                    tenant,
+                    queries::ENTITY_MERGE,
+                    params! {
+                        "survivorID" => survivor_id, "mergedID" => merged_id, "mergeID" => merge_id,
+                        "actor" => actor.label(), "now" => ids::now_rfc3339(),
+                    },
+                )
+                .await?;
+            if rows.is_empty() {
+                return Err(ServiceError::Conflict(format!(
+                    "{merged_id} changed while merging; retry"
+                )));
+            }
+            merges.extend(
+                self.merge_history(tenant, &merged_id)
+                    .await?
+                    .into_iter()
+                    .filter(|m| m.merge_id == merge_id),
+            );
+        }
+        Ok(MergeResult {
+            entity: self.get_entity(tenant, &survivor_id, None).await?,
+            merges,
+        })
+    }
+
+    /// Undoes a merge; 409 if already undone or its survivor has been merged away since.
+    pub async fn unmerge(
+        &self,
+        tenant: &Tenant,
+        merge_id: &str,
+        actor: &Actor,
+    ) -> ServiceResult<Entity> {
+        let rows = self
+            .run(
+                tenant,
+                queries::ENTITY_UNMERGE,
+                params! { "mergeID" => merge_id, "actor" => actor.label(), "now" => ids::now_rfc3339() },
+            )
+            .await?;
+        if let Some(row) = rows.first() {
+            return self
+                .get_entity(tenant, &str_col(row, "entityID"), None)
+                .await;
+        }
+        let found = self
+            .run(
+                tenant,
+                queries::MERGE_GET,
+                params! { "mergeID" => merge_id },
+            )
+            .await?;
+        let row = found
+            .first()
+            .ok_or_else(|| ServiceError::not_found("merge", merge_id))?;
+        if row.get("undoneAt").is_some_and(|v| !v.is_null()) {
+            return Err(ServiceError::Conflict(format!(
+                "merge {merge_id} is already undone"
+            )));
+        }
+        Err(ServiceError::Conflict(format!(
+            "the survivor {} has since been merged into {}; undo that merge first",
+            str_col(row, "survivorID"),
+            str_col(row, "survivorMergedInto")
+        )))
+    }
+
+    /// The merges an entity took part in, newest first.
+    pub async fn merge_history(
+        &self,
+        tenant: &Tenant,
+        entity_id: &str,
+    ) -> ServiceResult<Vec<MergeRecord>> {
+        let rows = self
+            .run(
+                tenant,
+                queries::ENTITY_MERGES,
+                params! { "id" => entity_id },
+            )
+            .await?;
+        rows.into_iter().map(decode).collect()
+    }
+}

@@ -1,0 +1,403 @@
+//! Mentions and relations: how documents feed the graph, and how it is read back, per
+//! entity and as a whole.
+
+use super::entities::{normalized_name, resolution_key, str_col, Mention};
+use super::{decode, queries, GraphService, Tenant};
+use crate::error::{ServiceError, ServiceResult};
+use crate::ids;
+use crate::params;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::collections::{BTreeMap, HashSet};
+use utoipa::ToSchema;
+
+/// Deepest centred knowledge-graph view.
+pub const MAX_DEPTH: u32 = 5;
+
+pub struct NewMention {
+    pub entity_id: String,
+    pub reference_id: Option<String>,
+    pub transformation_id: Option<String>,
+    pub page: Option<i64>,
+    pub section_label: Option<String>,
+    pub surface: String,
+}
+
+/// A directed relation between two entities.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Relation {
+    #[serde(rename = "relationID")]
+    pub relation_id: String,
+    #[serde(rename = "sourceEntityID")]
+    pub source_entity_id: String,
+    #[serde(rename = "targetEntityID")]
+    pub target_entity_id: String,
+    pub relation_type: String,
+    /// How many times the relation was observed.
+    pub mention_count: i64,
+    pub first_seen_at: String,
+    #[serde(rename = "bucketID")]
+    pub bucket_id: String,
+}
+
+/// The far end of an edge, compactly.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct RelatedEntity {
+    pub id: String,
+    pub canonical: String,
+    /// Hops from the queried entity: 1, or 0 for a self-loop.
+    pub depth: u32,
+    #[serde(rename = "type")]
+    pub type_name: String,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Edge {
+    #[serde(rename = "relationID")]
+    pub relation_id: String,
+    pub relation_type: String,
+    pub mention_count: i64,
+    pub first_seen_at: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source_entity: Option<RelatedEntity>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub target_entity: Option<RelatedEntity>,
+}
+
+/// An entity's edges split by direction.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct EntityRelations {
+    pub inbound: Vec<Edge>,
+    pub outbound: Vec<Edge>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct GraphNode {
+    pub id: String,
+    pub canonical: String,
+    #[serde(rename = "type")]
+    pub type_name: String,
+    pub mention_count: i64,
+    /// Hops from the centre (0 without one).
+    pub depth: u32,
+}
+
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct GraphEdge {
+    #[serde(rename = "relationID")]
+    pub relation_id: String,
+    pub relation_type: String,
+    pub mention_count: i64,
+    pub source_id: String,
+    pub target_id: String,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct KnowledgeGraph {
+    pub nodes: Vec<GraphNode>,
+    pub edges: Vec<GraphEdge>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Direction {
+    Inbound,
+    Outbound,
+    Both,
+}
+
+pub struct RelationsQuery {
+    pub direction: Direction,
+    pub relation_type: Option<String>,
+    pub cursor: Option<String>,
+    pub bucket: Option<String>,
+    pub limit: u32,
+}
+
+#[derive(Default)]
+pub struct GraphQuery {
+    pub type_ids: Option<Vec<String>>,
+    pub since: Option<String>,
+    pub search: Option<String>,
+    pub center: Option<String>,
+    pub depth: u32,
+    pub bucket: Option<String>,
+    pub cursor: Option<String>,
+    pub limit: u32,
+}
+
+impl GraphService {
+    /// Records a mention; its surface becomes an `extracted` surface form of the entity.
+    pub async fn create_mention(&self, tenant: &Tenant, new: NewMention) -> ServiceResult<Mention> {
+        let surface = new.surface.trim().to_string();
+        let normalized = normalized_name("surface", &surface)?;
+        let entity = self.get_entity(tenant, &new.entity_id, None).await?;
+        let rows = self
+            .run(
+                tenant,
+                queries::MENTION_CREATE,
+                params! {
+                    "entityID" => entity.entity_id, "id" => ids::new_id("men"),
+                    "referenceID" => new.reference_id, "transformationID" => new.transformation_id,
+                    "page" => new.page, "sectionLabel" => new.section_label, "surface" => surface,
+                    "key" => resolution_key(tenant, &entity.bucket_id, &entity.type_name, &normalized),
+                    "keyID" => ids::new_id("esn"), "normalized" => normalized, "now" => ids::now_rfc3339(),
+                },
+            )
+            .await?;
+        decode(
+            rows.into_iter()
+                .next()
+                .ok_or_else(|| ServiceError::not_found("entity", &new.entity_id))?,
+        )
+    }
+
+    /// Records one observation of `source -[relation_type]-> target` (IDs resolve through merges).
+    pub async fn create_relation(
+        &self,
+        tenant: &Tenant,
+        source: &str,
+        target: &str,
+        relation_type: &str,
+    ) -> ServiceResult<Relation> {
+        let relation_type = relation_type.trim();
+        if relation_type.is_empty() || relation_type.chars().count() > 100 {
+            return Err(ServiceError::invalid_field(
+                "relationType",
+                "must be 1 to 100 characters",
+            ));
+        }
+        let (source_id, source_bucket) = self.resolve_entity(tenant, source, None).await?;
+        let (target_id, target_bucket) = self.resolve_entity(tenant, target, None).await?;
+        if source_bucket != target_bucket {
+            return Err(ServiceError::Unprocessable {
+                message: format!("{source} and {target} are in different buckets; relations stay inside one bucket"),
+                details: None,
+            });
+        }
+        let rows = self
+            .run(
+                tenant,
+                queries::RELATION_CREATE,
+                params! {
+                    "sourceID" => source_id, "targetID" => target_id, "relationType" => relation_type,
+                    "id" => ids::new_id("rel"), "now" => ids::now_rfc3339(),
+                },
+            )
+            .await?;
+        decode(
+            rows.into_iter()
+                .next()
+                .ok_or_else(|| ServiceError::not_found("entity", source))?,
+        )
+    }
+
+    /// A page of an entity's edges (ordered by relation ID), split by direction.
+    pub async fn entity_relations(
+        &self,
+        tenant: &Tenant,
+        id: &str,
+        query: RelationsQuery,
+    ) -> ServiceResult<EntityRelations> {
+        let (entity_id, _) = self.resolve_entity(tenant, id, None).await?;
+        let params = params! {
+            "id" => entity_id, "relationType" => query.relation_type, "cursor" => query.cursor,
+            "bucketID" => query.bucket, "limit" => query.limit + 1,
+        };
+        let mut edges: Vec<(bool, crate::store::graph::Row)> = Vec::new();
+        if query.direction != Direction::Inbound {
+            let rows = self
+                .run(tenant, queries::RELATIONS_OUTBOUND, params.clone())
+                .await?;
+            edges.extend(rows.into_iter().map(|row| (true, row)));
+        }
+        if query.direction != Direction::Outbound {
+            let rows = self.run(tenant, queries::RELATIONS_INBOUND, params).await?;
+            // A self-loop is listed once, as outbound.
+            let seen: HashSet<String> = edges
+                .iter()
+                .map(|(_, row)| str_col(row, "relationID"))
+                .collect();
+            edges.extend(
+                rows.into_iter()
+                    .filter(|row| !seen.contains(&str_col(row, "relationID")))
+                    .map(|row| (false, row)),
+            );
+        }
+        edges.sort_by_key(|(_, row)| str_col(row, "relationID"));
+        let has_more = edges.len() > query.limit as usize;
+        edges.truncate(query.limit as usize);
+        let next_cursor = if has_more {
+            edges.last().map(|(_, row)| str_col(row, "relationID"))
+        } else {
+            None
+        };
+        let (mut inbound, mut outbound) = (Vec::new(), Vec::new());
+        for (is_outbound, row) in edges {
+            let other_id = str_col(&row, "otherID");
+            let far = RelatedEntity {
+                depth: if other_id == entity_id { 0 } else { 1 },
+                id: other_id,
+                canonical: str_col(&row, "otherCanonical"),
+                type_name: str_col(&row, "otherType"),
+            };
+            let mut edge = Edge {
+                relation_id: str_col(&row, "relationID"),
+                relation_type: str_col(&row, "relationType"),
+                mention_count: row.get("mentionCount").and_then(Value::as_i64).unwrap_or(0),
+                first_seen_at: str_col(&row, "firstSeenAt"),
+                source_entity: None,
+                target_entity: None,
+            };
+            if is_outbound {
+                edge.target_entity = Some(far);
+                outbound.push(edge);
+            } else {
+                edge.source_entity = Some(far);
+                inbound.push(edge);
+            }
+        }
+        Ok(EntityRelations {
+            inbound,
+            outbound,
+            next_cursor,
+        })
+    }
+
+    /// A page of the graph's edges and their endpoints.
+    pub async fn knowledge_graph(
+        &self,
+        tenant: &Tenant,
+        query: GraphQuery,
+    ) -> ServiceResult<KnowledgeGraph> {
+        let mut depths: Option<BTreeMap<String, u32>> = None;
+        if let Some(center) = &query.center {
+            let (center_id, _) = self.resolve_entity(tenant, center, None).await?;
+            depths = Some(
+                self.within_hops(
+                    tenant,
+                    &center_id,
+                    query.depth.min(MAX_DEPTH),
+                    query.bucket.as_deref(),
+                )
+                .await?,
+            );
+        }
+        let mut node_ids: Option<HashSet<String>> =
+            depths.as_ref().map(|d| d.keys().cloned().collect());
+        if let Some(search) = query.search.as_deref().filter(|s| !s.is_empty()) {
+            let rows = self
+                .run(
+                    tenant,
+                    queries::ENTITY_SEARCH,
+                    params! { "search" => search, "bucketID" => query.bucket },
+                )
+                .await?;
+            let matching: HashSet<String> =
+                rows.iter().map(|row| str_col(row, "entityID")).collect();
+            node_ids = Some(match node_ids {
+                Some(ids) => ids.intersection(&matching).cloned().collect(),
+                None => matching,
+            });
+        }
+        let type_names = match &query.type_ids {
+            Some(ids) => Some(self.type_names(tenant, ids).await?),
+            None => None,
+        };
+        let rows = self
+            .run(
+                tenant,
+                queries::KNOWLEDGE_GRAPH_EDGES,
+                params! {
+                    "bucketID" => query.bucket, "since" => query.since, "cursor" => query.cursor,
+                    "nodeIDs" => node_ids.map(|ids| ids.into_iter().collect::<Vec<_>>()),
+                    "typeIDs" => query.type_ids, "typeNames" => type_names, "limit" => query.limit + 1,
+                },
+            )
+            .await?;
+        let mut edges: Vec<GraphEdge> =
+            rows.into_iter().map(decode).collect::<ServiceResult<_>>()?;
+        let has_more = edges.len() > query.limit as usize;
+        edges.truncate(query.limit as usize);
+        let next_cursor = if has_more {
+            edges.last().map(|e| e.relation_id.clone())
+        } else {
+            None
+        };
+        let mut endpoints: Vec<String> = edges
+            .iter()
+            .flat_map(|e| [e.source_id.clone(), e.target_id.clone()])
+            .collect();
+        endpoints.sort();
+        endpoints.dedup();
+        let rows = self
+            .run(
+                tenant,
+                queries::ENTITY_NODES,
+                params! { "ids" => endpoints },
+            )
+            .await?;
+        let nodes = rows
+            .iter()
+            .map(|row| {
+                let id = str_col(row, "id");
+                GraphNode {
+                    depth: depths
+                        .as_ref()
+                        .and_then(|d| d.get(&id).copied())
+                        .unwrap_or(0),
+                    canonical: str_col(row, "canonical"),
+                    type_name: str_col(row, "type"),
+                    mention_count: row.get("mentionCount").and_then(Value::as_i64).unwrap_or(0),
+                    id,
+                }
+            })
+            .collect();
+        Ok(KnowledgeGraph {
+            nodes,
+            edges,
+            next_cursor,
+        })
+    }
+
+    /// Every entity within `depth` hops of `center`, with its distance.
+    async fn within_hops(
+        &self,
+        tenant: &Tenant,
+        center: &str,
+        depth: u32,
+        bucket: Option<&str>,
+    ) -> ServiceResult<BTreeMap<String, u32>> {
+        let mut depths = BTreeMap::from([(center.to_string(), 0)]);
+        let mut frontier = vec![center.to_string()];
+        for hop in 1..=depth {
+            if frontier.is_empty() {
+                break;
+            }
+            let rows = self
+                .run(
+                    tenant,
+                    queries::ENTITY_NEIGHBORS,
+                    params! { "ids" => frontier, "bucketID" => bucket },
+                )
+                .await?;
+            frontier = Vec::new();
+            for id in rows.iter().map(|row| str_col(row, "entityID")) {
+                if !depths.contains_key(&id) {
+                    depths.insert(id.clone(), hop);
+                    frontier.push(id);
+                }
+            }
+        }
+        Ok(depths)
+    }
+}

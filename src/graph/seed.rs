@@ -1,0 +1,437 @@
+//! Bulk seeding with resolution: each row becomes a new `proposed` entity or merges into the
+//! entity its name (or one of its synonyms) already resolves to, under the same effective
+//! type and bucket. Invalid rows are rejected with a reason while the others apply.
+//!
+//! Decisions: a row's `type` is resolved by exact name against the tenant's entity types and
+//! created when missing. When the type's `attributeSchema` has a `properties` object (JSON
+//! Schema style) its keys are the declared attributes, else its top-level keys are; an
+//! attribute the schema does not declare rejects the row. On merge, attribute keys the
+//! entity lacks are added and existing values are kept (curated values are not overwritten).
+
+use super::entities::{normalized_name, resolution_key, str_col};
+use super::entity_types::NewEntityType;
+use super::{queries, GraphService, Tenant};
+use crate::error::{ServiceError, ServiceResult};
+use crate::ids;
+use crate::params;
+use crate::store::graph::GraphError;
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+use std::collections::{HashMap, HashSet};
+
+use utoipa::ToSchema;
+
+/// Rows a request may carry.
+pub const MAX_ROWS: usize = 10_000;
+/// Fewer rows than this are seeded in the request; more go to a seed job.
+pub const SYNC_LIMIT: usize = 100;
+/// Rows per Cypher statement.
+const CHUNK: usize = 500;
+/// Attempts of a wave that lost a race on the key constraint.
+const RACE_RETRIES: usize = 8;
+
+/// One row of a bulk seed.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SeedRow {
+    pub canonical: String,
+    /// Entity type name; created when missing.
+    #[serde(rename = "type")]
+    pub type_name: String,
+    pub description: Option<String>,
+    #[serde(default)]
+    pub synonyms: Vec<String>,
+    #[schema(value_type = Option<Object>)]
+    pub attributes: Option<Value>,
+}
+
+/// What happened to one row.
+#[derive(Clone, Debug, Serialize, Deserialize, ToSchema, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct SeedRowResult {
+    pub canonical: String,
+    /// `created`, `merged-with` or `rejected`.
+    pub outcome: String,
+    #[serde(rename = "entityID", skip_serializing_if = "Option::is_none")]
+    pub entity_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize, ToSchema, PartialEq)]
+pub struct SeedSummary {
+    pub created: usize,
+    pub merged: usize,
+    pub rejected: usize,
+}
+
+impl SeedSummary {
+    pub fn of(results: &[SeedRowResult]) -> Self {
+        let count = |outcome: &str| results.iter().filter(|r| r.outcome == outcome).count();
+        Self {
+            created: count("created"),
+            merged: count("merged-with"),
+            rejected: count("rejected"),
+        }
+    }
+}
+
+/// A row ready for Cypher.
+struct Prepared {
+    index: usize,
+    canonical: String,
+    key: String,
+    synonym_keys: Vec<String>,
+    params: serde_json::Map<String, Value>,
+}
+
+impl GraphService {
+    /// The tenant's default bucket, or the given live one (404 otherwise).
+    pub async fn write_bucket(
+        &self,
+        tenant: &Tenant,
+        bucket: Option<&str>,
+    ) -> ServiceResult<String> {
+        match bucket {
+            Some(id) => Ok(self.get_bucket(tenant, id).await?.bucket_id),
+            None => {
+                let rows = self
+                    .run(
+                        tenant,
+                        queries::BUCKET_DEFAULT,
+                        params! { "defaultKey" => tenant.scoped_key("") },
+                    )
+                    .await?;
+                rows.first()
+                    .map(|row| str_col(row, "bucketID"))
+                    .ok_or_else(|| {
+                        ServiceError::Internal(anyhow::anyhow!("tenant has no default bucket"))
+                    })
+            }
+        }
+    }
+
+    /// Seeds `rows` into `bucket_id`. `tag` makes replays of the same rows idempotent: a row
+    /// tagged `tag:i` that created an entity reports `created` again when re-run.
+    pub async fn seed_rows(
+        &self,
+        tenant: &Tenant,
+        bucket_id: &str,
+        rows: &[Value],
+        tag: &str,
+        offset: usize,
+    ) -> ServiceResult<Vec<SeedRowResult>> {
+        let mut results: Vec<Option<SeedRowResult>> = vec![None; rows.len()];
+        let mut prepared = Vec::new();
+        let mut types = TypeCache::default();
+        for (i, raw) in rows.iter().enumerate() {
+            let canonical = raw
+                .get("canonical")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string();
+            match self
+                .prepare(
+                    tenant,
+                    bucket_id,
+                    raw,
+                    &mut types,
+                    &format!("{tag}:{}", offset + i),
+                )
+                .await
+            {
+                Ok(mut row) => {
+                    row.index = i;
+                    prepared.push(row);
+                }
+                Err(reason) => results[i] = Some(rejected(canonical, reason)),
+            }
+        }
+        for chunk in prepared.chunks(CHUNK) {
+            for wave in waves(chunk) {
+                self.seed_wave(tenant, &wave, &mut results).await?;
+            }
+        }
+        Ok(results
+            .into_iter()
+            .map(|r| r.unwrap_or_else(|| rejected(String::new(), "not processed".into())))
+            .collect())
+    }
+
+    /// Validates one row and builds its Cypher parameters; `Err` is the rejection reason.
+    async fn prepare(
+        &self,
+        tenant: &Tenant,
+        bucket_id: &str,
+        raw: &Value,
+        types: &mut TypeCache,
+        tag: &str,
+    ) -> Result<Prepared, String> {
+        let row: SeedRow =
+            serde_json::from_value(raw.clone()).map_err(|err| format!("invalid row: {err}"))?;
+        let canonical = row.canonical.trim().to_string();
+        let normalized = normalized_name("canonical", &canonical).map_err(|e| e.to_string())?;
+        let type_name = row.type_name.trim().to_string();
+        if type_name.is_empty() || type_name.chars().count() > 100 {
+            return Err("type: must be a type name of 1 to 100 characters".into());
+        }
+        let (type_id, declared) = types
+            .resolve(self, tenant, &type_name)
+            .await
+            .map_err(|e| e.to_string())?;
+        let attributes = match row.attributes {
+            None | Some(Value::Null) => serde_json::Map::new(),
+            Some(Value::Object(map)) => map,
+            Some(_) => return Err("attributes: must be an object".into()),
+        };
+        if let Some(declared) = declared {
+            let undeclared: Vec<&String> = attributes
+                .keys()
+                .filter(|k| !declared.contains(*k))
+                .collect();
+            if !undeclared.is_empty() {
+                return Err(format!(
+                    "attributes not declared by type {type_name:?}: {undeclared:?}"
+                ));
+            }
+        }
+        let key = resolution_key(tenant, bucket_id, &type_name, &normalized);
+        // Every spelling, grouped by the key it normalises to (the canonical's first).
+        let mut forms: Vec<(String, String, Vec<String>)> =
+            vec![(key.clone(), normalized.clone(), vec![canonical.clone()])];
+        for text in row
+            .synonyms
+            .iter()
+            .map(|s| s.trim())
+            .filter(|s| !s.is_empty())
+        {
+            let Ok(normalized) = normalized_name("synonyms", text) else {
+                continue;
+            };
+            let synonym_key = resolution_key(tenant, bucket_id, &type_name, &normalized);
+            match forms.iter_mut().find(|(k, _, _)| *k == synonym_key) {
+                Some((_, _, texts)) if !texts.iter().any(|t| t == text) => {
+                    texts.push(text.to_string())
+                }
+                Some(_) => {}
+                None => forms.push((synonym_key, normalized, vec![text.to_string()])),
+            }
+        }
+        let canonical_forms = forms[0].2.clone();
+        let synonyms: Vec<Value> = forms[1..]
+            .iter()
+            .map(|(key, normalized, texts)| {
+                json!({ "id": ids::new_id("esn"), "text": texts[0], "forms": texts, "normalized": normalized, "key": key })
+            })
+            .collect();
+        let synonym_keys: Vec<String> = forms[1..].iter().map(|(key, _, _)| key.clone()).collect();
+        let (attr_keys, attr_values): (Vec<String>, Vec<String>) = attributes
+            .into_iter()
+            .map(|(k, v)| (k, v.to_string()))
+            .unzip();
+        let params = params! {
+            "newID" => ids::new_id("ent"), "keyID" => ids::new_id("esn"), "tag" => tag,
+            "canonical" => canonical, "normalized" => normalized, "key" => key, "forms" => canonical_forms,
+            "typeName" => type_name, "typeID" => type_id, "bucketID" => bucket_id,
+            "description" => row.description.map(|d| d.trim().to_string()).filter(|d| !d.is_empty()),
+            "attrKeys" => attr_keys, "attrValues" => attr_values, "synonyms" => synonyms,
+        };
+        Ok(Prepared {
+            index: 0,
+            canonical,
+            key,
+            synonym_keys,
+            params,
+        })
+    }
+
+    /// Resolves and writes one wave, retrying when a concurrent writer won a key race.
+    async fn seed_wave(
+        &self,
+        tenant: &Tenant,
+        wave: &[&Prepared],
+        results: &mut [Option<SeedRowResult>],
+    ) -> ServiceResult<()> {
+        for attempt in 0.. {
+            let keys: Vec<&String> = wave
+                .iter()
+                .flat_map(|p| std::iter::once(&p.key).chain(&p.synonym_keys))
+                .collect();
+            let found = self
+                .run(
+                    tenant,
+                    queries::ENTITY_KEYS_LOOKUP,
+                    params! { "keys" => keys },
+                )
+                .await?;
+            let owner: HashMap<String, String> = found
+                .iter()
+                .map(|row| (str_col(row, "key"), str_col(row, "entityID")))
+                .collect();
+            let mut rows = Vec::new();
+            for prepared in wave {
+                let by_name = owner.get(&prepared.key);
+                let by_synonym: HashSet<&String> = prepared
+                    .synonym_keys
+                    .iter()
+                    .filter_map(|k| owner.get(k))
+                    .collect();
+                let target = match (by_name, by_synonym.len()) {
+                    (Some(id), _) => id.clone(),
+                    (None, 0) => prepared.params["newID"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .to_string(),
+                    (None, 1) => by_synonym
+                        .iter()
+                        .next()
+                        .map(|s| s.to_string())
+                        .unwrap_or_default(),
+                    (None, _) => {
+                        let mut ids: Vec<&&String> = by_synonym.iter().collect();
+                        ids.sort();
+                        results[prepared.index] = Some(rejected(
+                            prepared.canonical.clone(),
+                            format!("its synonyms name several entities ({ids:?}); merge them or seed the row without those synonyms"),
+                        ));
+                        continue;
+                    }
+                };
+                let mut row = prepared.params.clone();
+                row.insert("i".into(), json!(prepared.index));
+                row.insert("targetID".into(), json!(target));
+                rows.push(Value::Object(row));
+            }
+            let outcome = self
+                .engine
+                .run(queries::ENTITY_SEED, {
+                    let mut p = tenant.params();
+                    p.insert("rows".into(), Value::Array(rows));
+                    p.insert("now".into(), json!(ids::now_rfc3339()));
+                    p
+                })
+                .await;
+            match outcome {
+                Ok(written) => {
+                    for row in written {
+                        let index =
+                            row.get("i").and_then(Value::as_u64).unwrap_or_default() as usize;
+                        let created = row.get("created").and_then(Value::as_bool) == Some(true);
+                        results[index] = Some(SeedRowResult {
+                            canonical: wave
+                                .iter()
+                                .find(|p| p.index == index)
+                                .map(|p| p.canonical.clone())
+                                .unwrap_or_default(),
+                            outcome: if created { "created" } else { "merged-with" }.into(),
+                            entity_id: Some(str_col(&row, "entityID")),
+                            reason: None,
+                        });
+                    }
+                    return Ok(());
+                }
+                Err(GraphError::ConstraintViolation(_)) if attempt < RACE_RETRIES => {
+                    tokio::time::sleep(std::time::Duration::from_millis(5 << attempt.min(6))).await;
+                }
+                Err(err) => return Err(err.into()),
+            }
+        }
+        unreachable!("the retry loop returns")
+    }
+}
+
+fn rejected(canonical: String, reason: String) -> SeedRowResult {
+    SeedRowResult {
+        canonical,
+        outcome: "rejected".into(),
+        entity_id: None,
+        reason: Some(reason),
+    }
+}
+
+/// Splits a chunk into waves in which no two rows share a key, keeping row order: a row goes
+/// one wave after the last earlier row it shares a key with.
+fn waves(chunk: &[Prepared]) -> Vec<Vec<&Prepared>> {
+    let mut last_wave_of_key: HashMap<&str, usize> = HashMap::new();
+    let mut waves: Vec<Vec<&Prepared>> = Vec::new();
+    for prepared in chunk {
+        let keys = std::iter::once(&prepared.key).chain(&prepared.synonym_keys);
+        let wave = keys
+            .clone()
+            .filter_map(|k| last_wave_of_key.get(k.as_str()))
+            .map(|w| w + 1)
+            .max()
+            .unwrap_or(0);
+        for key in keys {
+            last_wave_of_key.insert(key, wave);
+        }
+        if waves.len() <= wave {
+            waves.resize_with(wave + 1, Vec::new);
+        }
+        waves[wave].push(prepared);
+    }
+    waves
+}
+
+/// Entity types by name for one seed: ID and declared attribute keys (None: any).
+#[derive(Default)]
+struct TypeCache(HashMap<String, (String, Option<HashSet<String>>)>);
+
+impl TypeCache {
+    async fn resolve(
+        &mut self,
+        graph: &GraphService,
+        tenant: &Tenant,
+        name: &str,
+    ) -> ServiceResult<(String, Option<HashSet<String>>)> {
+        if let Some(found) = self.0.get(name) {
+            return Ok(found.clone());
+        }
+        let mut found = graph
+            .run(
+                tenant,
+                queries::ENTITY_TYPE_BY_NAME,
+                params! { "name" => name },
+            )
+            .await?;
+        if found.is_empty() {
+            let new = NewEntityType {
+                name: name.into(),
+                description: None,
+                parent_type_id: None,
+                attribute_schema: None,
+            };
+            match graph.create_entity_type(tenant, new).await {
+                Ok(_) | Err(ServiceError::Conflict(_)) => {}
+                Err(err) => return Err(err),
+            }
+            found = graph
+                .run(
+                    tenant,
+                    queries::ENTITY_TYPE_BY_NAME,
+                    params! { "name" => name },
+                )
+                .await?;
+        }
+        let row = found
+            .first()
+            .ok_or_else(|| ServiceError::Internal(anyhow::anyhow!("type {name} vanished")))?;
+        let schema: Option<Value> = row
+            .get("attributeSchema")
+            .and_then(Value::as_str)
+            .and_then(|text| serde_json::from_str(text).ok());
+        let declared = schema.map(|schema| {
+            let fields = schema
+                .get("properties")
+                .filter(|p| p.is_object())
+                .unwrap_or(&schema);
+            fields
+                .as_object()
+                .map(|o| o.keys().cloned().collect())
+                .unwrap_or_default()
+        });
+        let entry = (str_col(row, "typeID"), declared);
+        self.0.insert(name.to_string(), entry.clone());
+        Ok(entry)
+    }
+}

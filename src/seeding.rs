@@ -1,0 +1,209 @@
+//! `POST /v3/entities/bulk` behaviour: small batches are seeded in the request; larger ones
+//! become a seed job on the durable queue, processed chunk by chunk with progress saved
+//! after each, so a restart resumes where it stopped and no row is applied twice (rows
+//! carry a tag that makes a replayed chunk report what it did the first time).
+
+use crate::error::{ServiceError, ServiceResult};
+use crate::graph::seed::{SeedRowResult, SeedSummary, MAX_ROWS, SYNC_LIMIT};
+use crate::graph::{GraphService, Tenant};
+use crate::ids;
+use crate::jobs::JobHandler;
+use crate::store::records::keys::Environment;
+use crate::store::records::Records;
+use async_trait::async_trait;
+use serde::Serialize;
+use serde_json::Value;
+use std::sync::Arc;
+use utoipa::ToSchema;
+
+/// The job kind that runs seed jobs.
+pub const SEED_JOB_KIND: &str = "entities.seed";
+/// Rows a seed job processes between two saves of its progress.
+const JOB_CHUNK: usize = 1_000;
+
+/// Results of a batch seeded in the request.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SeedResults {
+    pub results: Vec<SeedRowResult>,
+    pub summary: SeedSummary,
+}
+
+/// A batch accepted for asynchronous seeding.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SeedAccepted {
+    #[serde(rename = "seedJobID")]
+    pub seed_job_id: String,
+    pub status: String,
+    #[serde(rename = "statusURL")]
+    pub status_url: String,
+}
+
+pub enum Submitted {
+    Done(SeedResults),
+    Queued(SeedAccepted),
+}
+
+/// Progress of a seed job (`GET /v3/entities/seed/{id}`).
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SeedStatus {
+    #[serde(rename = "seedJobID")]
+    pub seed_job_id: String,
+    /// `pending`, `processing`, `completed` or `failed`.
+    pub status: String,
+    pub total_rows: i64,
+    pub processed_rows: i64,
+    pub created_count: usize,
+    pub merged_count: usize,
+    pub rejected_count: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// Per-row outcomes, once completed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub results: Option<Vec<SeedRowResult>>,
+}
+
+#[derive(Clone)]
+pub struct SeedService {
+    pub graph: Arc<GraphService>,
+    pub records: Records,
+}
+
+impl SeedService {
+    pub async fn submit(
+        &self,
+        tenant: &Tenant,
+        bucket: Option<&str>,
+        on_conflict: Option<&str>,
+        rows: Vec<Value>,
+    ) -> ServiceResult<Submitted> {
+        if on_conflict.is_some_and(|c| c != "merge") {
+            return Err(ServiceError::invalid_field(
+                "onConflict",
+                "only \"merge\" is supported",
+            ));
+        }
+        if rows.is_empty() || rows.len() > MAX_ROWS {
+            return Err(ServiceError::invalid_field(
+                "entities",
+                format!("must hold between 1 and {MAX_ROWS} rows"),
+            ));
+        }
+        let bucket_id = self.graph.write_bucket(tenant, bucket).await?;
+        if rows.len() < SYNC_LIMIT {
+            let tag = ids::new_id("sync");
+            let results = self
+                .graph
+                .seed_rows(tenant, &bucket_id, &rows, &tag, 0)
+                .await?;
+            let summary = SeedSummary::of(&results);
+            return Ok(Submitted::Done(SeedResults { results, summary }));
+        }
+        let id = ids::new_id("esj");
+        self.records
+            .create_seed_job(
+                &id,
+                &tenant.account_id,
+                tenant.environment.as_str(),
+                &bucket_id,
+                &rows,
+            )
+            .await?;
+        self.records
+            .enqueue_job(SEED_JOB_KIND, &serde_json::json!({ "seedJobID": id }), 10)
+            .await?;
+        Ok(Submitted::Queued(SeedAccepted {
+            status_url: format!("/v3/entities/seed/{id}"),
+            seed_job_id: id,
+            status: "pending".into(),
+        }))
+    }
+
+    pub async fn status(&self, tenant: &Tenant, id: &str) -> ServiceResult<SeedStatus> {
+        let job = self
+            .records
+            .seed_job(id, &tenant.account_id, tenant.environment.as_str())
+            .await?
+            .ok_or_else(|| ServiceError::not_found("seed job", id))?;
+        let results: Vec<SeedRowResult> = job
+            .results
+            .iter()
+            .filter_map(|r| serde_json::from_value(r.clone()).ok())
+            .collect();
+        let summary = SeedSummary::of(&results);
+        Ok(SeedStatus {
+            seed_job_id: job.id,
+            total_rows: job.total_rows,
+            processed_rows: job.processed_rows,
+            created_count: summary.created,
+            merged_count: summary.merged,
+            rejected_count: summary.rejected,
+            error: job.error,
+            results: (job.status == "completed").then_some(results),
+            status: job.status,
+        })
+    }
+
+    /// Runs (or resumes) a seed job from its first unsaved chunk.
+    async fn run_job(&self, id: &str) -> anyhow::Result<()> {
+        let job = self
+            .records
+            .seed_job_by_id(id)
+            .await?
+            .ok_or_else(|| anyhow::anyhow!("seed job {id} does not exist"))?;
+        let environment = Environment::parse(&job.environment)
+            .ok_or_else(|| anyhow::anyhow!("bad environment"))?;
+        let tenant = Tenant {
+            account_id: job.account_id.clone(),
+            environment,
+        };
+        let mut results = job.results.clone();
+        let mut processed = job.processed_rows as usize;
+        results.truncate(processed);
+        while processed < job.rows.len() {
+            let end = (processed + JOB_CHUNK).min(job.rows.len());
+            let chunk = self
+                .graph
+                .seed_rows(
+                    &tenant,
+                    &job.bucket_id,
+                    &job.rows[processed..end],
+                    &job.id,
+                    processed,
+                )
+                .await
+                .map_err(|err| anyhow::anyhow!("{err}"))?;
+            results.extend(
+                chunk
+                    .into_iter()
+                    .map(|r| serde_json::to_value(r).unwrap_or_default()),
+            );
+            processed = end;
+            let status = if processed == job.rows.len() {
+                "completed"
+            } else {
+                "processing"
+            };
+            self.records
+                .save_seed_progress(&job.id, status, processed as i64, &results, None)
+                .await?;
+        }
+        if job.status != "completed" {
+            self.records
+                .save_seed_progress(&job.id, "completed", processed as i64, &results, None)
+                .await?;
+        }
+        Ok(())
+    }
+}
+
+#[async_trait]
+impl JobHandler for SeedService {
+    async fn run(&self, payload: Value) -> anyhow::Result<()> {
+        let id = payload["seedJobID"]
+            .as_str()
+            .ok_or_else(|| anyhow::anyhow!("payload without seedJobID"))?;
+        self.run_job(id).await
+    }
+}
