@@ -35,13 +35,8 @@ async fn main() -> anyhow::Result<()> {
     let base = format!("http://{}", app.addr);
     let records = &app.state.records;
     let account = records.ensure_account("bench").await?;
-    let (_, key) = records
-        .create_key(&account.id, Environment::Sandbox, "bench")
-        .await?;
-    let tenant = Tenant {
-        account_id: account.id.clone(),
-        environment: Environment::Sandbox,
-    };
+    let (_, key) = records.create_key(&account.id, Environment::Sandbox, "bench").await?;
+    let tenant = Tenant { account_id: account.id.clone(), environment: Environment::Sandbox };
     app.state.graph.ensure_tenant(&tenant).await?;
 
     let started = Instant::now();
@@ -51,10 +46,7 @@ async fn main() -> anyhow::Result<()> {
             let graph = graph.clone();
             let tenant = tenant.clone();
             async move {
-                let new = NewBucket {
-                    name: format!("bucket-{i:05}"),
-                    description: None,
-                };
+                let new = NewBucket { name: format!("bucket-{i:05}"), description: None };
                 graph.create_bucket(&tenant, new).await.map(|b| b.bucket_id)
             }
         })
@@ -69,45 +61,23 @@ async fn main() -> anyhow::Result<()> {
         .graph
         .list_buckets(
             &tenant,
-            &canon::pagination::PageRequest {
-                limit: 1,
-                cursor: canon::pagination::Cursor::First,
-            },
+            &canon::pagination::PageRequest { limit: 1, cursor: canon::pagination::Cursor::First },
             None,
         )
         .await
         .map_err(|e| anyhow::anyhow!("{e}"))?;
-    anyhow::ensure!(
-        present.total_count == BUCKETS as i64 + 1,
-        "expected {BUCKETS} buckets and the default"
-    );
-    println!(
-        "setup: {BUCKETS} buckets created in {:.1} s",
-        started.elapsed().as_secs_f64()
-    );
+    anyhow::ensure!(present.total_count == BUCKETS as i64 + 1, "expected {BUCKETS} buckets and the default");
+    println!("setup: {BUCKETS} buckets created in {:.1} s", started.elapsed().as_secs_f64());
 
-    let client = reqwest::Client::builder()
-        .pool_max_idle_per_host(CONCURRENCY * 2)
-        .build()?;
+    let client = reqwest::Client::builder().pool_max_idle_per_host(CONCURRENCY * 2).build()?;
 
     // 1. Listing 50 of 10,000.
-    let list_url = format!(
-        "{base}/v3/buckets?limit=50&startingAfter={}",
-        ids[ids.len() / 2]
-    );
+    let list_url = format!("{base}/v3/buckets?limit=50&startingAfter={}", ids[ids.len() / 2]);
     let mut http = Vec::with_capacity(LIST_SAMPLES);
     for _ in 0..LIST_SAMPLES {
         let t = Instant::now();
-        let response = client
-            .get(&list_url)
-            .header("x-api-key", &key)
-            .send()
-            .await?;
-        anyhow::ensure!(
-            response.status() == 200,
-            "list failed: {}",
-            response.status()
-        );
+        let response = client.get(&list_url).header("x-api-key", &key).send().await?;
+        anyhow::ensure!(response.status() == 200, "list failed: {}", response.status());
         response.bytes().await?;
         http.push(t.elapsed());
     }
@@ -119,26 +89,14 @@ async fn main() -> anyhow::Result<()> {
             "startingAfter" => ids[ids.len() / 2], "endingBefore" => None::<String>, "limit" => 50,
         };
         let t = Instant::now();
-        engine
-            .run(canon::graph::queries::BUCKET_LIST_AFTER, params.clone())
-            .await?;
-        engine
-            .run(canon::graph::queries::BUCKET_COUNT, params)
-            .await?;
+        engine.run(canon::graph::queries::BUCKET_LIST_AFTER, params.clone()).await?;
+        engine.run(canon::graph::queries::BUCKET_COUNT, params).await?;
         raw.push(t.elapsed());
     }
     let (http_p50, http_p99) = (percentile(&mut http, 0.50), percentile(&mut http, 0.99));
     let (raw_p50, raw_p99) = (percentile(&mut raw, 0.50), percentile(&mut raw, 0.99));
-    println!(
-        "list 50 of {BUCKETS} buckets over HTTP: p50 {} ms, p99 {} ms",
-        ms(http_p50),
-        ms(http_p99)
-    );
-    println!(
-        "  same page + count as Cypher on the engine: p50 {} ms, p99 {} ms",
-        ms(raw_p50),
-        ms(raw_p99)
-    );
+    println!("list 50 of {BUCKETS} buckets over HTTP: p50 {} ms, p99 {} ms", ms(http_p50), ms(http_p99));
+    println!("  same page + count as Cypher on the engine: p50 {} ms, p99 {} ms", ms(raw_p50), ms(raw_p99));
     println!(
         "  ratio engine/HTTP: p50 {:.2}, p99 {:.2}",
         raw_p50.as_secs_f64() / http_p50.as_secs_f64(),
@@ -146,32 +104,19 @@ async fn main() -> anyhow::Result<()> {
     );
 
     // 2. Authenticated GET by ID against a bare axum handler.
-    let sample = client
-        .get(format!("{base}/v3/buckets/{}", ids[0]))
-        .header("x-api-key", &key)
-        .send()
-        .await?;
+    let sample = client.get(format!("{base}/v3/buckets/{}", ids[0])).header("x-api-key", &key).send().await?;
     let body: serde_json::Value = sample.json().await?;
-    let bare = axum::Router::new().route(
-        "/bucket",
-        get(move || async move { axum::Json(body.clone()) }),
-    );
+    let bare = axum::Router::new().route("/bucket", get(move || async move { axum::Json(body.clone()) }));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let bare_addr = listener.local_addr()?;
     tokio::spawn(async move { axum::serve(listener, bare).await });
 
-    let canon_rps = load(
-        &client,
-        format!("{base}/v3/buckets/{}", ids[0]),
-        Some(key.clone()),
-    )
-    .await?;
+    let canon_rps = load(&client, format!("{base}/v3/buckets/{}", ids[0]), Some(key.clone())).await?;
     let bare_rps = load(&client, format!("http://{bare_addr}/bucket"), None).await?;
-    println!("GET /v3/buckets/{{id}} with auth: {canon_rps:.0} req/s; bare axum handler: {bare_rps:.0} req/s");
     println!(
-        "  ratio canon/bare: {:.2} (goal >= 0.5)",
-        canon_rps / bare_rps
+        "GET /v3/buckets/{{id}} with auth: {canon_rps:.0} req/s; bare axum handler: {bare_rps:.0} req/s"
     );
+    println!("  ratio canon/bare: {:.2} (goal >= 0.5)", canon_rps / bare_rps);
 
     app.stop().await;
     Ok(())

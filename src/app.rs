@@ -13,6 +13,7 @@ use crate::store::graph::falkordb::FalkorEngine;
 use crate::store::graph::neo4j::Neo4jEngine;
 use crate::store::graph::CypherEngine;
 use crate::store::records::Records;
+use crate::suggestions::SuggestionService;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use tokio::sync::watch;
@@ -28,6 +29,7 @@ pub struct AppState {
     pub records: Records,
     pub seeding: SeedService,
     pub reviewers: ReviewerService,
+    pub suggestions: SuggestionService,
     /// Verifies dashboard tokens.
     pub jwt_secret: Arc<Vec<u8>>,
     pub limiter: Arc<RateLimiter>,
@@ -64,11 +66,7 @@ impl Backends {
             Arc::new(FalkorEngine::connect(&url, GRAPH_NAME).await?)
         };
         engine.apply_schema().await?;
-        Ok(Self {
-            records,
-            engine,
-            embedded_falkor,
-        })
+        Ok(Self { records, engine, embedded_falkor })
     }
 
     /// Stops what canon started, saving the graph's data.
@@ -102,24 +100,18 @@ impl App {
         let graph = Arc::new(GraphService::new(backends.engine.clone()));
         let records = backends.records.clone();
         let state = AppState {
-            seeding: SeedService {
+            seeding: SeedService { graph: graph.clone(), records: records.clone() },
+            reviewers: ReviewerService { graph: graph.clone(), records: records.clone() },
+            suggestions: SuggestionService {
                 graph: graph.clone(),
                 records: records.clone(),
+                auto_merge_threshold: config.auto_merge_threshold,
+                suggest_threshold: config.suggest_threshold,
             },
-            reviewers: ReviewerService {
-                graph: graph.clone(),
-                records: records.clone(),
-            },
-            jwt_secret: Arc::new(crate::tokens::secret(
-                config.jwt_secret.as_deref(),
-                &config.data_dir,
-            )?),
+            jwt_secret: Arc::new(crate::tokens::secret(config.jwt_secret.as_deref(), &config.data_dir)?),
             graph,
             records,
-            limiter: Arc::new(RateLimiter::new(
-                config.rate_limit_per_second,
-                config.rate_limit_burst,
-            )),
+            limiter: Arc::new(RateLimiter::new(config.rate_limit_per_second, config.rate_limit_burst)),
             metrics: Arc::new(Metrics::new()),
         };
         let listener = tokio::net::TcpListener::bind(config.listen).await?;
@@ -136,17 +128,9 @@ impl App {
         });
         let mut handlers = builtin_handlers(&state);
         handlers.extend(extra);
-        let workers =
-            jobs::spawn_workers(backends.records.clone(), handlers, config.workers, stop_rx);
+        let workers = jobs::spawn_workers(backends.records.clone(), handlers, config.workers, stop_rx);
         tracing::info!(%addr, graph = backends.engine.name(), records = backends.records.backend_name(), "canon is listening");
-        Ok(Self {
-            addr,
-            state,
-            stop_tx,
-            server,
-            workers,
-            backends,
-        })
+        Ok(Self { addr, state, stop_tx, server, workers, backends })
     }
 
     /// Graceful stop: in-flight requests finish, workers finish their current job, then the
@@ -175,14 +159,13 @@ pub async fn shutdown_signal() {
     let interrupt = tokio::signal::ctrl_c();
     #[cfg(unix)]
     {
-        let mut term =
-            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-                Ok(term) => term,
-                Err(_) => {
-                    let _ = interrupt.await;
-                    return;
-                }
-            };
+        let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(term) => term,
+            Err(_) => {
+                let _ = interrupt.await;
+                return;
+            }
+        };
         tokio::select! {
             _ = interrupt => {}
             _ = term.recv() => {}

@@ -29,12 +29,7 @@ pub struct Config {
     #[arg(long, env = "CANON_NEO4J_USER", default_value = "neo4j")]
     pub neo4j_user: String,
     /// Neo4j password.
-    #[arg(
-        long,
-        env = "CANON_NEO4J_PASSWORD",
-        default_value = "",
-        hide_default_value = true
-    )]
+    #[arg(long, env = "CANON_NEO4J_PASSWORD", default_value = "", hide_default_value = true)]
     pub neo4j_password: String,
     /// An external FalkorDB (redis://host:port); unset means a FalkorDB child process.
     #[arg(long, env = "CANON_FALKORDB_URL")]
@@ -48,6 +43,12 @@ pub struct Config {
     /// Secret signing dashboard tokens (HS256); unset means one generated into the data directory.
     #[arg(long, env = "CANON_JWT_SECRET", hide_env_values = true)]
     pub jwt_secret: Option<String>,
+    /// Duplicate pairs scoring at least this are merged automatically (0..1).
+    #[arg(long, env = "CANON_AUTO_MERGE_THRESHOLD", default_value_t = 0.95)]
+    pub auto_merge_threshold: f64,
+    /// Duplicate pairs scoring at least this are suggested for review (0..1).
+    #[arg(long, env = "CANON_SUGGEST_THRESHOLD", default_value_t = 0.80)]
+    pub suggest_threshold: f64,
     /// Requests per second allowed per API key (sustained).
     #[arg(long, env = "CANON_RATE_LIMIT_PER_SECOND", default_value_t = 100.0)]
     pub rate_limit_per_second: f64,
@@ -77,6 +78,8 @@ impl Config {
             qdrant_url: None,
             embeddings_url: None,
             jwt_secret: None,
+            auto_merge_threshold: 0.95,
+            suggest_threshold: 0.80,
             rate_limit_per_second: 100.0,
             rate_limit_burst: 200,
             workers: 2,
@@ -88,10 +91,7 @@ impl Config {
     pub fn records_url(&self) -> String {
         match &self.database_url {
             Some(url) => url.clone(),
-            None => format!(
-                "sqlite://{}?mode=rwc",
-                self.data_dir.join("canon.sqlite").display()
-            ),
+            None => format!("sqlite://{}?mode=rwc", self.data_dir.join("canon.sqlite").display()),
         }
     }
 }

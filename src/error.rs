@@ -9,10 +9,7 @@ use serde_json::Value;
 pub enum ServiceError {
     /// The request is malformed or violates the schema (400).
     #[error("{message}")]
-    Invalid {
-        message: String,
-        details: Option<Value>,
-    },
+    Invalid { message: String, details: Option<Value> },
     /// No such resource for this tenant (404).
     #[error("{resource} {id} not found")]
     NotFound { resource: &'static str, id: String },
@@ -24,10 +21,7 @@ pub enum ServiceError {
     Conflict(String),
     /// Well-formed, but semantically impossible (422).
     #[error("{message}")]
-    Unprocessable {
-        message: String,
-        details: Option<Value>,
-    },
+    Unprocessable { message: String, details: Option<Value> },
     /// Anything the client cannot fix; logged, never shown (500).
     #[error(transparent)]
     Internal(#[from] anyhow::Error),
@@ -43,10 +37,7 @@ impl ServiceError {
     }
 
     pub fn not_found(resource: &'static str, id: impl Into<String>) -> Self {
-        ServiceError::NotFound {
-            resource,
-            id: id.into(),
-        }
+        ServiceError::NotFound { resource, id: id.into() }
     }
 }
 

@@ -16,4 +16,5 @@ pub mod provision;
 pub mod reviewers;
 pub mod seeding;
 pub mod store;
+pub mod suggestions;
 pub mod tokens;

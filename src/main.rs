@@ -9,11 +9,7 @@ use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 
 #[derive(Parser)]
-#[command(
-    name = "canon",
-    version,
-    about = "Turns documents into a curated knowledge graph"
-)]
+#[command(name = "canon", version, about = "Turns documents into a curated knowledge graph")]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -62,10 +58,7 @@ impl RecordsArgs {
             Some(url) => url.clone(),
             None => {
                 std::fs::create_dir_all(&self.data_dir)?;
-                format!(
-                    "sqlite://{}?mode=rwc",
-                    self.data_dir.join("canon.sqlite").display()
-                )
+                format!("sqlite://{}?mode=rwc", self.data_dir.join("canon.sqlite").display())
             }
         };
         let records = Records::connect(&url).await?;
@@ -135,11 +128,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             Ok(())
         }
         Command::Keys { records, command } => keys(records.connect().await?, command).await,
-        Command::Users {
-            records,
-            jwt_secret,
-            command,
-        } => {
+        Command::Users { records, jwt_secret, command } => {
             let secret = canon::tokens::secret(jwt_secret.as_deref(), &records.data_dir)?;
             users(records.connect().await?, &secret, command).await
         }
@@ -157,11 +146,7 @@ async fn serve(config: Config) -> anyhow::Result<()> {
 
 async fn keys(records: Records, command: KeysCommand) -> anyhow::Result<()> {
     match command {
-        KeysCommand::Create {
-            account,
-            environment,
-            name,
-        } => {
+        KeysCommand::Create { account, environment, name } => {
             let environment = Environment::parse(&environment)
                 .ok_or_else(|| anyhow::anyhow!("environment must be production or sandbox"))?;
             let account = records.ensure_account(&account).await?;
@@ -174,18 +159,8 @@ async fn keys(records: Records, command: KeysCommand) -> anyhow::Result<()> {
                 .await?
                 .ok_or_else(|| anyhow::anyhow!("no account named {account}"))?;
             for key in records.list_keys(&account.id).await? {
-                let state = if key.revoked_at.is_some() {
-                    "revoked"
-                } else {
-                    "active"
-                };
-                println!(
-                    "{}\t{}\t{}\t{}",
-                    key.id,
-                    key.environment.as_str(),
-                    key.name,
-                    state
-                );
+                let state = if key.revoked_at.is_some() { "revoked" } else { "active" };
+                println!("{}\t{}\t{}\t{}", key.id, key.environment.as_str(), key.name, state);
             }
         }
         KeysCommand::Revoke { id } => {
@@ -201,18 +176,11 @@ async fn keys(records: Records, command: KeysCommand) -> anyhow::Result<()> {
 
 async fn users(records: Records, secret: &[u8], command: UsersCommand) -> anyhow::Result<()> {
     match command {
-        UsersCommand::Create {
-            account,
-            environment,
-            email,
-            role,
-        } => {
+        UsersCommand::Create { account, environment, email, role } => {
             let environment = Environment::parse(&environment)
                 .ok_or_else(|| anyhow::anyhow!("environment must be production or sandbox"))?;
             let account = records.ensure_account(&account).await?;
-            let user = records
-                .create_user(&account.id, environment, &email, &role)
-                .await?;
+            let user = records.create_user(&account.id, environment, &email, &role).await?;
             let claims = canon::tokens::Claims {
                 sub: user.id,
                 email: user.email,
@@ -235,10 +203,6 @@ fn init_logging(format: &str) {
     if format == "text" {
         builder.init();
     } else {
-        builder
-            .json()
-            .flatten_event(true)
-            .with_current_span(true)
-            .init();
+        builder.json().flatten_event(true).with_current_span(true).init();
     }
 }

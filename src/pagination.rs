@@ -51,8 +51,7 @@ impl PageRequest {
         let cursor = match (starting_after, ending_before) {
             (Some(_), Some(_)) => {
                 return Err(ServiceError::Invalid {
-                    message: "startingAfter and endingBefore are mutually exclusive; send one"
-                        .into(),
+                    message: "startingAfter and endingBefore are mutually exclusive; send one".into(),
                     details: Some(serde_json::json!({
                         "fields": ["startingAfter", "endingBefore"],
                         "error": "mutually exclusive"
@@ -89,10 +88,7 @@ fn check_id(field: &str, id: String, prefix: &str) -> Result<String, ServiceErro
     if ids::has_prefix(&id, prefix) {
         Ok(id)
     } else {
-        Err(ServiceError::invalid_field(
-            field,
-            format!("must be an ID starting with {prefix}_"),
-        ))
+        Err(ServiceError::invalid_field(field, format!("must be an ID starting with {prefix}_")))
     }
 }
 
@@ -100,38 +96,19 @@ fn check_id(field: &str, id: String, prefix: &str) -> Result<String, ServiceErro
 mod tests {
     use super::*;
 
-    const LIMITS: Limits = Limits {
-        default: 50,
-        max: 200,
-    };
+    const LIMITS: Limits = Limits { default: 50, max: 200 };
 
     #[test]
     fn limit_defaults_and_is_bounded() {
-        assert_eq!(
-            PageRequest::parse(None, None, None, LIMITS, "bkt")
-                .unwrap()
-                .limit,
-            50
-        );
+        assert_eq!(PageRequest::parse(None, None, None, LIMITS, "bkt").unwrap().limit, 50);
         assert!(PageRequest::parse(Some(0), None, None, LIMITS, "bkt").is_err());
         assert!(PageRequest::parse(Some(201), None, None, LIMITS, "bkt").is_err());
-        assert_eq!(
-            PageRequest::parse(Some(200), None, None, LIMITS, "bkt")
-                .unwrap()
-                .limit,
-            200
-        );
+        assert_eq!(PageRequest::parse(Some(200), None, None, LIMITS, "bkt").unwrap().limit, 200);
     }
 
     #[test]
     fn both_cursors_at_once_are_refused() {
-        let both = PageRequest::parse(
-            None,
-            Some("bkt_A".into()),
-            Some("bkt_B".into()),
-            LIMITS,
-            "bkt",
-        );
+        let both = PageRequest::parse(None, Some("bkt_A".into()), Some("bkt_B".into()), LIMITS, "bkt");
         assert!(matches!(both, Err(ServiceError::Invalid { .. })));
     }
 

@@ -4,13 +4,12 @@
 //! users in the record store.
 
 use crate::error::{ServiceError, ServiceResult};
-use crate::graph::entities::Actor;
+use crate::graph::entities::{str_col, Actor};
 use crate::graph::{GraphService, Tenant};
 use crate::ids;
 use crate::params;
 use crate::store::records::Records;
 use serde::Serialize;
-use serde_json::Value;
 use std::sync::Arc;
 use utoipa::ToSchema;
 
@@ -53,18 +52,8 @@ fn require(identity: &DashboardIdentity, roles: &[&str], what: &str) -> ServiceR
     if roles.contains(&identity.role.as_str()) {
         Ok(())
     } else {
-        Err(ServiceError::Forbidden(format!(
-            "{what} needs the {} role",
-            roles.join(" or ")
-        )))
+        Err(ServiceError::Forbidden(format!("{what} needs the {} role", roles.join(" or "))))
     }
-}
-
-fn text(row: &crate::store::graph::Row, column: &str) -> String {
-    row.get(column)
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_string()
 }
 
 impl ReviewerService {
@@ -90,10 +79,7 @@ impl ReviewerService {
         require(identity, &["admin"], "assigning reviewers")?;
         let tenant = &identity.tenant;
         let user = self.tenant_user(tenant, user_id).await?;
-        let actor = Actor {
-            user_id: Some(identity.user_id.clone()),
-            key_id: None,
-        };
+        let actor = Actor { user_id: Some(identity.user_id.clone()), key_id: None };
         let rows = self
             .graph
             .run_query(
@@ -102,43 +88,33 @@ impl ReviewerService {
                 params! { "typeID" => type_id, "userID" => user.id, "actor" => actor.label(), "now" => ids::now_rfc3339() },
             )
             .await?;
-        let row = rows
-            .first()
-            .ok_or_else(|| ServiceError::not_found("entity type", type_id))?;
+        let row = rows.first().ok_or_else(|| ServiceError::not_found("entity type", type_id))?;
         Ok(Reviewer {
-            type_id: text(row, "typeID"),
+            type_id: str_col(row, "typeID"),
             user_id: user.id,
             email: user.email,
             role: user.role,
-            assigned_at: text(row, "assignedAt"),
+            assigned_at: str_col(row, "assignedAt"),
         })
     }
 
-    pub async fn list(
-        &self,
-        identity: &DashboardIdentity,
-        type_id: &str,
-    ) -> ServiceResult<Vec<Reviewer>> {
+    pub async fn list(&self, identity: &DashboardIdentity, type_id: &str) -> ServiceResult<Vec<Reviewer>> {
         require(identity, &["operator", "admin"], "listing reviewers")?;
         let tenant = &identity.tenant;
         self.graph.get_entity_type(tenant, type_id).await?;
         let rows = self
             .graph
-            .run_query(
-                tenant,
-                crate::graph::queries::REVIEWER_LIST,
-                params! { "typeID" => type_id },
-            )
+            .run_query(tenant, crate::graph::queries::REVIEWER_LIST, params! { "typeID" => type_id })
             .await?;
         let mut reviewers = Vec::new();
         for row in rows {
-            if let Ok(user) = self.tenant_user(tenant, &text(&row, "userID")).await {
+            if let Ok(user) = self.tenant_user(tenant, &str_col(&row, "userID")).await {
                 reviewers.push(Reviewer {
                     type_id: type_id.to_string(),
                     user_id: user.id,
                     email: user.email,
                     role: user.role,
-                    assigned_at: text(&row, "assignedAt"),
+                    assigned_at: str_col(&row, "assignedAt"),
                 });
             }
         }
@@ -161,10 +137,7 @@ impl ReviewerService {
             )
             .await?;
         if rows.is_empty() {
-            return Err(ServiceError::not_found(
-                "reviewer assignment",
-                format!("{type_id}/{user_id}"),
-            ));
+            return Err(ServiceError::not_found("reviewer assignment", format!("{type_id}/{user_id}")));
         }
         Ok(())
     }
@@ -181,25 +154,17 @@ impl ReviewerService {
         self.assigned_types(&identity.tenant, user_id).await
     }
 
-    async fn assigned_types(
-        &self,
-        tenant: &Tenant,
-        user_id: &str,
-    ) -> ServiceResult<Vec<Assignment>> {
+    async fn assigned_types(&self, tenant: &Tenant, user_id: &str) -> ServiceResult<Vec<Assignment>> {
         let rows = self
             .graph
-            .run_query(
-                tenant,
-                crate::graph::queries::REVIEWER_ASSIGNMENTS,
-                params! { "userID" => user_id },
-            )
+            .run_query(tenant, crate::graph::queries::REVIEWER_ASSIGNMENTS, params! { "userID" => user_id })
             .await?;
         Ok(rows
             .iter()
             .map(|row| Assignment {
-                type_id: text(row, "typeID"),
-                name: text(row, "name"),
-                assigned_at: text(row, "assignedAt"),
+                type_id: str_col(row, "typeID"),
+                name: str_col(row, "name"),
+                assigned_at: str_col(row, "assignedAt"),
             })
             .collect())
     }
@@ -219,18 +184,8 @@ impl ReviewerService {
                 )
             })?,
             other if ids::has_prefix(other, "usr") => other,
-            _ => {
-                return Err(ServiceError::invalid_field(
-                    "assignedTo",
-                    "must be `me` or a user ID (usr_…)",
-                ))
-            }
+            _ => return Err(ServiceError::invalid_field("assignedTo", "must be `me` or a user ID (usr_…)")),
         };
-        Ok(self
-            .assigned_types(tenant, user_id)
-            .await?
-            .into_iter()
-            .map(|a| a.type_id)
-            .collect())
+        Ok(self.assigned_types(tenant, user_id).await?.into_iter().map(|a| a.type_id).collect())
     }
 }

@@ -79,10 +79,7 @@ impl SeedService {
         rows: Vec<Value>,
     ) -> ServiceResult<Submitted> {
         if on_conflict.is_some_and(|c| c != "merge") {
-            return Err(ServiceError::invalid_field(
-                "onConflict",
-                "only \"merge\" is supported",
-            ));
+            return Err(ServiceError::invalid_field("onConflict", "only \"merge\" is supported"));
         }
         if rows.is_empty() || rows.len() > MAX_ROWS {
             return Err(ServiceError::invalid_field(
@@ -93,26 +90,15 @@ impl SeedService {
         let bucket_id = self.graph.write_bucket(tenant, bucket).await?;
         if rows.len() < SYNC_LIMIT {
             let tag = ids::new_id("sync");
-            let results = self
-                .graph
-                .seed_rows(tenant, &bucket_id, &rows, &tag, 0)
-                .await?;
+            let results = self.graph.seed_rows(tenant, &bucket_id, &rows, &tag, 0).await?;
             let summary = SeedSummary::of(&results);
             return Ok(Submitted::Done(SeedResults { results, summary }));
         }
         let id = ids::new_id("esj");
         self.records
-            .create_seed_job(
-                &id,
-                &tenant.account_id,
-                tenant.environment.as_str(),
-                &bucket_id,
-                &rows,
-            )
+            .create_seed_job(&id, &tenant.account_id, tenant.environment.as_str(), &bucket_id, &rows)
             .await?;
-        self.records
-            .enqueue_job(SEED_JOB_KIND, &serde_json::json!({ "seedJobID": id }), 10)
-            .await?;
+        self.records.enqueue_job(SEED_JOB_KIND, &serde_json::json!({ "seedJobID": id }), 10).await?;
         Ok(Submitted::Queued(SeedAccepted {
             status_url: format!("/v3/entities/seed/{id}"),
             seed_job_id: id,
@@ -126,11 +112,8 @@ impl SeedService {
             .seed_job(id, &tenant.account_id, tenant.environment.as_str())
             .await?
             .ok_or_else(|| ServiceError::not_found("seed job", id))?;
-        let results: Vec<SeedRowResult> = job
-            .results
-            .iter()
-            .filter_map(|r| serde_json::from_value(r.clone()).ok())
-            .collect();
+        let results: Vec<SeedRowResult> =
+            job.results.iter().filter_map(|r| serde_json::from_value(r.clone()).ok()).collect();
         let summary = SeedSummary::of(&results);
         Ok(SeedStatus {
             seed_job_id: job.id,
@@ -152,12 +135,9 @@ impl SeedService {
             .seed_job_by_id(id)
             .await?
             .ok_or_else(|| anyhow::anyhow!("seed job {id} does not exist"))?;
-        let environment = Environment::parse(&job.environment)
-            .ok_or_else(|| anyhow::anyhow!("bad environment"))?;
-        let tenant = Tenant {
-            account_id: job.account_id.clone(),
-            environment,
-        };
+        let environment =
+            Environment::parse(&job.environment).ok_or_else(|| anyhow::anyhow!("bad environment"))?;
+        let tenant = Tenant { account_id: job.account_id.clone(), environment };
         let mut results = job.results.clone();
         let mut processed = job.processed_rows as usize;
         results.truncate(processed);
@@ -165,34 +145,16 @@ impl SeedService {
             let end = (processed + JOB_CHUNK).min(job.rows.len());
             let chunk = self
                 .graph
-                .seed_rows(
-                    &tenant,
-                    &job.bucket_id,
-                    &job.rows[processed..end],
-                    &job.id,
-                    processed,
-                )
+                .seed_rows(&tenant, &job.bucket_id, &job.rows[processed..end], &job.id, processed)
                 .await
                 .map_err(|err| anyhow::anyhow!("{err}"))?;
-            results.extend(
-                chunk
-                    .into_iter()
-                    .map(|r| serde_json::to_value(r).unwrap_or_default()),
-            );
+            results.extend(chunk.into_iter().map(|r| serde_json::to_value(r).unwrap_or_default()));
             processed = end;
-            let status = if processed == job.rows.len() {
-                "completed"
-            } else {
-                "processing"
-            };
-            self.records
-                .save_seed_progress(&job.id, status, processed as i64, &results, None)
-                .await?;
+            let status = if processed == job.rows.len() { "completed" } else { "processing" };
+            self.records.save_seed_progress(&job.id, status, processed as i64, &results, None).await?;
         }
         if job.status != "completed" {
-            self.records
-                .save_seed_progress(&job.id, "completed", processed as i64, &results, None)
-                .await?;
+            self.records.save_seed_progress(&job.id, "completed", processed as i64, &results, None).await?;
         }
         Ok(())
     }
@@ -201,9 +163,7 @@ impl SeedService {
 #[async_trait]
 impl JobHandler for SeedService {
     async fn run(&self, payload: Value) -> anyhow::Result<()> {
-        let id = payload["seedJobID"]
-            .as_str()
-            .ok_or_else(|| anyhow::anyhow!("payload without seedJobID"))?;
+        let id = payload["seedJobID"].as_str().ok_or_else(|| anyhow::anyhow!("payload without seedJobID"))?;
         self.run_job(id).await
     }
 }

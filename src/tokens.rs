@@ -39,11 +39,7 @@ pub fn sign(claims: &Claims, secret: &[u8]) -> String {
     let header = URL_SAFE_NO_PAD.encode(HEADER);
     let payload = URL_SAFE_NO_PAD.encode(serde_json::to_vec(claims).unwrap_or_default());
     let signing_input = format!("{header}.{payload}");
-    let signature = URL_SAFE_NO_PAD.encode(
-        mac(secret, signing_input.as_bytes())
-            .finalize()
-            .into_bytes(),
-    );
+    let signature = URL_SAFE_NO_PAD.encode(mac(secret, signing_input.as_bytes()).finalize().into_bytes());
     format!("{signing_input}.{signature}")
 }
 
@@ -58,14 +54,10 @@ pub fn verify(token: &str, secret: &[u8], now: i64) -> Result<Claims, TokenError
     if header.get("alg").and_then(|a| a.as_str()) != Some("HS256") {
         return Err(TokenError::Malformed);
     }
-    let signature = URL_SAFE_NO_PAD
-        .decode(signature)
-        .map_err(|_| TokenError::Malformed)?;
+    let signature = URL_SAFE_NO_PAD.decode(signature).map_err(|_| TokenError::Malformed)?;
     let signing_input = &token[..header_len(token)];
     // verify_slice compares in constant time.
-    mac(secret, signing_input.as_bytes())
-        .verify_slice(&signature)
-        .map_err(|_| TokenError::BadSignature)?;
+    mac(secret, signing_input.as_bytes()).verify_slice(&signature).map_err(|_| TokenError::BadSignature)?;
     let claims: Claims = decode_json(payload)?;
     if claims.exp <= now {
         return Err(TokenError::Expired);
@@ -78,15 +70,12 @@ fn header_len(token: &str) -> usize {
 }
 
 fn decode_json<T: serde::de::DeserializeOwned>(part: &str) -> Result<T, TokenError> {
-    let bytes = URL_SAFE_NO_PAD
-        .decode(part)
-        .map_err(|_| TokenError::Malformed)?;
+    let bytes = URL_SAFE_NO_PAD.decode(part).map_err(|_| TokenError::Malformed)?;
     serde_json::from_slice(&bytes).map_err(|_| TokenError::Malformed)
 }
 
 fn mac(secret: &[u8], data: &[u8]) -> Hmac<Sha256> {
-    let mut mac =
-        <Hmac<Sha256> as Mac>::new_from_slice(secret).expect("HMAC takes a key of any length");
+    let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(secret).expect("HMAC takes a key of any length");
     mac.update(data);
     mac
 }
@@ -136,20 +125,13 @@ mod tests {
     #[test]
     fn a_wrong_secret_an_edit_or_expiry_is_refused() {
         let token = sign(&claims(2_000), b"s3cret");
-        assert_eq!(
-            verify(&token, b"other", 1_000),
-            Err(TokenError::BadSignature)
-        );
+        assert_eq!(verify(&token, b"other", 1_000), Err(TokenError::BadSignature));
         assert_eq!(verify(&token, b"s3cret", 2_000), Err(TokenError::Expired));
         let (head, rest) = token.split_once('.').unwrap();
         let (_, sig) = rest.split_once('.').unwrap();
         let forged = URL_SAFE_NO_PAD.encode(
-            serde_json::to_vec(&Claims {
-                role: "admin".into(),
-                sub: "usr_2".into(),
-                ..claims(2_000)
-            })
-            .unwrap(),
+            serde_json::to_vec(&Claims { role: "admin".into(), sub: "usr_2".into(), ..claims(2_000) })
+                .unwrap(),
         );
         assert_eq!(
             verify(&format!("{head}.{forged}.{sig}"), b"s3cret", 1_000),
@@ -161,13 +143,7 @@ mod tests {
     fn an_unsigned_token_is_refused() {
         let header = URL_SAFE_NO_PAD.encode(r#"{"alg":"none"}"#);
         let payload = URL_SAFE_NO_PAD.encode(serde_json::to_vec(&claims(2_000)).unwrap());
-        assert_eq!(
-            verify(&format!("{header}.{payload}."), b"s3cret", 1_000),
-            Err(TokenError::Malformed)
-        );
-        assert_eq!(
-            verify("not.a.token.at.all", b"s3cret", 1_000),
-            Err(TokenError::Malformed)
-        );
+        assert_eq!(verify(&format!("{header}.{payload}."), b"s3cret", 1_000), Err(TokenError::Malformed));
+        assert_eq!(verify("not.a.token.at.all", b"s3cret", 1_000), Err(TokenError::Malformed));
     }
 }

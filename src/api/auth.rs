@@ -26,10 +26,7 @@ pub struct Caller {
 
 impl Caller {
     pub fn actor(&self) -> Actor {
-        Actor {
-            user_id: self.user.as_ref().map(|u| u.user_id.clone()),
-            key_id: self.key_id.clone(),
-        }
+        Actor { user_id: self.user.as_ref().map(|u| u.user_id.clone()), key_id: self.key_id.clone() }
     }
 }
 
@@ -41,35 +38,19 @@ impl FromRequestParts<AppState> for Caller {
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
         let caller = if let Some(key) = parts.headers.get(API_KEY_HEADER) {
-            let presented = key
-                .to_str()
-                .map_err(|_| ApiError::unauthorized("malformed API key"))?;
+            let presented = key.to_str().map_err(|_| ApiError::unauthorized("malformed API key"))?;
             let principal = state
                 .records
                 .authenticate(presented.trim())
                 .await
                 .map_err(|err| ApiError::from(crate::error::ServiceError::from(err)))?
                 .ok_or_else(|| ApiError::unauthorized("invalid or revoked API key"))?;
-            state
-                .limiter
-                .check(&principal.key_id)
-                .map_err(ApiError::rate_limited)?;
-            Caller {
-                tenant: Tenant::from(&principal),
-                key_id: Some(principal.key_id),
-                user: None,
-            }
+            state.limiter.check(&principal.key_id).map_err(ApiError::rate_limited)?;
+            Caller { tenant: Tenant::from(&principal), key_id: Some(principal.key_id), user: None }
         } else if parts.headers.contains_key(AUTHORIZATION) {
             let identity = dashboard_identity(parts, state)?;
-            state
-                .limiter
-                .check(&identity.user_id)
-                .map_err(ApiError::rate_limited)?;
-            Caller {
-                tenant: identity.tenant.clone(),
-                key_id: None,
-                user: Some(identity),
-            }
+            state.limiter.check(&identity.user_id).map_err(ApiError::rate_limited)?;
+            Caller { tenant: identity.tenant.clone(), key_id: None, user: Some(identity) }
         } else {
             return Err(ApiError::unauthorized(
                 "missing x-api-key header; send your API key in it (or a dashboard token as Authorization: Bearer)",
@@ -90,43 +71,27 @@ impl FromRequestParts<AppState> for DashboardUser {
             ));
         }
         let identity = dashboard_identity(parts, state)?;
-        state
-            .limiter
-            .check(&identity.user_id)
-            .map_err(ApiError::rate_limited)?;
+        state.limiter.check(&identity.user_id).map_err(ApiError::rate_limited)?;
         state.graph.ensure_tenant(&identity.tenant).await?;
         Ok(DashboardUser(identity))
     }
 }
 
 fn dashboard_identity(parts: &Parts, state: &AppState) -> Result<DashboardIdentity, ApiError> {
-    let header = parts
-        .headers
-        .get(AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or_default();
-    let token = header.strip_prefix("Bearer ").ok_or_else(|| {
-        ApiError::unauthorized("Authorization must be `Bearer <dashboard token>`")
-    })?;
-    let claims = tokens::verify(
-        token.trim(),
-        &state.jwt_secret,
-        chrono::Utc::now().timestamp(),
-    )
-    .map_err(|err| ApiError::unauthorized(format!("dashboard token refused: {err}")))?;
+    let header = parts.headers.get(AUTHORIZATION).and_then(|v| v.to_str().ok()).unwrap_or_default();
+    let token = header
+        .strip_prefix("Bearer ")
+        .ok_or_else(|| ApiError::unauthorized("Authorization must be `Bearer <dashboard token>`"))?;
+    let claims = tokens::verify(token.trim(), &state.jwt_secret, chrono::Utc::now().timestamp())
+        .map_err(|err| ApiError::unauthorized(format!("dashboard token refused: {err}")))?;
     let environment = Environment::parse(&claims.environment)
         .ok_or_else(|| ApiError::unauthorized("dashboard token refused: unknown environment"))?;
     if !matches!(claims.role.as_str(), "admin" | "operator") {
-        return Err(ApiError::unauthorized(
-            "dashboard token refused: unknown role",
-        ));
+        return Err(ApiError::unauthorized("dashboard token refused: unknown role"));
     }
     Ok(DashboardIdentity {
         user_id: claims.sub,
         role: claims.role,
-        tenant: Tenant {
-            account_id: claims.account,
-            environment,
-        },
+        tenant: Tenant { account_id: claims.account, environment },
     })
 }

@@ -12,10 +12,7 @@ use axum::Json;
 use serde::Deserialize;
 use utoipa::{IntoParams, ToSchema};
 
-const LIMITS: Limits = Limits {
-    default: 50,
-    max: 200,
-};
+const LIMITS: Limits = Limits { default: 50, max: 200 };
 
 #[derive(Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -64,10 +61,7 @@ pub async fn create(
     auth: Caller,
     ApiJson(body): ApiJson<CreateBucket>,
 ) -> Result<Json<Bucket>, ApiError> {
-    let new = NewBucket {
-        name: body.name,
-        description: body.description,
-    };
+    let new = NewBucket { name: body.name, description: body.description };
     Ok(Json(state.graph.create_bucket(&auth.tenant, new).await?))
 }
 
@@ -91,20 +85,9 @@ pub async fn list(
     ApiQuery(query): ApiQuery<ListBuckets>,
 ) -> Result<Json<BucketPage>, ApiError> {
     let limit = int_param("limit", query.limit.as_deref())?;
-    let page = PageRequest::parse(
-        limit,
-        query.starting_after,
-        query.ending_before,
-        LIMITS,
-        "bkt",
-    )?;
+    let page = PageRequest::parse(limit, query.starting_after, query.ending_before, LIMITS, "bkt")?;
     let substring = query.name_substring.filter(|s| !s.is_empty());
-    Ok(Json(
-        state
-            .graph
-            .list_buckets(&auth.tenant, &page, substring.as_deref())
-            .await?,
-    ))
+    Ok(Json(state.graph.list_buckets(&auth.tenant, &page, substring.as_deref()).await?))
 }
 
 /// Rename and/or re-describe a bucket (an empty object changes nothing).
@@ -117,16 +100,8 @@ pub async fn update(
     Path(id): Path<String>,
     ApiJson(body): ApiJson<UpdateBucket>,
 ) -> Result<Json<Bucket>, ApiError> {
-    let changes = BucketChanges {
-        name: body.name,
-        description: body.description,
-    };
-    Ok(Json(
-        state
-            .graph
-            .update_bucket(&auth.tenant, &id, changes)
-            .await?,
-    ))
+    let changes = BucketChanges { name: body.name, description: body.description };
+    Ok(Json(state.graph.update_bucket(&auth.tenant, &id, changes).await?))
 }
 
 /// Soft-delete a bucket. 409 for the default bucket, or a non-empty one without `cascade=true`.
@@ -140,9 +115,6 @@ pub async fn delete(
     ApiQuery(query): ApiQuery<DeleteBucket>,
 ) -> Result<StatusCode, ApiError> {
     let cascade = bool_param("cascade", query.cascade.as_deref())?.unwrap_or(false);
-    state
-        .graph
-        .delete_bucket(&auth.tenant, &id, cascade)
-        .await?;
+    state.graph.delete_bucket(&auth.tenant, &id, cascade).await?;
     Ok(StatusCode::NO_CONTENT)
 }

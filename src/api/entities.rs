@@ -40,12 +40,7 @@ pub async fn bulk(
 ) -> Result<Response, ApiError> {
     let submitted = state
         .seeding
-        .submit(
-            &auth.tenant,
-            body.bucket.as_deref(),
-            body.on_conflict.as_deref(),
-            body.entities,
-        )
+        .submit(&auth.tenant, body.bucket.as_deref(), body.on_conflict.as_deref(), body.entities)
         .await?;
     Ok(match submitted {
         Submitted::Done(results) => Json(results).into_response(),
@@ -80,12 +75,7 @@ pub async fn get(
     Path(id): Path<String>,
     ApiQuery(scope): ApiQuery<BucketScope>,
 ) -> Result<Json<Entity>, ApiError> {
-    Ok(Json(
-        state
-            .graph
-            .get_entity(&auth.tenant, &id, scope.bucket.as_deref())
-            .await?,
-    ))
+    Ok(Json(state.graph.get_entity(&auth.tenant, &id, scope.bucket.as_deref()).await?))
 }
 
 #[derive(Deserialize, ToSchema)]
@@ -129,16 +119,7 @@ pub async fn update(
         locale: body.locale,
     };
     Ok(Json(
-        state
-            .graph
-            .update_entity(
-                &auth.tenant,
-                &id,
-                body.bucket.as_deref(),
-                changes,
-                &auth.actor(),
-            )
-            .await?,
+        state.graph.update_entity(&auth.tenant, &id, body.bucket.as_deref(), changes, &auth.actor()).await?,
     ))
 }
 
@@ -162,13 +143,7 @@ pub async fn bulk_validate(
 ) -> Result<Json<ValidateResult>, ApiError> {
     let result = state
         .graph
-        .bulk_validate(
-            &auth.tenant,
-            &body.entity_ids,
-            &body.status,
-            body.bucket.as_deref(),
-            &auth.actor(),
-        )
+        .bulk_validate(&auth.tenant, &body.entity_ids, &body.status, body.bucket.as_deref(), &auth.actor())
         .await?;
     Ok(Json(result))
 }
@@ -193,22 +168,10 @@ pub async fn add_synonym(
     Path(id): Path<String>,
     ApiJson(body): ApiJson<AddSynonym>,
 ) -> Result<Json<Synonym>, ApiError> {
-    let (entity_id, _) = state
-        .graph
-        .resolve_entity(&auth.tenant, &id, body.bucket.as_deref())
-        .await?;
+    let (entity_id, _) = state.graph.resolve_entity(&auth.tenant, &id, body.bucket.as_deref()).await?;
     let source = body.source.as_deref().unwrap_or("customer_defined");
     Ok(Json(
-        state
-            .graph
-            .add_synonym(
-                &auth.tenant,
-                &entity_id,
-                &body.text,
-                source,
-                body.locale.as_deref(),
-            )
-            .await?,
+        state.graph.add_synonym(&auth.tenant, &entity_id, &body.text, source, body.locale.as_deref()).await?,
     ))
 }
 
@@ -221,10 +184,7 @@ pub async fn remove_synonym(
     auth: Caller,
     Path((id, synonym_id)): Path<(String, String)>,
 ) -> Result<StatusCode, ApiError> {
-    state
-        .graph
-        .remove_synonym(&auth.tenant, &id, &synonym_id)
-        .await?;
+    state.graph.remove_synonym(&auth.tenant, &id, &synonym_id).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -247,12 +207,7 @@ pub async fn merge(
     Path(id): Path<String>,
     ApiJson(body): ApiJson<MergeRequest>,
 ) -> Result<Json<MergeResult>, ApiError> {
-    Ok(Json(
-        state
-            .graph
-            .merge_entities(&auth.tenant, &id, &body.entity_ids, &auth.actor())
-            .await?,
-    ))
+    Ok(Json(state.graph.merge_entities(&auth.tenant, &id, &body.entity_ids, &auth.actor()).await?))
 }
 
 #[derive(Serialize, ToSchema)]
@@ -269,9 +224,7 @@ pub async fn merges(
     Path(id): Path<String>,
 ) -> Result<Json<MergeHistory>, ApiError> {
     state.graph.resolve_entity(&auth.tenant, &id, None).await?;
-    Ok(Json(MergeHistory {
-        merges: state.graph.merge_history(&auth.tenant, &id).await?,
-    }))
+    Ok(Json(MergeHistory { merges: state.graph.merge_history(&auth.tenant, &id).await? }))
 }
 
 /// Undo a merge: the merged-away entity comes back with its own surface forms, mentions and
@@ -284,10 +237,5 @@ pub async fn unmerge(
     auth: Caller,
     Path(id): Path<String>,
 ) -> Result<Json<Entity>, ApiError> {
-    Ok(Json(
-        state
-            .graph
-            .unmerge(&auth.tenant, &id, &auth.actor())
-            .await?,
-    ))
+    Ok(Json(state.graph.unmerge(&auth.tenant, &id, &auth.actor()).await?))
 }

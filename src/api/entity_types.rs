@@ -14,10 +14,7 @@ use serde_json::Value;
 use utoipa::{IntoParams, ToSchema};
 
 /// Decision (the spec does not say): default 50, at most 200, as for buckets.
-const LIMITS: Limits = Limits {
-    default: 50,
-    max: 200,
-};
+const LIMITS: Limits = Limits { default: 50, max: 200 };
 
 #[derive(Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -49,9 +46,7 @@ pub struct UpdateEntityType {
 }
 
 /// Tells "absent" (None) from "null" (Some(None)).
-fn present<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
-    d: D,
-) -> Result<Option<Option<T>>, D::Error> {
+fn present<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Option<Option<T>>, D::Error> {
     Option::<T>::deserialize(d).map(Some)
 }
 
@@ -86,9 +81,7 @@ pub async fn create(
         parent_type_id: body.parent_type_id,
         attribute_schema: body.attribute_schema,
     };
-    Ok(Json(
-        state.graph.create_entity_type(&auth.tenant, new).await?,
-    ))
+    Ok(Json(state.graph.create_entity_type(&auth.tenant, new).await?))
 }
 
 /// Get one entity type.
@@ -111,20 +104,9 @@ pub async fn list(
     ApiQuery(query): ApiQuery<ListEntityTypes>,
 ) -> Result<Json<EntityTypePage>, ApiError> {
     let limit = int_param("limit", query.limit.as_deref())?;
-    let page = PageRequest::parse(
-        limit,
-        query.starting_after,
-        query.ending_before,
-        LIMITS,
-        "ety",
-    )?;
+    let page = PageRequest::parse(limit, query.starting_after, query.ending_before, LIMITS, "ety")?;
     let parent = query.parent_type_id.filter(|s| !s.is_empty());
-    Ok(Json(
-        state
-            .graph
-            .list_entity_types(&auth.tenant, &page, parent.as_deref())
-            .await?,
-    ))
+    Ok(Json(state.graph.list_entity_types(&auth.tenant, &page, parent.as_deref()).await?))
 }
 
 /// Update any subset of description, parent and attribute schema (`name` is immutable).
@@ -149,12 +131,7 @@ pub async fn update(
         parent_type_id: body.parent_type_id,
         attribute_schema: body.attribute_schema,
     };
-    Ok(Json(
-        state
-            .graph
-            .update_entity_type(&auth.tenant, &id, changes)
-            .await?,
-    ))
+    Ok(Json(state.graph.update_entity_type(&auth.tenant, &id, changes).await?))
 }
 
 /// Soft-delete an entity type; 409 while a live child type exists.

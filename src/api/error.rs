@@ -30,19 +30,11 @@ pub struct ApiError {
 
 impl ApiError {
     pub fn new(status: StatusCode, message: impl Into<String>) -> Self {
-        Self {
-            status,
-            message: message.into(),
-            details: None,
-            retry_after_secs: None,
-        }
+        Self { status, message: message.into(), details: None, retry_after_secs: None }
     }
 
     pub fn bad_request(message: impl Into<String>, details: Option<Value>) -> Self {
-        Self {
-            details,
-            ..Self::new(StatusCode::BAD_REQUEST, message)
-        }
+        Self { details, ..Self::new(StatusCode::BAD_REQUEST, message) }
     }
 
     pub fn unauthorized(message: impl Into<String>) -> Self {
@@ -71,16 +63,12 @@ impl From<ServiceError> for ApiError {
             ServiceError::NotFound { .. } => Self::new(StatusCode::NOT_FOUND, err.to_string()),
             ServiceError::Forbidden(message) => Self::new(StatusCode::FORBIDDEN, message),
             ServiceError::Conflict(message) => Self::new(StatusCode::CONFLICT, message),
-            ServiceError::Unprocessable { message, details } => Self {
-                details,
-                ..Self::new(StatusCode::UNPROCESSABLE_ENTITY, message)
-            },
+            ServiceError::Unprocessable { message, details } => {
+                Self { details, ..Self::new(StatusCode::UNPROCESSABLE_ENTITY, message) }
+            }
             ServiceError::Internal(cause) => {
                 tracing::error!(error = ?cause, "internal error");
-                Self::new(
-                    StatusCode::INTERNAL_SERVER_ERROR,
-                    "internal error; retry with backoff",
-                )
+                Self::new(StatusCode::INTERNAL_SERVER_ERROR, "internal error; retry with backoff")
             }
         }
     }
@@ -88,16 +76,10 @@ impl From<ServiceError> for ApiError {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        let body = ErrorBody {
-            message: self.message,
-            code: self.status.as_u16(),
-            details: self.details,
-        };
+        let body = ErrorBody { message: self.message, code: self.status.as_u16(), details: self.details };
         let mut response = (self.status, axum::Json(body)).into_response();
         if let Some(secs) = self.retry_after_secs {
-            response
-                .headers_mut()
-                .insert(header::RETRY_AFTER, HeaderValue::from(secs));
+            response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(secs));
         }
         response
     }
@@ -117,16 +99,12 @@ pub async fn normalize_errors(response: Response) -> Response {
     }
     let message = match status {
         StatusCode::NOT_FOUND => "no such route; see /openapi.json for the API".to_string(),
-        StatusCode::METHOD_NOT_ALLOWED => {
-            "method not allowed on this route; see /openapi.json".to_string()
-        }
+        StatusCode::METHOD_NOT_ALLOWED => "method not allowed on this route; see /openapi.json".to_string(),
         other => other.canonical_reason().unwrap_or("error").to_lowercase(),
     };
     let mut normalized = ApiError::new(status, message).into_response();
     if let Some(allow) = response.headers().get(header::ALLOW) {
-        normalized
-            .headers_mut()
-            .insert(header::ALLOW, allow.clone());
+        normalized.headers_mut().insert(header::ALLOW, allow.clone());
     }
     normalized
 }

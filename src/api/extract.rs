@@ -16,10 +16,7 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for ApiJson<T> {
     type Rejection = ApiError;
 
     async fn from_request(req: Request, state: &S) -> Result<Self, ApiError> {
-        let content_type = req
-            .headers()
-            .get(header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok());
+        let content_type = req.headers().get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok());
         if let Some(content_type) = content_type {
             if !content_type.starts_with("application/json") {
                 return Err(ApiError::new(
@@ -119,7 +116,9 @@ pub fn time_param(name: &str, raw: Option<&str>) -> Result<Option<String>, ApiEr
             .map(|t| t.with_timezone(&chrono::Utc).to_rfc3339_opts(chrono::SecondsFormat::Millis, true))
             .map_err(|_| {
                 ApiError::bad_request(
-                    format!("{name}: must be an RFC 3339 date-time such as 2024-01-31T00:00:00Z (got {text:?})"),
+                    format!(
+                        "{name}: must be an RFC 3339 date-time such as 2024-01-31T00:00:00Z (got {text:?})"
+                    ),
                     Some(json!({ "field": name, "error": "not RFC 3339" })),
                 )
             })

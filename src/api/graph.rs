@@ -49,10 +49,7 @@ pub async fn review_queue(
     let mut type_ids = (!types.is_empty()).then_some(types);
     if let Some(assigned) = query.assigned_to.as_deref() {
         let me = auth.user.as_ref().map(|u| u.user_id.as_str());
-        let reviewed = state
-            .reviewers
-            .reviewed_types(&auth.tenant, me, assigned)
-            .await?;
+        let reviewed = state.reviewers.reviewed_types(&auth.tenant, me, assigned).await?;
         type_ids = Some(match type_ids {
             Some(ids) => ids.into_iter().filter(|id| reviewed.contains(id)).collect(),
             None => reviewed,
@@ -113,12 +110,7 @@ pub async fn entity_relations(
         bucket: query.bucket,
         limit: limit_param(query.limit.as_deref(), 50, 200)?,
     };
-    Ok(Json(
-        state
-            .graph
-            .entity_relations(&auth.tenant, &id, relations)
-            .await?,
-    ))
+    Ok(Json(state.graph.entity_relations(&auth.tenant, &id, relations).await?))
 }
 
 #[derive(Deserialize, IntoParams)]
@@ -186,9 +178,7 @@ pub async fn knowledge_graph(
         cursor: query.cursor,
         limit: limit_param(query.limit.as_deref(), 50, 200)?,
     };
-    Ok(Json(
-        state.graph.knowledge_graph(&auth.tenant, graph).await?,
-    ))
+    Ok(Json(state.graph.knowledge_graph(&auth.tenant, graph).await?))
 }
 
 #[derive(Deserialize, ToSchema)]
@@ -214,12 +204,7 @@ pub async fn create_relation(
 ) -> Result<Json<Relation>, ApiError> {
     let relation = state
         .graph
-        .create_relation(
-            &auth.tenant,
-            &body.source_entity_id,
-            &body.target_entity_id,
-            &body.relation_type,
-        )
+        .create_relation(&auth.tenant, &body.source_entity_id, &body.target_entity_id, &body.relation_type)
         .await?;
     Ok(Json(relation))
 }

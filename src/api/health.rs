@@ -44,43 +44,19 @@ pub async fn readyz(State(state): State<AppState>) -> (StatusCode, Json<Readines
     let engine = state.graph.engine();
     let (graph, records) = tokio::join!(engine.ping(), state.records.ping());
     let mut backends = BTreeMap::new();
-    backends.insert(
-        "graph".to_string(),
-        backend(engine.name(), graph.map_err(|e| e.to_string())),
-    );
+    backends.insert("graph".to_string(), backend(engine.name(), graph.map_err(|e| e.to_string())));
     backends.insert(
         "records".to_string(),
-        backend(
-            state.records.backend_name(),
-            records.map_err(|e| e.to_string()),
-        ),
+        backend(state.records.backend_name(), records.map_err(|e| e.to_string())),
     );
     let ready = backends.values().all(|b| b.status == "up");
-    let status = if ready {
-        StatusCode::OK
-    } else {
-        StatusCode::SERVICE_UNAVAILABLE
-    };
-    (
-        status,
-        Json(Readiness {
-            status: if ready { "ready" } else { "unavailable" },
-            backends,
-        }),
-    )
+    let status = if ready { StatusCode::OK } else { StatusCode::SERVICE_UNAVAILABLE };
+    (status, Json(Readiness { status: if ready { "ready" } else { "unavailable" }, backends }))
 }
 
 fn backend(engine: &str, result: Result<(), String>) -> BackendStatus {
     match result {
-        Ok(()) => BackendStatus {
-            engine: engine.into(),
-            status: "up",
-            error: None,
-        },
-        Err(err) => BackendStatus {
-            engine: engine.into(),
-            status: "down",
-            error: Some(err),
-        },
+        Ok(()) => BackendStatus { engine: engine.into(), status: "up", error: None },
+        Err(err) => BackendStatus { engine: engine.into(), status: "down", error: Some(err) },
     }
 }

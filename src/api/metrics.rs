@@ -48,27 +48,10 @@ impl Metrics {
             Histogram::new(exponential_buckets(0.0005, 2.0, 16))
         });
         let queue_depth = Gauge::default();
-        registry.register(
-            "http_requests",
-            "HTTP requests by route and status",
-            requests.clone(),
-        );
-        registry.register(
-            "http_request_duration_seconds",
-            "HTTP request latency by route",
-            latency.clone(),
-        );
-        registry.register(
-            "job_queue_depth",
-            "Jobs queued or running",
-            queue_depth.clone(),
-        );
-        Self {
-            registry,
-            requests,
-            latency,
-            queue_depth,
-        }
+        registry.register("http_requests", "HTTP requests by route and status", requests.clone());
+        registry.register("http_request_duration_seconds", "HTTP request latency by route", latency.clone());
+        registry.register("job_queue_depth", "Jobs queued or running", queue_depth.clone());
+        Self { registry, requests, latency, queue_depth }
     }
 }
 
@@ -91,10 +74,7 @@ pub async fn track(State(state): State<AppState>, request: Request, next: Next) 
             status: response.status().as_u16(),
         })
         .inc();
-    metrics
-        .latency
-        .get_or_create(&RouteLabels { method, route })
-        .observe(started.elapsed().as_secs_f64());
+    metrics.latency.get_or_create(&RouteLabels { method, route }).observe(started.elapsed().as_secs_f64());
     response
 }
 
@@ -109,16 +89,9 @@ pub async fn metrics(State(state): State<AppState>) -> Response {
         Err(err) => tracing::warn!(error = %err, "cannot read the queue depth"),
     }
     let mut body = String::new();
-    if let Err(err) = prometheus_client::encoding::text::encode(&mut body, &state.metrics.registry)
-    {
+    if let Err(err) = prometheus_client::encoding::text::encode(&mut body, &state.metrics.registry) {
         tracing::error!(error = %err, "cannot encode metrics");
     }
-    (
-        [(
-            header::CONTENT_TYPE,
-            "application/openmetrics-text; version=1.0.0; charset=utf-8",
-        )],
-        body,
-    )
+    ([(header::CONTENT_TYPE, "application/openmetrics-text; version=1.0.0; charset=utf-8")], body)
         .into_response()
 }

@@ -13,6 +13,7 @@ pub mod metrics;
 pub mod openapi;
 pub mod rate_limit;
 pub mod reviewers;
+pub mod suggestions;
 
 use crate::app::AppState;
 use axum::extract::Request;
@@ -54,43 +55,21 @@ pub fn router(state: AppState) -> Router {
 fn v3() -> Router<AppState> {
     Router::new()
         .route("/buckets", get(buckets::list).post(buckets::create))
-        .route(
-            "/buckets/{bucketID}",
-            get(buckets::get)
-                .patch(buckets::update)
-                .delete(buckets::delete),
-        )
-        .route(
-            "/entity-types",
-            get(entity_types::list).post(entity_types::create),
-        )
+        .route("/buckets/{bucketID}", get(buckets::get).patch(buckets::update).delete(buckets::delete))
+        .route("/entity-types", get(entity_types::list).post(entity_types::create))
         .route(
             "/entity-types/{typeID}",
-            get(entity_types::get)
-                .patch(entity_types::update)
-                .delete(entity_types::delete),
+            get(entity_types::get).patch(entity_types::update).delete(entity_types::delete),
         )
-        .route(
-            "/entity-types/{typeID}/reviewers",
-            get(reviewers::list).post(reviewers::assign),
-        )
-        .route(
-            "/entity-types/{typeID}/reviewers/{userID}",
-            delete(reviewers::remove),
-        )
-        .route(
-            "/users/{userID}/reviewer-assignments",
-            get(reviewers::assignments),
-        )
+        .route("/entity-types/{typeID}/reviewers", get(reviewers::list).post(reviewers::assign))
+        .route("/entity-types/{typeID}/reviewers/{userID}", delete(reviewers::remove))
+        .route("/users/{userID}/reviewer-assignments", get(reviewers::assignments))
         .route("/entities/bulk", post(entities::bulk))
         .route("/entities/bulk-validate", post(entities::bulk_validate))
         .route("/entities/seed/{id}", get(entities::seed_status))
         .route("/entities/{id}", get(entities::get).patch(entities::update))
         .route("/entities/{id}/synonyms", post(entities::add_synonym))
-        .route(
-            "/entities/{id}/synonyms/{synonymID}",
-            delete(entities::remove_synonym),
-        )
+        .route("/entities/{id}/synonyms/{synonymID}", delete(entities::remove_synonym))
         .route("/entities/{id}/relations", get(graph::entity_relations))
         .route("/entities/{id}/merge", post(entities::merge))
         .route("/entities/{id}/merges", get(entities::merges))
@@ -99,6 +78,10 @@ fn v3() -> Router<AppState> {
         .route("/mentions", post(graph::create_mention))
         .route("/review-queue", get(graph::review_queue))
         .route("/knowledge-graph", get(graph::knowledge_graph))
+        .route("/merge-suggestions", get(suggestions::list))
+        .route("/merge-suggestions/refresh", post(suggestions::refresh))
+        .route("/merge-suggestions/{suggestionID}/accept", post(suggestions::accept))
+        .route("/merge-suggestions/{suggestionID}/dismiss", post(suggestions::dismiss))
 }
 
 /// Legacy alpha surface (events and subscriptions land here with their issues).
@@ -112,15 +95,9 @@ fn v1_beta() -> Router<AppState> {
 }
 
 async fn not_found() -> ApiError {
-    ApiError::new(
-        StatusCode::NOT_FOUND,
-        "no such route; see /openapi.json for the API",
-    )
+    ApiError::new(StatusCode::NOT_FOUND, "no such route; see /openapi.json for the API")
 }
 
 async fn method_not_allowed() -> ApiError {
-    ApiError::new(
-        StatusCode::METHOD_NOT_ALLOWED,
-        "method not allowed on this route; see /openapi.json",
-    )
+    ApiError::new(StatusCode::METHOD_NOT_ALLOWED, "method not allowed on this route; see /openapi.json")
 }

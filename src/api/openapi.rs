@@ -1,6 +1,8 @@
 //! The OpenAPI 3.1 document, generated from the handlers' annotations, and a browsable page.
 
-use super::{buckets, entities, entity_types, error::ErrorBody, graph, health, metrics, reviewers};
+use super::{
+    buckets, entities, entity_types, error::ErrorBody, graph, health, metrics, reviewers, suggestions,
+};
 use axum::response::Html;
 use axum::Json;
 use utoipa::openapi::security::{ApiKey, ApiKeyValue, SecurityScheme};
@@ -21,6 +23,7 @@ use utoipa::{Modify, OpenApi};
         reviewers::assign, reviewers::list, reviewers::remove, reviewers::assignments,
         entities::bulk, entities::seed_status, entities::get, entities::update, entities::bulk_validate,
         entities::add_synonym, entities::remove_synonym, entities::merge, entities::merges, entities::unmerge,
+        suggestions::refresh, suggestions::list, suggestions::accept, suggestions::dismiss,
         graph::review_queue, graph::entity_relations, graph::knowledge_graph, graph::create_relation, graph::create_mention,
     ),
     components(schemas(ErrorBody)),
@@ -45,9 +48,7 @@ impl Modify for ApiKeyAuth {
         let components = openapi.components.get_or_insert_with(Default::default);
         components.add_security_scheme(
             "apiKey",
-            SecurityScheme::ApiKey(ApiKey::Header(ApiKeyValue::new(
-                super::auth::API_KEY_HEADER,
-            ))),
+            SecurityScheme::ApiKey(ApiKey::Header(ApiKeyValue::new(super::auth::API_KEY_HEADER))),
         );
     }
 }

@@ -22,13 +22,9 @@ impl RateLimiter {
     /// Takes one token for `key`, or says in how many whole seconds one will be there.
     pub fn check(&self, key: &str) -> Result<(), u64> {
         let now = Instant::now();
-        let mut buckets = self
-            .buckets
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut buckets = self.buckets.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         let (tokens, last) = buckets.entry(key.to_string()).or_insert((self.burst, now));
-        *tokens =
-            (*tokens + now.duration_since(*last).as_secs_f64() * self.per_second).min(self.burst);
+        *tokens = (*tokens + now.duration_since(*last).as_secs_f64() * self.per_second).min(self.burst);
         *last = now;
         if *tokens >= 1.0 {
             *tokens -= 1.0;
@@ -49,9 +45,6 @@ mod tests {
         assert!(limiter.check("k").is_ok());
         assert!(limiter.check("k").is_ok());
         assert_eq!(limiter.check("k"), Err(2));
-        assert!(
-            limiter.check("other").is_ok(),
-            "keys are limited separately"
-        );
+        assert!(limiter.check("other").is_ok(), "keys are limited separately");
     }
 }

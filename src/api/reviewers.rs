@@ -39,12 +39,7 @@ pub async fn assign(
     Path(type_id): Path<String>,
     ApiJson(body): ApiJson<AssignReviewer>,
 ) -> Result<Json<Reviewer>, ApiError> {
-    Ok(Json(
-        state
-            .reviewers
-            .assign(&user, &type_id, &body.user_id)
-            .await?,
-    ))
+    Ok(Json(state.reviewers.assign(&user, &type_id, &body.user_id).await?))
 }
 
 /// The users reviewing a type, with email and role (role `operator` or `admin`).
@@ -56,9 +51,7 @@ pub async fn list(
     DashboardUser(user): DashboardUser,
     Path(type_id): Path<String>,
 ) -> Result<Json<ReviewerList>, ApiError> {
-    Ok(Json(ReviewerList {
-        reviewers: state.reviewers.list(&user, &type_id).await?,
-    }))
+    Ok(Json(ReviewerList { reviewers: state.reviewers.list(&user, &type_id).await? }))
 }
 
 /// Remove a reviewer from a type (role `admin`).
@@ -83,7 +76,5 @@ pub async fn assignments(
     DashboardUser(user): DashboardUser,
     Path(user_id): Path<String>,
 ) -> Result<Json<AssignmentList>, ApiError> {
-    Ok(Json(AssignmentList {
-        assignments: state.reviewers.assignments(&user, &user_id).await?,
-    }))
+    Ok(Json(AssignmentList { assignments: state.reviewers.assignments(&user, &user_id).await? }))
 }

@@ -94,9 +94,7 @@ impl GraphService {
     }
 
     pub async fn get_bucket(&self, tenant: &Tenant, id: &str) -> ServiceResult<Bucket> {
-        let rows = self
-            .run(tenant, queries::BUCKET_GET, params! { "id" => id })
-            .await?;
+        let rows = self.run(tenant, queries::BUCKET_GET, params! { "id" => id }).await?;
         match rows.into_iter().next() {
             Some(row) => decode(row),
             None => Err(ServiceError::not_found("bucket", id)),
@@ -109,11 +107,7 @@ impl GraphService {
         page: &PageRequest,
         name_substring: Option<&str>,
     ) -> ServiceResult<BucketPage> {
-        let query = if page.backwards() {
-            queries::BUCKET_LIST_BEFORE
-        } else {
-            queries::BUCKET_LIST_AFTER
-        };
+        let query = if page.backwards() { queries::BUCKET_LIST_BEFORE } else { queries::BUCKET_LIST_AFTER };
         let rows = self
             .run(
                 tenant,
@@ -126,24 +120,13 @@ impl GraphService {
                 },
             )
             .await?;
-        let mut buckets = rows
-            .into_iter()
-            .map(decode)
-            .collect::<ServiceResult<Vec<Bucket>>>()?;
+        let mut buckets = rows.into_iter().map(decode).collect::<ServiceResult<Vec<Bucket>>>()?;
         if page.backwards() {
             buckets.reverse();
         }
-        let total = self
-            .run(
-                tenant,
-                queries::BUCKET_COUNT,
-                params! { "nameSubstring" => name_substring },
-            )
-            .await?;
-        Ok(BucketPage {
-            buckets,
-            total_count: int_column(&total, "total"),
-        })
+        let total =
+            self.run(tenant, queries::BUCKET_COUNT, params! { "nameSubstring" => name_substring }).await?;
+        Ok(BucketPage { buckets, total_count: int_column(&total, "total") })
     }
 
     pub async fn update_bucket(
@@ -184,12 +167,7 @@ impl GraphService {
     }
 
     /// Soft-deletes a bucket; `cascade` also removes its entities, mentions and relations.
-    pub async fn delete_bucket(
-        &self,
-        tenant: &Tenant,
-        id: &str,
-        cascade: bool,
-    ) -> ServiceResult<()> {
+    pub async fn delete_bucket(&self, tenant: &Tenant, id: &str, cascade: bool) -> ServiceResult<()> {
         let rows = self
             .run(
                 tenant,
@@ -200,13 +178,7 @@ impl GraphService {
         if !rows.is_empty() {
             return Ok(());
         }
-        let blockers = self
-            .run(
-                tenant,
-                queries::BUCKET_DELETE_BLOCKERS,
-                params! { "id" => id },
-            )
-            .await?;
+        let blockers = self.run(tenant, queries::BUCKET_DELETE_BLOCKERS, params! { "id" => id }).await?;
         let Some(row) = blockers.first() else {
             return Err(ServiceError::not_found("bucket", id));
         };
@@ -223,15 +195,11 @@ impl GraphService {
 }
 
 fn first(rows: Vec<crate::store::graph::Row>) -> ServiceResult<crate::store::graph::Row> {
-    rows.into_iter()
-        .next()
-        .ok_or_else(|| ServiceError::Internal(anyhow::anyhow!("a write returned no row")))
+    rows.into_iter().next().ok_or_else(|| ServiceError::Internal(anyhow::anyhow!("a write returned no row")))
 }
 
 fn name_taken(name: &str) -> ServiceError {
-    ServiceError::Conflict(format!(
-        "a bucket named {name:?} already exists; choose another name"
-    ))
+    ServiceError::Conflict(format!("a bucket named {name:?} already exists; choose another name"))
 }
 
 /// Whether an internal error is a uniqueness-constraint rejection by the engine.

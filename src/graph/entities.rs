@@ -120,12 +120,7 @@ impl From<StoredEntity> for Entity {
             .unwrap_or_default()
             .into_iter()
             .zip(stored.attribute_values.unwrap_or_default())
-            .map(|(key, text)| {
-                (
-                    key,
-                    serde_json::from_str(&text).unwrap_or(Value::String(text)),
-                )
-            })
+            .map(|(key, text)| (key, serde_json::from_str(&text).unwrap_or(Value::String(text))))
             .collect();
         let mut surface_forms = stored.surface_forms;
         surface_forms.sort();
@@ -170,12 +165,7 @@ pub struct Synonym {
 pub const SYNONYM_SOURCES: &[&str] = &["extracted", "customer_defined", "sme_approved"];
 
 /// The resolution key of a normalised name: tenant, bucket, effective type and name.
-pub fn resolution_key(
-    tenant: &Tenant,
-    bucket_id: &str,
-    type_name: &str,
-    normalized: &str,
-) -> String {
+pub fn resolution_key(tenant: &Tenant, bucket_id: &str, type_name: &str, normalized: &str) -> String {
     format!("{}{normalized}", key_prefix(tenant, bucket_id, type_name))
 }
 
@@ -192,17 +182,11 @@ pub fn key_prefix(tenant: &Tenant, bucket_id: &str, type_name: &str) -> String {
 /// A normalised, non-empty name, or a 400 naming the field.
 pub fn normalized_name(field: &str, text: &str) -> ServiceResult<String> {
     if text.chars().count() > 500 {
-        return Err(ServiceError::invalid_field(
-            field,
-            "must be at most 500 characters",
-        ));
+        return Err(ServiceError::invalid_field(field, "must be at most 500 characters"));
     }
     let normalized = normalize(text);
     if normalized.is_empty() {
-        return Err(ServiceError::invalid_field(
-            field,
-            "must contain a letter or a digit",
-        ));
+        return Err(ServiceError::invalid_field(field, "must contain a letter or a digit"));
     }
     Ok(normalized)
 }
@@ -249,10 +233,7 @@ fn check_terminal_status(status: &str) -> ServiceResult<()> {
     if matches!(status, "approved" | "rejected") {
         Ok(())
     } else {
-        Err(ServiceError::invalid_field(
-            "status",
-            "must be approved or rejected",
-        ))
+        Err(ServiceError::invalid_field("status", "must be approved or rejected"))
     }
 }
 
@@ -264,12 +245,8 @@ impl GraphService {
         id: &str,
         bucket: Option<&str>,
     ) -> ServiceResult<(String, String)> {
-        let rows = self
-            .run(tenant, queries::ENTITY_RESOLVE, params! { "id" => id })
-            .await?;
-        let row = rows
-            .first()
-            .ok_or_else(|| ServiceError::not_found("entity", id))?;
+        let rows = self.run(tenant, queries::ENTITY_RESOLVE, params! { "id" => id }).await?;
+        let row = rows.first().ok_or_else(|| ServiceError::not_found("entity", id))?;
         let entity_id = str_col(row, "entityID");
         let bucket_id = str_col(row, "bucketID");
         if bucket.is_some_and(|b| b != bucket_id) {
@@ -279,17 +256,11 @@ impl GraphService {
     }
 
     /// Full records of these entity IDs (those that exist), in the order given.
-    pub async fn entity_details(
-        &self,
-        tenant: &Tenant,
-        ids: &[String],
-    ) -> ServiceResult<Vec<Entity>> {
+    pub async fn entity_details(&self, tenant: &Tenant, ids: &[String]) -> ServiceResult<Vec<Entity>> {
         if ids.is_empty() {
             return Ok(Vec::new());
         }
-        let rows = self
-            .run(tenant, queries::ENTITY_DETAILS, params! { "ids" => ids })
-            .await?;
+        let rows = self.run(tenant, queries::ENTITY_DETAILS, params! { "ids" => ids }).await?;
         let mut found: Vec<Entity> = rows
             .into_iter()
             .map(|row| decode::<StoredEntity>(row).map(Entity::from))
@@ -298,12 +269,7 @@ impl GraphService {
         Ok(found)
     }
 
-    pub async fn get_entity(
-        &self,
-        tenant: &Tenant,
-        id: &str,
-        bucket: Option<&str>,
-    ) -> ServiceResult<Entity> {
+    pub async fn get_entity(&self, tenant: &Tenant, id: &str, bucket: Option<&str>) -> ServiceResult<Entity> {
         let (entity_id, _) = self.resolve_entity(tenant, id, bucket).await?;
         self.entity_details(tenant, &[entity_id])
             .await?
@@ -330,14 +296,7 @@ impl GraphService {
             self.remove_synonym(tenant, &entity_id, synonym_id).await?;
         }
         for text in &changes.add_synonyms {
-            self.add_synonym(
-                tenant,
-                &entity_id,
-                text,
-                "customer_defined",
-                changes.locale.as_deref(),
-            )
-            .await?;
+            self.add_synonym(tenant, &entity_id, text, "customer_defined", changes.locale.as_deref()).await?;
         }
         if let Some(canonical) = &changes.canonical {
             self.set_canonical(tenant, &entity_id, canonical).await?;
@@ -346,15 +305,7 @@ impl GraphService {
             self.assign_type(tenant, &entity_id, type_id).await?;
         }
         if let Some(status) = &changes.status {
-            let rows = self
-                .set_status(
-                    tenant,
-                    std::slice::from_ref(&entity_id),
-                    None,
-                    status,
-                    actor,
-                )
-                .await?;
+            let rows = self.set_status(tenant, std::slice::from_ref(&entity_id), None, status, actor).await?;
             if let Some(row) = rows.first() {
                 if row.get("allowed").and_then(Value::as_bool) != Some(true) {
                     let before = str_col(row, "before");
@@ -397,10 +348,7 @@ impl GraphService {
     ) -> ServiceResult<ValidateResult> {
         check_terminal_status(status)?;
         if ids.is_empty() || ids.len() > 1_000 {
-            return Err(ServiceError::invalid_field(
-                "entityIDs",
-                "must hold between 1 and 1000 IDs",
-            ));
+            return Err(ServiceError::invalid_field("entityIDs", "must hold between 1 and 1000 IDs"));
         }
         let rows = self.set_status(tenant, ids, bucket, status, actor).await?;
         let mut summary = ValidateSummary::default();
@@ -413,12 +361,7 @@ impl GraphService {
                 } else if row.get("allowed").and_then(Value::as_bool) == Some(true) {
                     ("validated", None)
                 } else if let Some(survivor) = row.get("mergedInto").and_then(Value::as_str) {
-                    (
-                        "rejected-row",
-                        Some(format!(
-                            "merged into {survivor}; validate that entity instead"
-                        )),
-                    )
+                    ("rejected-row", Some(format!("merged into {survivor}; validate that entity instead")))
                 } else {
                     (
                         "rejected-row",
@@ -433,11 +376,7 @@ impl GraphService {
                     "skipped" => summary.skipped += 1,
                     _ => summary.rejected_row += 1,
                 }
-                ValidateRow {
-                    entity_id,
-                    outcome,
-                    reason,
-                }
+                ValidateRow { entity_id, outcome, reason }
             })
             .collect();
         Ok(ValidateResult { results, summary })
@@ -474,10 +413,7 @@ impl GraphService {
                 },
             )
             .await?;
-        let row = rows
-            .into_iter()
-            .next()
-            .ok_or_else(|| ServiceError::not_found("entity", entity_id))?;
+        let row = rows.into_iter().next().ok_or_else(|| ServiceError::not_found("entity", entity_id))?;
         let owner = str_col(&row, "entityID");
         if owner != entity.entity_id {
             return Err(ServiceError::Conflict(format!(
@@ -524,22 +460,10 @@ impl GraphService {
         }
     }
 
-    async fn set_canonical(
-        &self,
-        tenant: &Tenant,
-        entity_id: &str,
-        canonical: &str,
-    ) -> ServiceResult<()> {
-        let synonym = self
-            .add_synonym(tenant, entity_id, canonical, "customer_defined", None)
-            .await?;
+    async fn set_canonical(&self, tenant: &Tenant, entity_id: &str, canonical: &str) -> ServiceResult<()> {
+        let synonym = self.add_synonym(tenant, entity_id, canonical, "customer_defined", None).await?;
         let entity = self.get_entity(tenant, entity_id, None).await?;
-        let key = resolution_key(
-            tenant,
-            &entity.bucket_id,
-            &entity.type_name,
-            &synonym.normalized_text,
-        );
+        let key = resolution_key(tenant, &entity.bucket_id, &entity.type_name, &synonym.normalized_text);
         self.run(
             tenant,
             queries::ENTITY_SET_CANONICAL,
@@ -549,25 +473,15 @@ impl GraphService {
         Ok(())
     }
 
-    async fn assign_type(
-        &self,
-        tenant: &Tenant,
-        entity_id: &str,
-        type_id: &str,
-    ) -> ServiceResult<()> {
+    async fn assign_type(&self, tenant: &Tenant, entity_id: &str, type_id: &str) -> ServiceResult<()> {
         let entity = self.get_entity(tenant, entity_id, None).await?;
         let (type_id, effective_name) = if type_id.is_empty() {
             (None, entity.inferred_type.clone())
         } else {
-            let entity_type =
-                self.get_entity_type(tenant, type_id)
-                    .await
-                    .map_err(|err| match err {
-                        ServiceError::NotFound { .. } => {
-                            ServiceError::not_found("entity type", type_id)
-                        }
-                        other => other,
-                    })?;
+            let entity_type = self.get_entity_type(tenant, type_id).await.map_err(|err| match err {
+                ServiceError::NotFound { .. } => ServiceError::not_found("entity type", type_id),
+                other => other,
+            })?;
             (Some(entity_type.type_id), entity_type.name)
         };
         let prefix = key_prefix(tenant, &entity.bucket_id, &effective_name);
@@ -588,9 +502,6 @@ impl GraphService {
 }
 
 /// A string column, empty when absent.
-pub(super) fn str_col(row: &Row, column: &str) -> String {
-    row.get(column)
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_string()
+pub fn str_col(row: &Row, column: &str) -> String {
+    row.get(column).and_then(Value::as_str).unwrap_or_default().to_string()
 }

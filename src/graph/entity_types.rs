@@ -63,11 +63,8 @@ struct StoredEntityType {
 impl TryFrom<StoredEntityType> for EntityType {
     type Error = ServiceError;
     fn try_from(stored: StoredEntityType) -> ServiceResult<Self> {
-        let attribute_schema = stored
-            .attribute_schema
-            .map(|text| serde_json::from_str(&text))
-            .transpose()
-            .map_err(|err| {
+        let attribute_schema =
+            stored.attribute_schema.map(|text| serde_json::from_str(&text)).transpose().map_err(|err| {
                 ServiceError::Internal(anyhow::anyhow!("stored attributeSchema is not JSON: {err}"))
             })?;
         Ok(EntityType {
@@ -101,10 +98,7 @@ fn schema_text(schema: Option<&Value>) -> ServiceResult<Option<String>> {
         return Ok(None);
     };
     if !schema.is_object() {
-        return Err(ServiceError::invalid_field(
-            "attributeSchema",
-            "must be a JSON object",
-        ));
+        return Err(ServiceError::invalid_field("attributeSchema", "must be a JSON object"));
     }
     let text = schema.to_string();
     if text.len() > ATTRIBUTE_SCHEMA_MAX_BYTES {
@@ -120,19 +114,12 @@ fn check_parent_id(id: &str) -> ServiceResult<()> {
     if ids::has_prefix(id, "ety") {
         Ok(())
     } else {
-        Err(ServiceError::invalid_field(
-            "parentTypeID",
-            "must be an entity type ID (ety_…)",
-        ))
+        Err(ServiceError::invalid_field("parentTypeID", "must be an entity type ID (ety_…)"))
     }
 }
 
 impl GraphService {
-    pub async fn create_entity_type(
-        &self,
-        tenant: &Tenant,
-        new: NewEntityType,
-    ) -> ServiceResult<EntityType> {
+    pub async fn create_entity_type(&self, tenant: &Tenant, new: NewEntityType) -> ServiceResult<EntityType> {
         check_text("name", &new.name, NAME_MAX, true)?;
         let description = new.description.unwrap_or_default();
         check_text("description", &description, DESCRIPTION_MAX, false)?;
@@ -157,27 +144,18 @@ impl GraphService {
                 },
             )
             .await?;
-        match rows
-            .first()
-            .and_then(|row| row.get("typeID"))
-            .and_then(Value::as_str)
-        {
+        match rows.first().and_then(|row| row.get("typeID")).and_then(Value::as_str) {
             Some(created) if created == id => self.get_entity_type(tenant, &id).await,
             Some(_) => Err(ServiceError::Conflict(format!(
                 "an entity type named {:?} already exists; names are unique",
                 new.name
             ))),
-            None => Err(ServiceError::not_found(
-                "parent entity type",
-                parent.unwrap_or_default(),
-            )),
+            None => Err(ServiceError::not_found("parent entity type", parent.unwrap_or_default())),
         }
     }
 
     pub async fn get_entity_type(&self, tenant: &Tenant, id: &str) -> ServiceResult<EntityType> {
-        let rows = self
-            .run(tenant, queries::ENTITY_TYPE_GET, params! { "id" => id })
-            .await?;
+        let rows = self.run(tenant, queries::ENTITY_TYPE_GET, params! { "id" => id }).await?;
         match rows.into_iter().next() {
             Some(row) => decode::<StoredEntityType>(row)?.try_into(),
             None => Err(ServiceError::not_found("entity type", id)),
@@ -190,11 +168,8 @@ impl GraphService {
         page: &PageRequest,
         parent_type_id: Option<&str>,
     ) -> ServiceResult<EntityTypePage> {
-        let query = if page.backwards() {
-            queries::ENTITY_TYPE_LIST_BEFORE
-        } else {
-            queries::ENTITY_TYPE_LIST_AFTER
-        };
+        let query =
+            if page.backwards() { queries::ENTITY_TYPE_LIST_BEFORE } else { queries::ENTITY_TYPE_LIST_AFTER };
         let rows = self
             .run(
                 tenant,
@@ -215,16 +190,9 @@ impl GraphService {
             entity_types.reverse();
         }
         let total = self
-            .run(
-                tenant,
-                queries::ENTITY_TYPE_COUNT,
-                params! { "parentTypeID" => parent_type_id },
-            )
+            .run(tenant, queries::ENTITY_TYPE_COUNT, params! { "parentTypeID" => parent_type_id })
             .await?;
-        Ok(EntityTypePage {
-            entity_types,
-            total_count: int_column(&total, "total"),
-        })
+        Ok(EntityTypePage { entity_types, total_count: int_column(&total, "total") })
     }
 
     pub async fn update_entity_type(
@@ -239,10 +207,7 @@ impl GraphService {
         let schema = schema_text(changes.attribute_schema.as_ref())?;
         // Existence first, so a missing type is a 404 whatever else the body says.
         self.get_entity_type(tenant, id).await?;
-        let new_parent = changes
-            .parent_type_id
-            .clone()
-            .map(|p| p.filter(|id| !id.is_empty()));
+        let new_parent = changes.parent_type_id.clone().map(|p| p.filter(|id| !id.is_empty()));
         if let Some(Some(parent)) = &new_parent {
             check_parent_id(parent)?;
             self.check_parent(tenant, id, parent).await?;
@@ -262,9 +227,9 @@ impl GraphService {
             )
             .await;
         match rows {
-            Err(ServiceError::Internal(err)) if is_constraint(&err) => Err(ServiceError::Conflict(
-                "the entity type changed concurrently; retry".into(),
-            )),
+            Err(ServiceError::Internal(err)) if is_constraint(&err) => {
+                Err(ServiceError::Conflict("the entity type changed concurrently; retry".into()))
+            }
             Err(err) => Err(err),
             Ok(rows) if rows.is_empty() => Err(ServiceError::not_found("entity type", id)),
             Ok(_) => self.get_entity_type(tenant, id).await,
@@ -273,28 +238,18 @@ impl GraphService {
 
     /// A parent must exist, be live, and not be the type itself or one of its descendants.
     async fn check_parent(&self, tenant: &Tenant, id: &str, parent: &str) -> ServiceResult<()> {
-        self.get_entity_type(tenant, parent)
-            .await
-            .map_err(|err| match err {
-                ServiceError::NotFound { .. } => {
-                    ServiceError::not_found("parent entity type", parent)
-                }
-                other => other,
-            })?;
-        let ancestors = self
-            .run(
-                tenant,
-                queries::ENTITY_TYPE_ANCESTORS,
-                params! { "id" => parent },
-            )
-            .await?;
-        let cycle = parent == id
-            || ancestors
-                .iter()
-                .any(|row| row.get("typeID").and_then(Value::as_str) == Some(id));
+        self.get_entity_type(tenant, parent).await.map_err(|err| match err {
+            ServiceError::NotFound { .. } => ServiceError::not_found("parent entity type", parent),
+            other => other,
+        })?;
+        let ancestors = self.run(tenant, queries::ENTITY_TYPE_ANCESTORS, params! { "id" => parent }).await?;
+        let cycle =
+            parent == id || ancestors.iter().any(|row| row.get("typeID").and_then(Value::as_str) == Some(id));
         if cycle {
             return Err(ServiceError::Unprocessable {
-                message: format!("parentTypeID {parent} would make a cycle: it is {id} or one of its descendants"),
+                message: format!(
+                    "parentTypeID {parent} would make a cycle: it is {id} or one of its descendants"
+                ),
                 details: Some(serde_json::json!({ "field": "parentTypeID", "error": "cycle" })),
             });
         }
@@ -304,22 +259,12 @@ impl GraphService {
     /// Soft-deletes a type; refused (409) while a live child type or live entity uses it.
     pub async fn delete_entity_type(&self, tenant: &Tenant, id: &str) -> ServiceResult<()> {
         let rows = self
-            .run(
-                tenant,
-                queries::ENTITY_TYPE_DELETE,
-                params! { "id" => id, "now" => ids::now_rfc3339() },
-            )
+            .run(tenant, queries::ENTITY_TYPE_DELETE, params! { "id" => id, "now" => ids::now_rfc3339() })
             .await?;
         if !rows.is_empty() {
             return Ok(());
         }
-        let blockers = self
-            .run(
-                tenant,
-                queries::ENTITY_TYPE_DELETE_BLOCKERS,
-                params! { "id" => id },
-            )
-            .await?;
+        let blockers = self.run(tenant, queries::ENTITY_TYPE_DELETE_BLOCKERS, params! { "id" => id }).await?;
         if blockers.is_empty() {
             return Err(ServiceError::not_found("entity type", id));
         }

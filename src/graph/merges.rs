@@ -50,10 +50,7 @@ impl GraphService {
         actor: &Actor,
     ) -> ServiceResult<MergeResult> {
         if merged.is_empty() || merged.len() > 100 {
-            return Err(ServiceError::invalid_field(
-                "entityIDs",
-                "must hold between 1 and 100 IDs",
-            ));
+            return Err(ServiceError::invalid_field("entityIDs", "must hold between 1 and 100 IDs"));
         }
         let (survivor_id, survivor_bucket) = self.resolve_entity(tenant, survivor, None).await?;
         let mut targets = Vec::new();
@@ -62,14 +59,14 @@ impl GraphService {
             if merged_id == survivor_id {
                 return Err(ServiceError::Unprocessable {
                     message: format!("{id} already is (or was merged into) {survivor_id}"),
-                    details: Some(
-                        serde_json::json!({ "field": "entityIDs", "error": "same entity" }),
-                    ),
+                    details: Some(serde_json::json!({ "field": "entityIDs", "error": "same entity" })),
                 });
             }
             if bucket != survivor_bucket {
                 return Err(ServiceError::Unprocessable {
-                    message: format!("{id} is in another bucket than {survivor_id}; merges stay inside one bucket"),
+                    message: format!(
+                        "{id} is in another bucket than {survivor_id}; merges stay inside one bucket"
+                    ),
                     details: Some(serde_json::json!({ "field": "entityIDs", "error": "other bucket" })),
                 });
             }
@@ -89,30 +86,17 @@ impl GraphService {
                 )
                 .await?;
             if rows.is_empty() {
-                return Err(ServiceError::Conflict(format!(
-                    "{merged_id} changed while merging; retry"
-                )));
+                return Err(ServiceError::Conflict(format!("{merged_id} changed while merging; retry")));
             }
             merges.extend(
-                self.merge_history(tenant, &merged_id)
-                    .await?
-                    .into_iter()
-                    .filter(|m| m.merge_id == merge_id),
+                self.merge_history(tenant, &merged_id).await?.into_iter().filter(|m| m.merge_id == merge_id),
             );
         }
-        Ok(MergeResult {
-            entity: self.get_entity(tenant, &survivor_id, None).await?,
-            merges,
-        })
+        Ok(MergeResult { entity: self.get_entity(tenant, &survivor_id, None).await?, merges })
     }
 
     /// Undoes a merge; 409 if already undone or its survivor has been merged away since.
-    pub async fn unmerge(
-        &self,
-        tenant: &Tenant,
-        merge_id: &str,
-        actor: &Actor,
-    ) -> ServiceResult<Entity> {
+    pub async fn unmerge(&self, tenant: &Tenant, merge_id: &str, actor: &Actor) -> ServiceResult<Entity> {
         let rows = self
             .run(
                 tenant,
@@ -121,24 +105,12 @@ impl GraphService {
             )
             .await?;
         if let Some(row) = rows.first() {
-            return self
-                .get_entity(tenant, &str_col(row, "entityID"), None)
-                .await;
+            return self.get_entity(tenant, &str_col(row, "entityID"), None).await;
         }
-        let found = self
-            .run(
-                tenant,
-                queries::MERGE_GET,
-                params! { "mergeID" => merge_id },
-            )
-            .await?;
-        let row = found
-            .first()
-            .ok_or_else(|| ServiceError::not_found("merge", merge_id))?;
+        let found = self.run(tenant, queries::MERGE_GET, params! { "mergeID" => merge_id }).await?;
+        let row = found.first().ok_or_else(|| ServiceError::not_found("merge", merge_id))?;
         if row.get("undoneAt").is_some_and(|v| !v.is_null()) {
-            return Err(ServiceError::Conflict(format!(
-                "merge {merge_id} is already undone"
-            )));
+            return Err(ServiceError::Conflict(format!("merge {merge_id} is already undone")));
         }
         Err(ServiceError::Conflict(format!(
             "the survivor {} has since been merged into {}; undo that merge first",
@@ -148,18 +120,8 @@ impl GraphService {
     }
 
     /// The merges an entity took part in, newest first.
-    pub async fn merge_history(
-        &self,
-        tenant: &Tenant,
-        entity_id: &str,
-    ) -> ServiceResult<Vec<MergeRecord>> {
-        let rows = self
-            .run(
-                tenant,
-                queries::ENTITY_MERGES,
-                params! { "id" => entity_id },
-            )
-            .await?;
+    pub async fn merge_history(&self, tenant: &Tenant, entity_id: &str) -> ServiceResult<Vec<MergeRecord>> {
+        let rows = self.run(tenant, queries::ENTITY_MERGES, params! { "id" => entity_id }).await?;
         rows.into_iter().map(decode).collect()
     }
 }

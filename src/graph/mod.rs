@@ -3,6 +3,7 @@
 //! by both.
 
 pub mod buckets;
+pub mod duplicates;
 pub mod entities;
 pub mod entity_types;
 pub mod merges;
@@ -29,10 +30,7 @@ pub struct Tenant {
 
 impl From<&Principal> for Tenant {
     fn from(principal: &Principal) -> Self {
-        Self {
-            account_id: principal.account_id.clone(),
-            environment: principal.environment,
-        }
+        Self { account_id: principal.account_id.clone(), environment: principal.environment }
     }
 }
 
@@ -47,11 +45,7 @@ impl Tenant {
 
     /// A key unique to this tenant and `name`, for the engines' uniqueness constraints.
     fn scoped_key(&self, name: &str) -> String {
-        format!(
-            "{}\u{1f}{}\u{1f}{name}",
-            self.account_id,
-            self.environment.as_str()
-        )
+        format!("{}\u{1f}{}\u{1f}{name}", self.account_id, self.environment.as_str())
     }
 }
 
@@ -64,10 +58,7 @@ pub struct GraphService {
 
 impl GraphService {
     pub fn new(engine: Arc<dyn CypherEngine>) -> Self {
-        Self {
-            engine,
-            ready_tenants: Mutex::new(HashSet::new()),
-        }
+        Self { engine, ready_tenants: Mutex::new(HashSet::new()) }
     }
 
     pub fn engine(&self) -> &Arc<dyn CypherEngine> {
@@ -93,19 +84,11 @@ impl GraphService {
 
     /// Makes sure the tenant's default bucket exists; cheap after the first call.
     pub async fn ensure_tenant(&self, tenant: &Tenant) -> ServiceResult<()> {
-        if self
-            .ready_tenants
-            .lock()
-            .map_err(poisoned)?
-            .contains(tenant)
-        {
+        if self.ready_tenants.lock().map_err(poisoned)?.contains(tenant) {
             return Ok(());
         }
         buckets::ensure_default(self, tenant).await?;
-        self.ready_tenants
-            .lock()
-            .map_err(poisoned)?
-            .insert(tenant.clone());
+        self.ready_tenants.lock().map_err(poisoned)?.insert(tenant.clone());
         Ok(())
     }
 }
@@ -122,10 +105,7 @@ fn decode<T: DeserializeOwned>(row: Row) -> ServiceResult<T> {
 
 /// Reads an integer column (counts).
 fn int_column(rows: &[Row], column: &str) -> i64 {
-    rows.first()
-        .and_then(|row| row.get(column))
-        .and_then(Value::as_i64)
-        .unwrap_or(0)
+    rows.first().and_then(|row| row.get(column)).and_then(Value::as_i64).unwrap_or(0)
 }
 
 /// Checks a required, trimmed text field's length.
@@ -134,10 +114,7 @@ fn check_text(field: &str, value: &str, max: usize, required: bool) -> ServiceRe
         return Err(ServiceError::invalid_field(field, "must not be empty"));
     }
     if value.chars().count() > max {
-        return Err(ServiceError::invalid_field(
-            field,
-            format!("must be at most {max} characters"),
-        ));
+        return Err(ServiceError::invalid_field(field, format!("must be at most {max} characters")));
     }
     Ok(())
 }

@@ -39,11 +39,8 @@ const LEGAL_SUFFIXES: &[&str] = &[
 
 /// The normalised form of a name; empty when nothing but punctuation is left.
 pub fn normalize(name: &str) -> String {
-    let folded: String = name
-        .nfkc()
-        .flat_map(char::to_lowercase)
-        .map(|c| if c.is_alphanumeric() { c } else { ' ' })
-        .collect();
+    let folded: String =
+        name.nfkc().flat_map(char::to_lowercase).map(|c| if c.is_alphanumeric() { c } else { ' ' }).collect();
     // "L.L.C." became "l l c": join runs of single letters back into one word first.
     let mut words: Vec<String> = Vec::new();
     let mut letters = String::new();
@@ -60,11 +57,7 @@ pub fn normalize(name: &str) -> String {
     if !letters.is_empty() {
         words.push(letters);
     }
-    while words.len() > 1
-        && words
-            .last()
-            .is_some_and(|w| LEGAL_SUFFIXES.contains(&w.as_str()))
-    {
+    while words.len() > 1 && words.last().is_some_and(|w| LEGAL_SUFFIXES.contains(&w.as_str())) {
         words.pop();
     }
     words.join(" ")
@@ -109,10 +102,7 @@ mod tests {
     fn acronyms_keep_their_letters() {
         assert_eq!(normalize("I.B.M."), "ibm");
         assert_eq!(normalize("IBM"), "ibm");
-        assert_ne!(
-            normalize("IBM"),
-            normalize("International Business Machines")
-        );
+        assert_ne!(normalize("IBM"), normalize("International Business Machines"));
     }
 
     #[test]

@@ -65,3 +65,7 @@ cypher! {
     REVIEWER_REMOVE => "reviewer_remove",
     REVIEWER_ASSIGNMENTS => "reviewer_assignments",
 }
+
+cypher! {
+    ENTITY_CANDIDATES => "entity_candidates",
+}

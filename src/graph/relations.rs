@@ -154,11 +154,7 @@ impl GraphService {
                 },
             )
             .await?;
-        decode(
-            rows.into_iter()
-                .next()
-                .ok_or_else(|| ServiceError::not_found("entity", &new.entity_id))?,
-        )
+        decode(rows.into_iter().next().ok_or_else(|| ServiceError::not_found("entity", &new.entity_id))?)
     }
 
     /// Records one observation of `source -[relation_type]-> target` (IDs resolve through merges).
@@ -171,16 +167,15 @@ impl GraphService {
     ) -> ServiceResult<Relation> {
         let relation_type = relation_type.trim();
         if relation_type.is_empty() || relation_type.chars().count() > 100 {
-            return Err(ServiceError::invalid_field(
-                "relationType",
-                "must be 1 to 100 characters",
-            ));
+            return Err(ServiceError::invalid_field("relationType", "must be 1 to 100 characters"));
         }
         let (source_id, source_bucket) = self.resolve_entity(tenant, source, None).await?;
         let (target_id, target_bucket) = self.resolve_entity(tenant, target, None).await?;
         if source_bucket != target_bucket {
             return Err(ServiceError::Unprocessable {
-                message: format!("{source} and {target} are in different buckets; relations stay inside one bucket"),
+                message: format!(
+                    "{source} and {target} are in different buckets; relations stay inside one bucket"
+                ),
                 details: None,
             });
         }
@@ -194,11 +189,7 @@ impl GraphService {
                 },
             )
             .await?;
-        decode(
-            rows.into_iter()
-                .next()
-                .ok_or_else(|| ServiceError::not_found("entity", source))?,
-        )
+        decode(rows.into_iter().next().ok_or_else(|| ServiceError::not_found("entity", source))?)
     }
 
     /// A page of an entity's edges (ordered by relation ID), split by direction.
@@ -215,18 +206,13 @@ impl GraphService {
         };
         let mut edges: Vec<(bool, crate::store::graph::Row)> = Vec::new();
         if query.direction != Direction::Inbound {
-            let rows = self
-                .run(tenant, queries::RELATIONS_OUTBOUND, params.clone())
-                .await?;
+            let rows = self.run(tenant, queries::RELATIONS_OUTBOUND, params.clone()).await?;
             edges.extend(rows.into_iter().map(|row| (true, row)));
         }
         if query.direction != Direction::Outbound {
             let rows = self.run(tenant, queries::RELATIONS_INBOUND, params).await?;
             // A self-loop is listed once, as outbound.
-            let seen: HashSet<String> = edges
-                .iter()
-                .map(|(_, row)| str_col(row, "relationID"))
-                .collect();
+            let seen: HashSet<String> = edges.iter().map(|(_, row)| str_col(row, "relationID")).collect();
             edges.extend(
                 rows.into_iter()
                     .filter(|row| !seen.contains(&str_col(row, "relationID")))
@@ -236,11 +222,8 @@ impl GraphService {
         edges.sort_by_key(|(_, row)| str_col(row, "relationID"));
         let has_more = edges.len() > query.limit as usize;
         edges.truncate(query.limit as usize);
-        let next_cursor = if has_more {
-            edges.last().map(|(_, row)| str_col(row, "relationID"))
-        } else {
-            None
-        };
+        let next_cursor =
+            if has_more { edges.last().map(|(_, row)| str_col(row, "relationID")) } else { None };
         let (mut inbound, mut outbound) = (Vec::new(), Vec::new());
         for (is_outbound, row) in edges {
             let other_id = str_col(&row, "otherID");
@@ -266,34 +249,20 @@ impl GraphService {
                 inbound.push(edge);
             }
         }
-        Ok(EntityRelations {
-            inbound,
-            outbound,
-            next_cursor,
-        })
+        Ok(EntityRelations { inbound, outbound, next_cursor })
     }
 
     /// A page of the graph's edges and their endpoints.
-    pub async fn knowledge_graph(
-        &self,
-        tenant: &Tenant,
-        query: GraphQuery,
-    ) -> ServiceResult<KnowledgeGraph> {
+    pub async fn knowledge_graph(&self, tenant: &Tenant, query: GraphQuery) -> ServiceResult<KnowledgeGraph> {
         let mut depths: Option<BTreeMap<String, u32>> = None;
         if let Some(center) = &query.center {
             let (center_id, _) = self.resolve_entity(tenant, center, None).await?;
             depths = Some(
-                self.within_hops(
-                    tenant,
-                    &center_id,
-                    query.depth.min(MAX_DEPTH),
-                    query.bucket.as_deref(),
-                )
-                .await?,
+                self.within_hops(tenant, &center_id, query.depth.min(MAX_DEPTH), query.bucket.as_deref())
+                    .await?,
             );
         }
-        let mut node_ids: Option<HashSet<String>> =
-            depths.as_ref().map(|d| d.keys().cloned().collect());
+        let mut node_ids: Option<HashSet<String>> = depths.as_ref().map(|d| d.keys().cloned().collect());
         if let Some(search) = query.search.as_deref().filter(|s| !s.is_empty()) {
             let rows = self
                 .run(
@@ -302,8 +271,7 @@ impl GraphService {
                     params! { "search" => search, "bucketID" => query.bucket },
                 )
                 .await?;
-            let matching: HashSet<String> =
-                rows.iter().map(|row| str_col(row, "entityID")).collect();
+            let matching: HashSet<String> = rows.iter().map(|row| str_col(row, "entityID")).collect();
             node_ids = Some(match node_ids {
                 Some(ids) => ids.intersection(&matching).cloned().collect(),
                 None => matching,
@@ -324,37 +292,21 @@ impl GraphService {
                 },
             )
             .await?;
-        let mut edges: Vec<GraphEdge> =
-            rows.into_iter().map(decode).collect::<ServiceResult<_>>()?;
+        let mut edges: Vec<GraphEdge> = rows.into_iter().map(decode).collect::<ServiceResult<_>>()?;
         let has_more = edges.len() > query.limit as usize;
         edges.truncate(query.limit as usize);
-        let next_cursor = if has_more {
-            edges.last().map(|e| e.relation_id.clone())
-        } else {
-            None
-        };
-        let mut endpoints: Vec<String> = edges
-            .iter()
-            .flat_map(|e| [e.source_id.clone(), e.target_id.clone()])
-            .collect();
+        let next_cursor = if has_more { edges.last().map(|e| e.relation_id.clone()) } else { None };
+        let mut endpoints: Vec<String> =
+            edges.iter().flat_map(|e| [e.source_id.clone(), e.target_id.clone()]).collect();
         endpoints.sort();
         endpoints.dedup();
-        let rows = self
-            .run(
-                tenant,
-                queries::ENTITY_NODES,
-                params! { "ids" => endpoints },
-            )
-            .await?;
+        let rows = self.run(tenant, queries::ENTITY_NODES, params! { "ids" => endpoints }).await?;
         let nodes = rows
             .iter()
             .map(|row| {
                 let id = str_col(row, "id");
                 GraphNode {
-                    depth: depths
-                        .as_ref()
-                        .and_then(|d| d.get(&id).copied())
-                        .unwrap_or(0),
+                    depth: depths.as_ref().and_then(|d| d.get(&id).copied()).unwrap_or(0),
                     canonical: str_col(row, "canonical"),
                     type_name: str_col(row, "type"),
                     mention_count: row.get("mentionCount").and_then(Value::as_i64).unwrap_or(0),
@@ -362,11 +314,7 @@ impl GraphService {
                 }
             })
             .collect();
-        Ok(KnowledgeGraph {
-            nodes,
-            edges,
-            next_cursor,
-        })
+        Ok(KnowledgeGraph { nodes, edges, next_cursor })
     }
 
     /// Every entity within `depth` hops of `center`, with its distance.
@@ -384,11 +332,7 @@ impl GraphService {
                 break;
             }
             let rows = self
-                .run(
-                    tenant,
-                    queries::ENTITY_NEIGHBORS,
-                    params! { "ids" => frontier, "bucketID" => bucket },
-                )
+                .run(tenant, queries::ENTITY_NEIGHBORS, params! { "ids" => frontier, "bucketID" => bucket })
                 .await?;
             frontier = Vec::new();
             for id in rows.iter().map(|row| str_col(row, "entityID")) {

@@ -33,11 +33,7 @@ pub struct ReviewPage {
 pub const STATUSES: &[&str] = &["extracted", "proposed", "approved", "rejected", "merged"];
 
 impl GraphService {
-    pub async fn review_queue(
-        &self,
-        tenant: &Tenant,
-        filter: ReviewFilter,
-    ) -> ServiceResult<ReviewPage> {
+    pub async fn review_queue(&self, tenant: &Tenant, filter: ReviewFilter) -> ServiceResult<ReviewPage> {
         for status in &filter.statuses {
             if !STATUSES.contains(&status.as_str()) {
                 return Err(ServiceError::invalid_field(
@@ -71,18 +67,12 @@ impl GraphService {
         ids.truncate(filter.limit as usize);
         let entities = self.entity_details(tenant, &ids).await?;
         let next_cursor = if has_more { ids.last().cloned() } else { None };
-        Ok(ReviewPage {
-            entities,
-            has_more,
-            next_cursor,
-        })
+        Ok(ReviewPage { entities, has_more, next_cursor })
     }
 
     /// The names of these type IDs (unknown IDs match nothing).
     pub async fn type_names(&self, tenant: &Tenant, ids: &[String]) -> ServiceResult<Vec<String>> {
-        let rows = self
-            .run(tenant, queries::ENTITY_TYPE_NAMES, params! { "ids" => ids })
-            .await?;
+        let rows = self.run(tenant, queries::ENTITY_TYPE_NAMES, params! { "ids" => ids }).await?;
         Ok(rows.iter().map(|row| str_col(row, "name")).collect())
     }
 }

@@ -68,11 +68,7 @@ pub struct SeedSummary {
 impl SeedSummary {
     pub fn of(results: &[SeedRowResult]) -> Self {
         let count = |outcome: &str| results.iter().filter(|r| r.outcome == outcome).count();
-        Self {
-            created: count("created"),
-            merged: count("merged-with"),
-            rejected: count("rejected"),
-        }
+        Self { created: count("created"), merged: count("merged-with"), rejected: count("rejected") }
     }
 }
 
@@ -87,26 +83,16 @@ struct Prepared {
 
 impl GraphService {
     /// The tenant's default bucket, or the given live one (404 otherwise).
-    pub async fn write_bucket(
-        &self,
-        tenant: &Tenant,
-        bucket: Option<&str>,
-    ) -> ServiceResult<String> {
+    pub async fn write_bucket(&self, tenant: &Tenant, bucket: Option<&str>) -> ServiceResult<String> {
         match bucket {
             Some(id) => Ok(self.get_bucket(tenant, id).await?.bucket_id),
             None => {
                 let rows = self
-                    .run(
-                        tenant,
-                        queries::BUCKET_DEFAULT,
-                        params! { "defaultKey" => tenant.scoped_key("") },
-                    )
+                    .run(tenant, queries::BUCKET_DEFAULT, params! { "defaultKey" => tenant.scoped_key("") })
                     .await?;
                 rows.first()
                     .map(|row| str_col(row, "bucketID"))
-                    .ok_or_else(|| {
-                        ServiceError::Internal(anyhow::anyhow!("tenant has no default bucket"))
-                    })
+                    .ok_or_else(|| ServiceError::Internal(anyhow::anyhow!("tenant has no default bucket")))
             }
         }
     }
@@ -125,21 +111,8 @@ impl GraphService {
         let mut prepared = Vec::new();
         let mut types = TypeCache::default();
         for (i, raw) in rows.iter().enumerate() {
-            let canonical = raw
-                .get("canonical")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_string();
-            match self
-                .prepare(
-                    tenant,
-                    bucket_id,
-                    raw,
-                    &mut types,
-                    &format!("{tag}:{}", offset + i),
-                )
-                .await
-            {
+            let canonical = raw.get("canonical").and_then(Value::as_str).unwrap_or_default().to_string();
+            match self.prepare(tenant, bucket_id, raw, &mut types, &format!("{tag}:{}", offset + i)).await {
                 Ok(mut row) => {
                     row.index = i;
                     prepared.push(row);
@@ -175,44 +148,29 @@ impl GraphService {
         if type_name.is_empty() || type_name.chars().count() > 100 {
             return Err("type: must be a type name of 1 to 100 characters".into());
         }
-        let (type_id, declared) = types
-            .resolve(self, tenant, &type_name)
-            .await
-            .map_err(|e| e.to_string())?;
+        let (type_id, declared) = types.resolve(self, tenant, &type_name).await.map_err(|e| e.to_string())?;
         let attributes = match row.attributes {
             None | Some(Value::Null) => serde_json::Map::new(),
             Some(Value::Object(map)) => map,
             Some(_) => return Err("attributes: must be an object".into()),
         };
         if let Some(declared) = declared {
-            let undeclared: Vec<&String> = attributes
-                .keys()
-                .filter(|k| !declared.contains(*k))
-                .collect();
+            let undeclared: Vec<&String> = attributes.keys().filter(|k| !declared.contains(*k)).collect();
             if !undeclared.is_empty() {
-                return Err(format!(
-                    "attributes not declared by type {type_name:?}: {undeclared:?}"
-                ));
+                return Err(format!("attributes not declared by type {type_name:?}: {undeclared:?}"));
             }
         }
         let key = resolution_key(tenant, bucket_id, &type_name, &normalized);
         // Every spelling, grouped by the key it normalises to (the canonical's first).
         let mut forms: Vec<(String, String, Vec<String>)> =
             vec![(key.clone(), normalized.clone(), vec![canonical.clone()])];
-        for text in row
-            .synonyms
-            .iter()
-            .map(|s| s.trim())
-            .filter(|s| !s.is_empty())
-        {
+        for text in row.synonyms.iter().map(|s| s.trim()).filter(|s| !s.is_empty()) {
             let Ok(normalized) = normalized_name("synonyms", text) else {
                 continue;
             };
             let synonym_key = resolution_key(tenant, bucket_id, &type_name, &normalized);
             match forms.iter_mut().find(|(k, _, _)| *k == synonym_key) {
-                Some((_, _, texts)) if !texts.iter().any(|t| t == text) => {
-                    texts.push(text.to_string())
-                }
+                Some((_, _, texts)) if !texts.iter().any(|t| t == text) => texts.push(text.to_string()),
                 Some(_) => {}
                 None => forms.push((synonym_key, normalized, vec![text.to_string()])),
             }
@@ -225,10 +183,8 @@ impl GraphService {
             })
             .collect();
         let synonym_keys: Vec<String> = forms[1..].iter().map(|(key, _, _)| key.clone()).collect();
-        let (attr_keys, attr_values): (Vec<String>, Vec<String>) = attributes
-            .into_iter()
-            .map(|(k, v)| (k, v.to_string()))
-            .unzip();
+        let (attr_keys, attr_values): (Vec<String>, Vec<String>) =
+            attributes.into_iter().map(|(k, v)| (k, v.to_string())).unzip();
         let params = params! {
             "newID" => ids::new_id("ent"), "keyID" => ids::new_id("esn"), "tag" => tag,
             "canonical" => canonical, "normalized" => normalized, "key" => key, "forms" => canonical_forms,
@@ -236,13 +192,7 @@ impl GraphService {
             "description" => row.description.map(|d| d.trim().to_string()).filter(|d| !d.is_empty()),
             "attrKeys" => attr_keys, "attrValues" => attr_values, "synonyms" => synonyms,
         };
-        Ok(Prepared {
-            index: 0,
-            canonical,
-            key,
-            synonym_keys,
-            params,
-        })
+        Ok(Prepared { index: 0, canonical, key, synonym_keys, params })
     }
 
     /// Resolves and writes one wave, retrying when a concurrent writer won a key race.
@@ -253,40 +203,20 @@ impl GraphService {
         results: &mut [Option<SeedRowResult>],
     ) -> ServiceResult<()> {
         for attempt in 0.. {
-            let keys: Vec<&String> = wave
-                .iter()
-                .flat_map(|p| std::iter::once(&p.key).chain(&p.synonym_keys))
-                .collect();
-            let found = self
-                .run(
-                    tenant,
-                    queries::ENTITY_KEYS_LOOKUP,
-                    params! { "keys" => keys },
-                )
-                .await?;
-            let owner: HashMap<String, String> = found
-                .iter()
-                .map(|row| (str_col(row, "key"), str_col(row, "entityID")))
-                .collect();
+            let keys: Vec<&String> =
+                wave.iter().flat_map(|p| std::iter::once(&p.key).chain(&p.synonym_keys)).collect();
+            let found = self.run(tenant, queries::ENTITY_KEYS_LOOKUP, params! { "keys" => keys }).await?;
+            let owner: HashMap<String, String> =
+                found.iter().map(|row| (str_col(row, "key"), str_col(row, "entityID"))).collect();
             let mut rows = Vec::new();
             for prepared in wave {
                 let by_name = owner.get(&prepared.key);
-                let by_synonym: HashSet<&String> = prepared
-                    .synonym_keys
-                    .iter()
-                    .filter_map(|k| owner.get(k))
-                    .collect();
+                let by_synonym: HashSet<&String> =
+                    prepared.synonym_keys.iter().filter_map(|k| owner.get(k)).collect();
                 let target = match (by_name, by_synonym.len()) {
                     (Some(id), _) => id.clone(),
-                    (None, 0) => prepared.params["newID"]
-                        .as_str()
-                        .unwrap_or_default()
-                        .to_string(),
-                    (None, 1) => by_synonym
-                        .iter()
-                        .next()
-                        .map(|s| s.to_string())
-                        .unwrap_or_default(),
+                    (None, 0) => prepared.params["newID"].as_str().unwrap_or_default().to_string(),
+                    (None, 1) => by_synonym.iter().next().map(|s| s.to_string()).unwrap_or_default(),
                     (None, _) => {
                         let mut ids: Vec<&&String> = by_synonym.iter().collect();
                         ids.sort();
@@ -314,8 +244,7 @@ impl GraphService {
             match outcome {
                 Ok(written) => {
                     for row in written {
-                        let index =
-                            row.get("i").and_then(Value::as_u64).unwrap_or_default() as usize;
+                        let index = row.get("i").and_then(Value::as_u64).unwrap_or_default() as usize;
                         let created = row.get("created").and_then(Value::as_bool) == Some(true);
                         results[index] = Some(SeedRowResult {
                             canonical: wave
@@ -341,12 +270,7 @@ impl GraphService {
 }
 
 fn rejected(canonical: String, reason: String) -> SeedRowResult {
-    SeedRowResult {
-        canonical,
-        outcome: "rejected".into(),
-        entity_id: None,
-        reason: Some(reason),
-    }
+    SeedRowResult { canonical, outcome: "rejected".into(), entity_id: None, reason: Some(reason) }
 }
 
 /// Splits a chunk into waves in which no two rows share a key, keeping row order: a row goes
@@ -356,12 +280,8 @@ fn waves(chunk: &[Prepared]) -> Vec<Vec<&Prepared>> {
     let mut waves: Vec<Vec<&Prepared>> = Vec::new();
     for prepared in chunk {
         let keys = std::iter::once(&prepared.key).chain(&prepared.synonym_keys);
-        let wave = keys
-            .clone()
-            .filter_map(|k| last_wave_of_key.get(k.as_str()))
-            .map(|w| w + 1)
-            .max()
-            .unwrap_or(0);
+        let wave =
+            keys.clone().filter_map(|k| last_wave_of_key.get(k.as_str())).map(|w| w + 1).max().unwrap_or(0);
         for key in keys {
             last_wave_of_key.insert(key, wave);
         }
@@ -387,13 +307,7 @@ impl TypeCache {
         if let Some(found) = self.0.get(name) {
             return Ok(found.clone());
         }
-        let mut found = graph
-            .run(
-                tenant,
-                queries::ENTITY_TYPE_BY_NAME,
-                params! { "name" => name },
-            )
-            .await?;
+        let mut found = graph.run(tenant, queries::ENTITY_TYPE_BY_NAME, params! { "name" => name }).await?;
         if found.is_empty() {
             let new = NewEntityType {
                 name: name.into(),
@@ -405,30 +319,17 @@ impl TypeCache {
                 Ok(_) | Err(ServiceError::Conflict(_)) => {}
                 Err(err) => return Err(err),
             }
-            found = graph
-                .run(
-                    tenant,
-                    queries::ENTITY_TYPE_BY_NAME,
-                    params! { "name" => name },
-                )
-                .await?;
+            found = graph.run(tenant, queries::ENTITY_TYPE_BY_NAME, params! { "name" => name }).await?;
         }
-        let row = found
-            .first()
-            .ok_or_else(|| ServiceError::Internal(anyhow::anyhow!("type {name} vanished")))?;
+        let row =
+            found.first().ok_or_else(|| ServiceError::Internal(anyhow::anyhow!("type {name} vanished")))?;
         let schema: Option<Value> = row
             .get("attributeSchema")
             .and_then(Value::as_str)
             .and_then(|text| serde_json::from_str(text).ok());
         let declared = schema.map(|schema| {
-            let fields = schema
-                .get("properties")
-                .filter(|p| p.is_object())
-                .unwrap_or(&schema);
-            fields
-                .as_object()
-                .map(|o| o.keys().cloned().collect())
-                .unwrap_or_default()
+            let fields = schema.get("properties").filter(|p| p.is_object()).unwrap_or(&schema);
+            fields.as_object().map(|o| o.keys().cloned().collect()).unwrap_or_default()
         });
         let entry = (str_col(row, "typeID"), declared);
         self.0.insert(name.to_string(), entry.clone());

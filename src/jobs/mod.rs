@@ -130,11 +130,7 @@ impl Worker {
     }
 
     async fn record_failure(&self, job: &ClaimedJob, message: &str, retry_in_ms: Option<i64>) {
-        if let Err(err) = self
-            .records
-            .fail_job(&job.id, &self.id, message, retry_in_ms)
-            .await
-        {
+        if let Err(err) = self.records.fail_job(&job.id, &self.id, message, retry_in_ms).await {
             tracing::error!(error = %err, "cannot record the job's failure");
         }
     }

@@ -8,12 +8,7 @@ use reqwest::Method;
 #[tokio::test]
 async fn a_request_without_a_key_is_401() {
     let app = spawn_app().await;
-    let response = app
-        .client
-        .get(format!("{}/v3/buckets", app.address))
-        .send()
-        .await
-        .unwrap();
+    let response = app.client.get(format!("{}/v3/buckets", app.address)).send().await.unwrap();
     assert_error(response, 401).await;
 }
 
@@ -70,11 +65,7 @@ async fn a_bucket_of_another_environment_is_404() {
         .iter()
         .map(|b| b["name"].as_str().unwrap().to_string())
         .collect();
-    assert_eq!(
-        names,
-        vec!["default"],
-        "production sees only its own default bucket"
-    );
+    assert_eq!(names, vec!["default"], "production sees only its own default bucket");
 }
 
 #[tokio::test]
@@ -82,22 +73,11 @@ async fn resources_of_another_account_are_404_for_every_verb() {
     let app = spawn_app().await;
     let bucket = app.create_bucket("mine").await;
     let entity_type = app.create_type("Mine", None).await;
-    let other = app
-        .new_key(Some(&unique("other-co")), Environment::Sandbox)
-        .await;
+    let other = app.new_key(Some(&unique("other-co")), Environment::Sandbox).await;
     let call = |method: Method, path: String| {
-        app.client
-            .request(method, format!("{}{path}", app.address))
-            .header("x-api-key", &other)
+        app.client.request(method, format!("{}{path}", app.address)).header("x-api-key", &other)
     };
-    assert_error(
-        call(Method::GET, format!("/v3/buckets/{bucket}"))
-            .send()
-            .await
-            .unwrap(),
-        404,
-    )
-    .await;
+    assert_error(call(Method::GET, format!("/v3/buckets/{bucket}")).send().await.unwrap(), 404).await;
     assert_error(
         call(Method::PATCH, format!("/v3/buckets/{bucket}"))
             .json(&serde_json::json!({"name": "x"}))
@@ -107,41 +87,14 @@ async fn resources_of_another_account_are_404_for_every_verb() {
         404,
     )
     .await;
-    assert_error(
-        call(Method::DELETE, format!("/v3/buckets/{bucket}"))
-            .send()
-            .await
-            .unwrap(),
-        404,
-    )
-    .await;
-    assert_error(
-        call(Method::GET, format!("/v3/entity-types/{entity_type}"))
-            .send()
-            .await
-            .unwrap(),
-        404,
-    )
-    .await;
-    assert_error(
-        call(Method::DELETE, format!("/v3/entity-types/{entity_type}"))
-            .send()
-            .await
-            .unwrap(),
-        404,
-    )
-    .await;
+    assert_error(call(Method::DELETE, format!("/v3/buckets/{bucket}")).send().await.unwrap(), 404).await;
+    assert_error(call(Method::GET, format!("/v3/entity-types/{entity_type}")).send().await.unwrap(), 404)
+        .await;
+    assert_error(call(Method::DELETE, format!("/v3/entity-types/{entity_type}")).send().await.unwrap(), 404)
+        .await;
     // Still there for its owner.
-    assert_eq!(
-        app.get(&format!("/v3/buckets/{bucket}")).await.status(),
-        200
-    );
-    assert_eq!(
-        app.get(&format!("/v3/entity-types/{entity_type}"))
-            .await
-            .status(),
-        200
-    );
+    assert_eq!(app.get(&format!("/v3/buckets/{bucket}")).await.status(), 200);
+    assert_eq!(app.get(&format!("/v3/entity-types/{entity_type}")).await.status(), 200);
 }
 
 #[tokio::test]
@@ -155,11 +108,7 @@ async fn a_key_over_its_rate_limit_gets_429_with_retry_after() {
         assert_eq!(app.get("/v3/buckets").await.status(), 200);
     }
     let limited = app.get("/v3/buckets").await;
-    let retry_after: u64 = limited.headers()["retry-after"]
-        .to_str()
-        .unwrap()
-        .parse()
-        .unwrap();
+    let retry_after: u64 = limited.headers()["retry-after"].to_str().unwrap().parse().unwrap();
     assert!((1..=5).contains(&retry_after), "Retry-After {retry_after}");
     assert_error(limited, 429).await;
     let other = app.new_key(None, Environment::Production).await;

@@ -5,12 +5,8 @@ use serde_json::json;
 
 async fn bucket_names(app: &TestApp, query: &str) -> (Vec<String>, i64) {
     let body = json(app.get(&format!("/v3/buckets{query}")).await).await;
-    let names = body["buckets"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|b| b["name"].as_str().unwrap().to_string())
-        .collect();
+    let names =
+        body["buckets"].as_array().unwrap().iter().map(|b| b["name"].as_str().unwrap().to_string()).collect();
     (names, body["totalCount"].as_i64().unwrap())
 }
 
@@ -76,22 +72,15 @@ async fn concurrent_first_requests_still_make_one_default_bucket() {
 #[tokio::test]
 async fn a_created_bucket_can_be_read_and_listed() {
     let app = spawn_app().await;
-    let response = app
-        .post(
-            "/v3/buckets",
-            json!({ "name": "Invoices", "description": "2024 invoices" }),
-        )
-        .await;
+    let response =
+        app.post("/v3/buckets", json!({ "name": "Invoices", "description": "2024 invoices" })).await;
     assert_eq!(response.status(), 200);
     let created = json(response).await;
     assert_eq!(created["name"], "Invoices");
     assert_eq!(created["description"], "2024 invoices");
     assert_eq!(created["isDefault"], false);
     let id = created["bucketID"].as_str().unwrap();
-    assert_eq!(
-        json(app.get(&format!("/v3/buckets/{id}")).await).await,
-        created
-    );
+    assert_eq!(json(app.get(&format!("/v3/buckets/{id}")).await).await, created);
     let (names, total) = bucket_names(&app, "").await;
     assert_eq!((names.len(), total), (2, 2));
     assert!(names.contains(&"Invoices".to_string()));
@@ -101,22 +90,9 @@ async fn a_created_bucket_can_be_read_and_listed() {
 async fn a_bucket_name_taken_by_a_live_bucket_is_a_409() {
     let app = spawn_app().await;
     app.create_bucket("Contracts").await;
-    assert_error(
-        app.post("/v3/buckets", json!({ "name": "Contracts" }))
-            .await,
-        409,
-    )
-    .await;
+    assert_error(app.post("/v3/buckets", json!({ "name": "Contracts" })).await, 409).await;
     let other = app.create_bucket("Other").await;
-    assert_error(
-        app.patch(
-            &format!("/v3/buckets/{other}"),
-            json!({ "name": "Contracts" }),
-        )
-        .await,
-        409,
-    )
-    .await;
+    assert_error(app.patch(&format!("/v3/buckets/{other}"), json!({ "name": "Contracts" })).await, 409).await;
 }
 
 #[tokio::test]
@@ -124,12 +100,7 @@ async fn an_empty_or_overlong_name_is_a_400() {
     let app = spawn_app().await;
     let body = assert_error(app.post("/v3/buckets", json!({ "name": "  " })).await, 400).await;
     assert_eq!(body["details"]["field"], "name");
-    assert_error(
-        app.post("/v3/buckets", json!({ "name": "x".repeat(101) }))
-            .await,
-        400,
-    )
-    .await;
+    assert_error(app.post("/v3/buckets", json!({ "name": "x".repeat(101) })).await, 400).await;
 }
 
 #[tokio::test]
@@ -140,25 +111,12 @@ async fn a_bucket_can_be_renamed_and_redescribed_and_an_empty_patch_changes_noth
     let unchanged = json(app.patch(&format!("/v3/buckets/{id}"), json!({})).await).await;
     assert_eq!(unchanged["name"], "Drafts");
     assert_eq!(unchanged["description"], before["description"]);
-    let renamed = json(
-        app.patch(&format!("/v3/buckets/{id}"), json!({ "name": "Final" }))
-            .await,
-    )
-    .await;
+    let renamed = json(app.patch(&format!("/v3/buckets/{id}"), json!({ "name": "Final" })).await).await;
     assert_eq!(renamed["name"], "Final");
-    let described = json(
-        app.patch(
-            &format!("/v3/buckets/{id}"),
-            json!({ "description": "done" }),
-        )
-        .await,
-    )
-    .await;
+    let described =
+        json(app.patch(&format!("/v3/buckets/{id}"), json!({ "description": "done" })).await).await;
     assert_eq!(
-        (
-            described["name"].as_str(),
-            described["description"].as_str()
-        ),
+        (described["name"].as_str(), described["description"].as_str()),
         (Some("Final"), Some("done"))
     );
     assert!(described["updatedAt"].as_str() >= before["updatedAt"].as_str());
@@ -171,26 +129,11 @@ async fn the_default_bucket_can_be_renamed_but_never_deleted() {
     let app = spawn_app().await;
     let body = json(app.get("/v3/buckets").await).await;
     let default = body["buckets"][0]["bucketID"].as_str().unwrap().to_string();
-    let renamed = json(
-        app.patch(&format!("/v3/buckets/{default}"), json!({ "name": "Main" }))
-            .await,
-    )
-    .await;
-    assert_eq!(
-        (renamed["name"].as_str(), renamed["isDefault"].as_bool()),
-        (Some("Main"), Some(true))
-    );
+    let renamed = json(app.patch(&format!("/v3/buckets/{default}"), json!({ "name": "Main" })).await).await;
+    assert_eq!((renamed["name"].as_str(), renamed["isDefault"].as_bool()), (Some("Main"), Some(true)));
     assert_error(app.delete(&format!("/v3/buckets/{default}")).await, 409).await;
-    assert_error(
-        app.delete(&format!("/v3/buckets/{default}?cascade=true"))
-            .await,
-        409,
-    )
-    .await;
-    assert_eq!(
-        app.get(&format!("/v3/buckets/{default}")).await.status(),
-        200
-    );
+    assert_error(app.delete(&format!("/v3/buckets/{default}?cascade=true")).await, 409).await;
+    assert_eq!(app.get(&format!("/v3/buckets/{default}")).await.status(), 200);
 }
 
 #[tokio::test]
@@ -200,21 +143,12 @@ async fn an_empty_bucket_is_soft_deleted() {
     assert_eq!(app.delete(&format!("/v3/buckets/{id}")).await.status(), 204);
     assert_error(app.get(&format!("/v3/buckets/{id}")).await, 404).await;
     assert_error(app.delete(&format!("/v3/buckets/{id}")).await, 404).await;
-    assert_error(
-        app.patch(&format!("/v3/buckets/{id}"), json!({ "name": "x" }))
-            .await,
-        404,
-    )
-    .await;
+    assert_error(app.patch(&format!("/v3/buckets/{id}"), json!({ "name": "x" })).await, 404).await;
     let (names, total) = bucket_names(&app, "").await;
     assert_eq!((names, total), (vec!["default".to_string()], 1));
     // Soft: the node is kept, marked deleted.
-    let rows = app
-        .cypher(
-            "MATCH (b:Bucket {id: $id}) RETURN b.deletedAt AS deletedAt",
-            json!({ "id": id }),
-        )
-        .await;
+    let rows =
+        app.cypher("MATCH (b:Bucket {id: $id}) RETURN b.deletedAt AS deletedAt", json!({ "id": id })).await;
     assert!(rows[0]["deletedAt"].is_string());
 }
 
@@ -226,45 +160,20 @@ async fn deleting_a_non_empty_bucket_needs_cascade_which_removes_its_contents() 
     plant_entities(&app, &full).await;
     plant_entities(&app, &neighbour).await;
     let body = assert_error(app.delete(&format!("/v3/buckets/{full}")).await, 409).await;
-    assert!(
-        body["message"].as_str().unwrap().contains("cascade=true"),
-        "{body}"
-    );
-    assert_error(
-        app.delete(&format!("/v3/buckets/{full}?cascade=false"))
-            .await,
-        409,
-    )
-    .await;
-    assert_eq!(
-        count_in_bucket(&app, &full).await,
-        (2, 2, 1),
-        "nothing removed without cascade"
-    );
-    assert_eq!(
-        app.delete(&format!("/v3/buckets/{full}?cascade=true"))
-            .await
-            .status(),
-        204
-    );
+    assert!(body["message"].as_str().unwrap().contains("cascade=true"), "{body}");
+    assert_error(app.delete(&format!("/v3/buckets/{full}?cascade=false")).await, 409).await;
+    assert_eq!(count_in_bucket(&app, &full).await, (2, 2, 1), "nothing removed without cascade");
+    assert_eq!(app.delete(&format!("/v3/buckets/{full}?cascade=true")).await.status(), 204);
     assert_error(app.get(&format!("/v3/buckets/{full}")).await, 404).await;
     assert_eq!(count_in_bucket(&app, &full).await, (0, 0, 0));
-    assert_eq!(
-        count_in_bucket(&app, &neighbour).await,
-        (2, 2, 1),
-        "other buckets are untouched"
-    );
+    assert_eq!(count_in_bucket(&app, &neighbour).await, (2, 2, 1), "other buckets are untouched");
 }
 
 #[tokio::test]
 async fn cascade_must_be_a_boolean() {
     let app = spawn_app().await;
     let id = app.create_bucket("B").await;
-    let body = assert_error(
-        app.delete(&format!("/v3/buckets/{id}?cascade=yes")).await,
-        400,
-    )
-    .await;
+    let body = assert_error(app.delete(&format!("/v3/buckets/{id}?cascade=yes")).await, 400).await;
     assert_eq!(body["details"]["field"], "cascade");
 }
 
@@ -288,9 +197,7 @@ async fn limit_outside_1_to_200_and_both_cursors_at_once_are_400s() {
         assert_eq!(body["details"]["field"], "limit", "{query}");
     }
     assert_eq!(app.get("/v3/buckets?limit=200").await.status(), 200);
-    let both = app
-        .get("/v3/buckets?startingAfter=bkt_A&endingBefore=bkt_B")
-        .await;
+    let both = app.get("/v3/buckets?startingAfter=bkt_A&endingBefore=bkt_B").await;
     assert_error(both, 400).await;
     assert_error(app.get("/v3/buckets?startingAfter=ety_A").await, 400).await;
 }
@@ -350,10 +257,7 @@ async fn pages_walk_forward_and_backward_in_stable_bucket_id_order() {
         }
         let mut sorted_page = ids.clone();
         sorted_page.sort();
-        assert_eq!(
-            ids, sorted_page,
-            "a backward page is still in ascending order"
-        );
+        assert_eq!(ids, sorted_page, "a backward page is still in ascending order");
         query = format!("?limit=3&endingBefore={}", ids.first().unwrap());
         backward.splice(0..0, ids);
     }

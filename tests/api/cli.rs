@@ -7,9 +7,7 @@ use std::time::{Duration, Instant};
 
 fn canon(app: &TestApp) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_canon"));
-    command
-        .env("CANON_DATA_DIR", &app.config.data_dir)
-        .env_remove("CANON_DATABASE_URL");
+    command.env("CANON_DATA_DIR", &app.config.data_dir).env_remove("CANON_DATABASE_URL");
     if let Some(url) = &app.config.database_url {
         command.env("CANON_DATABASE_URL", url);
     }
@@ -18,11 +16,7 @@ fn canon(app: &TestApp) -> Command {
 
 fn stdout_of(command: &mut Command) -> String {
     let output = command.output().expect("canon runs");
-    assert!(
-        output.status.success(),
-        "canon failed: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    assert!(output.status.success(), "canon failed: {}", String::from_utf8_lossy(&output.stderr));
     String::from_utf8(output.stdout).expect("UTF-8")
 }
 
@@ -43,13 +37,8 @@ async fn keys_create_prints_one_key_that_works_at_once_while_canon_serves() {
     let lines: Vec<&str> = out.lines().collect();
     assert_eq!(lines.len(), 1, "the key alone on one line: {out:?}");
     let key = lines[0];
-    let response = app
-        .client
-        .get(format!("{}/v3/buckets", app.address))
-        .header("x-api-key", key)
-        .send()
-        .await
-        .unwrap();
+    let response =
+        app.client.get(format!("{}/v3/buckets", app.address)).header("x-api-key", key).send().await.unwrap();
     assert_eq!(response.status(), 200);
     assert_eq!(json(response).await["totalCount"], 1);
 }
@@ -58,50 +47,27 @@ async fn keys_create_prints_one_key_that_works_at_once_while_canon_serves() {
 async fn keys_list_never_shows_secrets_and_revoke_stops_a_key_at_once() {
     let app = spawn_app().await;
     let account = crate::helpers::unique("cli-co");
-    let key = stdout_of(canon(&app).args([
-        "keys",
-        "create",
-        "--account",
-        &account,
-        "--environment",
-        "sandbox",
-    ]));
+    let key =
+        stdout_of(canon(&app).args(["keys", "create", "--account", &account, "--environment", "sandbox"]));
     let key = key.trim();
     let listed = stdout_of(canon(&app).args(["keys", "list", "--account", &account]));
-    let key_id = listed
-        .split_whitespace()
-        .next()
-        .expect("a key line")
-        .to_string();
+    let key_id = listed.split_whitespace().next().expect("a key line").to_string();
     assert!(key_id.starts_with("key_"), "{listed}");
     let secret = key.rsplit('_').next().unwrap();
     assert!(!listed.contains(secret), "list shows no secret: {listed}");
     assert!(listed.contains("active"));
     stdout_of(canon(&app).args(["keys", "revoke", &key_id]));
-    let response = app
-        .client
-        .get(format!("{}/v3/buckets", app.address))
-        .header("x-api-key", key)
-        .send()
-        .await
-        .unwrap();
+    let response =
+        app.client.get(format!("{}/v3/buckets", app.address)).header("x-api-key", key).send().await.unwrap();
     assert_error(response, 401).await;
-    assert!(
-        stdout_of(canon(&app).args(["keys", "list", "--account", &account])).contains("revoked")
-    );
-    let again = canon(&app)
-        .args(["keys", "revoke", &key_id])
-        .output()
-        .unwrap();
+    assert!(stdout_of(canon(&app).args(["keys", "list", "--account", &account])).contains("revoked"));
+    let again = canon(&app).args(["keys", "revoke", &key_id]).output().unwrap();
     assert!(!again.status.success(), "revoking twice says so");
 }
 
 #[test]
 fn serve_help_lists_every_setting() {
-    let output = Command::new(env!("CARGO_BIN_EXE_canon"))
-        .args(["serve", "--help"])
-        .output()
-        .unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_canon")).args(["serve", "--help"]).output().unwrap();
     let help = String::from_utf8(output.stdout).unwrap();
     for var in [
         "CANON_LISTEN",
@@ -117,10 +83,7 @@ fn serve_help_lists_every_setting() {
     ] {
         assert!(help.contains(var), "{var} in:\n{help}");
     }
-    assert!(
-        help.contains("127.0.0.1:8080") && help.contains("./data"),
-        "defaults shown"
-    );
+    assert!(help.contains("127.0.0.1:8080") && help.contains("./data"), "defaults shown");
 }
 
 #[test]
@@ -139,12 +102,7 @@ fn serve_exits_at_once_naming_what_is_missing_and_how_to_get_it() {
     assert!(!output.status.success());
     assert!(started.elapsed() < Duration::from_secs(10));
     let stderr = String::from_utf8_lossy(&output.stderr);
-    for needle in [
-        "redis-server",
-        "falkordb.so",
-        "model.safetensors",
-        "make provision",
-    ] {
+    for needle in ["redis-server", "falkordb.so", "model.safetensors", "make provision"] {
         assert!(stderr.contains(needle), "{needle} in: {stderr}");
     }
 }
@@ -159,29 +117,15 @@ fn canon_toml_supplies_what_the_environment_does_not() {
     )
     .unwrap();
     let output = Command::new(env!("CARGO_BIN_EXE_canon"))
-        .args([
-            "keys",
-            "create",
-            "--account",
-            "toml-co",
-            "--environment",
-            "sandbox",
-        ])
+        .args(["keys", "create", "--account", "toml-co", "--environment", "sandbox"])
         .current_dir(dir.path())
         .env_remove("CANON_DATA_DIR")
         .env_remove("CANON_DATABASE_URL")
         .env_remove("CANON_CONFIG")
         .output()
         .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    assert!(
-        from_toml.join("canon.sqlite").is_file(),
-        "the data directory came from canon.toml"
-    );
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    assert!(from_toml.join("canon.sqlite").is_file(), "the data directory came from canon.toml");
 }
 
 /// Starts `canon serve` as a process on a free port; returns it and its address.
@@ -214,14 +158,7 @@ async fn sigterm_stops_canon_and_its_falkordb_with_the_data_saved() {
     let data = tempfile::tempdir().unwrap();
     let key = stdout_of(
         Command::new(env!("CARGO_BIN_EXE_canon"))
-            .args([
-                "keys",
-                "create",
-                "--account",
-                "signal-co",
-                "--environment",
-                "sandbox",
-            ])
+            .args(["keys", "create", "--account", "signal-co", "--environment", "sandbox"])
             .env("CANON_DATA_DIR", data.path())
             .env_remove("CANON_DATABASE_URL"),
     );
@@ -237,24 +174,14 @@ async fn sigterm_stops_canon_and_its_falkordb_with_the_data_saved() {
         .unwrap();
     assert_eq!(created.status(), 200);
     let pid_file = data.path().join("falkordb/redis.pid");
-    let falkordb_pid: i32 = std::fs::read_to_string(&pid_file)
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
+    let falkordb_pid: i32 = std::fs::read_to_string(&pid_file).unwrap().trim().parse().unwrap();
 
     // SAFETY: signalling the child process this test started.
     unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
     let status = child.wait().unwrap();
     assert!(status.success(), "canon exits cleanly on SIGTERM: {status}");
-    assert!(
-        !std::path::Path::new(&format!("/proc/{falkordb_pid}")).exists(),
-        "FalkorDB stopped with canon"
-    );
-    assert!(
-        data.path().join("falkordb/graph.rdb").is_file(),
-        "FalkorDB saved a snapshot"
-    );
+    assert!(!std::path::Path::new(&format!("/proc/{falkordb_pid}")).exists(), "FalkorDB stopped with canon");
+    assert!(data.path().join("falkordb/graph.rdb").is_file(), "FalkorDB saved a snapshot");
 
     let (mut child, address) = serve(data.path());
     let listed = client

@@ -11,12 +11,7 @@ fn outcomes(body: &Value) -> Vec<(String, Option<String>)> {
         .as_array()
         .unwrap()
         .iter()
-        .map(|r| {
-            (
-                r["outcome"].as_str().unwrap().to_string(),
-                r["entityID"].as_str().map(String::from),
-            )
-        })
+        .map(|r| (r["outcome"].as_str().unwrap().to_string(), r["entityID"].as_str().map(String::from)))
         .collect()
 }
 
@@ -38,30 +33,13 @@ async fn seeding_creates_proposed_entities_and_merges_names_that_normalise_alike
     assert_eq!(rows[1].1, rows[0].1);
     assert_eq!(rows[2].1, rows[0].1);
     assert_eq!(rows[3].0, "created");
-    assert_eq!(
-        body["summary"],
-        json!({ "created": 2, "merged": 2, "rejected": 0 })
-    );
-    let acme = json(
-        app.get(&format!("/v3/entities/{}", rows[0].1.as_ref().unwrap()))
-            .await,
-    )
-    .await;
+    assert_eq!(body["summary"], json!({ "created": 2, "merged": 2, "rejected": 0 }));
+    let acme = json(app.get(&format!("/v3/entities/{}", rows[0].1.as_ref().unwrap())).await).await;
     assert_eq!(acme["status"], "proposed");
     assert_eq!(acme["type"], "Company");
-    assert!(
-        acme["typeID"].as_str().unwrap().starts_with("ety_"),
-        "the type was created and assigned"
-    );
+    assert!(acme["typeID"].as_str().unwrap().starts_with("ety_"), "the type was created and assigned");
     for form in ["Acme Inc.", "ACME Corporation", "acme,  LLC", "Ａｃｍｅ"] {
-        assert!(
-            acme["surfaceForms"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .any(|f| f == form),
-            "{form} in {acme}"
-        );
+        assert!(acme["surfaceForms"].as_array().unwrap().iter().any(|f| f == form), "{form} in {acme}");
     }
 }
 
@@ -72,27 +50,16 @@ async fn the_same_name_under_another_type_is_never_merged() {
         .seed(json!([{ "canonical": "Jordan", "type": "Person" }, { "canonical": "Jordan", "type": "Country" }]))
         .await;
     let rows = outcomes(&body);
-    assert_eq!(
-        (rows[0].0.as_str(), rows[1].0.as_str()),
-        ("created", "created")
-    );
+    assert_eq!((rows[0].0.as_str(), rows[1].0.as_str()), ("created", "created"));
     assert_ne!(rows[0].1, rows[1].1);
 }
 
 #[tokio::test]
 async fn acronyms_match_only_by_exact_key_or_a_declared_synonym() {
     let app = spawn_app().await;
-    let ibm = app
-        .entity("International Business Machines", "Company")
-        .await;
-    let body = app
-        .seed(json!([{ "canonical": "IBM", "type": "Company" }]))
-        .await;
-    assert_eq!(
-        outcomes(&body)[0].0,
-        "created",
-        "no fuzzy merge of an acronym"
-    );
+    let ibm = app.entity("International Business Machines", "Company").await;
+    let body = app.seed(json!([{ "canonical": "IBM", "type": "Company" }])).await;
+    assert_eq!(outcomes(&body)[0].0, "created", "no fuzzy merge of an acronym");
     let other = outcomes(&body)[0].1.clone().unwrap();
     assert_ne!(other, ibm);
     let body = app.seed(json!([{ "canonical": "Big Blue", "type": "Company", "synonyms": ["International Business Machines"] }])).await;
@@ -101,9 +68,7 @@ async fn acronyms_match_only_by_exact_key_or_a_declared_synonym() {
         ("merged-with".to_string(), Some(ibm.clone())),
         "a declared synonym matches"
     );
-    let body = app
-        .seed(json!([{ "canonical": "I.B.M. Corp", "type": "Company" }]))
-        .await;
+    let body = app.seed(json!([{ "canonical": "I.B.M. Corp", "type": "Company" }])).await;
     assert_eq!(
         outcomes(&body)[0],
         ("merged-with".to_string(), Some(other)),
@@ -116,10 +81,7 @@ async fn a_row_whose_synonym_names_an_existing_entity_merges_into_it() {
     let app = spawn_app().await;
     let globex = app.entity("Globex", "Company").await;
     let body = app.seed(json!([{ "canonical": "Globex Corporation International", "type": "Company", "synonyms": ["globex"] }])).await;
-    assert_eq!(
-        outcomes(&body)[0],
-        ("merged-with".to_string(), Some(globex.clone()))
-    );
+    assert_eq!(outcomes(&body)[0], ("merged-with".to_string(), Some(globex.clone())));
     let entity = json(app.get(&format!("/v3/entities/{globex}")).await).await;
     assert!(entity["surfaceForms"]
         .as_array()
@@ -131,11 +93,9 @@ async fn a_row_whose_synonym_names_an_existing_entity_merges_into_it() {
 #[tokio::test]
 async fn a_merge_keeps_the_longer_description_adds_new_attribute_keys_and_synonyms() {
     let app = spawn_app().await;
-    app.seed(
-        json!([{ "canonical": "Initech", "type": "Company", "description": "software",
-        "attributes": { "country": "US" }, "synonyms": ["Initech Corp"] }]),
-    )
-    .await;
+    app.seed(json!([{ "canonical": "Initech", "type": "Company", "description": "software",
+        "attributes": { "country": "US" }, "synonyms": ["Initech Corp"] }]))
+        .await;
     let body = app
         .seed(json!([{ "canonical": "INITECH", "type": "Company", "description": "enterprise software maker",
             "attributes": { "country": "CA", "founded": 1998 }, "synonyms": ["Initrode"] }]))
@@ -143,25 +103,13 @@ async fn a_merge_keeps_the_longer_description_adds_new_attribute_keys_and_synony
     let id = outcomes(&body)[0].1.clone().unwrap();
     let entity = json(app.get(&format!("/v3/entities/{id}")).await).await;
     assert_eq!(entity["description"], "enterprise software maker");
-    assert_eq!(
-        entity["attributes"],
-        json!({ "country": "US", "founded": 1998 }),
-        "existing values are kept"
-    );
+    assert_eq!(entity["attributes"], json!({ "country": "US", "founded": 1998 }), "existing values are kept");
     let forms = entity["surfaceForms"].as_array().unwrap();
-    assert!(
-        forms.iter().any(|f| f == "Initrode") && forms.iter().any(|f| f == "Initech Corp"),
-        "{forms:?}"
-    );
-    let shorter = app
-        .seed(json!([{ "canonical": "Initech", "type": "Company", "description": "sw" }]))
-        .await;
+    assert!(forms.iter().any(|f| f == "Initrode") && forms.iter().any(|f| f == "Initech Corp"), "{forms:?}");
+    let shorter = app.seed(json!([{ "canonical": "Initech", "type": "Company", "description": "sw" }])).await;
     assert_eq!(outcomes(&shorter)[0].0, "merged-with");
     let entity = json(app.get(&format!("/v3/entities/{id}")).await).await;
-    assert_eq!(
-        entity["description"], "enterprise software maker",
-        "a shorter description does not win"
-    );
+    assert_eq!(entity["description"], "enterprise software maker", "a shorter description does not win");
 }
 
 #[tokio::test]
@@ -187,43 +135,23 @@ async fn invalid_rows_are_rejected_with_a_reason_while_the_others_apply() {
     assert_eq!((outcome(0), outcome(6)), ("created", "created"));
     for (i, row) in results.iter().enumerate().take(6).skip(1) {
         assert_eq!(outcome(i), "rejected", "row {i}");
-        assert!(
-            row["reason"].as_str().is_some_and(|r| !r.is_empty()),
-            "row {i} says why"
-        );
+        assert!(row["reason"].as_str().is_some_and(|r| !r.is_empty()), "row {i} says why");
         assert!(row.get("entityID").is_none());
     }
     assert!(results[1]["reason"].as_str().unwrap().contains("colour"));
-    assert_eq!(
-        body["summary"],
-        json!({ "created": 2, "merged": 0, "rejected": 5 })
-    );
+    assert_eq!(body["summary"], json!({ "created": 2, "merged": 0, "rejected": 5 }));
 }
 
 #[tokio::test]
 async fn a_malformed_request_is_a_400_and_an_unknown_bucket_a_404() {
     let app = spawn_app().await;
+    assert_error(app.post("/v3/entities/bulk", json!({ "entities": [] })).await, 400).await;
     assert_error(
-        app.post("/v3/entities/bulk", json!({ "entities": [] }))
-            .await,
+        app.post("/v3/entities/bulk", json!({ "entities": [{}], "onConflict": "replace" })).await,
         400,
     )
     .await;
-    assert_error(
-        app.post(
-            "/v3/entities/bulk",
-            json!({ "entities": [{}], "onConflict": "replace" }),
-        )
-        .await,
-        400,
-    )
-    .await;
-    assert_error(
-        app.post("/v3/entities/bulk", json!({ "entities": "x" }))
-            .await,
-        400,
-    )
-    .await;
+    assert_error(app.post("/v3/entities/bulk", json!({ "entities": "x" })).await, 400).await;
     let unknown = app.post("/v3/entities/bulk", json!({ "entities": [{ "canonical": "X", "type": "T" }], "bucket": "bkt_01NOSUCH0000000000000000000" })).await;
     assert_error(unknown, 404).await;
 }
@@ -234,33 +162,20 @@ async fn seeding_into_a_bucket_keeps_its_entities_apart_from_the_default_bucket(
     let bucket = app.create_bucket("Clients").await;
     let in_default = app.entity("Umbrella", "Company").await;
     let response = app
-        .post("/v3/entities/bulk", json!({ "entities": [{ "canonical": "Umbrella", "type": "Company" }], "bucket": bucket }))
+        .post(
+            "/v3/entities/bulk",
+            json!({ "entities": [{ "canonical": "Umbrella", "type": "Company" }], "bucket": bucket }),
+        )
         .await;
     let body = json(response).await;
-    assert_eq!(
-        body["results"][0]["outcome"], "created",
-        "another bucket, another entity"
-    );
+    assert_eq!(body["results"][0]["outcome"], "created", "another bucket, another entity");
     let in_bucket = body["results"][0]["entityID"].as_str().unwrap().to_string();
     assert_ne!(in_default, in_bucket);
-    assert_eq!(
-        json(app.get(&format!("/v3/entities/{in_bucket}")).await).await["bucketID"],
-        bucket.as_str()
-    );
-    assert_error(
-        app.get(&format!("/v3/entities/{in_default}?bucket={bucket}"))
-            .await,
-        404,
-    )
-    .await;
+    assert_eq!(json(app.get(&format!("/v3/entities/{in_bucket}")).await).await["bucketID"], bucket.as_str());
+    assert_error(app.get(&format!("/v3/entities/{in_default}?bucket={bucket}")).await, 404).await;
     // Deleting the bucket needs cascade now, and cascade removes its entity.
     assert_error(app.delete(&format!("/v3/buckets/{bucket}")).await, 409).await;
-    assert_eq!(
-        app.delete(&format!("/v3/buckets/{bucket}?cascade=true"))
-            .await
-            .status(),
-        204
-    );
+    assert_eq!(app.delete(&format!("/v3/buckets/{bucket}?cascade=true")).await.status(), 204);
     assert_error(app.get(&format!("/v3/entities/{in_bucket}")).await, 404).await;
 }
 
@@ -271,18 +186,13 @@ async fn wait_for_seed(app: &crate::helpers::TestApp, id: &str) -> Value {
         if status["status"] == "completed" {
             return status;
         }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "seed job still {status}"
-        );
+        assert!(tokio::time::Instant::now() < deadline, "seed job still {status}");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
 
 fn rows(count: usize, prefix: &str) -> Vec<Value> {
-    (0..count)
-        .map(|i| json!({ "canonical": format!("{prefix} {i}"), "type": "Company" }))
-        .collect()
+    (0..count).map(|i| json!({ "canonical": format!("{prefix} {i}"), "type": "Company" })).collect()
 }
 
 #[tokio::test]
@@ -290,9 +200,7 @@ async fn a_hundred_rows_or_more_become_a_seed_job_that_reports_progress_and_resu
     let app = spawn_app().await;
     let mut batch = rows(149, "Supplier");
     batch.push(json!({ "canonical": "Supplier 0 Inc", "type": "Company" }));
-    let response = app
-        .post("/v3/entities/bulk", json!({ "entities": batch }))
-        .await;
+    let response = app.post("/v3/entities/bulk", json!({ "entities": batch })).await;
     assert_eq!(response.status(), 202);
     let accepted = json(response).await;
     let id = accepted["seedJobID"].as_str().unwrap().to_string();
@@ -300,29 +208,14 @@ async fn a_hundred_rows_or_more_become_a_seed_job_that_reports_progress_and_resu
     assert_eq!(accepted["statusURL"], format!("/v3/entities/seed/{id}"));
     assert!(["pending", "processing", "completed"].contains(&accepted["status"].as_str().unwrap()));
     let status = wait_for_seed(&app, &id).await;
-    assert_eq!(
-        (
-            status["totalRows"].as_i64(),
-            status["createdCount"].as_i64()
-        ),
-        (Some(150), Some(149))
-    );
-    assert_eq!(
-        (
-            status["mergedCount"].as_i64(),
-            status["rejectedCount"].as_i64()
-        ),
-        (Some(1), Some(0))
-    );
+    assert_eq!((status["totalRows"].as_i64(), status["createdCount"].as_i64()), (Some(150), Some(149)));
+    assert_eq!((status["mergedCount"].as_i64(), status["rejectedCount"].as_i64()), (Some(1), Some(0)));
     let results = status["results"].as_array().unwrap();
     assert_eq!(results.len(), 150);
     assert_eq!(results[149]["outcome"], "merged-with");
     assert_eq!(results[149]["entityID"], results[0]["entityID"]);
     let other = app
-        .new_key(
-            Some(&crate::helpers::unique("other")),
-            canon::store::records::keys::Environment::Sandbox,
-        )
+        .new_key(Some(&crate::helpers::unique("other")), canon::store::records::keys::Environment::Sandbox)
         .await;
     let response = app
         .client
@@ -338,14 +231,9 @@ async fn a_hundred_rows_or_more_become_a_seed_job_that_reports_progress_and_resu
 async fn a_seed_job_cut_short_by_a_restart_resumes_with_no_row_lost_or_applied_twice() {
     let mut app = spawn_app_with(Handlers::default(), |config| config.workers = 0).await;
     let batch = rows(2_500, "Vendor");
-    let response = app
-        .post("/v3/entities/bulk", json!({ "entities": batch }))
-        .await;
+    let response = app.post("/v3/entities/bulk", json!({ "entities": batch })).await;
     assert_eq!(response.status(), 202);
-    let id = json(response).await["seedJobID"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let id = json(response).await["seedJobID"].as_str().unwrap().to_string();
     // A worker got through two chunks, but died after writing the second to the graph and
     // before saving its progress.
     let state = app.app().state.clone();
@@ -354,59 +242,22 @@ async fn a_seed_job_cut_short_by_a_restart_resumes_with_no_row_lost_or_applied_t
         account_id: job.account_id.clone(),
         environment: canon::store::records::keys::Environment::Sandbox,
     };
-    let first = state
-        .graph
-        .seed_rows(&tenant, &job.bucket_id, &job.rows[..1000], &job.id, 0)
-        .await
-        .unwrap();
-    state
-        .graph
-        .seed_rows(
-            &tenant,
-            &job.bucket_id,
-            &job.rows[1000..2000],
-            &job.id,
-            1000,
-        )
-        .await
-        .unwrap();
-    let saved: Vec<Value> = first
-        .iter()
-        .map(|r| serde_json::to_value(r).unwrap())
-        .collect();
-    state
-        .records
-        .save_seed_progress(&id, "processing", 1000, &saved, None)
-        .await
-        .unwrap();
+    let first = state.graph.seed_rows(&tenant, &job.bucket_id, &job.rows[..1000], &job.id, 0).await.unwrap();
+    state.graph.seed_rows(&tenant, &job.bucket_id, &job.rows[1000..2000], &job.id, 1000).await.unwrap();
+    let saved: Vec<Value> = first.iter().map(|r| serde_json::to_value(r).unwrap()).collect();
+    state.records.save_seed_progress(&id, "processing", 1000, &saved, None).await.unwrap();
     app.stop().await;
     app.config.workers = 2;
     app.start().await;
 
     let status = wait_for_seed(&app, &id).await;
-    assert_eq!(
-        status["createdCount"], 2_500,
-        "replayed rows still report created: {status}"
-    );
-    assert_eq!(
-        (
-            status["mergedCount"].as_i64(),
-            status["rejectedCount"].as_i64()
-        ),
-        (Some(0), Some(0))
-    );
-    let ids: std::collections::HashSet<&str> = status["results"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["entityID"].as_str().unwrap())
-        .collect();
+    assert_eq!(status["createdCount"], 2_500, "replayed rows still report created: {status}");
+    assert_eq!((status["mergedCount"].as_i64(), status["rejectedCount"].as_i64()), (Some(0), Some(0)));
+    let ids: std::collections::HashSet<&str> =
+        status["results"].as_array().unwrap().iter().map(|r| r["entityID"].as_str().unwrap()).collect();
     assert_eq!(ids.len(), 2_500, "one entity per row");
     let count = app
-        .cypher(
-            "MATCH (e:Entity {accountID: $a}) RETURN count(e) AS n",
-            json!({ "a": job.account_id }),
-        )
+        .cypher("MATCH (e:Entity {accountID: $a}) RETURN count(e) AS n", json!({ "a": job.account_id }))
         .await;
     assert_eq!(count[0]["n"], 2_500, "no row applied twice");
 }
@@ -419,7 +270,8 @@ async fn eight_concurrent_seeds_with_overlapping_names_leave_one_entity_per_key(
         let batch: Vec<Value> = (0..40)
             .map(|i| {
                 let name = &names[(i * 7 + n * 3) % names.len()];
-                let spelling = if n % 2 == 0 { name.clone() } else { format!("{} Inc.", name.to_uppercase()) };
+                let spelling =
+                    if n % 2 == 0 { name.clone() } else { format!("{} Inc.", name.to_uppercase()) };
                 json!({ "canonical": spelling, "type": "Company", "synonyms": [format!("{name} Ltd")] })
             })
             .collect();
@@ -437,10 +289,7 @@ async fn eight_concurrent_seeds_with_overlapping_names_leave_one_entity_per_key(
         }
     }
     let count = app
-        .cypher(
-            "MATCH (e:Entity {accountID: $a}) RETURN count(e) AS n",
-            json!({ "a": app.account_id }),
-        )
+        .cypher("MATCH (e:Entity {accountID: $a}) RETURN count(e) AS n", json!({ "a": app.account_id }))
         .await;
     assert_eq!(count[0]["n"].as_u64().unwrap() as usize, entity_of.len());
     assert_eq!(entity_of.len(), names.len());

@@ -18,27 +18,16 @@ async fn a_created_type_is_returned_with_every_field() {
     assert_eq!(created["name"], "Drug");
     assert_eq!(created["description"], "a medicine");
     assert_eq!(created["parentTypeID"], "");
-    assert_eq!(
-        created["attributeSchema"],
-        json!({ "unit": "mg", "range": [0, 100] })
-    );
+    assert_eq!(created["attributeSchema"], json!({ "unit": "mg", "range": [0, 100] }));
     let id = created["typeID"].as_str().unwrap();
-    assert_eq!(
-        json(app.get(&format!("/v3/entity-types/{id}")).await).await,
-        created
-    );
+    assert_eq!(json(app.get(&format!("/v3/entity-types/{id}")).await).await, created);
 }
 
 #[tokio::test]
 async fn a_duplicate_name_is_a_409() {
     let app = spawn_app().await;
     app.create_type("Company", None).await;
-    assert_error(
-        app.post("/v3/entity-types", json!({ "name": "Company" }))
-            .await,
-        409,
-    )
-    .await;
+    assert_error(app.post("/v3/entity-types", json!({ "name": "Company" })).await, 409).await;
 }
 
 #[tokio::test]
@@ -46,20 +35,13 @@ async fn a_patch_that_sends_name_is_a_400_and_changes_nothing() {
     let app = spawn_app().await;
     let id = app.create_type("Person", None).await;
     let body = assert_error(
-        app.patch(
-            &format!("/v3/entity-types/{id}"),
-            json!({ "name": "Human", "description": "x" }),
-        )
-        .await,
+        app.patch(&format!("/v3/entity-types/{id}"), json!({ "name": "Human", "description": "x" })).await,
         400,
     )
     .await;
     assert_eq!(body["details"]["field"], "name");
     let current = json(app.get(&format!("/v3/entity-types/{id}")).await).await;
-    assert_eq!(
-        (current["name"].as_str(), current["description"].as_str()),
-        (Some("Person"), Some(""))
-    );
+    assert_eq!((current["name"].as_str(), current["description"].as_str()), (Some("Person"), Some("")));
 }
 
 #[tokio::test]
@@ -81,11 +63,7 @@ async fn a_patch_changes_only_the_fields_it_sends() {
     let patched = json(app.patch(&path, json!({ "description": "d2" })).await).await;
     assert_eq!(patched["description"], "d2");
     assert_eq!(patched["attributeSchema"], json!({ "a": 1 }));
-    let patched = json(
-        app.patch(&path, json!({ "attributeSchema": { "b": 2 } }))
-            .await,
-    )
-    .await;
+    let patched = json(app.patch(&path, json!({ "attributeSchema": { "b": 2 } })).await).await;
     assert_eq!(
         (patched["description"].as_str(), &patched["attributeSchema"]),
         (Some("d2"), &json!({ "b": 2 }))
@@ -101,22 +79,14 @@ async fn a_patch_changes_only_the_fields_it_sends() {
 async fn attribute_schema_must_be_an_object() {
     let app = spawn_app().await;
     let body = assert_error(
-        app.post(
-            "/v3/entity-types",
-            json!({ "name": "X", "attributeSchema": [1, 2] }),
-        )
-        .await,
+        app.post("/v3/entity-types", json!({ "name": "X", "attributeSchema": [1, 2] })).await,
         400,
     )
     .await;
     assert_eq!(body["details"]["field"], "attributeSchema");
     let id = app.create_type("Y", None).await;
     assert_error(
-        app.patch(
-            &format!("/v3/entity-types/{id}"),
-            json!({ "attributeSchema": "text" }),
-        )
-        .await,
+        app.patch(&format!("/v3/entity-types/{id}"), json!({ "attributeSchema": "text" })).await,
         400,
     )
     .await;
@@ -127,38 +97,16 @@ async fn an_unknown_parent_is_a_404_on_create_and_on_patch() {
     let app = spawn_app().await;
     let missing = "ety_01NOSUCHTYPE0000000000000";
     assert_error(
-        app.post(
-            "/v3/entity-types",
-            json!({ "name": "Orphan", "parentTypeID": missing }),
-        )
-        .await,
+        app.post("/v3/entity-types", json!({ "name": "Orphan", "parentTypeID": missing })).await,
         404,
     )
     .await;
-    assert_eq!(
-        json(app.get("/v3/entity-types").await).await["totalCount"],
-        0,
-        "nothing was created"
-    );
+    assert_eq!(json(app.get("/v3/entity-types").await).await["totalCount"], 0, "nothing was created");
     let id = app.create_type("Child", None).await;
-    assert_error(
-        app.patch(
-            &format!("/v3/entity-types/{id}"),
-            json!({ "parentTypeID": missing }),
-        )
-        .await,
-        404,
-    )
-    .await;
-    assert_error(
-        app.patch(
-            &format!("/v3/entity-types/{missing}"),
-            json!({ "description": "x" }),
-        )
-        .await,
-        404,
-    )
-    .await;
+    assert_error(app.patch(&format!("/v3/entity-types/{id}"), json!({ "parentTypeID": missing })).await, 404)
+        .await;
+    assert_error(app.patch(&format!("/v3/entity-types/{missing}"), json!({ "description": "x" })).await, 404)
+        .await;
 }
 
 #[tokio::test]
@@ -168,43 +116,22 @@ async fn a_parent_that_would_make_a_cycle_is_a_422() {
     let middle = app.create_type("Middle", Some(&root)).await;
     let leaf = app.create_type("Leaf", Some(&middle)).await;
     let body = assert_error(
-        app.patch(
-            &format!("/v3/entity-types/{root}"),
-            json!({ "parentTypeID": leaf }),
-        )
-        .await,
+        app.patch(&format!("/v3/entity-types/{root}"), json!({ "parentTypeID": leaf })).await,
         422,
     )
     .await;
     assert_eq!(body["details"]["field"], "parentTypeID");
+    assert_error(app.patch(&format!("/v3/entity-types/{root}"), json!({ "parentTypeID": root })).await, 422)
+        .await;
     assert_error(
-        app.patch(
-            &format!("/v3/entity-types/{root}"),
-            json!({ "parentTypeID": root }),
-        )
-        .await,
-        422,
-    )
-    .await;
-    assert_error(
-        app.patch(
-            &format!("/v3/entity-types/{middle}"),
-            json!({ "parentTypeID": leaf }),
-        )
-        .await,
+        app.patch(&format!("/v3/entity-types/{middle}"), json!({ "parentTypeID": leaf })).await,
         422,
     )
     .await;
     // Moving a subtree elsewhere is fine.
     let other = app.create_type("Other", None).await;
-    let moved = json(
-        app.patch(
-            &format!("/v3/entity-types/{middle}"),
-            json!({ "parentTypeID": other }),
-        )
-        .await,
-    )
-    .await;
+    let moved =
+        json(app.patch(&format!("/v3/entity-types/{middle}"), json!({ "parentTypeID": other })).await).await;
     assert_eq!(moved["parentTypeID"], other.as_str());
 }
 
@@ -215,17 +142,9 @@ async fn listing_by_parent_returns_direct_children_only() {
     let a = app.create_type("A", Some(&root)).await;
     let b = app.create_type("B", Some(&root)).await;
     app.create_type("A1", Some(&a)).await;
-    let body = json(
-        app.get(&format!("/v3/entity-types?parentTypeId={root}"))
-            .await,
-    )
-    .await;
-    let mut ids: Vec<&str> = body["entityTypes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["typeID"].as_str().unwrap())
-        .collect();
+    let body = json(app.get(&format!("/v3/entity-types?parentTypeId={root}")).await).await;
+    let mut ids: Vec<&str> =
+        body["entityTypes"].as_array().unwrap().iter().map(|t| t["typeID"].as_str().unwrap()).collect();
     ids.sort();
     let mut expected = vec![a.as_str(), b.as_str()];
     expected.sort();
@@ -244,46 +163,19 @@ async fn types_page_forward_and_backward_by_type_id() {
     }
     ids.sort();
     let first = json(app.get("/v3/entity-types?limit=2").await).await;
-    let page: Vec<&str> = first["entityTypes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["typeID"].as_str().unwrap())
-        .collect();
+    let page: Vec<&str> =
+        first["entityTypes"].as_array().unwrap().iter().map(|t| t["typeID"].as_str().unwrap()).collect();
     assert_eq!(page, vec![ids[0].as_str(), ids[1].as_str()]);
-    let next = json(
-        app.get(&format!(
-            "/v3/entity-types?limit=2&startingAfter={}",
-            ids[1]
-        ))
-        .await,
-    )
-    .await;
-    let page: Vec<&str> = next["entityTypes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["typeID"].as_str().unwrap())
-        .collect();
+    let next = json(app.get(&format!("/v3/entity-types?limit=2&startingAfter={}", ids[1])).await).await;
+    let page: Vec<&str> =
+        next["entityTypes"].as_array().unwrap().iter().map(|t| t["typeID"].as_str().unwrap()).collect();
     assert_eq!(page, vec![ids[2].as_str(), ids[3].as_str()]);
-    let back = json(
-        app.get(&format!("/v3/entity-types?limit=2&endingBefore={}", ids[4]))
-            .await,
-    )
-    .await;
-    let page: Vec<&str> = back["entityTypes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["typeID"].as_str().unwrap())
-        .collect();
+    let back = json(app.get(&format!("/v3/entity-types?limit=2&endingBefore={}", ids[4])).await).await;
+    let page: Vec<&str> =
+        back["entityTypes"].as_array().unwrap().iter().map(|t| t["typeID"].as_str().unwrap()).collect();
     assert_eq!(page, vec![ids[2].as_str(), ids[3].as_str()]);
     assert_error(
-        app.get(&format!(
-            "/v3/entity-types?startingAfter={}&endingBefore={}",
-            ids[0], ids[1]
-        ))
-        .await,
+        app.get(&format!("/v3/entity-types?startingAfter={}&endingBefore={}", ids[0], ids[1])).await,
         400,
     )
     .await;
@@ -296,18 +188,8 @@ async fn a_type_with_a_live_child_cannot_be_deleted_until_the_child_is() {
     let parent = app.create_type("Parent", None).await;
     let child = app.create_type("Child", Some(&parent)).await;
     assert_error(app.delete(&format!("/v3/entity-types/{parent}")).await, 409).await;
-    assert_eq!(
-        app.delete(&format!("/v3/entity-types/{child}"))
-            .await
-            .status(),
-        204
-    );
-    assert_eq!(
-        app.delete(&format!("/v3/entity-types/{parent}"))
-            .await
-            .status(),
-        204
-    );
+    assert_eq!(app.delete(&format!("/v3/entity-types/{child}")).await.status(), 204);
+    assert_eq!(app.delete(&format!("/v3/entity-types/{parent}")).await.status(), 204);
     assert_error(app.get(&format!("/v3/entity-types/{parent}")).await, 404).await;
     assert_error(app.delete(&format!("/v3/entity-types/{parent}")).await, 404).await;
     let listed = json(app.get("/v3/entity-types").await).await;
@@ -318,21 +200,9 @@ async fn a_type_with_a_live_child_cannot_be_deleted_until_the_child_is() {
 async fn a_deleted_type_frees_its_name_and_cannot_become_a_parent() {
     let app = spawn_app().await;
     let old = app.create_type("Vendor", None).await;
-    assert_eq!(
-        app.delete(&format!("/v3/entity-types/{old}"))
-            .await
-            .status(),
-        204
-    );
+    assert_eq!(app.delete(&format!("/v3/entity-types/{old}")).await.status(), 204);
     let new = app.create_type("Vendor", None).await;
     assert_ne!(old, new);
-    assert_error(
-        app.post(
-            "/v3/entity-types",
-            json!({ "name": "Sub", "parentTypeID": old }),
-        )
-        .await,
-        404,
-    )
-    .await;
+    assert_error(app.post("/v3/entity-types", json!({ "name": "Sub", "parentTypeID": old })).await, 404)
+        .await;
 }

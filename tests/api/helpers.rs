@@ -34,35 +34,20 @@ pub async fn spawn_app() -> TestApp {
 /// A fresh canon running these job handlers, its configuration adjusted by `configure`.
 pub async fn spawn_app_with(handlers: Handlers, configure: impl FnOnce(&mut Config)) -> TestApp {
     init_logging();
-    let data_dir = tempfile::Builder::new()
-        .prefix("canon-test-")
-        .tempdir()
-        .expect("temp dir");
+    let data_dir = tempfile::Builder::new().prefix("canon-test-").tempdir().expect("temp dir");
     let mut config = Config::embedded(data_dir.path(), &vendor_dir());
     config.database_url = fresh_postgres_database().await;
     if let Ok(uri) = std::env::var("CANON_TEST_NEO4J_URI") {
         config.neo4j_uri = Some(uri);
-        config.neo4j_user =
-            std::env::var("CANON_TEST_NEO4J_USER").unwrap_or_else(|_| "neo4j".into());
+        config.neo4j_user = std::env::var("CANON_TEST_NEO4J_USER").unwrap_or_else(|_| "neo4j".into());
         config.neo4j_password = std::env::var("CANON_TEST_NEO4J_PASSWORD").unwrap_or_default();
     }
     configure(&mut config);
-    let app = App::spawn(&config, handlers.clone())
-        .await
-        .expect("canon starts");
+    let app = App::spawn(&config, handlers.clone()).await.expect("canon starts");
     let address = format!("http://{}", app.addr);
-    let account = app
-        .state
-        .records
-        .ensure_account(&unique("acme"))
-        .await
-        .expect("account");
-    let (_, api_key) = app
-        .state
-        .records
-        .create_key(&account.id, Environment::Sandbox, "test")
-        .await
-        .expect("key");
+    let account = app.state.records.ensure_account(&unique("acme")).await.expect("account");
+    let (_, api_key) =
+        app.state.records.create_key(&account.id, Environment::Sandbox, "test").await.expect("key");
     TestApp {
         address,
         api_key,
@@ -81,10 +66,7 @@ fn init_logging() {
     ONCE.call_once(|| {
         let filter = tracing_subscriber::EnvFilter::try_from_env("CANON_LOG")
             .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
-        let _ = tracing_subscriber::fmt()
-            .with_env_filter(filter)
-            .with_test_writer()
-            .try_init();
+        let _ = tracing_subscriber::fmt().with_env_filter(filter).with_test_writer().try_init();
     });
 }
 
@@ -97,17 +79,9 @@ pub fn unique(prefix: &str) -> String {
 async fn fresh_postgres_database() -> Option<String> {
     let admin_url = std::env::var("CANON_TEST_DATABASE_URL").ok()?;
     sqlx::any::install_default_drivers();
-    let name = format!(
-        "canon_test_{}",
-        ulid::Ulid::new().to_string().to_lowercase()
-    );
-    let admin = sqlx::AnyPool::connect(&admin_url)
-        .await
-        .expect("connect to CANON_TEST_DATABASE_URL");
-    sqlx::query(&format!("CREATE DATABASE {name}"))
-        .execute(&admin)
-        .await
-        .expect("create test database");
+    let name = format!("canon_test_{}", ulid::Ulid::new().to_string().to_lowercase());
+    let admin = sqlx::AnyPool::connect(&admin_url).await.expect("connect to CANON_TEST_DATABASE_URL");
+    sqlx::query(&format!("CREATE DATABASE {name}")).execute(&admin).await.expect("create test database");
     admin.close().await;
     let (base, _) = admin_url.rsplit_once('/').expect("database URL has a path");
     Some(format!("{base}/{name}"))
@@ -120,39 +94,23 @@ impl TestApp {
 
     /// A request with this app's API key.
     pub fn request(&self, method: Method, path: &str) -> RequestBuilder {
-        self.client
-            .request(method, format!("{}{path}", self.address))
-            .header("x-api-key", &self.api_key)
+        self.client.request(method, format!("{}{path}", self.address)).header("x-api-key", &self.api_key)
     }
 
     pub async fn get(&self, path: &str) -> Response {
-        self.request(Method::GET, path)
-            .send()
-            .await
-            .expect("request sent")
+        self.request(Method::GET, path).send().await.expect("request sent")
     }
 
     pub async fn post(&self, path: &str, body: Value) -> Response {
-        self.request(Method::POST, path)
-            .json(&body)
-            .send()
-            .await
-            .expect("request sent")
+        self.request(Method::POST, path).json(&body).send().await.expect("request sent")
     }
 
     pub async fn patch(&self, path: &str, body: Value) -> Response {
-        self.request(Method::PATCH, path)
-            .json(&body)
-            .send()
-            .await
-            .expect("request sent")
+        self.request(Method::PATCH, path).json(&body).send().await.expect("request sent")
     }
 
     pub async fn delete(&self, path: &str) -> Response {
-        self.request(Method::DELETE, path)
-            .send()
-            .await
-            .expect("request sent")
+        self.request(Method::DELETE, path).send().await.expect("request sent")
     }
 
     /// A key for another environment or account of this app.
@@ -162,11 +120,7 @@ impl TestApp {
             Some(name) => records.ensure_account(name).await.expect("account").id,
             None => self.account_id.clone(),
         };
-        records
-            .create_key(&account_id, environment, "other")
-            .await
-            .expect("key")
-            .1
+        records.create_key(&account_id, environment, "other").await.expect("key").1
     }
 
     /// Stops canon gracefully and starts it again on the same data.
@@ -182,52 +136,30 @@ impl TestApp {
     }
 
     pub async fn start(&mut self) {
-        let app = App::spawn(&self.config, self.handlers.clone())
-            .await
-            .expect("canon restarts");
+        let app = App::spawn(&self.config, self.handlers.clone()).await.expect("canon restarts");
         self.address = format!("http://{}", app.addr);
         self.app = Some(app);
     }
 
     /// Creates a bucket and returns its ID.
     pub async fn create_bucket(&self, name: &str) -> String {
-        let response = self
-            .post("/v3/buckets", serde_json::json!({ "name": name }))
-            .await;
+        let response = self.post("/v3/buckets", serde_json::json!({ "name": name })).await;
         assert_eq!(response.status(), 200, "creating bucket {name}");
-        json(response).await["bucketID"]
-            .as_str()
-            .expect("bucketID")
-            .to_string()
+        json(response).await["bucketID"].as_str().expect("bucketID").to_string()
     }
 
     /// Creates an entity type and returns its ID.
     pub async fn create_type(&self, name: &str, parent: Option<&str>) -> String {
-        let response = self
-            .post(
-                "/v3/entity-types",
-                serde_json::json!({ "name": name, "parentTypeID": parent }),
-            )
-            .await;
+        let response =
+            self.post("/v3/entity-types", serde_json::json!({ "name": name, "parentTypeID": parent })).await;
         assert_eq!(response.status(), 200, "creating type {name}");
-        json(response).await["typeID"]
-            .as_str()
-            .expect("typeID")
-            .to_string()
+        json(response).await["typeID"].as_str().expect("typeID").to_string()
     }
 
     /// Runs Cypher straight on the graph engine (to plant data no endpoint writes yet).
     pub async fn cypher(&self, query: &str, params: Value) -> Vec<serde_json::Map<String, Value>> {
-        let Value::Object(params) = params else {
-            panic!("params must be an object")
-        };
-        self.app()
-            .state
-            .graph
-            .engine()
-            .run(query, params)
-            .await
-            .expect("cypher runs")
+        let Value::Object(params) = params else { panic!("params must be an object") };
+        self.app().state.graph.engine().run(query, params).await.expect("cypher runs")
     }
 }
 
@@ -239,10 +171,7 @@ pub async fn json(response: Response) -> Value {
 pub async fn assert_error(response: Response, status: u16) -> Value {
     assert_eq!(response.status(), status);
     let body = json(response).await;
-    assert!(
-        body["message"].as_str().is_some_and(|m| !m.is_empty()),
-        "message in {body}"
-    );
+    assert!(body["message"].as_str().is_some_and(|m| !m.is_empty()), "message in {body}");
     assert_eq!(body["code"], status, "code mirrors the status in {body}");
     body
 }
@@ -251,10 +180,7 @@ impl TestApp {
     /// Seeds rows synchronously (fewer than 100) and returns the response body.
     pub async fn seed(&self, rows: Value) -> Value {
         let response = self
-            .post(
-                "/v3/entities/bulk",
-                serde_json::json!({ "entities": rows, "onConflict": "merge" }),
-            )
+            .post("/v3/entities/bulk", serde_json::json!({ "entities": rows, "onConflict": "merge" }))
             .await;
         assert_eq!(response.status(), 200, "seeding");
         json(response).await
@@ -262,23 +188,16 @@ impl TestApp {
 
     /// Seeds one entity and returns its ID.
     pub async fn entity(&self, canonical: &str, type_name: &str) -> String {
-        let body = self
-            .seed(serde_json::json!([{ "canonical": canonical, "type": type_name }]))
-            .await;
-        body["results"][0]["entityID"]
-            .as_str()
-            .expect("entityID")
-            .to_string()
+        let body = self.seed(serde_json::json!([{ "canonical": canonical, "type": type_name }])).await;
+        body["results"][0]["entityID"].as_str().expect("entityID").to_string()
     }
 
     /// A dashboard token for a new user of this app's account (sandbox).
     pub async fn dashboard_token(&self, role: &str) -> (String, String) {
         let records = &self.app().state.records;
         let email = format!("{}@example.com", unique(role));
-        let user = records
-            .create_user(&self.account_id, Environment::Sandbox, &email, role)
-            .await
-            .expect("user");
+        let user =
+            records.create_user(&self.account_id, Environment::Sandbox, &email, role).await.expect("user");
         let claims = canon::tokens::Claims {
             sub: user.id.clone(),
             email,
@@ -287,16 +206,11 @@ impl TestApp {
             environment: "sandbox".into(),
             exp: chrono::Utc::now().timestamp() + 3600,
         };
-        (
-            user.id,
-            canon::tokens::sign(&claims, &self.app().state.jwt_secret),
-        )
+        (user.id, canon::tokens::sign(&claims, &self.app().state.jwt_secret))
     }
 
     /// A request carrying a dashboard token instead of the API key.
     pub fn as_user(&self, method: Method, path: &str, token: &str) -> RequestBuilder {
-        self.client
-            .request(method, format!("{}{path}", self.address))
-            .bearer_auth(token)
+        self.client.request(method, format!("{}{path}", self.address)).bearer_auth(token)
     }
 }

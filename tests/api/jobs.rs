@@ -23,10 +23,7 @@ impl JobHandler for Recorder {
         if !self.running.lock().unwrap().insert(key.clone()) {
             *self.overlaps.lock().unwrap() += 1;
         }
-        tokio::time::sleep(Duration::from_millis(
-            payload["sleepMs"].as_u64().unwrap_or(0),
-        ))
-        .await;
+        tokio::time::sleep(Duration::from_millis(payload["sleepMs"].as_u64().unwrap_or(0))).await;
         self.running.lock().unwrap().remove(&key);
         let attempt = {
             let mut runs = self.runs.lock().unwrap();
@@ -58,21 +55,11 @@ async fn wait_for_status(
 ) -> canon::store::records::jobs::JobState {
     let deadline = tokio::time::Instant::now() + within;
     loop {
-        let state = app
-            .app()
-            .state
-            .records
-            .job_state(job)
-            .await
-            .unwrap()
-            .expect("job exists");
+        let state = app.app().state.records.job_state(job).await.unwrap().expect("job exists");
         if state.status == status {
             return state;
         }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "job {job} is still {state:?}, expected {status}"
-        );
+        assert!(tokio::time::Instant::now() < deadline, "job {job} is still {state:?}, expected {status}");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
@@ -80,25 +67,10 @@ async fn wait_for_status(
 #[tokio::test]
 async fn a_job_enqueued_before_a_stop_runs_after_the_restart() {
     let (mut app, recorder) = app_with_recorder(0).await;
-    let job = app
-        .app()
-        .state
-        .records
-        .enqueue_job("test.record", &json!({ "key": "survivor" }), 3)
-        .await
-        .unwrap();
+    let job =
+        app.app().state.records.enqueue_job("test.record", &json!({ "key": "survivor" }), 3).await.unwrap();
     tokio::time::sleep(Duration::from_millis(300)).await;
-    assert_eq!(
-        app.app()
-            .state
-            .records
-            .job_state(&job)
-            .await
-            .unwrap()
-            .unwrap()
-            .status,
-        "queued"
-    );
+    assert_eq!(app.app().state.records.job_state(&job).await.unwrap().unwrap().status, "queued");
     app.stop().await;
     app.config.workers = 2;
     app.start().await;
@@ -110,16 +82,9 @@ async fn a_job_enqueued_before_a_stop_runs_after_the_restart() {
 async fn a_job_held_by_a_worker_that_died_runs_again_after_restart() {
     let (mut app, recorder) = app_with_recorder(0).await;
     let records = app.app().state.records.clone();
-    let job = records
-        .enqueue_job("test.record", &json!({ "key": "orphan" }), 3)
-        .await
-        .unwrap();
+    let job = records.enqueue_job("test.record", &json!({ "key": "orphan" }), 3).await.unwrap();
     // A worker claims it and dies without finishing: its lease is all that is left.
-    let claimed = records
-        .claim_job("worker-that-died", 500)
-        .await
-        .unwrap()
-        .expect("claimed");
+    let claimed = records.claim_job("worker-that-died", 500).await.unwrap().expect("claimed");
     assert_eq!(claimed.id, job);
     app.stop().await;
     app.config.workers = 1;
@@ -143,35 +108,20 @@ async fn a_failing_job_is_retried_with_backoff_until_it_succeeds() {
     let state = wait_for_status(&app, &job, "done", Duration::from_secs(20)).await;
     assert_eq!(state.attempts, 3);
     assert_eq!(recorder.runs.lock().unwrap()["flaky"], 3);
-    assert!(
-        started.elapsed() >= Duration::from_secs(3),
-        "waited 1 s then 2 s between attempts"
-    );
+    assert!(started.elapsed() >= Duration::from_secs(3), "waited 1 s then 2 s between attempts");
 }
 
 #[tokio::test]
 async fn a_job_that_keeps_failing_stops_at_its_attempt_limit_with_the_error() {
     let (app, recorder) = app_with_recorder(1).await;
     let records = &app.app().state.records;
-    let job = records
-        .enqueue_job(
-            "test.record",
-            &json!({ "key": "doomed", "failFirst": 99 }),
-            2,
-        )
-        .await
-        .unwrap();
+    let job =
+        records.enqueue_job("test.record", &json!({ "key": "doomed", "failFirst": 99 }), 2).await.unwrap();
     let state = wait_for_status(&app, &job, "failed", Duration::from_secs(10)).await;
     assert_eq!(state.attempts, 2);
-    assert!(state
-        .last_error
-        .unwrap()
-        .contains("planned failure 2 of doomed"));
+    assert!(state.last_error.unwrap().contains("planned failure 2 of doomed"));
     assert_eq!(recorder.runs.lock().unwrap()["doomed"], 2);
-    let unknown = records
-        .enqueue_job("no.such.kind", &json!({}), 3)
-        .await
-        .unwrap();
+    let unknown = records.enqueue_job("no.such.kind", &json!({}), 3).await.unwrap();
     let state = wait_for_status(&app, &unknown, "failed", Duration::from_secs(10)).await;
     assert!(state.last_error.unwrap().contains("no handler"));
 }
@@ -184,11 +134,7 @@ async fn each_job_runs_once_and_never_on_two_workers_at_a_time() {
     for i in 0..16 {
         jobs.push(
             records
-                .enqueue_job(
-                    "test.record",
-                    &json!({ "key": format!("j{i}"), "sleepMs": 100 }),
-                    3,
-                )
+                .enqueue_job("test.record", &json!({ "key": format!("j{i}"), "sleepMs": 100 }), 3)
                 .await
                 .unwrap(),
         );

@@ -14,3 +14,4 @@ mod platform;
 mod restart;
 mod review;
 mod sdk;
+mod suggestions;

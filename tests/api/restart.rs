@@ -11,16 +11,11 @@ async fn buckets_and_entity_types_survive_a_restart() {
     let before = json(app.get("/v3/buckets").await).await;
     app.restart().await;
     assert_eq!(json(app.get("/v3/buckets").await).await, before);
-    assert_eq!(
-        json(app.get(&format!("/v3/buckets/{bucket}")).await).await["name"],
-        "Kept"
-    );
+    assert_eq!(json(app.get(&format!("/v3/buckets/{bucket}")).await).await["name"], "Kept");
     let child = json(app.get(&format!("/v3/entity-types/{child}")).await).await;
     assert_eq!(child["parentTypeID"], parent.as_str());
     assert_eq!(
-        app.post("/v3/buckets", serde_json::json!({ "name": "Kept" }))
-            .await
-            .status(),
+        app.post("/v3/buckets", serde_json::json!({ "name": "Kept" })).await.status(),
         409,
         "constraints too"
     );

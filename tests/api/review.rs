@@ -5,12 +5,7 @@ use reqwest::Method;
 use serde_json::{json, Value};
 
 fn ids(page: &Value) -> Vec<String> {
-    page["entities"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e["entityID"].as_str().unwrap().to_string())
-        .collect()
+    page["entities"].as_array().unwrap().iter().map(|e| e["entityID"].as_str().unwrap().to_string()).collect()
 }
 
 #[tokio::test]
@@ -20,11 +15,7 @@ async fn the_queue_holds_pre_terminal_entities_in_id_order_by_default() {
     for name in ["Q1", "Q2", "Q3"] {
         created.push(app.entity(name, "Company").await);
     }
-    app.patch(
-        &format!("/v3/entities/{}", created[1]),
-        json!({ "status": "approved" }),
-    )
-    .await;
+    app.patch(&format!("/v3/entities/{}", created[1]), json!({ "status": "approved" })).await;
     let page = json(app.get("/v3/review-queue").await).await;
     let mut expected = vec![created[0].clone(), created[2].clone()];
     expected.sort();
@@ -33,11 +24,7 @@ async fn the_queue_holds_pre_terminal_entities_in_id_order_by_default() {
     assert!(page.get("nextCursor").is_none());
     let approved = json(app.get("/v3/review-queue?status=approved").await).await;
     assert_eq!(ids(&approved), vec![created[1].clone()]);
-    let repeated = json(
-        app.get("/v3/review-queue?status=approved&status=proposed")
-            .await,
-    )
-    .await;
+    let repeated = json(app.get("/v3/review-queue?status=approved&status=proposed").await).await;
     let comma = json(app.get("/v3/review-queue?status=approved,proposed").await).await;
     assert_eq!(ids(&repeated).len(), 3);
     assert_eq!(ids(&repeated), ids(&comma));
@@ -47,9 +34,8 @@ async fn the_queue_holds_pre_terminal_entities_in_id_order_by_default() {
 #[tokio::test]
 async fn the_queue_pages_with_a_cursor_and_bounds_its_limit() {
     let app = spawn_app().await;
-    let rows: Vec<Value> = (0..7)
-        .map(|i| json!({ "canonical": format!("Paged {i}"), "type": "T" }))
-        .collect();
+    let rows: Vec<Value> =
+        (0..7).map(|i| json!({ "canonical": format!("Paged {i}"), "type": "T" })).collect();
     app.seed(json!(rows)).await;
     let mut seen = Vec::new();
     let mut query = "/v3/review-queue?limit=3".to_string();
@@ -60,10 +46,7 @@ async fn the_queue_pages_with_a_cursor_and_bounds_its_limit() {
             assert!(page.get("nextCursor").is_none());
             break;
         }
-        query = format!(
-            "/v3/review-queue?limit=3&cursor={}",
-            page["nextCursor"].as_str().unwrap()
-        );
+        query = format!("/v3/review-queue?limit=3&cursor={}", page["nextCursor"].as_str().unwrap());
     }
     let mut sorted = seen.clone();
     sorted.sort();
@@ -88,27 +71,15 @@ async fn the_type_filter_matches_the_assigned_type_or_else_the_inferred_name() {
         .as_str()
         .unwrap()
         .to_string();
-    app.patch(
-        &format!("/v3/entities/{moved}"),
-        json!({ "assignedTypeID": drug }),
-    )
-    .await;
+    app.patch(&format!("/v3/entities/{moved}"), json!({ "assignedTypeID": drug })).await;
     // An entity with no assignment matches by its inferred type name.
     let inferred = app.entity("Inferred", "Drug").await;
-    app.patch(
-        &format!("/v3/entities/{inferred}"),
-        json!({ "assignedTypeID": "" }),
-    )
-    .await;
+    app.patch(&format!("/v3/entities/{inferred}"), json!({ "assignedTypeID": "" })).await;
     let page = json(app.get(&format!("/v3/review-queue?type={drug}")).await).await;
     let mut expected = vec![by_seed, moved, inferred];
     expected.sort();
     assert_eq!(ids(&page), expected);
-    let none = json(
-        app.get("/v3/review-queue?type=ety_01NOSUCH00000000000000000")
-            .await,
-    )
-    .await;
+    let none = json(app.get("/v3/review-queue?type=ety_01NOSUCH00000000000000000").await).await;
     assert!(ids(&none).is_empty());
 }
 
@@ -130,23 +101,12 @@ async fn since_and_bucket_filters_and_together() {
     )
     .await;
     let in_bucket = body["results"][0]["entityID"].as_str().unwrap().to_string();
-    let since = json(
-        app.get(&format!(
-            "/v3/review-queue?since={}",
-            cutoff.replace('+', "%2B")
-        ))
-        .await,
-    )
-    .await;
+    let since = json(app.get(&format!("/v3/review-queue?since={}", cutoff.replace('+', "%2B"))).await).await;
     let mut expected = vec![new.clone(), in_bucket.clone()];
     expected.sort();
     assert_eq!(ids(&since), expected);
     assert!(!ids(&since).contains(&old));
-    let scoped = json(
-        app.get(&format!("/v3/review-queue?since={cutoff}&bucket={bucket}"))
-            .await,
-    )
-    .await;
+    let scoped = json(app.get(&format!("/v3/review-queue?since={cutoff}&bucket={bucket}")).await).await;
     assert_eq!(ids(&scoped), vec![in_bucket]);
     assert_error(app.get("/v3/review-queue?since=last-week").await, 400).await;
 }
@@ -161,18 +121,9 @@ async fn reviewer_endpoints_take_dashboard_tokens_only_and_enforce_roles() {
     let path = format!("/v3/entity-types/{drug}/reviewers");
 
     assert_error(app.request(Method::GET, &path).send().await.unwrap(), 401).await;
-    assert_error(
-        app.as_user(Method::GET, &path, "not-a-token")
-            .send()
-            .await
-            .unwrap(),
-        401,
-    )
-    .await;
+    assert_error(app.as_user(Method::GET, &path, "not-a-token").send().await.unwrap(), 401).await;
     let assign = |token: &str, user: &str| {
-        app.as_user(Method::POST, &path, token)
-            .json(&json!({ "userID": user }))
-            .send()
+        app.as_user(Method::POST, &path, token).json(&json!({ "userID": user })).send()
     };
     assert_error(assign(&operator_token, &operator).await.unwrap(), 403).await;
     let first = json(assign(&admin_token, &operator).await.unwrap()).await;
@@ -182,127 +133,42 @@ async fn reviewer_endpoints_take_dashboard_tokens_only_and_enforce_roles() {
     );
     let again = json(assign(&admin_token, &operator).await.unwrap()).await;
     assert_eq!(again["assignedAt"], first["assignedAt"], "idempotent");
-    assert_error(
-        assign(&admin_token, "usr_01NOSUCH000000000000000000")
-            .await
-            .unwrap(),
-        404,
-    )
-    .await;
+    assert_error(assign(&admin_token, "usr_01NOSUCH000000000000000000").await.unwrap(), 404).await;
 
-    let listed = json(
-        app.as_user(Method::GET, &path, &operator_token)
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
-    assert!(listed["reviewers"][0]["email"]
-        .as_str()
-        .unwrap()
-        .ends_with("@example.com"));
+    let listed = json(app.as_user(Method::GET, &path, &operator_token).send().await.unwrap()).await;
+    assert!(listed["reviewers"][0]["email"].as_str().unwrap().ends_with("@example.com"));
     assert_eq!(listed["reviewers"].as_array().unwrap().len(), 1);
 
     let own = format!("/v3/users/{operator}/reviewer-assignments");
-    let mine = json(
-        app.as_user(Method::GET, &own, &operator_token)
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
+    let mine = json(app.as_user(Method::GET, &own, &operator_token).send().await.unwrap()).await;
     assert_eq!(mine["assignments"][0]["typeID"], drug.as_str());
     let admins = format!("/v3/users/{admin}/reviewer-assignments");
-    assert_error(
-        app.as_user(Method::GET, &admins, &operator_token)
-            .send()
-            .await
-            .unwrap(),
-        403,
-    )
-    .await;
-    assert_eq!(
-        app.as_user(Method::GET, &own, &admin_token)
-            .send()
-            .await
-            .unwrap()
-            .status(),
-        200
-    );
+    assert_error(app.as_user(Method::GET, &admins, &operator_token).send().await.unwrap(), 403).await;
+    assert_eq!(app.as_user(Method::GET, &own, &admin_token).send().await.unwrap().status(), 200);
 
     // assignedTo: the queue shows the entities of the types a user reviews.
     let drug_entity = json(
-        app.post(
-            "/v3/entities/bulk",
-            json!({ "entities": [{ "canonical": "Aspirin", "type": "Drug" }] }),
-        )
-        .await,
-    )
-    .await;
-    let drug_entity = drug_entity["results"][0]["entityID"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    app.entity("Stent", "Device").await;
-    let queue = json(
-        app.as_user(
-            Method::GET,
-            "/v3/review-queue?assignedTo=me",
-            &operator_token,
-        )
-        .send()
-        .await
-        .unwrap(),
-    )
-    .await;
-    assert_eq!(ids(&queue), vec![drug_entity.clone()]);
-    let by_id = json(
-        app.get(&format!("/v3/review-queue?assignedTo={operator}"))
+        app.post("/v3/entities/bulk", json!({ "entities": [{ "canonical": "Aspirin", "type": "Drug" }] }))
             .await,
     )
     .await;
-    assert_eq!(ids(&by_id), vec![drug_entity]);
-    assert_error(app.get("/v3/review-queue?assignedTo=me").await, 400).await;
-    let both = json(
-        app.get(&format!(
-            "/v3/review-queue?assignedTo={operator}&type={device}"
-        ))
-        .await,
+    let drug_entity = drug_entity["results"][0]["entityID"].as_str().unwrap().to_string();
+    app.entity("Stent", "Device").await;
+    let queue = json(
+        app.as_user(Method::GET, "/v3/review-queue?assignedTo=me", &operator_token).send().await.unwrap(),
     )
     .await;
+    assert_eq!(ids(&queue), vec![drug_entity.clone()]);
+    let by_id = json(app.get(&format!("/v3/review-queue?assignedTo={operator}")).await).await;
+    assert_eq!(ids(&by_id), vec![drug_entity]);
+    assert_error(app.get("/v3/review-queue?assignedTo=me").await, 400).await;
+    let both = json(app.get(&format!("/v3/review-queue?assignedTo={operator}&type={device}")).await).await;
     assert!(ids(&both).is_empty(), "filters AND together");
 
     let remove = format!("/v3/entity-types/{drug}/reviewers/{operator}");
-    assert_error(
-        app.as_user(Method::DELETE, &remove, &operator_token)
-            .send()
-            .await
-            .unwrap(),
-        403,
-    )
-    .await;
-    assert_eq!(
-        app.as_user(Method::DELETE, &remove, &admin_token)
-            .send()
-            .await
-            .unwrap()
-            .status(),
-        204
-    );
-    assert_error(
-        app.as_user(Method::DELETE, &remove, &admin_token)
-            .send()
-            .await
-            .unwrap(),
-        404,
-    )
-    .await;
-    let listed = json(
-        app.as_user(Method::GET, &path, &admin_token)
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
+    assert_error(app.as_user(Method::DELETE, &remove, &operator_token).send().await.unwrap(), 403).await;
+    assert_eq!(app.as_user(Method::DELETE, &remove, &admin_token).send().await.unwrap().status(), 204);
+    assert_error(app.as_user(Method::DELETE, &remove, &admin_token).send().await.unwrap(), 404).await;
+    let listed = json(app.as_user(Method::GET, &path, &admin_token).send().await.unwrap()).await;
     assert!(listed["reviewers"].as_array().unwrap().is_empty());
 }

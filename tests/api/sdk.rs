@@ -6,10 +6,7 @@ use std::process::Command;
 #[tokio::test]
 async fn the_python_sdk_works_unchanged() {
     let app = spawn_app().await;
-    let script = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/sdk/buckets_and_entity_types.py"
-    );
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/sdk/buckets_and_entity_types.py");
     let address = app.address.clone();
     let key = app.api_key.clone();
     let output = tokio::task::spawn_blocking(move || {
@@ -25,9 +22,6 @@ async fn the_python_sdk_works_unchanged() {
     .unwrap();
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(
-        output.status.success(),
-        "bem-sdk checks failed:\n{stdout}\n{stderr}"
-    );
+    assert!(output.status.success(), "bem-sdk checks failed:\n{stdout}\n{stderr}");
     assert!(stdout.contains("bem-sdk: all checks passed"), "{stdout}");
 }

@@ -49,12 +49,7 @@ impl EmbeddedFalkor {
         wait_ready(&socket, Duration::from_secs(20)).await?;
         let (stop_tx, stop_rx) = watch::channel(false);
         let supervisor = tokio::spawn(supervise(launch, child.clone(), stop_rx));
-        Ok(Self {
-            socket,
-            child,
-            stop_tx,
-            supervisor: Mutex::new(Some(supervisor)),
-        })
+        Ok(Self { socket, child, stop_tx, supervisor: Mutex::new(Some(supervisor)) })
     }
 
     /// The connection URL of the running child.
@@ -119,18 +114,14 @@ impl Launch {
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .kill_on_drop(true);
-        command.spawn().map_err(|err| {
-            anyhow::anyhow!("cannot start FalkorDB ({}): {err}", self.server.display())
-        })
+        command
+            .spawn()
+            .map_err(|err| anyhow::anyhow!("cannot start FalkorDB ({}): {err}", self.server.display()))
     }
 }
 
 /// Restarts the child whenever it exits unexpectedly, until told to stop.
-async fn supervise(
-    launch: Launch,
-    child: Arc<Mutex<Option<Child>>>,
-    mut stop: watch::Receiver<bool>,
-) {
+async fn supervise(launch: Launch, child: Arc<Mutex<Option<Child>>>, mut stop: watch::Receiver<bool>) {
     let mut backoff = Duration::from_millis(200);
     loop {
         tokio::select! {
@@ -195,10 +186,7 @@ async fn wait_ready(socket: &Path, within: Duration) -> anyhow::Result<()> {
             return Ok(());
         }
         if tokio::time::Instant::now() > deadline {
-            anyhow::bail!(
-                "FalkorDB did not answer on {} within {within:?}",
-                socket.display()
-            );
+            anyhow::bail!("FalkorDB did not answer on {} within {within:?}", socket.display());
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }

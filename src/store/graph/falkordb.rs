@@ -3,8 +3,8 @@
 use super::{CypherEngine, GraphError, Params, Row};
 use async_trait::async_trait;
 use falkordb::{
-    AsyncGraph, ConstraintType, EntityType, FalkorClientBuilder, FalkorConnectionInfo,
-    FalkorDBError, FalkorValue,
+    AsyncGraph, ConstraintType, EntityType, FalkorClientBuilder, FalkorConnectionInfo, FalkorDBError,
+    FalkorValue,
 };
 use futures::TryStreamExt;
 use serde_json::{Map, Number, Value};
@@ -21,14 +21,9 @@ impl FalkorEngine {
     /// Connects to `url` (`unix:///path` or `redis://host:port`) and selects `graph_name`.
     pub async fn connect(url: &str, graph_name: &str) -> Result<Self, GraphError> {
         let info = FalkorConnectionInfo::try_from(url).map_err(unavailable)?;
-        let client = FalkorClientBuilder::new_async()
-            .with_connection_info(info)
-            .build()
-            .await
-            .map_err(unavailable)?;
-        Ok(Self {
-            graph: client.select_graph(graph_name),
-        })
+        let client =
+            FalkorClientBuilder::new_async().with_connection_info(info).build().await.map_err(unavailable)?;
+        Ok(Self { graph: client.select_graph(graph_name) })
     }
 
     async fn ensure_unique(&self, label: &str, property: &str) -> Result<(), GraphError> {
@@ -58,19 +53,11 @@ impl CypherEngine for FalkorEngine {
             .map(|(key, value)| Ok((key, to_falkor(&value)?)))
             .collect::<Result<_, GraphError>>()?;
         let mut graph = self.graph.clone();
-        let result = graph
-            .query(cypher)
-            .with_params(params)
-            .execute()
-            .await
-            .map_err(query_error)?;
+        let result = graph.query(cypher).with_params(params).execute().await.map_err(query_error)?;
         let rows: Vec<falkordb::Row> = result.data.try_collect().await.map_err(query_error)?;
         rows.into_iter()
             .map(|row| {
-                row.into_map()
-                    .into_iter()
-                    .map(|(key, value)| Ok((key, from_falkor(value)?)))
-                    .collect()
+                row.into_map().into_iter().map(|(key, value)| Ok((key, from_falkor(value)?))).collect()
             })
             .collect()
     }
@@ -105,23 +92,15 @@ impl CypherEngine for FalkorEngine {
 
 /// The `;`-separated statements of a schema file, comment lines removed.
 pub fn statements(text: &str) -> Vec<String> {
-    let code: String = text
-        .lines()
-        .filter(|line| !line.trim_start().starts_with("//"))
-        .collect::<Vec<_>>()
-        .join("\n");
-    code.split(';')
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .map(String::from)
-        .collect()
+    let code: String =
+        text.lines().filter(|line| !line.trim_start().starts_with("//")).collect::<Vec<_>>().join("\n");
+    code.split(';').map(str::trim).filter(|s| !s.is_empty()).map(String::from).collect()
 }
 
 fn parse_unique(spec: &str) -> Result<(&str, &str), GraphError> {
     let spec = spec.trim();
-    let (label, rest) = spec
-        .split_once('(')
-        .ok_or_else(|| GraphError::Query(format!("bad unique directive: {spec}")))?;
+    let (label, rest) =
+        spec.split_once('(').ok_or_else(|| GraphError::Query(format!("bad unique directive: {spec}")))?;
     Ok((label.trim(), rest.trim_end_matches(')').trim()))
 }
 
@@ -132,9 +111,9 @@ fn unavailable(err: FalkorDBError) -> GraphError {
 fn query_error(err: FalkorDBError) -> GraphError {
     let message = err.to_string();
     match err {
-        FalkorDBError::ConnectionDown
-        | FalkorDBError::NoConnection
-        | FalkorDBError::EmptyConnection => GraphError::Unavailable(message),
+        FalkorDBError::ConnectionDown | FalkorDBError::NoConnection | FalkorDBError::EmptyConnection => {
+            GraphError::Unavailable(message)
+        }
         _ if message.contains("constraint violation") => GraphError::ConstraintViolation(message),
         _ => GraphError::Query(message),
     }
@@ -148,20 +127,12 @@ pub fn to_falkor(value: &Value) -> Result<FalkorValue, GraphError> {
         Value::Number(n) => match (n.as_i64(), n.as_f64()) {
             (Some(i), _) => FalkorValue::I64(i),
             (None, Some(f)) if n.is_f64() => FalkorValue::F64(f),
-            _ => {
-                return Err(GraphError::Conversion(format!(
-                    "integer {n} is outside i64"
-                )))
-            }
+            _ => return Err(GraphError::Conversion(format!("integer {n} is outside i64"))),
         },
         Value::String(s) => FalkorValue::String(s.clone()),
-        Value::Array(items) => {
-            FalkorValue::Array(items.iter().map(to_falkor).collect::<Result<_, _>>()?)
-        }
+        Value::Array(items) => FalkorValue::Array(items.iter().map(to_falkor).collect::<Result<_, _>>()?),
         Value::Object(map) => FalkorValue::Map(
-            map.iter()
-                .map(|(k, v)| Ok((k.clone(), to_falkor(v)?)))
-                .collect::<Result<_, _>>()?,
+            map.iter().map(|(k, v)| Ok((k.clone(), to_falkor(v)?))).collect::<Result<_, _>>()?,
         ),
     })
 }
@@ -172,25 +143,18 @@ pub fn from_falkor(value: FalkorValue) -> Result<Value, GraphError> {
         FalkorValue::None => Value::Null,
         FalkorValue::Bool(b) => Value::Bool(b),
         FalkorValue::I64(i) => Value::Number(i.into()),
-        FalkorValue::F64(f) => Number::from_f64(f)
-            .map(Value::Number)
-            .unwrap_or(Value::Null),
+        FalkorValue::F64(f) => Number::from_f64(f).map(Value::Number).unwrap_or(Value::Null),
         FalkorValue::String(s) => Value::String(s),
-        FalkorValue::Array(items) => Value::Array(
-            items
-                .into_iter()
-                .map(from_falkor)
-                .collect::<Result<_, _>>()?,
-        ),
+        FalkorValue::Array(items) => {
+            Value::Array(items.into_iter().map(from_falkor).collect::<Result<_, _>>()?)
+        }
         FalkorValue::Map(map) => Value::Object(
             map.into_iter()
                 .map(|(k, v)| Ok((k, from_falkor(v)?)))
                 .collect::<Result<Map<_, _>, GraphError>>()?,
         ),
         other => {
-            return Err(GraphError::Conversion(format!(
-                "unsupported FalkorDB value in a result: {other:?}"
-            )))
+            return Err(GraphError::Conversion(format!("unsupported FalkorDB value in a result: {other:?}")))
         }
     })
 }

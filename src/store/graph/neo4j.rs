@@ -4,9 +4,7 @@
 use std::collections::HashMap;
 
 use async_trait::async_trait;
-use neo4rs::{
-    BoltBoolean, BoltFloat, BoltInteger, BoltList, BoltMap, BoltNull, BoltString, BoltType, Graph,
-};
+use neo4rs::{BoltBoolean, BoltFloat, BoltInteger, BoltList, BoltMap, BoltNull, BoltString, BoltType, Graph};
 use serde_json::{Map, Number, Value};
 
 use super::{CypherEngine, GraphError, Params, Row};
@@ -70,10 +68,7 @@ impl CypherEngine for Neo4jEngine {
 /// Splits a schema file into statements: `//` comment lines go first (comments may contain `;`),
 /// then the text is cut on `;` and blank chunks are dropped.
 fn schema_statements(text: &str) -> Vec<String> {
-    let code: Vec<&str> = text
-        .lines()
-        .filter(|line| !line.trim_start().starts_with("//"))
-        .collect();
+    let code: Vec<&str> = text.lines().filter(|line| !line.trim_start().starts_with("//")).collect();
     code.join("\n")
         .split(';')
         .map(str::trim)
@@ -92,9 +87,9 @@ pub fn to_bolt(value: &Value) -> Result<BoltType, GraphError> {
         Value::Bool(flag) => BoltType::Boolean(BoltBoolean::new(*flag)),
         Value::Number(number) => number_to_bolt(number)?,
         Value::String(text) => BoltType::String(BoltString::new(text)),
-        Value::Array(items) => BoltType::List(BoltList {
-            value: items.iter().map(to_bolt).collect::<Result<_, _>>()?,
-        }),
+        Value::Array(items) => {
+            BoltType::List(BoltList { value: items.iter().map(to_bolt).collect::<Result<_, _>>()? })
+        }
         Value::Object(entries) => BoltType::Map(
             entries
                 .iter()
@@ -109,9 +104,7 @@ fn number_to_bolt(number: &Number) -> Result<BoltType, GraphError> {
         return Ok(BoltType::Integer(BoltInteger::new(integer)));
     }
     if number.is_u64() {
-        return Err(GraphError::Conversion(format!(
-            "integer {number} is beyond Bolt's 64-bit signed range"
-        )));
+        return Err(GraphError::Conversion(format!("integer {number} is beyond Bolt's 64-bit signed range")));
     }
     number
         .as_f64()
@@ -130,23 +123,13 @@ pub fn from_bolt(value: &BoltType) -> Result<Value, GraphError> {
         BoltType::Integer(integer) => Value::from(integer.value),
         BoltType::Float(float) => Number::from_f64(float.value)
             .map(Value::Number)
-            .ok_or_else(|| {
-                GraphError::Conversion(format!("float {} has no JSON form", float.value))
-            })?,
+            .ok_or_else(|| GraphError::Conversion(format!("float {} has no JSON form", float.value)))?,
         BoltType::String(text) => Value::String(text.value.clone()),
-        BoltType::List(items) => Value::Array(
-            items
-                .value
-                .iter()
-                .map(from_bolt)
-                .collect::<Result<_, _>>()?,
-        ),
+        BoltType::List(items) => Value::Array(items.value.iter().map(from_bolt).collect::<Result<_, _>>()?),
         BoltType::Map(entries) => Value::Object(map_from_bolt(entries)?),
         BoltType::Node(node) => Value::Object(map_from_bolt(&node.properties)?),
         BoltType::Relation(relation) => Value::Object(map_from_bolt(&relation.properties)?),
-        BoltType::UnboundedRelation(relation) => {
-            Value::Object(map_from_bolt(&relation.properties)?)
-        }
+        BoltType::UnboundedRelation(relation) => Value::Object(map_from_bolt(&relation.properties)?),
         // No JSON form both engines would agree on: fail loudly rather than invent a string one.
         other => {
             return Err(GraphError::Conversion(format!(
@@ -158,11 +141,7 @@ pub fn from_bolt(value: &BoltType) -> Result<Value, GraphError> {
 }
 
 fn map_from_bolt(entries: &BoltMap) -> Result<Map<String, Value>, GraphError> {
-    entries
-        .value
-        .iter()
-        .map(|(key, item)| Ok((key.value.clone(), from_bolt(item)?)))
-        .collect()
+    entries.value.iter().map(|(key, item)| Ok((key.value.clone(), from_bolt(item)?))).collect()
 }
 
 fn kind_name(value: &BoltType) -> &'static str {
@@ -194,13 +173,9 @@ pub fn row_to_json(row: &neo4rs::Row) -> Result<Row, GraphError> {
     // to hand back every (alias, value) pair. Its deserializer is faithful except that a point
     // makes the row unreadable (a Conversion error) and a duration comes out as the list
     // `[seconds, nanoseconds]`; the shared Cypher returns neither.
-    let columns: HashMap<String, BoltType> = row
-        .to_strict()
-        .map_err(|error| GraphError::Conversion(format!("unreadable Neo4j row: {error}")))?;
-    columns
-        .iter()
-        .map(|(alias, value)| Ok((alias.clone(), from_bolt(value)?)))
-        .collect()
+    let columns: HashMap<String, BoltType> =
+        row.to_strict().map_err(|error| GraphError::Conversion(format!("unreadable Neo4j row: {error}")))?;
+    columns.iter().map(|(alias, value)| Ok((alias.clone(), from_bolt(value)?))).collect()
 }
 
 fn map_error(error: neo4rs::Error) -> GraphError {
@@ -235,9 +210,7 @@ fn map_error(error: neo4rs::Error) -> GraphError {
         | E::InvalidConfig
         | E::UnsupportedVersion(_)
         | E::AuthenticationError(_) => GraphError::Unavailable(error.to_string()),
-        E::ConversionError | E::DeserializationError(_) => {
-            GraphError::Conversion(error.to_string())
-        }
+        E::ConversionError | E::DeserializationError(_) => GraphError::Conversion(error.to_string()),
         _ => GraphError::Query(error.to_string()),
     }
 }
@@ -281,65 +254,36 @@ mod tests {
     use serde_json::json;
 
     fn bolt_map(entries: Vec<(&str, BoltType)>) -> BoltMap {
-        entries
-            .into_iter()
-            .map(|(key, value)| (BoltString::new(key), value))
-            .collect()
+        entries.into_iter().map(|(key, value)| (BoltString::new(key), value)).collect()
     }
 
     fn neo4rs_row(columns: Vec<(&str, BoltType)>) -> neo4rs::Row {
-        let (fields, data): (Vec<_>, Vec<_>) = columns
-            .into_iter()
-            .map(|(alias, value)| (BoltType::from(alias), value))
-            .unzip();
+        let (fields, data): (Vec<_>, Vec<_>) =
+            columns.into_iter().map(|(alias, value)| (BoltType::from(alias), value)).unzip();
         neo4rs::Row::new(BoltList::from(fields), BoltList::from(data))
     }
 
     /// The Debug text neo4rs gives for a FAILURE received while pulling rows.
     fn pull_failure_text(code: &str, message: &str) -> String {
-        let metadata = bolt_map(vec![
-            ("code", BoltType::from(code)),
-            ("message", BoltType::from(message)),
-        ]);
+        let metadata = bolt_map(vec![("code", BoltType::from(code)), ("message", BoltType::from(message))]);
         format!("unexpected response for PULL: Ok(Failure(Failure {{ metadata: {metadata:?} }}))")
     }
 
     #[test]
     fn scalars_convert_to_their_bolt_kinds() {
         assert_eq!(to_bolt(&json!(null)).unwrap(), BoltType::Null(BoltNull));
-        assert_eq!(
-            to_bolt(&json!(true)).unwrap(),
-            BoltType::Boolean(BoltBoolean::new(true))
-        );
-        assert_eq!(
-            to_bolt(&json!("héllo")).unwrap(),
-            BoltType::String(BoltString::new("héllo"))
-        );
+        assert_eq!(to_bolt(&json!(true)).unwrap(), BoltType::Boolean(BoltBoolean::new(true)));
+        assert_eq!(to_bolt(&json!("héllo")).unwrap(), BoltType::String(BoltString::new("héllo")));
     }
 
     #[test]
     fn integers_become_bolt_integers_and_fractions_become_floats() {
-        assert_eq!(
-            to_bolt(&json!(42)).unwrap(),
-            BoltType::Integer(BoltInteger::new(42))
-        );
-        assert_eq!(
-            to_bolt(&json!(-7)).unwrap(),
-            BoltType::Integer(BoltInteger::new(-7))
-        );
-        assert_eq!(
-            to_bolt(&json!(i64::MAX as u64)).unwrap(),
-            BoltType::Integer(BoltInteger::new(i64::MAX))
-        );
-        assert_eq!(
-            to_bolt(&json!(2.5)).unwrap(),
-            BoltType::Float(BoltFloat::new(2.5))
-        );
+        assert_eq!(to_bolt(&json!(42)).unwrap(), BoltType::Integer(BoltInteger::new(42)));
+        assert_eq!(to_bolt(&json!(-7)).unwrap(), BoltType::Integer(BoltInteger::new(-7)));
+        assert_eq!(to_bolt(&json!(i64::MAX as u64)).unwrap(), BoltType::Integer(BoltInteger::new(i64::MAX)));
+        assert_eq!(to_bolt(&json!(2.5)).unwrap(), BoltType::Float(BoltFloat::new(2.5)));
         // JSON `1.0` is a float on the wire too; it must not be silently narrowed.
-        assert_eq!(
-            to_bolt(&json!(1.0)).unwrap(),
-            BoltType::Float(BoltFloat::new(1.0))
-        );
+        assert_eq!(to_bolt(&json!(1.0)).unwrap(), BoltType::Float(BoltFloat::new(1.0)));
     }
 
     #[test]
@@ -355,13 +299,7 @@ mod tests {
     fn arrays_and_objects_become_lists_and_maps() {
         let bolt = to_bolt(&json!({ "ids": ["a", 1], "empty": {} })).unwrap();
         let expected = BoltType::Map(bolt_map(vec![
-            (
-                "ids",
-                BoltType::List(BoltList::from(vec![
-                    BoltType::from("a"),
-                    BoltType::from(1_i64),
-                ])),
-            ),
+            ("ids", BoltType::List(BoltList::from(vec![BoltType::from("a"), BoltType::from(1_i64)]))),
             ("empty", BoltType::Map(BoltMap::new())),
         ]));
         assert_eq!(bolt, expected);
@@ -387,10 +325,7 @@ mod tests {
         let float = from_bolt(&BoltType::Float(BoltFloat::new(2.0))).unwrap();
         assert!(integer.is_i64());
         assert!(float.is_f64());
-        assert_eq!(
-            from_bolt(&BoltType::Integer(BoltInteger::new(i64::MIN))).unwrap(),
-            json!(i64::MIN)
-        );
+        assert_eq!(from_bolt(&BoltType::Integer(BoltInteger::new(i64::MIN))).unwrap(), json!(i64::MIN));
     }
 
     #[test]
@@ -401,10 +336,7 @@ mod tests {
 
     #[test]
     fn nodes_and_relationships_become_their_property_maps() {
-        let properties = bolt_map(vec![
-            ("id", BoltType::from("b1")),
-            ("size", BoltType::from(10_i64)),
-        ]);
+        let properties = bolt_map(vec![("id", BoltType::from("b1")), ("size", BoltType::from(10_i64))]);
         let node = BoltType::Node(BoltNode::new(
             BoltInteger::new(7),
             BoltList::from(vec![BoltType::from("Bucket")]),
@@ -432,10 +364,7 @@ mod tests {
     fn unsupported_kinds_are_conversion_errors_naming_the_kind() {
         let cases = [
             (BoltType::from(vec![1_u8, 2]), "byte array"),
-            (
-                BoltType::from(std::time::Duration::from_secs(5)),
-                "duration",
-            ),
+            (BoltType::from(std::time::Duration::from_secs(5)), "duration"),
             (
                 BoltType::Point2D(BoltPoint2D {
                     sr_id: BoltInteger::new(7203),
@@ -460,10 +389,7 @@ mod tests {
             ("id", BoltType::from("b1")),
             ("count", BoltType::from(3_i64)),
             ("score", BoltType::from(0.5)),
-            (
-                "tags",
-                BoltType::List(BoltList::from(vec![BoltType::from("t")])),
-            ),
+            ("tags", BoltType::List(BoltList::from(vec![BoltType::from("t")]))),
             (
                 "bucket",
                 BoltType::Node(BoltNode::new(
@@ -472,10 +398,7 @@ mod tests {
                     bolt_map(vec![("name", BoltType::from("Main"))]),
                 )),
             ),
-            (
-                "meta",
-                BoltType::Map(bolt_map(vec![("live", BoltType::from(true))])),
-            ),
+            ("meta", BoltType::Map(bolt_map(vec![("live", BoltType::from(true))]))),
         ]);
         let expected = json!({
             "id": "b1",
@@ -490,10 +413,7 @@ mod tests {
 
     #[test]
     fn a_null_column_stays_present_as_null() {
-        let row = neo4rs_row(vec![
-            ("found", BoltType::Null(BoltNull)),
-            ("id", BoltType::from("x")),
-        ]);
+        let row = neo4rs_row(vec![("found", BoltType::Null(BoltNull)), ("id", BoltType::from("x"))]);
         let converted = row_to_json(&row).unwrap();
         assert_eq!(converted.get("found"), Some(&Value::Null));
         assert_eq!(converted.len(), 2);
@@ -508,10 +428,7 @@ mod tests {
     #[test]
     fn a_row_holding_an_unsupported_kind_is_a_conversion_error_naming_it() {
         let date = chrono::NaiveDate::from_ymd_opt(2024, 1, 2).unwrap();
-        for (value, kind) in [
-            (BoltType::from(date), "date"),
-            (BoltType::from(vec![1_u8, 2]), "byte array"),
-        ] {
+        for (value, kind) in [(BoltType::from(date), "date"), (BoltType::from(vec![1_u8, 2]), "byte array")] {
             let row = neo4rs_row(vec![("id", BoltType::from("x")), ("when", value)]);
             let error = row_to_json(&row).unwrap_err();
             assert!(
@@ -580,10 +497,8 @@ mod tests {
 
     #[test]
     fn a_pull_failure_message_is_unescaped() {
-        let text = pull_failure_text(
-            "Neo.ClientError.Statement.ArithmeticError",
-            "said \"no\"\nand C:\\ left",
-        );
+        let text =
+            pull_failure_text("Neo.ClientError.Statement.ArithmeticError", "said \"no\"\nand C:\\ left");
         let error = map_error(neo4rs::Error::UnexpectedMessage(text));
         assert!(
             matches!(&error, GraphError::Query(message)
@@ -604,10 +519,7 @@ mod tests {
             let mapped = map_error(error);
             assert!(matches!(mapped, GraphError::Unavailable(_)), "{mapped:?}");
         }
-        let text = pull_failure_text(
-            "Neo.TransientError.General.DatabaseUnavailable",
-            "database is down",
-        );
+        let text = pull_failure_text("Neo.TransientError.General.DatabaseUnavailable", "database is down");
         let mapped = map_error(neo4rs::Error::UnexpectedMessage(text));
         assert!(matches!(mapped, GraphError::Unavailable(_)), "{mapped:?}");
     }

@@ -49,11 +49,7 @@ impl Records {
     }
 
     /// Claims the oldest runnable job for `worker` until `now + lease_ms`.
-    pub async fn claim_job(
-        &self,
-        worker: &str,
-        lease_ms: i64,
-    ) -> Result<Option<ClaimedJob>, RecordError> {
+    pub async fn claim_job(&self, worker: &str, lease_ms: i64) -> Result<Option<ClaimedJob>, RecordError> {
         let now = ids::now_millis();
         let lock = match self.dialect {
             Dialect::Postgres => "FOR UPDATE SKIP LOCKED",
@@ -68,12 +64,8 @@ impl Records {
                  ORDER BY run_at, id LIMIT 1 {lock}) \
              RETURNING id, kind, payload, attempts, max_attempts"
         );
-        let row = sqlx::query(&sql)
-            .bind(worker)
-            .bind(now + lease_ms)
-            .bind(now)
-            .fetch_optional(&self.pool)
-            .await?;
+        let row =
+            sqlx::query(&sql).bind(worker).bind(now + lease_ms).bind(now).fetch_optional(&self.pool).await?;
         Ok(row.map(|row| {
             let payload: String = row.get("payload");
             ClaimedJob {
@@ -87,12 +79,7 @@ impl Records {
     }
 
     /// Extends the lease of a job this worker still holds; `false` if it lost it.
-    pub async fn extend_job_lease(
-        &self,
-        id: &str,
-        worker: &str,
-        lease_ms: i64,
-    ) -> Result<bool, RecordError> {
+    pub async fn extend_job_lease(&self, id: &str, worker: &str, lease_ms: i64) -> Result<bool, RecordError> {
         let done = sqlx::query(
             "UPDATE jobs SET locked_until = $1 WHERE id = $2 AND locked_by = $3 AND status = 'running'",
         )
@@ -175,10 +162,9 @@ impl Records {
 
     /// Jobs waiting or running, for the queue-depth gauge.
     pub async fn queue_depth(&self) -> Result<i64, RecordError> {
-        let row =
-            sqlx::query("SELECT COUNT(*) AS depth FROM jobs WHERE status IN ('queued', 'running')")
-                .fetch_one(&self.pool)
-                .await?;
+        let row = sqlx::query("SELECT COUNT(*) AS depth FROM jobs WHERE status IN ('queued', 'running')")
+            .fetch_one(&self.pool)
+            .await?;
         Ok(row.get("depth"))
     }
 }

@@ -68,15 +68,15 @@ const SECRET_HEX_LEN: usize = 64;
 impl Records {
     /// The account with this name, created if it does not exist yet.
     pub async fn ensure_account(&self, name: &str) -> Result<Account, RecordError> {
-        sqlx::query("INSERT INTO accounts (id, name, created_at) VALUES ($1, $2, $3) ON CONFLICT (name) DO NOTHING")
-            .bind(ids::new_id("acc"))
-            .bind(name)
-            .bind(ids::now_millis())
-            .execute(&self.pool)
-            .await?;
-        self.find_account(name)
-            .await?
-            .ok_or_else(|| RecordError::Query(sqlx::Error::RowNotFound))
+        sqlx::query(
+            "INSERT INTO accounts (id, name, created_at) VALUES ($1, $2, $3) ON CONFLICT (name) DO NOTHING",
+        )
+        .bind(ids::new_id("acc"))
+        .bind(name)
+        .bind(ids::now_millis())
+        .execute(&self.pool)
+        .await?;
+        self.find_account(name).await?.ok_or_else(|| RecordError::Query(sqlx::Error::RowNotFound))
     }
 
     pub async fn find_account(&self, name: &str) -> Result<Option<Account>, RecordError> {
@@ -84,10 +84,7 @@ impl Records {
             .bind(name)
             .fetch_optional(&self.pool)
             .await?;
-        Ok(row.map(|row| Account {
-            id: row.get("id"),
-            name: row.get("name"),
-        }))
+        Ok(row.map(|row| Account { id: row.get("id"), name: row.get("name") }))
     }
 
     /// Creates a key and returns it with its plaintext, which is not stored anywhere.
@@ -137,8 +134,7 @@ impl Records {
             .map(|row| KeyInfo {
                 id: row.get("id"),
                 account_id: row.get("account_id"),
-                environment: Environment::parse(row.get("environment"))
-                    .unwrap_or(Environment::Sandbox),
+                environment: Environment::parse(row.get("environment")).unwrap_or(Environment::Sandbox),
                 name: row.get("name"),
                 created_at: row.get("created_at"),
                 revoked_at: row.get("revoked_at"),
@@ -148,12 +144,11 @@ impl Records {
 
     /// Revokes a key; `false` when no live key has this ID.
     pub async fn revoke_key(&self, key_id: &str) -> Result<bool, RecordError> {
-        let done =
-            sqlx::query("UPDATE api_keys SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL")
-                .bind(ids::now_millis())
-                .bind(key_id)
-                .execute(&self.pool)
-                .await?;
+        let done = sqlx::query("UPDATE api_keys SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL")
+            .bind(ids::now_millis())
+            .bind(key_id)
+            .execute(&self.pool)
+            .await?;
         Ok(done.rows_affected() == 1)
     }
 
@@ -171,10 +166,7 @@ impl Records {
         .await?;
         let Some(row) = row else { return Ok(None) };
         let stored: String = row.get("secret_hash");
-        let matches: bool = stored
-            .as_bytes()
-            .ct_eq(hash_secret(secret).as_bytes())
-            .into();
+        let matches: bool = stored.as_bytes().ct_eq(hash_secret(secret).as_bytes()).into();
         let environment = Environment::parse(row.get("environment"));
         Ok(match (matches, environment) {
             (true, Some(environment)) => Some(Principal {
@@ -209,10 +201,7 @@ mod tests {
     #[test]
     fn a_well_formed_key_splits_into_its_id_and_secret() {
         let key = format!("ck_{}_{}", "01JD0000000000000000000000", "a".repeat(64));
-        assert_eq!(
-            split_key(&key),
-            Some(("01JD0000000000000000000000", "a".repeat(64).as_str()))
-        );
+        assert_eq!(split_key(&key), Some(("01JD0000000000000000000000", "a".repeat(64).as_str())));
     }
 
     #[test]

@@ -6,6 +6,7 @@
 pub mod jobs;
 pub mod keys;
 pub mod seed_jobs;
+pub mod suggestions;
 pub mod users;
 
 use futures::future::BoxFuture;
@@ -44,11 +45,7 @@ impl Records {
     /// Connects to `url` (`postgres://…` or `sqlite://…`).
     pub async fn connect(url: &str) -> Result<Self, RecordError> {
         sqlx::any::install_default_drivers();
-        let dialect = if url.starts_with("sqlite:") {
-            Dialect::Sqlite
-        } else {
-            Dialect::Postgres
-        };
+        let dialect = if url.starts_with("sqlite:") { Dialect::Sqlite } else { Dialect::Postgres };
         let options = AnyConnectOptions::from_str(url)
             .map_err(|err| RecordError::Unavailable(err.to_string()))?
             .disable_statement_logging();
@@ -60,15 +57,9 @@ impl Records {
                     if dialect == Dialect::Sqlite {
                         // WAL lets `canon keys` write while `canon serve` reads; the busy
                         // timeout makes concurrent writers wait instead of failing.
-                        sqlx::query("PRAGMA journal_mode = WAL")
-                            .execute(&mut *conn)
-                            .await?;
-                        sqlx::query("PRAGMA busy_timeout = 10000")
-                            .execute(&mut *conn)
-                            .await?;
-                        sqlx::query("PRAGMA foreign_keys = ON")
-                            .execute(&mut *conn)
-                            .await?;
+                        sqlx::query("PRAGMA journal_mode = WAL").execute(&mut *conn).await?;
+                        sqlx::query("PRAGMA busy_timeout = 10000").execute(&mut *conn).await?;
+                        sqlx::query("PRAGMA foreign_keys = ON").execute(&mut *conn).await?;
                     }
                     Ok(())
                 })
@@ -104,47 +95,27 @@ impl Records {
     }
 }
 
+/// `(version, file stem, SQL)` of each migration in `migrations/<dialect>/`.
+macro_rules! migrations {
+    ($dir:literal: $($version:literal => $file:literal),* $(,)?) => {
+        &[$(($version, $file, include_str!(concat!("../../../migrations/", $dir, "/", $file, ".sql")))),*]
+    };
+}
+
+const SQLITE_MIGRATIONS: &[(i64, &str, &str)] = migrations!("sqlite":
+    1 => "0001_init", 2 => "0002_seed_jobs", 3 => "0003_users", 4 => "0004_merge_suggestions");
+const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = migrations!("postgres":
+    1 => "0001_init", 2 => "0002_seed_jobs", 3 => "0003_users", 4 => "0004_merge_suggestions");
+
 /// The migrations compiled into the binary, per dialect.
 #[derive(Debug)]
 struct Embedded(Dialect);
 
 impl MigrationSource<'static> for Embedded {
     fn resolve(self) -> BoxFuture<'static, Result<Vec<Migration>, sqlx::error::BoxDynError>> {
-        let files: &[(i64, &str, &str)] = match self.0 {
-            Dialect::Sqlite => &[
-                (
-                    1,
-                    "init",
-                    include_str!("../../../migrations/sqlite/0001_init.sql"),
-                ),
-                (
-                    2,
-                    "seed jobs",
-                    include_str!("../../../migrations/sqlite/0002_seed_jobs.sql"),
-                ),
-                (
-                    3,
-                    "users",
-                    include_str!("../../../migrations/sqlite/0003_users.sql"),
-                ),
-            ],
-            Dialect::Postgres => &[
-                (
-                    1,
-                    "init",
-                    include_str!("../../../migrations/postgres/0001_init.sql"),
-                ),
-                (
-                    2,
-                    "seed jobs",
-                    include_str!("../../../migrations/postgres/0002_seed_jobs.sql"),
-                ),
-                (
-                    3,
-                    "users",
-                    include_str!("../../../migrations/postgres/0003_users.sql"),
-                ),
-            ],
+        let files = match self.0 {
+            Dialect::Sqlite => SQLITE_MIGRATIONS,
+            Dialect::Postgres => POSTGRES_MIGRATIONS,
         };
         let migrations = files
             .iter()

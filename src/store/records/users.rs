@@ -37,26 +37,22 @@ impl Records {
         .bind(ids::now_millis())
         .execute(&self.pool)
         .await?;
-        let row = sqlx::query(
-            "SELECT id FROM users WHERE account_id = $1 AND environment = $2 AND email = $3",
-        )
-        .bind(account_id)
-        .bind(environment.as_str())
-        .bind(email)
-        .fetch_one(&self.pool)
-        .await?;
+        let row =
+            sqlx::query("SELECT id FROM users WHERE account_id = $1 AND environment = $2 AND email = $3")
+                .bind(account_id)
+                .bind(environment.as_str())
+                .bind(email)
+                .fetch_one(&self.pool)
+                .await?;
         let id: String = row.get("id");
-        self.find_user(&id)
-            .await?
-            .ok_or(RecordError::Query(sqlx::Error::RowNotFound))
+        self.find_user(&id).await?.ok_or(RecordError::Query(sqlx::Error::RowNotFound))
     }
 
     pub async fn find_user(&self, id: &str) -> Result<Option<User>, RecordError> {
-        let row =
-            sqlx::query("SELECT id, account_id, environment, email, role FROM users WHERE id = $1")
-                .bind(id)
-                .fetch_optional(&self.pool)
-                .await?;
+        let row = sqlx::query("SELECT id, account_id, environment, email, role FROM users WHERE id = $1")
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await?;
         Ok(row.and_then(|row| {
             Some(User {
                 id: row.get("id"),

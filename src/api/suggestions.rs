@@ -1,0 +1,80 @@
+//! REST transport for merge suggestions.
+
+use super::auth::Caller;
+use super::error::{ApiError, ErrorBody};
+use super::extract::{limit_param, ApiJson, ApiQuery};
+use crate::app::AppState;
+use crate::graph::merges::MergeResult;
+use crate::suggestions::{RefreshResult, Suggestion, SuggestionPage};
+use axum::extract::{Path, State};
+use axum::Json;
+use serde::Deserialize;
+use utoipa::{IntoParams, ToSchema};
+
+#[derive(Deserialize, ToSchema, Default)]
+pub struct RefreshRequest {
+    /// Only this bucket (`bkt_…`); every bucket when omitted.
+    pub bucket: Option<String>,
+}
+
+/// Run duplicate detection now: pairs above the auto-merge threshold are merged (short names
+/// and acronyms excepted), pairs between the thresholds become suggestions.
+#[utoipa::path(post, path = "/v3/merge-suggestions/refresh", tag = "entities", request_body = RefreshRequest,
+    responses((status = 200, body = RefreshResult), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody)))]
+pub async fn refresh(
+    State(state): State<AppState>,
+    auth: Caller,
+    ApiJson(body): ApiJson<RefreshRequest>,
+) -> Result<Json<RefreshResult>, ApiError> {
+    Ok(Json(state.suggestions.refresh(&auth.tenant, body.bucket.as_deref(), &auth.actor()).await?))
+}
+
+#[derive(Deserialize, IntoParams)]
+#[serde(rename_all = "camelCase")]
+#[into_params(parameter_in = Query)]
+pub struct ListSuggestions {
+    pub bucket: Option<String>,
+    /// A suggestionID: the page after it.
+    pub starting_after: Option<String>,
+    /// 1..200, default 50.
+    #[param(value_type = Option<i32>)]
+    pub limit: Option<String>,
+}
+
+/// Open merge suggestions, most likely duplicates first.
+#[utoipa::path(get, path = "/v3/merge-suggestions", tag = "entities", params(ListSuggestions),
+    responses((status = 200, body = SuggestionPage), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody)))]
+pub async fn list(
+    State(state): State<AppState>,
+    auth: Caller,
+    ApiQuery(query): ApiQuery<ListSuggestions>,
+) -> Result<Json<SuggestionPage>, ApiError> {
+    let limit = limit_param(query.limit.as_deref(), 50, 200)? as usize;
+    let page = state
+        .suggestions
+        .list(&auth.tenant, query.bucket.as_deref(), query.starting_after.as_deref(), limit)
+        .await?;
+    Ok(Json(page))
+}
+
+/// Accept a suggestion: the second entity is merged into the first.
+#[utoipa::path(post, path = "/v3/merge-suggestions/{suggestionID}/accept", tag = "entities", params(("suggestionID" = String, Path)),
+    responses((status = 200, body = MergeResult), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody)))]
+pub async fn accept(
+    State(state): State<AppState>,
+    auth: Caller,
+    Path(id): Path<String>,
+) -> Result<Json<MergeResult>, ApiError> {
+    Ok(Json(state.suggestions.accept(&auth.tenant, &id, &auth.actor()).await?))
+}
+
+/// Dismiss a suggestion: the pair is not a duplicate and is not suggested again.
+#[utoipa::path(post, path = "/v3/merge-suggestions/{suggestionID}/dismiss", tag = "entities", params(("suggestionID" = String, Path)),
+    responses((status = 200, body = Suggestion), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody)))]
+pub async fn dismiss(
+    State(state): State<AppState>,
+    auth: Caller,
+    Path(id): Path<String>,
+) -> Result<Json<Suggestion>, ApiError> {
+    Ok(Json(state.suggestions.dismiss(&auth.tenant, &id, &auth.actor()).await?))
+}

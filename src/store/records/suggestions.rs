@@ -1,0 +1,122 @@
+//! Merge suggestions as stored.
+
+use super::{RecordError, Records};
+use crate::ids;
+use sqlx::Row;
+
+#[derive(Clone, Debug)]
+pub struct StoredSuggestion {
+    pub id: String,
+    pub bucket_id: String,
+    pub entity_a: String,
+    pub entity_b: String,
+    pub score: f64,
+    pub signals: serde_json::Value,
+    pub status: String,
+    pub decided_by: Option<String>,
+}
+
+pub struct NewSuggestion<'a> {
+    pub account_id: &'a str,
+    pub environment: &'a str,
+    pub bucket_id: &'a str,
+    pub entity_a: &'a str,
+    pub entity_b: &'a str,
+    pub score: f64,
+    pub signals: &'a serde_json::Value,
+    /// `open`, or `accepted` for a pair merged automatically.
+    pub status: &'a str,
+}
+
+const COLUMNS: &str = "id, bucket_id, entity_a, entity_b, score, signals, status, decided_by";
+
+fn read(row: sqlx::any::AnyRow) -> StoredSuggestion {
+    StoredSuggestion {
+        id: row.get("id"),
+        bucket_id: row.get("bucket_id"),
+        entity_a: row.get("entity_a"),
+        entity_b: row.get("entity_b"),
+        score: row.get("score"),
+        signals: serde_json::from_str(&row.get::<String, _>("signals")).unwrap_or_default(),
+        status: row.get("status"),
+        decided_by: row.get("decided_by"),
+    }
+}
+
+impl Records {
+    /// Stores a pair unless it was seen before (whatever its status): `true` when new.
+    pub async fn insert_suggestion(&self, new: NewSuggestion<'_>) -> Result<bool, RecordError> {
+        let now = ids::now_millis();
+        let done = sqlx::query(
+            "INSERT INTO merge_suggestions (id, account_id, environment, bucket_id, entity_a, entity_b, score, signals, \
+             status, decided_by, decided_at, created_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, CASE WHEN $9 = 'open' THEN NULL ELSE 'auto-merge' END, \
+             CASE WHEN $9 = 'open' THEN NULL ELSE $10 END, $10) \
+             ON CONFLICT (account_id, environment, entity_a, entity_b) DO NOTHING",
+        )
+        .bind(ids::new_id("msg"))
+        .bind(new.account_id)
+        .bind(new.environment)
+        .bind(new.bucket_id)
+        .bind(new.entity_a)
+        .bind(new.entity_b)
+        .bind(new.score)
+        .bind(new.signals.to_string())
+        .bind(new.status)
+        .bind(now)
+        .execute(&self.pool)
+        .await?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    /// Open suggestions of a tenant, best first, after `cursor` (a suggestion ID) in ID order
+    /// within equal scores.
+    pub async fn open_suggestions(
+        &self,
+        account_id: &str,
+        environment: &str,
+        bucket_id: Option<&str>,
+    ) -> Result<Vec<StoredSuggestion>, RecordError> {
+        let rows = sqlx::query(&format!(
+            "SELECT {COLUMNS} FROM merge_suggestions WHERE account_id = $1 AND environment = $2 AND status = 'open' \
+             AND ($3 = '' OR bucket_id = $3) ORDER BY score DESC, id"
+        ))
+        .bind(account_id)
+        .bind(environment)
+        .bind(bucket_id.unwrap_or_default())
+        .fetch_all(&self.pool)
+        .await?;
+        Ok(rows.into_iter().map(read).collect())
+    }
+
+    pub async fn suggestion(
+        &self,
+        id: &str,
+        account_id: &str,
+        environment: &str,
+    ) -> Result<Option<StoredSuggestion>, RecordError> {
+        let row = sqlx::query(&format!(
+            "SELECT {COLUMNS} FROM merge_suggestions WHERE id = $1 AND account_id = $2 AND environment = $3"
+        ))
+        .bind(id)
+        .bind(account_id)
+        .bind(environment)
+        .fetch_optional(&self.pool)
+        .await?;
+        Ok(row.map(read))
+    }
+
+    /// Decides an open suggestion; `false` if it was no longer open.
+    pub async fn decide_suggestion(&self, id: &str, status: &str, by: &str) -> Result<bool, RecordError> {
+        let done = sqlx::query(
+            "UPDATE merge_suggestions SET status = $1, decided_by = $2, decided_at = $3 WHERE id = $4 AND status = 'open'",
+        )
+        .bind(status)
+        .bind(by)
+        .bind(ids::now_millis())
+        .bind(id)
+        .execute(&self.pool)
+        .await?;
+        Ok(done.rows_affected() == 1)
+    }
+}
