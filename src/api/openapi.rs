@@ -41,14 +41,22 @@ use utoipa::{Modify, OpenApi};
 )]
 pub struct ApiDoc;
 
+/// Two ways in: an API key (`x-api-key`) or a dashboard token (`Authorization: Bearer`).
 struct ApiKeyAuth;
 
 impl Modify for ApiKeyAuth {
     fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder};
         let components = openapi.components.get_or_insert_with(Default::default);
         components.add_security_scheme(
             "apiKey",
             SecurityScheme::ApiKey(ApiKey::Header(ApiKeyValue::new(super::auth::API_KEY_HEADER))),
+        );
+        components.add_security_scheme(
+            "dashboardToken",
+            SecurityScheme::Http(
+                HttpBuilder::new().scheme(HttpAuthScheme::Bearer).bearer_format("JWT").build(),
+            ),
         );
     }
 }

@@ -89,7 +89,8 @@ const SAME_TOKEN: f64 = 0.9;
 /// names, and the share of words their surface forms have in common, typos forgiven.
 pub fn signals(a: &Candidate, b: &Candidate) -> Signals {
     let tokens = |c: &Candidate| -> Vec<String> {
-        let mut tokens: Vec<String> = c.forms.iter().flat_map(|f| f.split_whitespace()).map(String::from).collect();
+        let mut tokens: Vec<String> =
+            c.forms.iter().flat_map(|f| f.split_whitespace()).map(String::from).collect();
         tokens.sort();
         tokens.dedup();
         tokens

@@ -65,6 +65,38 @@ async fn keys_list_never_shows_secrets_and_revoke_stops_a_key_at_once() {
     assert!(!again.status.success(), "revoking twice says so");
 }
 
+#[tokio::test]
+async fn users_create_prints_a_dashboard_token_the_running_server_accepts() {
+    let app = spawn_app().await;
+    let account = crate::helpers::unique("dash-co");
+    let out = stdout_of(canon(&app).args([
+        "users",
+        "create",
+        "--account",
+        &account,
+        "--environment",
+        "sandbox",
+        "--email",
+        "ana@example.com",
+        "--role",
+        "admin",
+    ]));
+    let token = out.trim();
+    assert_eq!(out.lines().count(), 1, "{out:?}");
+    let response =
+        app.client.get(format!("{}/v3/buckets", app.address)).bearer_auth(token).send().await.unwrap();
+    assert_eq!(response.status(), 200, "the token works on the API");
+    let entity_type = app.create_type("Reviewed", None).await;
+    let reviewers = app
+        .client
+        .get(format!("{}/v3/entity-types/{entity_type}/reviewers", app.address))
+        .bearer_auth(token)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(reviewers.status(), 404, "another account's type is not found, but the token is accepted");
+}
+
 #[test]
 fn serve_help_lists_every_setting() {
     let output = Command::new(env!("CARGO_BIN_EXE_canon")).args(["serve", "--help"]).output().unwrap();

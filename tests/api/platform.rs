@@ -60,6 +60,29 @@ async fn the_openapi_document_lists_every_endpoint_with_its_error_responses() {
         ("/v3/entity-types/{typeID}", "get", &["404"][..]),
         ("/v3/entity-types/{typeID}", "patch", &["400", "404", "422"][..]),
         ("/v3/entity-types/{typeID}", "delete", &["404", "409"][..]),
+        ("/v3/entity-types/{typeID}/reviewers", "post", &["401", "403", "404"][..]),
+        ("/v3/entity-types/{typeID}/reviewers", "get", &["401", "403"][..]),
+        ("/v3/entity-types/{typeID}/reviewers/{userID}", "delete", &["403", "404"][..]),
+        ("/v3/users/{userID}/reviewer-assignments", "get", &["403"][..]),
+        ("/v3/review-queue", "get", &["400", "401"][..]),
+        ("/v3/entities/bulk", "post", &["400", "404"][..]),
+        ("/v3/entities/seed/{id}", "get", &["404"][..]),
+        ("/v3/entities/{id}", "get", &["404"][..]),
+        ("/v3/entities/{id}", "patch", &["400", "404", "409"][..]),
+        ("/v3/entities/bulk-validate", "post", &["400"][..]),
+        ("/v3/entities/{id}/synonyms", "post", &["400", "409"][..]),
+        ("/v3/entities/{id}/synonyms/{synonymID}", "delete", &["404", "409"][..]),
+        ("/v3/entities/{id}/relations", "get", &["400", "404"][..]),
+        ("/v3/entities/{id}/merge", "post", &["404", "409", "422"][..]),
+        ("/v3/entities/{id}/merges", "get", &["404"][..]),
+        ("/v3/merges/{mergeID}/undo", "post", &["404", "409"][..]),
+        ("/v3/relations", "post", &["400", "404", "422"][..]),
+        ("/v3/mentions", "post", &["400", "404"][..]),
+        ("/v3/knowledge-graph", "get", &["400"][..]),
+        ("/v3/merge-suggestions", "get", &["400"][..]),
+        ("/v3/merge-suggestions/refresh", "post", &["401"][..]),
+        ("/v3/merge-suggestions/{suggestionID}/accept", "post", &["404", "409"][..]),
+        ("/v3/merge-suggestions/{suggestionID}/dismiss", "post", &["404", "409"][..]),
         ("/healthz", "get", &[][..]),
         ("/readyz", "get", &["503"][..]),
         ("/metrics", "get", &[][..]),
@@ -72,6 +95,10 @@ async fn the_openapi_document_lists_every_endpoint_with_its_error_responses() {
         }
     }
     assert_eq!(doc["components"]["securitySchemes"]["apiKey"]["name"], "x-api-key");
+    assert_eq!(doc["components"]["securitySchemes"]["dashboardToken"]["scheme"], "bearer");
+    // Every route the server answers is documented.
+    let documented = doc["paths"].as_object().unwrap().len();
+    assert!(documented >= expected.iter().map(|(p, _, _)| p).collect::<std::collections::HashSet<_>>().len());
 }
 
 #[tokio::test]

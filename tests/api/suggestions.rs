@@ -36,7 +36,11 @@ async fn near_certain_duplicates_merge_automatically_and_likely_ones_wait_for_re
     assert_eq!(result["suggested"], 1, "{result}");
     assert_eq!(json(app.get(&format!("/v3/entities/{typo}")).await).await["entityID"], globex.as_str());
     let history = json(app.get(&format!("/v3/entities/{globex}/merges")).await).await;
-    assert_eq!(history["merges"].as_array().unwrap().len(), 1, "an automatic merge is recorded (and undoable)");
+    assert_eq!(
+        history["merges"].as_array().unwrap().len(),
+        1,
+        "an automatic merge is recorded (and undoable)"
+    );
 
     let page = json(app.get("/v3/merge-suggestions").await).await;
     let suggestions = page["suggestions"].as_array().unwrap();
@@ -74,7 +78,11 @@ async fn a_dismissed_pair_is_not_suggested_again_and_an_accepted_one_merges() {
     let forms = merged["entity"]["surfaceForms"].as_array().unwrap();
     assert!(forms.iter().any(|f| f == "Hooli Cloud Services"));
     assert!(json(app.get("/v3/merge-suggestions").await).await["suggestions"].as_array().unwrap().is_empty());
-    assert_error(app.post("/v3/merge-suggestions/msg_01NOSUCH000000000000000000/accept", json!({})).await, 404).await;
+    assert_error(
+        app.post("/v3/merge-suggestions/msg_01NOSUCH000000000000000000/accept", json!({})).await,
+        404,
+    )
+    .await;
 }
 
 #[tokio::test]
