@@ -3,7 +3,7 @@
 # are incremental.
 export CARGO_TARGET_DIR ?= $(HOME)/.cache/canon/target
 
-.PHONY: run test provision lint bench
+.PHONY: run test provision lint bench bench-graph bench-resolution
 
 provision:
 	./scripts/provision.sh
@@ -21,3 +21,9 @@ lint:
 
 bench: provision
 	cargo bench --locked --bench platform
+
+bench-graph: provision
+	cargo bench --locked --bench graph
+
+bench-resolution: provision
+	cargo bench --locked --bench resolution

