@@ -72,7 +72,7 @@ impl Records {
 
     /// Applies every pending migration for this dialect.
     pub async fn migrate(&self) -> Result<(), RecordError> {
-        let migrator = Migrator::new(Embedded(self.dialect)).await?;
+        let migrator = Migrator::new(Embedded).await?;
         migrator.run(&self.pool).await?;
         Ok(())
     }
@@ -95,28 +95,26 @@ impl Records {
     }
 }
 
-/// `(version, file stem, SQL)` of each migration in `migrations/<dialect>/`.
+/// `(version, file stem, SQL)` of each migration in `migrations/`. The SQL is portable, so
+/// both dialects run the same files; a migration that could not be would get one file per
+/// dialect here.
 macro_rules! migrations {
-    ($dir:literal: $($version:literal => $file:literal),* $(,)?) => {
-        &[$(($version, $file, include_str!(concat!("../../../migrations/", $dir, "/", $file, ".sql")))),*]
+    ($($version:literal => $file:literal),* $(,)?) => {
+        &[$(($version, $file, include_str!(concat!("../../../migrations/", $file, ".sql")))),*]
     };
 }
 
-const SQLITE_MIGRATIONS: &[(i64, &str, &str)] = migrations!("sqlite":
-    1 => "0001_init", 2 => "0002_seed_jobs", 3 => "0003_users", 4 => "0004_merge_suggestions");
-const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = migrations!("postgres":
-    1 => "0001_init", 2 => "0002_seed_jobs", 3 => "0003_users", 4 => "0004_merge_suggestions");
+const MIGRATIONS: &[(i64, &str, &str)] = migrations!(
+    1 => "0001_init", 2 => "0002_seed_jobs", 3 => "0003_users", 4 => "0004_merge_suggestions",
+);
 
-/// The migrations compiled into the binary, per dialect.
+/// The migrations compiled into the binary.
 #[derive(Debug)]
-struct Embedded(Dialect);
+struct Embedded;
 
 impl MigrationSource<'static> for Embedded {
     fn resolve(self) -> BoxFuture<'static, Result<Vec<Migration>, sqlx::error::BoxDynError>> {
-        let files = match self.0 {
-            Dialect::Sqlite => SQLITE_MIGRATIONS,
-            Dialect::Postgres => POSTGRES_MIGRATIONS,
-        };
+        let files = MIGRATIONS;
         let migrations = files
             .iter()
             .map(|(version, name, sql)| {

@@ -1,4 +1,5 @@
--- Accounts, API keys and the durable job queue (PostgreSQL).
+-- Accounts, API keys and the durable job queue. Every migration here runs unchanged on
+-- SQLite and PostgreSQL (portable types only; epoch milliseconds for times).
 CREATE TABLE accounts (
     id          TEXT PRIMARY KEY,
     name        TEXT NOT NULL UNIQUE,
