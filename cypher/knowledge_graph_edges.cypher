@@ -1,9 +1,11 @@
-// One page of the tenant's edges in relation-ID order; an edge is kept only when both of its
-// endpoints pass the entity filters (node set, effective type).
-MATCH (a:Entity {accountID: $accountID, environment: $environment})-[r:RELATES_TO]->(b:Entity)
-WHERE ($bucketID IS NULL OR r.bucketID = $bucketID)
+// The tenant's edges with IDs in [$from, $to) (a creation-time window the relation-ID index
+// answers), in relation-ID order; an edge is kept only when both of its endpoints pass the
+// entity filters (node set, effective type).
+MATCH (a:Entity)-[r:RELATES_TO]->(b:Entity)
+WHERE r.id >= $from AND r.id < $to
+  AND r.accountID = $accountID AND r.environment = $environment
+  AND ($bucketID IS NULL OR r.bucketID = $bucketID)
   AND ($since IS NULL OR r.createdAt >= $since)
-  AND ($cursor IS NULL OR r.id > $cursor)
   AND ($nodeIDs IS NULL OR (a.id IN $nodeIDs AND b.id IN $nodeIDs))
   AND ($typeIDs IS NULL OR (
     (a.typeID IN $typeIDs OR (a.typeID IS NULL AND a.typeName IN $typeNames)) AND

@@ -1,11 +1,13 @@
-// One page of the review queue in entityID order. The type filter matches the effective
-// type: the assigned type's ID, or, with none assigned, the inferred type name. Merged
-// entities carry the status `merged`, so only a request for that status sees them.
-MATCH (e:Entity {accountID: $accountID, environment: $environment})
-WHERE e.status IN $statuses
+// Review-queue candidates with IDs in [$from, $to) (a creation-time window the ID index
+// answers), in entityID order. The type filter matches the effective type: the assigned
+// type's ID, or, with none assigned, the inferred type name. Merged entities carry the
+// status `merged`, so only a request for that status sees them.
+MATCH (e:Entity)
+WHERE e.id >= $from AND e.id < $to
+  AND e.accountID = $accountID AND e.environment = $environment
+  AND e.status IN $statuses
   AND ($bucketID IS NULL OR e.bucketID = $bucketID)
   AND ($since IS NULL OR e.createdAt >= $since)
-  AND ($cursor IS NULL OR e.id > $cursor)
   AND ($typeIDs IS NULL OR e.typeID IN $typeIDs OR (e.typeID IS NULL AND e.typeName IN $typeNames))
 RETURN e.id AS entityID
 ORDER BY e.id

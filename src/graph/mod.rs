@@ -12,6 +12,7 @@ pub mod queries;
 pub mod relations;
 pub mod review;
 pub mod seed;
+pub mod window;
 
 use crate::error::{ServiceError, ServiceResult};
 use crate::store::graph::{CypherEngine, Params, Row};

@@ -2,6 +2,7 @@
 //! entity and as a whole.
 
 use super::entities::{normalized_name, resolution_key, str_col, Mention};
+use super::window::{self, IdWindows};
 use super::{decode, queries, GraphService, Tenant};
 use crate::error::{ServiceError, ServiceResult};
 use crate::ids;
@@ -281,20 +282,42 @@ impl GraphService {
             Some(ids) => Some(self.type_names(tenant, ids).await?),
             None => None,
         };
-        let rows = self
-            .run(
-                tenant,
-                queries::KNOWLEDGE_GRAPH_EDGES,
-                params! {
-                    "bucketID" => query.bucket, "since" => query.since, "cursor" => query.cursor,
-                    "nodeIDs" => node_ids.map(|ids| ids.into_iter().collect::<Vec<_>>()),
-                    "typeIDs" => query.type_ids, "typeNames" => type_names, "limit" => query.limit + 1,
-                },
-            )
-            .await?;
-        let mut edges: Vec<GraphEdge> = rows.into_iter().map(decode).collect::<ServiceResult<_>>()?;
-        let has_more = edges.len() > query.limit as usize;
-        edges.truncate(query.limit as usize);
+        if let Some(cursor) = &query.cursor {
+            if window::timestamp("rel", cursor).is_none() {
+                return Err(ServiceError::invalid_field(
+                    "cursor",
+                    "must be a relation ID (rel_…) from a previous page",
+                ));
+            }
+        }
+        let node_ids = node_ids.map(|ids| ids.into_iter().collect::<Vec<_>>());
+        let limit = query.limit as usize;
+        let since_ms = query.since.as_deref().and_then(super::review::rfc3339_ms).unwrap_or(0);
+        let start = self.tenant_start_ms(tenant).await?.max(since_ms.saturating_sub(1_000));
+        let mut windows = IdWindows::new("rel", query.cursor.as_deref(), start);
+        let mut edges: Vec<GraphEdge> = Vec::new();
+        while edges.len() <= limit {
+            let Some((from, to)) = windows.next_window() else { break };
+            let rows = self
+                .run(
+                    tenant,
+                    queries::KNOWLEDGE_GRAPH_EDGES,
+                    params! {
+                        "bucketID" => query.bucket, "since" => query.since, "nodeIDs" => node_ids,
+                        "typeIDs" => query.type_ids, "typeNames" => type_names,
+                        "from" => from, "to" => to, "limit" => limit + 2 - edges.len(),
+                    },
+                )
+                .await?;
+            for row in rows {
+                let edge: GraphEdge = decode(row)?;
+                if Some(&edge.relation_id) != query.cursor.as_ref() {
+                    edges.push(edge);
+                }
+            }
+        }
+        let has_more = edges.len() > limit;
+        edges.truncate(limit);
         let next_cursor = if has_more { edges.last().map(|e| e.relation_id.clone()) } else { None };
         let mut endpoints: Vec<String> =
             edges.iter().flat_map(|e| [e.source_id.clone(), e.target_id.clone()]).collect();

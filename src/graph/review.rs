@@ -1,6 +1,7 @@
 //! The review queue: entities awaiting curation, filtered and paged by entityID.
 
 use super::entities::{str_col, Entity};
+use super::window::{self, IdWindows};
 use super::{queries, GraphService, Tenant};
 use crate::error::{ServiceError, ServiceResult};
 use crate::params;
@@ -42,6 +43,14 @@ impl GraphService {
                 ));
             }
         }
+        if let Some(cursor) = &filter.cursor {
+            if window::timestamp("ent", cursor).is_none() {
+                return Err(ServiceError::invalid_field(
+                    "cursor",
+                    "must be an entity ID (ent_…) from a previous page",
+                ));
+            }
+        }
         let statuses = if filter.statuses.is_empty() {
             vec!["extracted".into(), "proposed".into()]
         } else {
@@ -51,23 +60,45 @@ impl GraphService {
             Some(ids) => Some(self.type_names(tenant, ids).await?),
             None => None,
         };
-        let rows = self
-            .run(
-                tenant,
-                queries::REVIEW_QUEUE,
-                params! {
-                    "statuses" => statuses, "bucketID" => filter.bucket, "since" => filter.since,
-                    "cursor" => filter.cursor, "typeIDs" => filter.type_ids, "typeNames" => type_names,
-                    "limit" => filter.limit + 1,
-                },
-            )
-            .await?;
-        let mut ids: Vec<String> = rows.iter().map(|row| str_col(row, "entityID")).collect();
-        let has_more = ids.len() > filter.limit as usize;
-        ids.truncate(filter.limit as usize);
+        let limit = filter.limit as usize;
+        let start = self.tenant_start_ms(tenant).await?;
+        let since_ms = filter.since.as_deref().and_then(rfc3339_ms).unwrap_or(0);
+        let mut windows =
+            IdWindows::new("ent", filter.cursor.as_deref(), start.max(since_ms.saturating_sub(1_000)));
+        let mut ids: Vec<String> = Vec::new();
+        while ids.len() <= limit {
+            let Some((from, to)) = windows.next_window() else { break };
+            let rows = self
+                .run(
+                    tenant,
+                    queries::REVIEW_QUEUE,
+                    params! {
+                        "statuses" => statuses, "bucketID" => filter.bucket, "since" => filter.since,
+                        "typeIDs" => filter.type_ids, "typeNames" => type_names,
+                        "from" => from, "to" => to, "limit" => limit + 2 - ids.len(),
+                    },
+                )
+                .await?;
+            ids.extend(
+                rows.iter()
+                    .map(|row| str_col(row, "entityID"))
+                    .filter(|id| Some(id) != filter.cursor.as_ref()),
+            );
+        }
+        let has_more = ids.len() > limit;
+        ids.truncate(limit);
         let entities = self.entity_details(tenant, &ids).await?;
         let next_cursor = if has_more { ids.last().cloned() } else { None };
         Ok(ReviewPage { entities, has_more, next_cursor })
+    }
+
+    /// When the tenant began (its default bucket's creation): nothing of it is older.
+    pub async fn tenant_start_ms(&self, tenant: &Tenant) -> ServiceResult<u64> {
+        let rows = self
+            .run(tenant, queries::BUCKET_DEFAULT, params! { "defaultKey" => tenant.scoped_key("") })
+            .await?;
+        let created = rows.first().map(|row| str_col(row, "createdAt")).unwrap_or_default();
+        Ok(rfc3339_ms(&created).unwrap_or(0).saturating_sub(1_000))
     }
 
     /// The names of these type IDs (unknown IDs match nothing).
@@ -75,4 +106,9 @@ impl GraphService {
         let rows = self.run(tenant, queries::ENTITY_TYPE_NAMES, params! { "ids" => ids }).await?;
         Ok(rows.iter().map(|row| str_col(row, "name")).collect())
     }
+}
+
+/// Milliseconds since the epoch of an RFC 3339 time.
+pub fn rfc3339_ms(text: &str) -> Option<u64> {
+    chrono::DateTime::parse_from_rfc3339(text).ok().map(|t| t.timestamp_millis().max(0) as u64)
 }

@@ -1,0 +1,83 @@
+//! Paging through time-ordered IDs in windows: IDs are `<prefix>_<ULID>`, so an ID range
+//! `[from, to)` is a creation-time range that the engines answer from the ID index without
+//! touching the rest of the tenant. A page is filled from consecutive windows that start
+//! small and double, so a dense tenant needs one small window and a sparse one a few more.
+
+use ulid::Ulid;
+
+/// First window width.
+const FIRST_WINDOW_MS: u64 = 100;
+
+pub struct IdWindows {
+    prefix: &'static str,
+    from: String,
+    from_ms: u64,
+    width_ms: u64,
+    end_ms: u64,
+}
+
+impl IdWindows {
+    /// Windows over IDs after `cursor` (or from `start_ms` without one) up to now.
+    pub fn new(prefix: &'static str, cursor: Option<&str>, start_ms: u64) -> Self {
+        let end_ms = chrono::Utc::now().timestamp_millis().max(0) as u64 + 1_000;
+        let (from, from_ms) = match cursor.and_then(|c| Some((c, timestamp(prefix, c)?))) {
+            Some((cursor, ms)) => (cursor.to_string(), ms),
+            None => (bound(prefix, start_ms), start_ms),
+        };
+        Self { prefix, from, from_ms, width_ms: FIRST_WINDOW_MS, end_ms }
+    }
+
+    /// The next `[from, to)` to query, or None once past now.
+    pub fn next_window(&mut self) -> Option<(String, String)> {
+        if self.from_ms > self.end_ms {
+            return None;
+        }
+        let to_ms = self.from_ms.saturating_add(self.width_ms);
+        let window = (self.from.clone(), bound(self.prefix, to_ms));
+        self.from = window.1.clone();
+        self.from_ms = to_ms;
+        self.width_ms = self.width_ms.saturating_mul(2);
+        Some(window)
+    }
+}
+
+/// The smallest ID of a millisecond.
+fn bound(prefix: &str, ms: u64) -> String {
+    format!("{prefix}_{}", Ulid::from_parts(ms.min((1 << 48) - 1), 0))
+}
+
+/// The creation time in an ID, if it is one of `prefix`.
+pub fn timestamp(prefix: &str, id: &str) -> Option<u64> {
+    let ulid = id.strip_prefix(prefix)?.strip_prefix('_')?;
+    Ulid::from_string(ulid).ok().map(|u| u.timestamp_ms())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn windows_are_contiguous_doubling_and_end_after_now() {
+        let start = chrono::Utc::now().timestamp_millis() as u64 - 10_000;
+        let mut windows = IdWindows::new("ent", None, start);
+        let (a_from, a_to) = windows.next_window().unwrap();
+        let (b_from, b_to) = windows.next_window().unwrap();
+        assert_eq!(a_to, b_from, "no gap, no overlap");
+        assert!(a_from < a_to && b_from < b_to);
+        assert_eq!(timestamp("ent", &b_to).unwrap() - timestamp("ent", &b_from).unwrap(), 200);
+        assert!(windows.take_while_count() < 20, "ten seconds take few windows");
+    }
+
+    #[test]
+    fn a_cursor_starts_the_first_window_at_itself() {
+        let id = format!("ent_{}", Ulid::new());
+        let mut windows = IdWindows::new("ent", Some(&id), 0);
+        assert_eq!(windows.next_window().unwrap().0, id);
+    }
+
+    impl IdWindows {
+        fn take_while_count(&mut self) -> usize {
+            std::iter::from_fn(|| self.next_window()).count()
+        }
+    }
+}
