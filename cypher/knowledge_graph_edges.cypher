@@ -1,7 +1,8 @@
 // The tenant's edges with IDs in [$from, $to) (a creation-time window the relation-ID index
 // answers), in relation-ID order; an edge is kept only when both of its endpoints pass the
-// entity filters (node set, effective type).
-MATCH (a:Entity)-[r:RELATES_TO]->(b:Entity)
+// entity filters (node set, effective type). The endpoints are left unlabelled (only
+// entities have RELATES_TO edges) so FalkorDB plans an edge index scan, not a label scan.
+MATCH (a)-[r:RELATES_TO]->(b)
 WHERE r.id >= $from AND r.id < $to
   AND r.accountID = $accountID AND r.environment = $environment
   AND ($bucketID IS NULL OR r.bucketID = $bucketID)

@@ -309,6 +309,7 @@ impl GraphService {
                     },
                 )
                 .await?;
+            windows.found(rows.len(), limit + 1 - edges.len());
             for row in rows {
                 let edge: GraphEdge = decode(row)?;
                 if Some(&edge.relation_id) != query.cursor.as_ref() {

@@ -79,6 +79,7 @@ impl GraphService {
                     },
                 )
                 .await?;
+            windows.found(rows.len(), limit + 1 - ids.len());
             ids.extend(
                 rows.iter()
                     .map(|row| str_col(row, "entityID"))

@@ -1,7 +1,8 @@
 //! Paging through time-ordered IDs in windows: IDs are `<prefix>_<ULID>`, so an ID range
 //! `[from, to)` is a creation-time range that the engines answer from the ID index without
 //! touching the rest of the tenant. A page is filled from consecutive windows that start
-//! small and double, so a dense tenant needs one small window and a sparse one a few more.
+//! small and double while they come back (nearly) empty, so a dense tenant needs one small
+//! window and a sparse one a few more.
 
 use ulid::Ulid;
 
@@ -36,8 +37,16 @@ impl IdWindows {
         let window = (self.from.clone(), bound(self.prefix, to_ms));
         self.from = window.1.clone();
         self.from_ms = to_ms;
-        self.width_ms = self.width_ms.saturating_mul(2);
         Some(window)
+    }
+
+    /// Says what the last window gave: a window that gave less than half of what is still
+    /// needed doubles the next one; one that gave more keeps its width (dense data stays in
+    /// small windows, which the engine sorts quickly).
+    pub fn found(&mut self, rows: usize, still_needed: usize) {
+        if rows * 2 < still_needed {
+            self.width_ms = self.width_ms.saturating_mul(2);
+        }
     }
 }
 
@@ -61,6 +70,7 @@ mod tests {
         let start = chrono::Utc::now().timestamp_millis() as u64 - 10_000;
         let mut windows = IdWindows::new("ent", None, start);
         let (a_from, a_to) = windows.next_window().unwrap();
+        windows.found(0, 10);
         let (b_from, b_to) = windows.next_window().unwrap();
         assert_eq!(a_to, b_from, "no gap, no overlap");
         assert!(a_from < a_to && b_from < b_to);
@@ -77,7 +87,7 @@ mod tests {
 
     impl IdWindows {
         fn take_while_count(&mut self) -> usize {
-            std::iter::from_fn(|| self.next_window()).count()
+            std::iter::from_fn(|| self.next_window().inspect(|_| self.found(0, 10))).count()
         }
     }
 }
