@@ -3,6 +3,7 @@
 
 pub mod auth;
 pub mod buckets;
+pub mod collections;
 pub mod entity_types;
 pub mod error;
 pub mod extract;
@@ -15,7 +16,7 @@ use crate::app::AppState;
 use axum::extract::Request;
 use axum::http::{HeaderName, StatusCode};
 use axum::middleware;
-use axum::routing::get;
+use axum::routing::{get, post};
 use axum::Router;
 use error::ApiError;
 use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
@@ -57,6 +58,21 @@ fn v3() -> Router<AppState> {
                 .patch(buckets::update)
                 .delete(buckets::delete),
         )
+        .route(
+            "/collections",
+            get(collections::list)
+                .post(collections::create)
+                .delete(collections::delete),
+        )
+        .route(
+            "/collections/items",
+            get(collections::get_items)
+                .post(collections::add_items)
+                .put(collections::update_items)
+                .delete(collections::delete_item),
+        )
+        .route("/collections/token-count", post(collections::token_count))
+        .route("/collections/search", post(collections::search))
         .route(
             "/entity-types",
             get(entity_types::list).post(entity_types::create),

@@ -1,6 +1,6 @@
 //! The OpenAPI 3.1 document, generated from the handlers' annotations, and a browsable page.
 
-use super::{buckets, entity_types, error::ErrorBody, health, metrics};
+use super::{buckets, collections, entity_types, error::ErrorBody, health, metrics};
 use axum::response::Html;
 use axum::Json;
 use utoipa::openapi::security::{ApiKey, ApiKeyValue, SecurityScheme};
@@ -18,6 +18,9 @@ use utoipa::{Modify, OpenApi};
         health::healthz, health::readyz, metrics::metrics,
         buckets::create, buckets::list, buckets::get, buckets::update, buckets::delete,
         entity_types::create, entity_types::list, entity_types::get, entity_types::update, entity_types::delete,
+        collections::create, collections::list, collections::delete, collections::add_items,
+        collections::update_items, collections::get_items, collections::delete_item,
+        collections::token_count, collections::search,
     ),
     components(schemas(ErrorBody)),
     modifiers(&ApiKeyAuth),
@@ -25,6 +28,9 @@ use utoipa::{Modify, OpenApi};
     tags(
         (name = "buckets", description = "Partitions of the knowledge graph"),
         (name = "entity types", description = "The tenant's taxonomy of entities"),
+        (name = "collections", description = "Named, hierarchical groups of embedded items (dots in a \
+            name form the hierarchy), embedded asynchronously and searched semantically, by keyword \
+            or both. Deleting a collection deletes its whole subtree."),
         (name = "operations", description = "Health, readiness and metrics (no key needed)"),
     )
 )]

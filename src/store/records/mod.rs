@@ -1,8 +1,10 @@
-//! The record store: accounts, API keys and the job queue, in PostgreSQL or a SQLite file.
+//! The record store: accounts, API keys, the job queue, collections and events, in PostgreSQL
+//! or a SQLite file.
 //!
 //! One SQL text serves both databases through sqlx's `Any` driver (`$1` placeholders work
 //! in both); where the dialects differ (`FOR UPDATE SKIP LOCKED`) the query says so.
 
+pub mod collections;
 pub mod jobs;
 pub mod keys;
 
@@ -109,16 +111,30 @@ struct Embedded(Dialect);
 impl MigrationSource<'static> for Embedded {
     fn resolve(self) -> BoxFuture<'static, Result<Vec<Migration>, sqlx::error::BoxDynError>> {
         let files: &[(i64, &str, &str)] = match self.0 {
-            Dialect::Sqlite => &[(
-                1,
-                "init",
-                include_str!("../../../migrations/sqlite/0001_init.sql"),
-            )],
-            Dialect::Postgres => &[(
-                1,
-                "init",
-                include_str!("../../../migrations/postgres/0001_init.sql"),
-            )],
+            Dialect::Sqlite => &[
+                (
+                    1,
+                    "init",
+                    include_str!("../../../migrations/sqlite/0001_init.sql"),
+                ),
+                (
+                    2,
+                    "collections",
+                    include_str!("../../../migrations/sqlite/0002_collections.sql"),
+                ),
+            ],
+            Dialect::Postgres => &[
+                (
+                    1,
+                    "init",
+                    include_str!("../../../migrations/postgres/0001_init.sql"),
+                ),
+                (
+                    2,
+                    "collections",
+                    include_str!("../../../migrations/postgres/0002_collections.sql"),
+                ),
+            ],
         };
         let migrations = files
             .iter()
