@@ -6,6 +6,18 @@ pub fn new_id(prefix: &str) -> String {
     format!("{prefix}_{}", ulid::Ulid::new())
 }
 
+/// `count` new IDs with the given prefix, in increasing order even within one millisecond
+/// (so items written together list in the order they were sent).
+pub fn new_ids(prefix: &str, count: usize) -> Vec<String> {
+    let mut generator = ulid::Generator::new();
+    (0..count)
+        .map(|_| {
+            let id = generator.generate().unwrap_or_else(|_| ulid::Ulid::new());
+            format!("{prefix}_{id}")
+        })
+        .collect()
+}
+
 /// A new KSUID (27 base62 characters: a timestamp in seconds, then 128 random bits), the
 /// shape of event IDs: sorting by ID is sorting by creation second.
 pub fn new_ksuid() -> String {
@@ -56,6 +68,12 @@ pub fn now_millis() -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ids_made_together_are_in_order() {
+        let ids = new_ids("itm", 1_000);
+        assert!(ids.windows(2).all(|w| w[0] < w[1]));
+    }
 
     #[test]
     fn ksuids_are_27_base62_characters_ordered_by_second() {

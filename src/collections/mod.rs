@@ -501,15 +501,11 @@ impl CollectionsService {
     ) -> ServiceResult<Acknowledgement> {
         check_name("collectionName", name)?;
         check_item_count(data.len())?;
-        let items = data
-            .iter()
+        let items = ids::new_ids("itm", data.len())
+            .into_iter()
+            .zip(&data)
             .enumerate()
-            .map(|(i, d)| {
-                Ok((
-                    ids::new_id("itm"),
-                    check_data(&format!("items[{i}].data"), d)?,
-                ))
-            })
+            .map(|(i, (id, d))| Ok((id, check_data(&format!("items[{i}].data"), d)?)))
             .collect::<ServiceResult<Vec<_>>>()?;
         let row = self.require(tenant, name).await?;
         let event_id = ids::new_ksuid();

@@ -3,6 +3,7 @@
 mod auth;
 mod buckets;
 mod cli;
+mod collections;
 mod entity_types;
 mod helpers;
 mod jobs;

@@ -68,15 +68,6 @@ impl EdgeStore {
         });
     }
 
-    /// Runs the shard's pending optimisation now (benchmarks; tests of indexed search).
-    pub async fn optimize(&self, space: &Space) -> VectorResult<()> {
-        let shard = self.shard(space)?;
-        while shard.optimizing.load(Ordering::Acquire) {
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-        blocking(move || shard.edge.optimize().map(|_| ()).map_err(operation)).await
-    }
-
     /// Points stored and points indexed by HNSW.
     pub fn info(&self, space: &Space) -> VectorResult<(usize, usize)> {
         let info = self.shard(space)?.edge.info();
@@ -330,6 +321,14 @@ impl VectorStore for EdgeStore {
                 payload: point.payload.map(|p| p.0).unwrap_or_default(),
             })
             .collect())
+    }
+
+    async fn wait_indexed(&self, space: &Space) -> VectorResult<()> {
+        let shard = self.shard(space)?;
+        while shard.optimizing.load(Ordering::Acquire) {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        blocking(move || shard.edge.optimize().map(|_| ()).map_err(operation)).await
     }
 
     async fn count(&self, space: &Space, filter: &Filter) -> VectorResult<u64> {

@@ -214,6 +214,9 @@ pub trait VectorStore: Send + Sync + 'static {
     async fn delete(&self, space: &Space, filter: &Filter) -> VectorResult<()>;
     /// The best points for a query, best first.
     async fn search(&self, space: &Space, query: &Query) -> VectorResult<Vec<Hit>>;
+    /// Returns once everything written so far is indexed for fast search (the embedded store
+    /// indexes in the background; a Qdrant server does so by itself).
+    async fn wait_indexed(&self, space: &Space) -> VectorResult<()>;
     /// How many points match the filter (exact).
     async fn count(&self, space: &Space, filter: &Filter) -> VectorResult<u64>;
     /// Cheap reachability check for `/readyz`.

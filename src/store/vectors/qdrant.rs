@@ -280,6 +280,10 @@ impl VectorStore for QdrantStore {
             .collect())
     }
 
+    async fn wait_indexed(&self, _space: &Space) -> VectorResult<()> {
+        Ok(())
+    }
+
     async fn count(&self, space: &Space, selector: &Filter) -> VectorResult<u64> {
         let response = self
             .client
