@@ -192,8 +192,11 @@ mod tests {
     /// in reverse order (clients must use `index`), recording what it was sent.
     #[derive(Clone, Default)]
     struct Stub {
-        calls: Arc<Mutex<Vec<(Option<String>, Value)>>>,
+        calls: Arc<Mutex<Vec<Call>>>,
     }
+
+    /// The authorization header and body of one request.
+    type Call = (Option<String>, Value);
 
     async fn embeddings(
         State(stub): State<Stub>,
