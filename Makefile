@@ -21,3 +21,4 @@ lint:
 
 bench: provision
 	cargo bench --locked --bench platform
+	cargo bench --locked --bench collections

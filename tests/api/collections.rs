@@ -60,6 +60,33 @@ impl TestApp {
         }
     }
 
+    /// The event recorded for a write, once its job has finished (it records the event
+    /// after marking the items).
+    async fn event(&self, event_id: &str) -> Value {
+        let tenant = canon::graph::Tenant {
+            account_id: self.account_id.clone(),
+            environment: Environment::Sandbox,
+        };
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+        loop {
+            let event = self
+                .app()
+                .state
+                .collections
+                .event(&tenant, event_id)
+                .await
+                .expect("read event");
+            if let Some(event) = event {
+                return event;
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "event {event_id} never recorded"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
     async fn search(&self, body: Value) -> Value {
         let response = self.post("/v3/collections/search", body.clone()).await;
         assert_eq!(response.status(), 200, "search {body}");
@@ -246,18 +273,7 @@ async fn items_are_acknowledged_pending_at_once_then_embedded_and_their_event_re
         items.iter().all(|item| item["status"] == "embedded"),
         "{items:?}"
     );
-    let tenant = canon::graph::Tenant {
-        account_id: app.account_id.clone(),
-        environment: Environment::Sandbox,
-    };
-    let event = app
-        .app()
-        .state
-        .collections
-        .event(&tenant, &event_id)
-        .await
-        .unwrap()
-        .expect("event recorded");
+    let event = app.event(&event_id).await;
     assert_eq!(event["eventID"], event_id.as_str());
     assert_eq!(event["eventType"], "collection_processing");
     assert_eq!(event["operation"], "add");
@@ -732,18 +748,7 @@ async fn token_counts_say_which_texts_fit_and_an_over_long_item_fails_saying_why
         "{reason}"
     );
     assert_eq!(items[1]["status"], "embedded");
-    let tenant = canon::graph::Tenant {
-        account_id: app.account_id.clone(),
-        environment: Environment::Sandbox,
-    };
-    let event = app
-        .app()
-        .state
-        .collections
-        .event(&tenant, ack["eventID"].as_str().unwrap())
-        .await
-        .unwrap()
-        .expect("event");
+    let event = app.event(ack["eventID"].as_str().unwrap()).await;
     assert_eq!(event["status"], "failed");
     assert_eq!(event["processedCount"], 1);
     assert!(event["errorMessage"].as_str().unwrap().contains("8192"));
@@ -866,4 +871,75 @@ async fn the_collection_endpoints_are_in_the_openapi_document() {
     let ready = json(app.get("/readyz").await).await;
     assert_eq!(ready["backends"]["vectors"]["engine"], "qdrant-edge");
     assert_eq!(ready["backends"]["vectors"]["status"], "up");
+}
+
+/// A stand-in for a paid OpenAI-compatible endpoint: 64-dimensional bag-of-words vectors
+/// (each word hashed to a dimension), so texts sharing words are close.
+async fn stub_embeddings_endpoint() -> String {
+    use axum::routing::post;
+    async fn embeddings(axum::Json(body): axum::Json<Value>) -> axum::Json<Value> {
+        let data: Vec<Value> = body["input"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .enumerate()
+            .map(|(index, text)| {
+                let mut vector = vec![0.0f32; 64];
+                for word in text.as_str().unwrap().to_lowercase().split_whitespace() {
+                    let hash = word
+                        .bytes()
+                        .fold(7u64, |h, b| h.wrapping_mul(31).wrapping_add(u64::from(b)));
+                    vector[(hash % 64) as usize] += 1.0;
+                }
+                json!({ "object": "embedding", "index": index, "embedding": vector })
+            })
+            .collect();
+        axum::Json(json!({ "object": "list", "data": data, "model": body["model"] }))
+    }
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    let router = axum::Router::new().route("/v1/embeddings", post(embeddings));
+    tokio::spawn(async move { axum::serve(listener, router).await });
+    format!("http://{address}")
+}
+
+#[tokio::test]
+async fn an_openai_compatible_endpoint_can_do_the_embedding() {
+    let url = stub_embeddings_endpoint().await;
+    let app = spawn_app_with(Handlers::default(), |config| {
+        config.embeddings_url = Some(url);
+        config.embeddings_model = "stub-model".into();
+    })
+    .await;
+    assert_eq!(
+        app.app().state.collections.space().name,
+        "openai-stub-model-64"
+    );
+    app.create_collection("remote").await;
+    app.add_items(
+        "remote",
+        vec![
+            json!("green apples and pears"),
+            json!("diesel engine repair manual"),
+        ],
+    )
+    .await;
+    let items = app.settled_items("remote").await;
+    assert!(items.iter().all(|i| i["status"] == "embedded"), "{items:?}");
+    let results = app
+        .search(json!({ "collectionName": "remote", "query": "engine repair", "limit": 1 }))
+        .await;
+    assert_eq!(texts(&results), ["diesel engine repair manual"]);
+    let counts = json(
+        app.post(
+            "/v3/collections/token-count",
+            json!({ "texts": ["abcdefgh"] }),
+        )
+        .await,
+    )
+    .await;
+    assert_eq!(
+        counts["token_counts"][0]["token_count"], 2,
+        "estimated at four bytes per token without a tokenizer file"
+    );
 }

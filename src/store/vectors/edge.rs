@@ -24,8 +24,40 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 struct Shard {
-    edge: EdgeShard,
+    /// `None` only while being dropped.
+    edge: Option<EdgeShard>,
     optimizing: AtomicBool,
+    /// Set by `close`: only then does dropping flush the shard.
+    closed: AtomicBool,
+}
+
+impl Shard {
+    fn new(edge: EdgeShard) -> Self {
+        Self {
+            edge: Some(edge),
+            optimizing: AtomicBool::new(false),
+            closed: AtomicBool::new(false),
+        }
+    }
+
+    fn edge(&self) -> &EdgeShard {
+        self.edge
+            .as_ref()
+            .expect("an open shard has its edge shard")
+    }
+}
+
+impl Drop for Shard {
+    /// Edge flushes when dropped and panics if it cannot (say, its directory is gone). Only a
+    /// closed store flushes; otherwise nothing is lost by skipping it, since every write is
+    /// already in the write-ahead log, which is replayed on the next load.
+    fn drop(&mut self) {
+        if let Some(edge) = self.edge.take() {
+            if !*self.closed.get_mut() {
+                std::mem::forget(edge);
+            }
+        }
+    }
 }
 
 /// The embedded vector store.
@@ -61,7 +93,7 @@ impl EdgeStore {
             return;
         }
         tokio::task::spawn_blocking(move || {
-            if let Err(err) = shard.edge.optimize() {
+            if let Err(err) = shard.edge().optimize() {
                 tracing::warn!(error = %err, "vector index optimisation failed");
             }
             shard.optimizing.store(false, Ordering::Release);
@@ -70,7 +102,7 @@ impl EdgeStore {
 
     /// Points stored and points indexed by HNSW.
     pub fn info(&self, space: &Space) -> VectorResult<(usize, usize)> {
-        let info = self.shard(space)?.edge.info();
+        let info = self.shard(space)?.edge().info();
         Ok((info.points_count, info.indexed_vectors_count))
     }
 }
@@ -242,10 +274,7 @@ impl VectorStore for EdgeStore {
             Ok(edge)
         })
         .await?;
-        let shard = Arc::new(Shard {
-            edge: shard,
-            optimizing: AtomicBool::new(false),
-        });
+        let shard = Arc::new(Shard::new(shard));
         self.shards
             .lock()
             .map_err(|_| VectorError::Operation("shard map lock poisoned".into()))?
@@ -280,7 +309,7 @@ impl VectorStore for EdgeStore {
         let writer = shard.clone();
         blocking(move || {
             writer
-                .edge
+                .edge()
                 .update(UpdateOperation::PointOperation(
                     PointOperations::UpsertPoints(PointInsertOperations::PointsList(converted)),
                 ))
@@ -300,7 +329,7 @@ impl VectorStore for EdgeStore {
         };
         blocking(move || {
             shard
-                .edge
+                .edge()
                 .update(UpdateOperation::PointOperation(
                     PointOperations::DeletePointsByFilter(filter),
                 ))
@@ -312,7 +341,7 @@ impl VectorStore for EdgeStore {
     async fn search(&self, space: &Space, query: &Query) -> VectorResult<Vec<Hit>> {
         let shard = self.shard(space)?;
         let request = edge_query(query)?;
-        let points = blocking(move || shard.edge.query(request).map_err(operation)).await?;
+        let points = blocking(move || shard.edge().query(request).map_err(operation)).await?;
         Ok(points
             .into_iter()
             .map(|point| Hit {
@@ -328,7 +357,7 @@ impl VectorStore for EdgeStore {
         while shard.optimizing.load(Ordering::Acquire) {
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
-        blocking(move || shard.edge.optimize().map(|_| ()).map_err(operation)).await
+        blocking(move || shard.edge().optimize().map(|_| ()).map_err(operation)).await
     }
 
     async fn count(&self, space: &Space, filter: &Filter) -> VectorResult<u64> {
@@ -336,7 +365,7 @@ impl VectorStore for EdgeStore {
         let filter = edge_filter(filter)?;
         blocking(move || {
             shard
-                .edge
+                .edge()
                 .count(CountRequest {
                     filter,
                     exact: true,
@@ -357,6 +386,7 @@ impl VectorStore for EdgeStore {
             Err(_) => return,
         };
         for shard in shards {
+            shard.closed.store(true, Ordering::Release);
             while shard.optimizing.load(Ordering::Acquire) {
                 tokio::time::sleep(Duration::from_millis(20)).await;
             }
