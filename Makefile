@@ -3,7 +3,7 @@
 # are incremental.
 export CARGO_TARGET_DIR ?= $(HOME)/.cache/canon/target
 
-.PHONY: run test provision lint bench bench-graph bench-resolution
+.PHONY: run test provision lint bench bench-graph bench-resolution bench-collections
 
 provision:
 	./scripts/provision.sh
@@ -22,8 +22,12 @@ lint:
 bench: provision
 	cargo bench --locked --bench platform
 
+
 bench-graph: provision
 	cargo bench --locked --bench graph
 
 bench-resolution: provision
 	cargo bench --locked --bench resolution
+
+bench-collections: provision
+	cargo bench --locked --bench collections

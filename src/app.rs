@@ -2,7 +2,12 @@
 
 use crate::api::metrics::Metrics;
 use crate::api::rate_limit::RateLimiter;
+use crate::collections::embed_job::EmbedJob;
+use crate::collections::{CollectionsService, EMBED_JOB};
 use crate::config::Config;
+use crate::embeddings::minilm::MiniLm;
+use crate::embeddings::openai::OpenAiEmbedder;
+use crate::embeddings::{Embedder, TokenCounter};
 use crate::graph::GraphService;
 use crate::jobs::{self, Handlers};
 use crate::provision;
@@ -13,6 +18,9 @@ use crate::store::graph::falkordb::FalkorEngine;
 use crate::store::graph::neo4j::Neo4jEngine;
 use crate::store::graph::CypherEngine;
 use crate::store::records::Records;
+use crate::store::vectors::edge::EdgeStore;
+use crate::store::vectors::qdrant::QdrantStore;
+use crate::store::vectors::VectorStore;
 use crate::suggestions::SuggestionService;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -26,6 +34,7 @@ pub const GRAPH_NAME: &str = "canon";
 #[derive(Clone)]
 pub struct AppState {
     pub graph: Arc<GraphService>,
+    pub collections: Arc<CollectionsService>,
     pub records: Records,
     pub seeding: SeedService,
     pub reviewers: ReviewerService,
@@ -41,6 +50,8 @@ pub struct Backends {
     pub records: Records,
     pub engine: Arc<dyn CypherEngine>,
     pub embedded_falkor: Option<EmbeddedFalkor>,
+    pub vectors: Arc<dyn VectorStore>,
+    pub embedder: Arc<dyn Embedder>,
 }
 
 impl Backends {
@@ -66,7 +77,13 @@ impl Backends {
             Arc::new(FalkorEngine::connect(&url, GRAPH_NAME).await?)
         };
         engine.apply_schema().await?;
-        Ok(Self { records, engine, embedded_falkor })
+        let embedder = start_embedder(config).await?;
+        let vectors: Arc<dyn VectorStore> = match &config.qdrant_url {
+            Some(url) => Arc::new(QdrantStore::connect(url, config.qdrant_api_key.as_deref())?),
+            None => Arc::new(EdgeStore::open(&config.data_dir.join("vectors"))?),
+        };
+        vectors.ensure_space(&embedder.space()).await?;
+        Ok(Self { records, engine, embedded_falkor, vectors, embedder })
     }
 
     /// Stops what canon started, saving the graph's data.
@@ -74,8 +91,31 @@ impl Backends {
         if let Some(falkor) = &self.embedded_falkor {
             falkor.stop().await;
         }
+        self.vectors.close().await;
         self.records.close().await;
     }
+}
+
+/// The configured embedder: an OpenAI-compatible endpoint, else MiniLM in process.
+async fn start_embedder(config: &Config) -> anyhow::Result<Arc<dyn Embedder>> {
+    Ok(match &config.embeddings_url {
+        Some(url) => {
+            let counter = match &config.embeddings_tokenizer {
+                Some(path) => TokenCounter::from_file(path)?,
+                None => TokenCounter::Estimate,
+            };
+            Arc::new(
+                OpenAiEmbedder::connect(
+                    url,
+                    config.embeddings_api_key.clone(),
+                    &config.embeddings_model,
+                    counter,
+                )
+                .await?,
+            )
+        }
+        None => MiniLm::shared(&config.vendor_dir.join("minilm"))?,
+    })
 }
 
 /// A running canon: HTTP server and job workers.
@@ -97,6 +137,11 @@ impl App {
         if released > 0 {
             tracing::warn!(released, "re-queued jobs a previous run left unfinished");
         }
+        let collections = Arc::new(CollectionsService::new(
+            backends.records.clone(),
+            backends.vectors.clone(),
+            backends.embedder.clone(),
+        )?);
         let graph = Arc::new(GraphService::new(backends.engine.clone()));
         let records = backends.records.clone();
         let state = AppState {
@@ -110,6 +155,7 @@ impl App {
             },
             jwt_secret: Arc::new(crate::tokens::secret(config.jwt_secret.as_deref(), &config.data_dir)?),
             graph,
+            collections,
             records,
             limiter: Arc::new(RateLimiter::new(config.rate_limit_per_second, config.rate_limit_burst)),
             metrics: Arc::new(Metrics::new()),
@@ -151,6 +197,7 @@ impl App {
 fn builtin_handlers(state: &AppState) -> Handlers {
     let mut handlers = Handlers::default();
     handlers.register(SEED_JOB_KIND, Arc::new(state.seeding.clone()));
+    handlers.register(EMBED_JOB, Arc::new(EmbedJob { service: state.collections.clone() }));
     handlers
 }
 

@@ -13,7 +13,7 @@ pub struct Config {
     /// Address the HTTP server listens on.
     #[arg(long, env = "CANON_LISTEN", default_value = "127.0.0.1:8080")]
     pub listen: SocketAddr,
-    /// Directory for the embedded backends' data (SQLite file, FalkorDB files).
+    /// Directory for the embedded backends' data (SQLite file, FalkorDB files, vectors).
     #[arg(long, env = "CANON_DATA_DIR", default_value = "./data")]
     pub data_dir: PathBuf,
     /// Directory holding the provisioned binaries and weights (`make provision`).
@@ -37,6 +37,9 @@ pub struct Config {
     /// Qdrant server URL for collections; unset means Qdrant Edge in process.
     #[arg(long, env = "CANON_QDRANT_URL")]
     pub qdrant_url: Option<String>,
+    /// API key of the Qdrant server, if it wants one.
+    #[arg(long, env = "CANON_QDRANT_API_KEY", hide_env_values = true)]
+    pub qdrant_api_key: Option<String>,
     /// OpenAI-compatible embeddings endpoint; unset means all-MiniLM-L6-v2 in process.
     #[arg(long, env = "CANON_EMBEDDINGS_URL")]
     pub embeddings_url: Option<String>,
@@ -49,6 +52,16 @@ pub struct Config {
     /// Duplicate pairs scoring at least this are suggested for review (0..1).
     #[arg(long, env = "CANON_SUGGEST_THRESHOLD", default_value_t = 0.80)]
     pub suggest_threshold: f64,
+    /// Model asked of the embeddings endpoint.
+    #[arg(long, env = "CANON_EMBEDDINGS_MODEL", default_value = "text-embedding-3-small")]
+    pub embeddings_model: String,
+    /// Bearer key for the embeddings endpoint.
+    #[arg(long, env = "CANON_EMBEDDINGS_API_KEY", hide_env_values = true)]
+    pub embeddings_api_key: Option<String>,
+    /// A `tokenizer.json` matching the endpoint's model, for token counts and chunking;
+    /// unset means an estimate of four bytes per token.
+    #[arg(long, env = "CANON_EMBEDDINGS_TOKENIZER")]
+    pub embeddings_tokenizer: Option<PathBuf>,
     /// Requests per second allowed per API key (sustained).
     #[arg(long, env = "CANON_RATE_LIMIT_PER_SECOND", default_value_t = 100.0)]
     pub rate_limit_per_second: f64,
@@ -76,10 +89,14 @@ impl Config {
             neo4j_password: String::new(),
             falkordb_url: None,
             qdrant_url: None,
+            qdrant_api_key: None,
             embeddings_url: None,
             jwt_secret: None,
             auto_merge_threshold: 0.95,
             suggest_threshold: 0.80,
+            embeddings_model: "text-embedding-3-small".into(),
+            embeddings_api_key: None,
+            embeddings_tokenizer: None,
             rate_limit_per_second: 100.0,
             rate_limit_burst: 200,
             workers: 2,

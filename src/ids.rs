@@ -6,6 +6,48 @@ pub fn new_id(prefix: &str) -> String {
     format!("{prefix}_{}", ulid::Ulid::new())
 }
 
+/// `count` new IDs with the given prefix, in increasing order even within one millisecond
+/// (so items written together list in the order they were sent).
+pub fn new_ids(prefix: &str, count: usize) -> Vec<String> {
+    let mut generator = ulid::Generator::new();
+    (0..count)
+        .map(|_| {
+            let id = generator.generate().unwrap_or_else(|_| ulid::Ulid::new());
+            format!("{prefix}_{id}")
+        })
+        .collect()
+}
+
+/// A new KSUID (27 base62 characters: a timestamp in seconds, then 128 random bits), the
+/// shape of event IDs: sorting by ID is sorting by creation second.
+pub fn new_ksuid() -> String {
+    use rand::RngCore;
+    const EPOCH: i64 = 1_400_000_000;
+    const ALPHABET: &[u8; 62] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+    let mut bytes = [0u8; 20];
+    let seconds = (chrono::Utc::now().timestamp() - EPOCH).clamp(0, i64::from(u32::MAX)) as u32;
+    bytes[..4].copy_from_slice(&seconds.to_be_bytes());
+    rand::thread_rng().fill_bytes(&mut bytes[4..]);
+    // Base62 of the 160-bit big-endian number, most significant digit first, zero-padded.
+    let mut digits = [b'0'; 27];
+    let mut number = bytes.to_vec();
+    for slot in digits.iter_mut().rev() {
+        let mut remainder = 0u32;
+        for byte in number.iter_mut() {
+            let value = (remainder << 8) | u32::from(*byte);
+            *byte = (value / 62) as u8;
+            remainder = value % 62;
+        }
+        *slot = ALPHABET[remainder as usize];
+    }
+    String::from_utf8(digits.to_vec()).unwrap_or_default()
+}
+
+/// Whether `id` has the shape of a KSUID.
+pub fn is_ksuid(id: &str) -> bool {
+    id.len() == 27 && id.chars().all(|c| c.is_ascii_alphanumeric())
+}
+
 /// Whether `id` has the shape of an ID with this prefix.
 pub fn has_prefix(id: &str, prefix: &str) -> bool {
     id.strip_prefix(prefix)
@@ -21,4 +63,24 @@ pub fn now_rfc3339() -> String {
 /// Current time in epoch milliseconds.
 pub fn now_millis() -> i64 {
     chrono::Utc::now().timestamp_millis()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_made_together_are_in_order() {
+        let ids = new_ids("itm", 1_000);
+        assert!(ids.windows(2).all(|w| w[0] < w[1]));
+    }
+
+    #[test]
+    fn ksuids_are_27_base62_characters_ordered_by_second() {
+        let first = new_ksuid();
+        assert!(is_ksuid(&first), "{first}");
+        assert_ne!(first, new_ksuid());
+        std::thread::sleep(std::time::Duration::from_millis(1_100));
+        assert!(new_ksuid() > first);
+    }
 }

@@ -1,12 +1,15 @@
 #![recursion_limit = "256"]
 //! canon: turns documents into a curated knowledge graph.
 //!
-//! Layers, top to bottom: `api` (REST transport), services (`graph`, `jobs`), storage
-//! behind narrow traits (`store::graph::CypherEngine`, `store::records`).
+//! Layers, top to bottom: `api` (REST transport), services (`graph`, `collections`, `jobs`),
+//! storage behind narrow traits (`store::graph::CypherEngine`, `store::records`,
+//! `store::vectors::VectorStore`) and embedders (`embeddings::Embedder`).
 
 pub mod api;
 pub mod app;
+pub mod collections;
 pub mod config;
+pub mod embeddings;
 pub mod error;
 pub mod graph;
 pub mod ids;

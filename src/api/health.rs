@@ -23,7 +23,8 @@ pub struct Readiness {
 
 #[derive(Serialize, ToSchema)]
 pub struct BackendStatus {
-    /// Which engine serves this concern (`falkordb`, `neo4j`, `sqlite`, `postgres`).
+    /// Which engine serves this concern (`falkordb`, `neo4j`, `sqlite`, `postgres`,
+    /// `qdrant-edge`, `qdrant`).
     pub engine: String,
     /// `up` or `down`.
     pub status: &'static str,
@@ -42,13 +43,15 @@ pub async fn healthz() -> Json<Health> {
     responses((status = 200, body = Readiness), (status = 503, body = Readiness)))]
 pub async fn readyz(State(state): State<AppState>) -> (StatusCode, Json<Readiness>) {
     let engine = state.graph.engine();
-    let (graph, records) = tokio::join!(engine.ping(), state.records.ping());
+    let vectors = state.collections.vectors();
+    let (graph, records, vector_store) = tokio::join!(engine.ping(), state.records.ping(), vectors.ping());
     let mut backends = BTreeMap::new();
     backends.insert("graph".to_string(), backend(engine.name(), graph.map_err(|e| e.to_string())));
     backends.insert(
         "records".to_string(),
         backend(state.records.backend_name(), records.map_err(|e| e.to_string())),
     );
+    backends.insert("vectors".to_string(), backend(vectors.name(), vector_store.map_err(|e| e.to_string())));
     let ready = backends.values().all(|b| b.status == "up");
     let status = if ready { StatusCode::OK } else { StatusCode::SERVICE_UNAVAILABLE };
     (status, Json(Readiness { status: if ready { "ready" } else { "unavailable" }, backends }))

@@ -3,6 +3,7 @@
 
 pub mod auth;
 pub mod buckets;
+pub mod collections;
 pub mod entities;
 pub mod entity_types;
 pub mod error;
@@ -56,6 +57,16 @@ fn v3() -> Router<AppState> {
     Router::new()
         .route("/buckets", get(buckets::list).post(buckets::create))
         .route("/buckets/{bucketID}", get(buckets::get).patch(buckets::update).delete(buckets::delete))
+        .route("/collections", get(collections::list).post(collections::create).delete(collections::delete))
+        .route(
+            "/collections/items",
+            get(collections::get_items)
+                .post(collections::add_items)
+                .put(collections::update_items)
+                .delete(collections::delete_item),
+        )
+        .route("/collections/token-count", post(collections::token_count))
+        .route("/collections/search", post(collections::search))
         .route("/entity-types", get(entity_types::list).post(entity_types::create))
         .route(
             "/entity-types/{typeID}",

@@ -1,7 +1,8 @@
 //! The OpenAPI 3.1 document, generated from the handlers' annotations, and a browsable page.
 
 use super::{
-    buckets, entities, entity_types, error::ErrorBody, graph, health, metrics, reviewers, suggestions,
+    buckets, collections, entities, entity_types, error::ErrorBody, graph, health, metrics, reviewers,
+    suggestions,
 };
 use axum::response::Html;
 use axum::Json;
@@ -25,6 +26,9 @@ use utoipa::{Modify, OpenApi};
         entities::add_synonym, entities::remove_synonym, entities::merge, entities::merges, entities::unmerge,
         suggestions::refresh, suggestions::list, suggestions::accept, suggestions::dismiss,
         graph::review_queue, graph::entity_relations, graph::knowledge_graph, graph::create_relation, graph::create_mention,
+        collections::create, collections::list, collections::delete, collections::add_items,
+        collections::update_items, collections::get_items, collections::delete_item,
+        collections::token_count, collections::search,
     ),
     components(schemas(ErrorBody)),
     modifiers(&ApiKeyAuth),
@@ -36,6 +40,9 @@ use utoipa::{Modify, OpenApi};
         (name = "review", description = "The review queue"),
         (name = "graph", description = "Mentions, relations and the knowledge-graph view"),
         (name = "reviewers", description = "Reviewer assignments (dashboard token only)"),
+        (name = "collections", description = "Named, hierarchical groups of embedded items (dots in a \
+            name form the hierarchy), embedded asynchronously and searched semantically, by keyword \
+            or both. Deleting a collection deletes its whole subtree."),
         (name = "operations", description = "Health, readiness and metrics (no key needed)"),
     )
 )]

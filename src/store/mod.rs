@@ -1,4 +1,6 @@
-//! Storage behind narrow interfaces: the graph (Cypher engines) and records (SQL).
+//! Storage behind narrow interfaces: the graph (Cypher engines), records (SQL) and vectors
+//! (points with payload).
 
 pub mod graph;
 pub mod records;
+pub mod vectors;

@@ -3,6 +3,7 @@
 mod auth;
 mod buckets;
 mod cli;
+mod collections;
 mod curation;
 mod entities;
 mod entity_types;

@@ -5,8 +5,16 @@ use std::process::Command;
 
 #[tokio::test]
 async fn the_python_sdk_works_unchanged() {
+    run_script(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/sdk/buckets_and_entity_types.py")).await;
+}
+
+#[tokio::test]
+async fn the_python_sdk_works_unchanged_on_collections() {
+    run_script(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/sdk/collections.py")).await;
+}
+
+async fn run_script(script: &'static str) {
     let app = spawn_app().await;
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/sdk/buckets_and_entity_types.py");
     let address = app.address.clone();
     let key = app.api_key.clone();
     let output = tokio::task::spawn_blocking(move || {

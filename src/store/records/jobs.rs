@@ -6,6 +6,29 @@ use super::{Dialect, RecordError, Records};
 use crate::ids;
 use sqlx::Row;
 
+/// Adds a job on `conn`, so it can share a transaction with the writes that call for it.
+pub async fn insert_job(
+    conn: &mut sqlx::AnyConnection,
+    kind: &str,
+    payload: &serde_json::Value,
+    max_attempts: i64,
+) -> Result<String, RecordError> {
+    let id = ids::new_id("job");
+    let now = ids::now_millis();
+    sqlx::query(
+        "INSERT INTO jobs (id, kind, payload, status, attempts, max_attempts, run_at, created_at, updated_at) \
+         VALUES ($1, $2, $3, 'queued', 0, $4, $5, $5, $5)",
+    )
+    .bind(&id)
+    .bind(kind)
+    .bind(payload.to_string())
+    .bind(max_attempts)
+    .bind(now)
+    .execute(&mut *conn)
+    .await?;
+    Ok(id)
+}
+
 /// A job as a worker sees it.
 #[derive(Clone, Debug)]
 pub struct ClaimedJob {
@@ -32,20 +55,8 @@ impl Records {
         payload: &serde_json::Value,
         max_attempts: i64,
     ) -> Result<String, RecordError> {
-        let id = ids::new_id("job");
-        let now = ids::now_millis();
-        sqlx::query(
-            "INSERT INTO jobs (id, kind, payload, status, attempts, max_attempts, run_at, created_at, updated_at) \
-             VALUES ($1, $2, $3, 'queued', 0, $4, $5, $5, $5)",
-        )
-        .bind(&id)
-        .bind(kind)
-        .bind(payload.to_string())
-        .bind(max_attempts)
-        .bind(now)
-        .execute(&self.pool)
-        .await?;
-        Ok(id)
+        let mut conn = self.pool.acquire().await?;
+        insert_job(&mut conn, kind, payload, max_attempts).await
     }
 
     /// Claims the oldest runnable job for `worker` until `now + lease_ms`.

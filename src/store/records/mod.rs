@@ -1,8 +1,10 @@
-//! The record store: accounts, API keys and the job queue, in PostgreSQL or a SQLite file.
+//! The record store: accounts, API keys, the job queue, collections and events, in PostgreSQL
+//! or a SQLite file.
 //!
 //! One SQL text serves both databases through sqlx's `Any` driver (`$1` placeholders work
 //! in both); where the dialects differ (`FOR UPDATE SKIP LOCKED`) the query says so.
 
+pub mod collections;
 pub mod jobs;
 pub mod keys;
 pub mod seed_jobs;
@@ -106,6 +108,7 @@ macro_rules! migrations {
 
 const MIGRATIONS: &[(i64, &str, &str)] = migrations!(
     1 => "0001_init", 2 => "0002_seed_jobs", 3 => "0003_users", 4 => "0004_merge_suggestions",
+    5 => "0005_collections",
 );
 
 /// The migrations compiled into the binary.

@@ -1,0 +1,80 @@
+//! Collection names: dot-separated paths (`customers.premium.vip`). Letters, digits,
+//! underscores and dots only; each segment 1–256 characters starting with a letter or an
+//! underscore; no leading, trailing or consecutive dots.
+
+/// Longest segment accepted.
+pub const SEGMENT_MAX: usize = 256;
+
+/// Why `name` is not a valid collection name, or `None` when it is.
+pub fn problem(name: &str) -> Option<String> {
+    if name.is_empty() {
+        return Some("must not be empty".into());
+    }
+    if let Some(bad) = name.chars().find(|c| !(c.is_ascii_alphanumeric() || *c == '_' || *c == '.')) {
+        return Some(format!("{bad:?} is not allowed; use only letters, digits, underscores and dots"));
+    }
+    if name.starts_with('.') || name.ends_with('.') {
+        return Some("must not start or end with a dot".into());
+    }
+    if name.contains("..") {
+        return Some("must not contain consecutive dots".into());
+    }
+    for segment in name.split('.') {
+        if segment.len() > SEGMENT_MAX {
+            return Some(format!("segment {:?}… is longer than {SEGMENT_MAX} characters", &segment[..16]));
+        }
+        if segment.starts_with(|c: char| c.is_ascii_digit()) {
+            return Some(format!(
+                "segment {segment:?} starts with a digit; each segment must start with a letter or an underscore"
+            ));
+        }
+    }
+    None
+}
+
+/// Every path from the root to `name`: `a.b.c` → `a`, `a.b`, `a.b.c`.
+pub fn scopes(name: &str) -> Vec<String> {
+    let mut scopes = Vec::new();
+    for (i, c) in name.char_indices() {
+        if c == '.' {
+            scopes.push(name[..i].to_string());
+        }
+    }
+    scopes.push(name.to_string());
+    scopes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_sdk_examples_are_judged_as_documented() {
+        for good in
+            ["product_catalog", "orders.line_items.sku", "customer_data", "price_v2", "_private", "A.b2._c"]
+        {
+            assert_eq!(problem(good), None, "{good}");
+        }
+        for (bad, why) in [
+            ("product-catalog", "'-' is not allowed"),
+            ("123items", "starts with a digit"),
+            ("items..data", "consecutive dots"),
+            ("order#123", "'#' is not allowed"),
+            (".items", "start or end with a dot"),
+            ("items.", "start or end with a dot"),
+            ("a.9b", "starts with a digit"),
+            ("", "must not be empty"),
+        ] {
+            let message = problem(bad).unwrap_or_default();
+            assert!(message.contains(why), "{bad}: {message}");
+        }
+        assert!(problem(&"a".repeat(257)).unwrap().contains("longer than 256"));
+        assert_eq!(problem(&"a".repeat(256)), None);
+    }
+
+    #[test]
+    fn scopes_are_every_prefix_path() {
+        assert_eq!(scopes("a.b.c"), ["a", "a.b", "a.b.c"]);
+        assert_eq!(scopes("solo"), ["solo"]);
+    }
+}

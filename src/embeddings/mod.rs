@@ -1,0 +1,242 @@
+//! Dense embedders behind one trait: all-MiniLM-L6-v2 in process with candle (the embedded
+//! default) and any OpenAI-compatible `/v1/embeddings` endpoint (`CANON_EMBEDDINGS_URL`).
+//!
+//! Texts longer than the model's input window are split into overlapping chunks on word
+//! boundaries, and every chunk is embedded: nothing is ever truncated silently. The API's own
+//! per-text limit (8,192 tokens) is enforced by the collections service.
+
+pub mod minilm;
+pub mod openai;
+
+use crate::store::vectors::Space;
+use async_trait::async_trait;
+use std::path::Path;
+use tokenizers::Tokenizer;
+
+#[derive(Debug, thiserror::Error)]
+pub enum EmbedError {
+    /// The embedder cannot be used (missing files, unreachable endpoint at start).
+    #[error("embedder unavailable: {0}")]
+    Unavailable(String),
+    /// One call failed; retrying may help.
+    #[error("embedding failed: {0}")]
+    Failed(String),
+}
+
+pub type EmbedResult<T> = Result<T, EmbedError>;
+
+/// Something that turns texts into dense vectors.
+#[async_trait]
+pub trait Embedder: Send + Sync + 'static {
+    /// The vector space its vectors live in (one shared store space per model).
+    fn space(&self) -> Space;
+    /// Content tokens of each text (special tokens not counted).
+    fn count_tokens(&self, texts: &[&str]) -> EmbedResult<Vec<usize>>;
+    /// The text as pieces that each fit the model's input window (one piece when it fits).
+    fn chunk(&self, text: &str) -> EmbedResult<Vec<String>>;
+    /// One unit-length vector per text, in order.
+    async fn embed(&self, texts: &[String]) -> EmbedResult<Vec<Vec<f32>>>;
+}
+
+/// Counts and splits text with a Hugging Face `tokenizer.json`, or estimates four bytes per
+/// token when none is configured (OpenAI-compatible endpoints without a tokenizer file).
+pub enum TokenCounter {
+    Tokenizer(Box<Tokenizer>),
+    Estimate,
+}
+
+/// Tokens of overlap between consecutive chunks, so a sentence cut in two is still found.
+const CHUNK_OVERLAP: usize = 32;
+const BYTES_PER_TOKEN_ESTIMATE: usize = 4;
+
+impl TokenCounter {
+    /// Loads a tokenizer with its stored truncation and padding switched off: counting and
+    /// chunking must see every token.
+    pub fn from_file(path: &Path) -> EmbedResult<Self> {
+        let mut tokenizer = Tokenizer::from_file(path)
+            .map_err(|err| EmbedError::Unavailable(format!("cannot load {}: {err}", path.display())))?;
+        tokenizer.with_truncation(None).map_err(|err| EmbedError::Unavailable(err.to_string()))?;
+        tokenizer.with_padding(None);
+        Ok(TokenCounter::Tokenizer(Box::new(tokenizer)))
+    }
+
+    pub fn tokenizer(&self) -> Option<&Tokenizer> {
+        match self {
+            TokenCounter::Tokenizer(tokenizer) => Some(tokenizer),
+            TokenCounter::Estimate => None,
+        }
+    }
+
+    pub fn count(&self, texts: &[&str]) -> EmbedResult<Vec<usize>> {
+        match self {
+            TokenCounter::Tokenizer(tokenizer) => {
+                let encodings = tokenizer
+                    .encode_batch(texts.to_vec(), false)
+                    .map_err(|err| EmbedError::Failed(format!("tokenizer: {err}")))?;
+                Ok(encodings.iter().map(|e| e.len()).collect())
+            }
+            TokenCounter::Estimate => {
+                Ok(texts.iter().map(|t| t.len().div_ceil(BYTES_PER_TOKEN_ESTIMATE)).collect())
+            }
+        }
+    }
+
+    /// Splits `text` into pieces of at most `window` content tokens, cut where a word starts,
+    /// consecutive pieces overlapping by a few tokens.
+    pub fn chunk(&self, text: &str, window: usize) -> EmbedResult<Vec<String>> {
+        match self {
+            TokenCounter::Tokenizer(tokenizer) => {
+                let encoding = tokenizer
+                    .encode(text, false)
+                    .map_err(|err| EmbedError::Failed(format!("tokenizer: {err}")))?;
+                let starts: Vec<usize> = encoding.get_offsets().iter().map(|o| o.0).collect();
+                let ends: Vec<usize> = encoding.get_offsets().iter().map(|o| o.1).collect();
+                let words = encoding.get_word_ids();
+                let pieces = split_points(starts.len(), window, |i| {
+                    i == 0 || words[i].is_none() || words[i] != words[i - 1]
+                });
+                Ok(pieces.into_iter().map(|(from, to)| slice(text, starts[from], ends[to - 1])).collect())
+            }
+            TokenCounter::Estimate => {
+                let window_bytes = window * BYTES_PER_TOKEN_ESTIMATE;
+                let chars: Vec<(usize, char)> = text.char_indices().collect();
+                let pieces = split_points(chars.len(), window_bytes, |i| {
+                    i == 0 || (chars[i - 1].1.is_whitespace() && !chars[i].1.is_whitespace())
+                });
+                Ok(pieces
+                    .into_iter()
+                    .map(|(from, to)| {
+                        let end = chars.get(to).map_or(text.len(), |c| c.0);
+                        slice(text, chars[from].0, end)
+                    })
+                    .collect())
+            }
+        }
+    }
+}
+
+fn slice(text: &str, from: usize, to: usize) -> String {
+    text.get(from..to).unwrap_or(text).trim().to_string()
+}
+
+/// Ranges `[from, to)` over `len` units, each at most `window` long, starting where
+/// `boundary(i)` allows (falling back to a hard cut in an over-long word), overlapping by up
+/// to `CHUNK_OVERLAP` units.
+fn split_points(len: usize, window: usize, boundary: impl Fn(usize) -> bool) -> Vec<(usize, usize)> {
+    let window = window.max(1);
+    if len <= window {
+        return vec![(0, len)];
+    }
+    let overlap = CHUNK_OVERLAP.min(window / 4);
+    let mut pieces = Vec::new();
+    let mut from = 0;
+    loop {
+        let hard_end = (from + window).min(len);
+        if hard_end == len {
+            pieces.push((from, len));
+            return pieces;
+        }
+        // Cut before the last word start that keeps the piece within the window.
+        let mut end = hard_end;
+        while end > from + window / 2 && !boundary(end) {
+            end -= 1;
+        }
+        if end <= from + window / 2 {
+            end = hard_end;
+        }
+        pieces.push((from, end));
+        let mut next = end.saturating_sub(overlap).max(from + 1);
+        while next < end && !boundary(next) {
+            next += 1;
+        }
+        from = next;
+    }
+}
+
+/// What an item's data is embedded as: a string as is; a JSON object as `key: value` lines
+/// (nested objects with dotted keys), so field names carry meaning as they do in prose.
+pub fn text_of(data: &serde_json::Value) -> String {
+    fn walk(prefix: &str, value: &serde_json::Value, lines: &mut Vec<String>) {
+        match value {
+            serde_json::Value::Object(map) => {
+                for (key, value) in map {
+                    let path = if prefix.is_empty() { key.clone() } else { format!("{prefix}.{key}") };
+                    walk(&path, value, lines);
+                }
+            }
+            serde_json::Value::Array(values) => {
+                let parts: Vec<String> = values
+                    .iter()
+                    .map(|v| match v {
+                        serde_json::Value::String(s) => s.clone(),
+                        other => other.to_string(),
+                    })
+                    .collect();
+                lines.push(format!("{prefix}: {}", parts.join(", ")));
+            }
+            serde_json::Value::String(s) if prefix.is_empty() => lines.push(s.clone()),
+            serde_json::Value::String(s) => lines.push(format!("{prefix}: {s}")),
+            serde_json::Value::Null => {}
+            other if prefix.is_empty() => lines.push(other.to_string()),
+            other => lines.push(format!("{prefix}: {other}")),
+        }
+    }
+    let mut lines = Vec::new();
+    walk("", data, &mut lines);
+    lines.join("\n")
+}
+
+/// L2-normalises a vector in place (a zero vector stays zero).
+pub fn normalize(vector: &mut [f32]) {
+    let norm = vector.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if norm > 0.0 {
+        vector.iter_mut().for_each(|x| *x /= norm);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_short_text_is_one_piece() {
+        assert_eq!(split_points(10, 20, |_| true), vec![(0, 10)]);
+    }
+
+    #[test]
+    fn long_input_is_covered_by_overlapping_pieces_within_the_window() {
+        let pieces = split_points(1000, 100, |i| i % 7 == 0);
+        assert_eq!(pieces.first().unwrap().0, 0);
+        assert_eq!(pieces.last().unwrap().1, 1000);
+        for (from, to) in &pieces {
+            assert!(to - from <= 100);
+        }
+        for pair in pieces.windows(2) {
+            assert!(pair[1].0 <= pair[0].1, "no gap between {pair:?}");
+            assert!(pair[1].0 > pair[0].0, "progress");
+        }
+    }
+
+    #[test]
+    fn estimated_chunks_cover_every_word() {
+        let text = (0..500).map(|i| format!("w{i}")).collect::<Vec<_>>().join(" ");
+        let pieces = TokenCounter::Estimate.chunk(&text, 50).unwrap();
+        assert!(pieces.len() > 1);
+        for i in 0..500 {
+            let word = format!("w{i}");
+            assert!(pieces.iter().any(|p| p.split(' ').any(|w| w == word)), "{word} kept");
+        }
+    }
+
+    #[test]
+    fn objects_are_embedded_as_key_value_lines() {
+        let text = text_of(
+            &json!({"name": "Trail shoe", "size": 42, "tags": ["red", "light"], "maker": {"country": "IT"}}),
+        );
+        let mut lines: Vec<&str> = text.lines().collect();
+        lines.sort();
+        assert_eq!(lines, ["maker.country: IT", "name: Trail shoe", "size: 42", "tags: red, light"]);
+        assert_eq!(text_of(&json!("plain")), "plain");
+    }
+}
