@@ -152,6 +152,7 @@ impl App {
                 records: records.clone(),
                 auto_merge_threshold: config.auto_merge_threshold,
                 suggest_threshold: config.suggest_threshold,
+                embedder: Some(backends.embedder.clone()),
             },
             jwt_secret: Arc::new(crate::tokens::secret(config.jwt_secret.as_deref(), &config.data_dir)?),
             graph,

@@ -2,8 +2,10 @@
 //! threshold and the auto-merge threshold wait for a person to accept or dismiss them; pairs
 //! above the auto-merge threshold are merged at once (recorded and undoable like any merge),
 //! except short names and acronyms, which only ever become suggestions. A decided pair is
-//! never suggested again.
+//! never suggested again. With an embedder (MiniLM in process, or the configured endpoint)
+//! the cosine of the two names' embeddings joins the score.
 
+use crate::embeddings::Embedder;
 use crate::error::{ServiceError, ServiceResult};
 use crate::graph::duplicates::{self, Candidate};
 use crate::graph::entities::{str_col, Actor};
@@ -25,13 +27,18 @@ pub struct SuggestionService {
     pub auto_merge_threshold: f64,
     /// Pairs scoring at least this are suggested.
     pub suggest_threshold: f64,
+    /// Compares names by meaning too, when present.
+    pub embedder: Option<Arc<dyn Embedder>>,
 }
+
+/// Pairs whose name and surface-form signals alone score below this are not worth embedding.
+const EMBED_PREFILTER: f64 = 0.6;
 
 /// What one detection run did.
 #[derive(Debug, Default, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RefreshResult {
-    /// Candidate pairs scored.
+    /// Candidate pairs close enough to be scored in full.
     pub compared: usize,
     /// New open suggestions.
     pub suggested: usize,
@@ -103,10 +110,16 @@ impl SuggestionService {
             })
             .collect();
         let mut result = RefreshResult::default();
-        for (i, j) in duplicates::candidate_pairs(&candidates) {
+        let pairs = duplicates::candidate_pairs(&candidates);
+        let mut scored: Vec<(usize, usize, duplicates::Signals)> = pairs
+            .into_iter()
+            .map(|(i, j)| (i, j, duplicates::signals(&candidates[i], &candidates[j])))
+            .filter(|(_, _, signals)| signals.score() >= EMBED_PREFILTER)
+            .collect();
+        result.compared = scored.len();
+        self.add_embedding_similarity(&candidates, &mut scored).await?;
+        for (i, j, signals) in scored {
             let (a, b) = (&candidates[i], &candidates[j]);
-            result.compared += 1;
-            let signals = duplicates::signals(a, b);
             let score = signals.score();
             if score < self.suggest_threshold {
                 continue;
@@ -146,6 +159,34 @@ impl SuggestionService {
             }
         }
         Ok(result)
+    }
+
+    /// Fills in the cosine of the two names' embeddings for each scored pair.
+    async fn add_embedding_similarity(
+        &self,
+        candidates: &[Candidate],
+        scored: &mut [(usize, usize, duplicates::Signals)],
+    ) -> ServiceResult<()> {
+        let Some(embedder) = &self.embedder else { return Ok(()) };
+        let mut needed: Vec<usize> = scored.iter().flat_map(|(i, j, _)| [*i, *j]).collect();
+        needed.sort();
+        needed.dedup();
+        let texts: Vec<String> = needed.iter().map(|&i| candidates[i].normalized.clone()).collect();
+        let mut vectors = std::collections::HashMap::new();
+        for (batch_ids, batch_texts) in needed.chunks(256).zip(texts.chunks(256)) {
+            let embedded = embedder
+                .embed(batch_texts)
+                .await
+                .map_err(|err| ServiceError::Internal(anyhow::anyhow!("embedding names: {err}")))?;
+            vectors.extend(batch_ids.iter().copied().zip(embedded));
+        }
+        for (i, j, signals) in scored.iter_mut() {
+            if let (Some(a), Some(b)) = (vectors.get(i), vectors.get(j)) {
+                // Unit vectors: the dot product is the cosine.
+                signals.embedding_similarity = Some(a.iter().zip(b).map(|(x, y)| f64::from(x * y)).sum());
+            }
+        }
+        Ok(())
     }
 
     /// Open suggestions, best first, whose entities are both still live.

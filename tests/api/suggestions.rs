@@ -49,6 +49,9 @@ async fn near_certain_duplicates_merge_automatically_and_likely_ones_wait_for_re
     let score = suggestions[0]["score"].as_f64().unwrap();
     assert!((0.80..0.95).contains(&score), "between the thresholds: {score}");
     assert!(suggestions[0]["signals"]["nameSimilarity"].as_f64().unwrap() > 0.8);
+    let meaning =
+        suggestions[0]["signals"]["embeddingSimilarity"].as_f64().expect("MiniLM compares the names");
+    assert!(meaning > 0.5, "{meaning}");
     assert_eq!(page["hasMore"], false);
 }
 
