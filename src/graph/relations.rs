@@ -312,9 +312,16 @@ impl GraphService {
             windows.found(rows.len(), limit + 1 - edges.len());
             for row in rows {
                 let edge: GraphEdge = decode(row)?;
-                if Some(&edge.relation_id) != query.cursor.as_ref() {
-                    edges.push(edge);
+                if Some(&edge.relation_id) == query.cursor.as_ref() {
+                    continue;
                 }
+                // Relation IDs are unique; an engine that yields an edge twice (seen once on
+                // FalkorDB under load, via its edge index) must not make a page show it twice.
+                if edges.iter().any(|e: &GraphEdge| e.relation_id == edge.relation_id) {
+                    tracing::warn!(relation = %edge.relation_id, "the graph engine returned an edge twice");
+                    continue;
+                }
+                edges.push(edge);
             }
         }
         let has_more = edges.len() > limit;
