@@ -1,6 +1,6 @@
 //! Buckets: the default bucket, CRUD, soft and cascade delete, filtering, pagination.
 
-use crate::helpers::{assert_error, json, spawn_app, TestApp};
+use crate::helpers::{assert_error, json, spawn_app, strings, TestApp};
 use serde_json::json;
 
 async fn bucket_names(app: &TestApp, query: &str) -> (Vec<String>, i64) {
@@ -209,12 +209,7 @@ async fn pages_walk_forward_and_backward_in_stable_bucket_id_order() {
         app.create_bucket(&format!("b{i}")).await;
     }
     let all = json(app.get("/v3/buckets?limit=200").await).await;
-    let all_ids: Vec<String> = all["buckets"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|b| b["bucketID"].as_str().unwrap().to_string())
-        .collect();
+    let all_ids = strings(&all["buckets"], "bucketID");
     assert_eq!(all_ids.len(), 8);
     let mut sorted = all_ids.clone();
     sorted.sort();
@@ -226,12 +221,7 @@ async fn pages_walk_forward_and_backward_in_stable_bucket_id_order() {
     loop {
         let page = json(app.get(&format!("/v3/buckets{query}")).await).await;
         assert_eq!(page["totalCount"], 8, "totalCount ignores the cursor");
-        let ids: Vec<String> = page["buckets"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|b| b["bucketID"].as_str().unwrap().to_string())
-            .collect();
+        let ids = strings(&page["buckets"], "bucketID");
         if ids.is_empty() {
             break;
         }
@@ -246,12 +236,7 @@ async fn pages_walk_forward_and_backward_in_stable_bucket_id_order() {
     let mut query = format!("?limit=3&endingBefore={}", all_ids.last().unwrap());
     loop {
         let page = json(app.get(&format!("/v3/buckets{query}")).await).await;
-        let ids: Vec<String> = page["buckets"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|b| b["bucketID"].as_str().unwrap().to_string())
-            .collect();
+        let ids = strings(&page["buckets"], "bucketID");
         if ids.is_empty() {
             break;
         }

@@ -1,6 +1,6 @@
 //! Mentions, relations, the knowledge-graph view, and merges seen through every read.
 
-use crate::helpers::{assert_error, json, spawn_app, TestApp};
+use crate::helpers::{assert_error, json, spawn_app, strings, TestApp};
 use serde_json::{json, Value};
 
 async fn relate(app: &TestApp, source: &str, target: &str, relation_type: &str) -> Value {
@@ -22,10 +22,6 @@ async fn mention(app: &TestApp, entity: &str, surface: &str, reference: &str) ->
     json(response).await
 }
 
-fn ids(list: &Value, field: &str) -> Vec<String> {
-    list.as_array().unwrap().iter().map(|e| e[field].as_str().unwrap().to_string()).collect()
-}
-
 #[tokio::test]
 async fn mentions_count_and_the_first_two_are_previewed() {
     let app = spawn_app().await;
@@ -38,7 +34,7 @@ async fn mentions_count_and_the_first_two_are_previewed() {
     let entity = json(app.get(&format!("/v3/entities/{id}")).await).await;
     assert_eq!(entity["mentionCount"], 3);
     assert_eq!(
-        ids(&entity["previewMentions"], "mentionID"),
+        strings(&entity["previewMentions"], "mentionID"),
         vec![first["mentionID"].as_str().unwrap(), second["mentionID"].as_str().unwrap()]
     );
     assert!(entity["surfaceForms"].as_array().unwrap().iter().any(|f| f == "WE"));
@@ -87,7 +83,7 @@ async fn relations_are_read_by_direction_type_and_page() {
     loop {
         let page = json(app.get(&query).await).await;
         for side in ["outbound", "inbound"] {
-            seen.extend(ids(&page[side], "relationID"));
+            seen.extend(strings(&page[side], "relationID"));
         }
         match page["nextCursor"].as_str() {
             Some(cursor) => query = format!("/v3/entities/{hub}/relations?limit=1&cursor={cursor}"),
@@ -164,7 +160,7 @@ async fn the_knowledge_graph_filters_by_type_search_centre_and_pages_its_edges()
     app.post(&format!("/v3/entities/{acme}/synonyms"), json!({ "text": "Glob-Acme" })).await;
     let search = json(app.get("/v3/knowledge-graph?search=glob").await).await;
     assert_eq!(
-        ids(&search["edges"], "relationType"),
+        strings(&search["edges"], "relationType"),
         vec!["competes_with"],
         "surface forms are searched too"
     );
@@ -186,7 +182,7 @@ async fn the_knowledge_graph_filters_by_type_search_centre_and_pages_its_edges()
     let mut query = "/v3/knowledge-graph?limit=3".to_string();
     loop {
         let page = json(app.get(&query).await).await;
-        let edges = ids(&page["edges"], "relationID");
+        let edges = strings(&page["edges"], "relationID");
         assert!(edges.len() <= 3);
         let endpoints: std::collections::HashSet<&str> = page["edges"]
             .as_array()
@@ -205,7 +201,7 @@ async fn the_knowledge_graph_filters_by_type_search_centre_and_pages_its_edges()
             None => break,
         }
     }
-    assert_eq!(walked, ids(&all["edges"], "relationID"));
+    assert_eq!(walked, strings(&all["edges"], "relationID"));
     let future = json(app.get("/v3/knowledge-graph?since=2999-01-01T00:00:00Z").await).await;
     assert_eq!(future["edges"].as_array().unwrap().len(), 0);
     assert_error(app.get("/v3/knowledge-graph?since=yesterday").await, 400).await;
@@ -242,12 +238,12 @@ async fn a_merged_away_id_reads_as_its_survivor_until_the_merge_is_undone() {
     let relations = json(app.get(&format!("/v3/entities/{merged}/relations?direction=outbound")).await).await;
     assert_eq!(relations["outbound"][0]["targetEntity"]["id"], partner.as_str());
     let graph = json(app.get("/v3/knowledge-graph").await).await;
-    let nodes = ids(&graph["nodes"], "id");
+    let nodes = strings(&graph["nodes"], "id");
     assert!(!nodes.contains(&merged) && nodes.contains(&survivor));
     let queue = json(app.get("/v3/review-queue").await).await;
-    assert!(!ids(&queue["entities"], "entityID").contains(&merged), "merged entities leave the queue");
+    assert!(!strings(&queue["entities"], "entityID").contains(&merged), "merged entities leave the queue");
     let with_merged = json(app.get("/v3/review-queue?status=merged").await).await;
-    assert_eq!(ids(&with_merged["entities"], "entityID"), vec![merged.clone()]);
+    assert_eq!(strings(&with_merged["entities"], "entityID"), vec![merged.clone()]);
     let relation = app
         .post(
             "/v3/relations",
@@ -277,7 +273,7 @@ async fn a_merged_away_id_reads_as_its_survivor_until_the_merge_is_undone() {
     assert_eq!(back["mentionCount"], 1);
     assert!(!back["surfaceForms"].as_array().unwrap().iter().any(|f| f == "CDS"));
     let relations = json(app.get(&format!("/v3/entities/{merged}/relations")).await).await;
-    assert_eq!(ids(&relations["outbound"], "relationID").len(), 1, "{relations}");
+    assert_eq!(strings(&relations["outbound"], "relationID").len(), 1, "{relations}");
     assert_eq!(relations["outbound"][0]["relationType"], "makes");
     assert_error(app.post(&format!("/v3/merges/{merge_id}/undo"), json!({})).await, 409).await;
     let history = json(app.get(&format!("/v3/entities/{merged}/merges")).await).await;

@@ -163,6 +163,11 @@ impl TestApp {
     }
 }
 
+/// The `field` of every object in a JSON array (IDs of a page, say).
+pub fn strings(list: &Value, field: &str) -> Vec<String> {
+    list.as_array().expect("an array").iter().map(|e| e[field].as_str().expect(field).to_string()).collect()
+}
+
 pub async fn json(response: Response) -> Value {
     response.json().await.expect("JSON body")
 }

@@ -1,11 +1,11 @@
 //! The review queue and reviewer assignments.
 
-use crate::helpers::{assert_error, json, spawn_app};
+use crate::helpers::{assert_error, json, spawn_app, strings};
 use reqwest::Method;
 use serde_json::{json, Value};
 
 fn ids(page: &Value) -> Vec<String> {
-    page["entities"].as_array().unwrap().iter().map(|e| e["entityID"].as_str().unwrap().to_string()).collect()
+    strings(&page["entities"], "entityID")
 }
 
 #[tokio::test]
