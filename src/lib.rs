@@ -9,6 +9,7 @@ pub mod app;
 pub mod config;
 pub mod error;
 pub mod graph;
+pub mod graphql;
 pub mod ids;
 pub mod jobs;
 pub mod pagination;

@@ -69,3 +69,9 @@ cypher! {
 cypher! {
     ENTITY_CANDIDATES => "entity_candidates",
 }
+
+cypher! {
+    ENTITY_MENTIONS => "entity_mentions",
+    RELATIONS_OUTBOUND_BATCH => "relations_outbound_batch",
+    RELATIONS_INBOUND_BATCH => "relations_inbound_batch",
+}

@@ -6,9 +6,10 @@ use super::{decode, queries, GraphService, Tenant};
 use crate::error::{ServiceError, ServiceResult};
 use crate::ids;
 use crate::params;
+use crate::store::graph::Row;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use utoipa::ToSchema;
 
 /// Deepest centred knowledge-graph view.
@@ -42,7 +43,7 @@ pub struct Relation {
 }
 
 /// The far end of an edge, compactly.
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Clone, Debug, Serialize, ToSchema)]
 pub struct RelatedEntity {
     pub id: String,
     pub canonical: String,
@@ -52,7 +53,7 @@ pub struct RelatedEntity {
     pub type_name: String,
 }
 
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Clone, Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Edge {
     #[serde(rename = "relationID")]
@@ -67,7 +68,7 @@ pub struct Edge {
 }
 
 /// An entity's edges split by direction.
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Clone, Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct EntityRelations {
     pub inbound: Vec<Edge>,
@@ -108,7 +109,7 @@ pub struct KnowledgeGraph {
     pub next_cursor: Option<String>,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Direction {
     Inbound,
     Outbound,
@@ -204,7 +205,7 @@ impl GraphService {
             "id" => entity_id, "relationType" => query.relation_type, "cursor" => query.cursor,
             "bucketID" => query.bucket, "limit" => query.limit + 1,
         };
-        let mut edges: Vec<(bool, crate::store::graph::Row)> = Vec::new();
+        let mut edges: Vec<(bool, Row)> = Vec::new();
         if query.direction != Direction::Inbound {
             let rows = self.run(tenant, queries::RELATIONS_OUTBOUND, params.clone()).await?;
             edges.extend(rows.into_iter().map(|row| (true, row)));
@@ -219,37 +220,7 @@ impl GraphService {
                     .map(|row| (false, row)),
             );
         }
-        edges.sort_by_key(|(_, row)| str_col(row, "relationID"));
-        let has_more = edges.len() > query.limit as usize;
-        edges.truncate(query.limit as usize);
-        let next_cursor =
-            if has_more { edges.last().map(|(_, row)| str_col(row, "relationID")) } else { None };
-        let (mut inbound, mut outbound) = (Vec::new(), Vec::new());
-        for (is_outbound, row) in edges {
-            let other_id = str_col(&row, "otherID");
-            let far = RelatedEntity {
-                depth: if other_id == entity_id { 0 } else { 1 },
-                id: other_id,
-                canonical: str_col(&row, "otherCanonical"),
-                type_name: str_col(&row, "otherType"),
-            };
-            let mut edge = Edge {
-                relation_id: str_col(&row, "relationID"),
-                relation_type: str_col(&row, "relationType"),
-                mention_count: row.get("mentionCount").and_then(Value::as_i64).unwrap_or(0),
-                first_seen_at: str_col(&row, "firstSeenAt"),
-                source_entity: None,
-                target_entity: None,
-            };
-            if is_outbound {
-                edge.target_entity = Some(far);
-                outbound.push(edge);
-            } else {
-                edge.source_entity = Some(far);
-                inbound.push(edge);
-            }
-        }
-        Ok(EntityRelations { inbound, outbound, next_cursor })
+        Ok(shape_relations(&entity_id, edges, query.limit))
     }
 
     /// A page of the graph's edges and their endpoints.
@@ -258,8 +229,14 @@ impl GraphService {
         if let Some(center) = &query.center {
             let (center_id, _) = self.resolve_entity(tenant, center, None).await?;
             depths = Some(
-                self.within_hops(tenant, &center_id, query.depth.min(MAX_DEPTH), query.bucket.as_deref())
-                    .await?,
+                self.within_hops(
+                    tenant,
+                    &center_id,
+                    query.depth.min(MAX_DEPTH),
+                    query.bucket.as_deref(),
+                    None,
+                )
+                .await?,
             );
         }
         let mut node_ids: Option<HashSet<String>> = depths.as_ref().map(|d| d.keys().cloned().collect());
@@ -317,6 +294,118 @@ impl GraphService {
         Ok(KnowledgeGraph { nodes, edges, next_cursor })
     }
 
+    /// One page of relations for each of many live entity IDs in two statements (one per
+    /// direction), each page shaped exactly as [`GraphService::entity_relations`] shapes it.
+    /// IDs must be live (as the entity records of a page are); unknown IDs get empty pages.
+    pub async fn relations_of_many(
+        &self,
+        tenant: &Tenant,
+        ids: &[String],
+        query: RelationsQuery,
+    ) -> ServiceResult<HashMap<String, EntityRelations>> {
+        let mut edges: HashMap<String, Vec<(bool, Row)>> =
+            ids.iter().map(|id| (id.clone(), Vec::new())).collect();
+        if ids.is_empty() {
+            return Ok(HashMap::new());
+        }
+        let params = params! {
+            "ids" => ids, "relationType" => query.relation_type, "cursor" => query.cursor,
+            "bucketID" => query.bucket, "limit" => query.limit + 1,
+        };
+        let mut take = |rows: Vec<Row>, outbound: bool| {
+            for row in rows {
+                let entity_id = str_col(&row, "entityID");
+                let Some(list) = edges.get_mut(&entity_id) else { continue };
+                let seen: HashSet<String> = list.iter().map(|(_, r)| str_col(r, "relationID")).collect();
+                let page = row.get("edges").and_then(Value::as_array).cloned().unwrap_or_default();
+                for edge in page {
+                    if let Value::Object(edge) = edge {
+                        // A self-loop is listed once, as outbound.
+                        if !seen.contains(&str_col(&edge, "relationID")) {
+                            list.push((outbound, edge));
+                        }
+                    }
+                }
+            }
+        };
+        if query.direction != Direction::Inbound {
+            take(self.run(tenant, queries::RELATIONS_OUTBOUND_BATCH, params.clone()).await?, true);
+        }
+        if query.direction != Direction::Outbound {
+            take(self.run(tenant, queries::RELATIONS_INBOUND_BATCH, params).await?, false);
+        }
+        Ok(edges
+            .into_iter()
+            .map(|(id, list)| {
+                let page = shape_relations(&id, list, query.limit);
+                (id, page)
+            })
+            .collect())
+    }
+
+    /// The first `limit` mentions (by mention ID) of each of many entity IDs, in one statement.
+    pub async fn mentions_of_many(
+        &self,
+        tenant: &Tenant,
+        ids: &[String],
+        limit: u32,
+    ) -> ServiceResult<HashMap<String, Vec<Mention>>> {
+        let mut found: HashMap<String, Vec<Mention>> =
+            ids.iter().map(|id| (id.clone(), Vec::new())).collect();
+        if ids.is_empty() {
+            return Ok(found);
+        }
+        let rows =
+            self.run(tenant, queries::ENTITY_MENTIONS, params! { "ids" => ids, "limit" => limit }).await?;
+        for row in rows {
+            let entity_id = str_col(&row, "entityID");
+            let mentions: Vec<Mention> = match row.get("mentions") {
+                Some(list) => serde_json::from_value(list.clone()).map_err(|err| {
+                    ServiceError::Internal(anyhow::anyhow!("cannot decode mentions: {err}"))
+                })?,
+                None => Vec::new(),
+            };
+            found.insert(entity_id, mentions);
+        }
+        Ok(found)
+    }
+
+    /// The entities within `depth` hops (1..=[`MAX_DEPTH`]) of an entity (through merges),
+    /// optionally over one relation type only, nearest first, without the entity itself.
+    pub async fn neighbors(
+        &self,
+        tenant: &Tenant,
+        id: &str,
+        depth: u32,
+        relation_type: Option<&str>,
+    ) -> ServiceResult<Vec<GraphNode>> {
+        if depth == 0 || depth > MAX_DEPTH {
+            return Err(ServiceError::invalid_field("depth", format!("must be between 1 and {MAX_DEPTH}")));
+        }
+        let (center, _) = self.resolve_entity(tenant, id, None).await?;
+        let depths = self.within_hops(tenant, &center, depth, None, relation_type).await?;
+        let ids: Vec<String> = depths.keys().filter(|k| **k != center).cloned().collect();
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let rows = self.run(tenant, queries::ENTITY_NODES, params! { "ids" => ids }).await?;
+        let mut nodes: Vec<GraphNode> = rows
+            .iter()
+            .map(|row| {
+                let id = str_col(row, "id");
+                GraphNode {
+                    depth: depths.get(&id).copied().unwrap_or(0),
+                    canonical: str_col(row, "canonical"),
+                    type_name: str_col(row, "type"),
+                    mention_count: row.get("mentionCount").and_then(Value::as_i64).unwrap_or(0),
+                    id,
+                }
+            })
+            .collect();
+        nodes.sort_by(|a, b| (a.depth, &a.id).cmp(&(b.depth, &b.id)));
+        Ok(nodes)
+    }
+
     /// Every entity within `depth` hops of `center`, with its distance.
     async fn within_hops(
         &self,
@@ -324,6 +413,7 @@ impl GraphService {
         center: &str,
         depth: u32,
         bucket: Option<&str>,
+        relation_type: Option<&str>,
     ) -> ServiceResult<BTreeMap<String, u32>> {
         let mut depths = BTreeMap::from([(center.to_string(), 0)]);
         let mut frontier = vec![center.to_string()];
@@ -332,7 +422,11 @@ impl GraphService {
                 break;
             }
             let rows = self
-                .run(tenant, queries::ENTITY_NEIGHBORS, params! { "ids" => frontier, "bucketID" => bucket })
+                .run(
+                    tenant,
+                    queries::ENTITY_NEIGHBORS,
+                    params! { "ids" => frontier, "bucketID" => bucket, "relationType" => relation_type },
+                )
                 .await?;
             frontier = Vec::new();
             for id in rows.iter().map(|row| str_col(row, "entityID")) {
@@ -344,4 +438,39 @@ impl GraphService {
         }
         Ok(depths)
     }
+}
+
+/// One page of an entity's edges from its (outbound?, row) pairs: ordered by relation ID,
+/// cut to `limit`, split by direction. REST and the batched GraphQL loader share it.
+fn shape_relations(entity_id: &str, mut edges: Vec<(bool, Row)>, limit: u32) -> EntityRelations {
+    edges.sort_by_key(|(_, row)| str_col(row, "relationID"));
+    let has_more = edges.len() > limit as usize;
+    edges.truncate(limit as usize);
+    let next_cursor = if has_more { edges.last().map(|(_, row)| str_col(row, "relationID")) } else { None };
+    let (mut inbound, mut outbound) = (Vec::new(), Vec::new());
+    for (is_outbound, row) in edges {
+        let other_id = str_col(&row, "otherID");
+        let far = RelatedEntity {
+            depth: if other_id == entity_id { 0 } else { 1 },
+            id: other_id,
+            canonical: str_col(&row, "otherCanonical"),
+            type_name: str_col(&row, "otherType"),
+        };
+        let mut edge = Edge {
+            relation_id: str_col(&row, "relationID"),
+            relation_type: str_col(&row, "relationType"),
+            mention_count: row.get("mentionCount").and_then(Value::as_i64).unwrap_or(0),
+            first_seen_at: str_col(&row, "firstSeenAt"),
+            source_entity: None,
+            target_entity: None,
+        };
+        if is_outbound {
+            edge.target_entity = Some(far);
+            outbound.push(edge);
+        } else {
+            edge.source_entity = Some(far);
+            inbound.push(edge);
+        }
+    }
+    EntityRelations { inbound, outbound, next_cursor }
 }

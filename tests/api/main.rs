@@ -7,6 +7,7 @@ mod curation;
 mod entities;
 mod entity_types;
 mod graph;
+mod graphql;
 mod helpers;
 mod jobs;
 mod lifecycle;
