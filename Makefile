@@ -3,7 +3,7 @@
 # are incremental.
 export CARGO_TARGET_DIR ?= $(HOME)/.cache/canon/target
 
-.PHONY: run test provision lint bench bench-graph bench-resolution
+.PHONY: run test provision lint bench bench-graph bench-resolution bench-graphql
 
 provision:
 	./scripts/provision.sh
@@ -27,3 +27,6 @@ bench-graph: provision
 
 bench-resolution: provision
 	cargo bench --locked --bench resolution
+
+bench-graphql: provision
+	cargo bench --locked --bench graphql
