@@ -19,7 +19,6 @@ use crate::api::auth::Caller;
 use crate::api::error::ApiError;
 use crate::app::AppState;
 use crate::error::ServiceError;
-use async_graphql::http::GraphiQLSource;
 use async_graphql::{EmptySubscription, ErrorExtensions, Schema};
 use axum::body::Bytes;
 use axum::extract::State;
@@ -60,10 +59,51 @@ pub struct RequestContext {
     pub caller: Caller,
 }
 
-/// GET /graphql: the GraphiQL explorer (send your key as the `x-api-key` header in its
-/// Headers pane).
-pub async fn graphiql() -> Html<String> {
-    Html(GraphiQLSource::build().endpoint("/graphql").title("canon GraphQL explorer").finish())
+/// GraphiQL 1.9 and React 17: what the explorer page loads, from `vendor/graphiql/` (put
+/// there by `make provision` from the npm registry), else from a CDN.
+pub const GRAPHIQL_ASSETS: &[(&str, &str)] = &[
+    ("graphiql.min.css", "text/css; charset=utf-8"),
+    ("graphiql.min.js", "text/javascript; charset=utf-8"),
+    ("react.production.min.js", "text/javascript; charset=utf-8"),
+    ("react-dom.production.min.js", "text/javascript; charset=utf-8"),
+];
+const GRAPHIQL_CDN: &[(&str, &str)] = &[
+    ("graphiql.min.css", "https://unpkg.com/graphiql@1.9.9/graphiql.min.css"),
+    ("graphiql.min.js", "https://unpkg.com/graphiql@1.9.9/graphiql.min.js"),
+    ("react.production.min.js", "https://unpkg.com/react@17.0.2/umd/react.production.min.js"),
+    ("react-dom.production.min.js", "https://unpkg.com/react-dom@17.0.2/umd/react-dom.production.min.js"),
+];
+
+/// GET /graphql: the GraphiQL explorer (put your key in its Headers pane as
+/// `{"x-api-key": "…"}`).
+pub async fn graphiql(State(state): State<AppState>) -> Html<String> {
+    let page = include_str!("graphiql.html");
+    let local = state.vendor_dir.join("graphiql").join("graphiql.min.js").is_file();
+    if local {
+        return Html(page.replace("{{ASSETS}}", "/graphql/assets/"));
+    }
+    let mut page = page.to_string();
+    for (file, url) in GRAPHIQL_CDN {
+        page = page.replace(&format!("{{{{ASSETS}}}}{file}"), url);
+    }
+    Html(page)
+}
+
+/// GET /graphql/assets/{file}: the explorer's scripts and styles from `vendor/graphiql/`.
+pub async fn graphiql_asset(
+    State(state): State<AppState>,
+    axum::extract::Path(file): axum::extract::Path<String>,
+) -> Response {
+    let Some((name, content_type)) = GRAPHIQL_ASSETS.iter().find(|(name, _)| *name == file) else {
+        return ApiError::new(StatusCode::NOT_FOUND, "no such explorer asset").into_response();
+    };
+    match tokio::fs::read(state.vendor_dir.join("graphiql").join(name)).await {
+        Ok(bytes) => ([(axum::http::header::CONTENT_TYPE, *content_type)], bytes).into_response(),
+        Err(_) => {
+            ApiError::new(StatusCode::NOT_FOUND, "explorer assets are not provisioned; run `make provision`")
+                .into_response()
+        }
+    }
 }
 
 /// POST /graphql: runs one GraphQL request for the authenticated caller.
@@ -149,6 +189,18 @@ impl<T> OrGql<T> for Result<T, ApiError> {
     fn gql(self) -> async_graphql::Result<T> {
         self.map_err(api_error)
     }
+}
+
+/// The caller's dashboard identity, for reviewer operations (REST's 401 for an API key; the
+/// services then check the role: 403).
+pub fn dashboard_user<'a>(
+    ctx: &async_graphql::Context<'a>,
+) -> async_graphql::Result<&'a crate::reviewers::DashboardIdentity> {
+    request(ctx).caller.user.as_ref().ok_or_else(|| {
+        api_error(ApiError::unauthorized(
+            "reviewer operations are dashboard-only: send a dashboard token as Authorization: Bearer (API keys are not accepted)",
+        ))
+    })
 }
 
 /// The request's state and caller.

@@ -1,8 +1,8 @@
 //! Curation: each mutation calls the service function its REST endpoint calls. Editing an
 //! entity's description is not offered: the service (and REST's PATCH) has no such change.
 
-use super::types::{Entity, MergeResult, MergeSuggestion, Synonym};
-use super::{request, OrGql};
+use super::types::{Entity, MergeResult, MergeSuggestion, Reviewer, Synonym, ValidateResult};
+use super::{dashboard_user, request, OrGql};
 use crate::graph::entities::EntityChanges;
 use async_graphql::{Context, Object, ID};
 
@@ -50,6 +50,49 @@ impl MutationRoot {
     ) -> async_graphql::Result<Entity> {
         let changes = EntityChanges { status: Some("rejected".into()), ..Default::default() };
         Self::update(ctx, &id, bucket, changes).await
+    }
+
+    /// Approve or reject many entities (`POST /v3/entities/bulk-validate`); each row says what
+    /// happened to it.
+    async fn bulk_validate(
+        &self,
+        ctx: &Context<'_>,
+        #[graphql(name = "entityIDs")] entity_ids: Vec<ID>,
+        #[graphql(desc = "`approved` or `rejected`.")] status: String,
+        bucket: Option<String>,
+    ) -> async_graphql::Result<ValidateResult> {
+        let rc = request(ctx);
+        let ids: Vec<String> = entity_ids.into_iter().map(|id| id.0).collect();
+        let result = rc
+            .state
+            .graph
+            .bulk_validate(&rc.caller.tenant, &ids, &status, bucket.as_deref(), &rc.caller.actor())
+            .await
+            .gql()?;
+        Ok(result.into())
+    }
+
+    /// Make a user a reviewer of an entity type (dashboard token, `admin` role; idempotent).
+    async fn assign_reviewer(
+        &self,
+        ctx: &Context<'_>,
+        #[graphql(name = "typeID")] type_id: ID,
+        #[graphql(name = "userID")] user_id: ID,
+    ) -> async_graphql::Result<Reviewer> {
+        let identity = dashboard_user(ctx)?;
+        Ok(request(ctx).state.reviewers.assign(identity, &type_id, &user_id).await.gql()?.into())
+    }
+
+    /// Remove a reviewer from an entity type (dashboard token, `admin` role).
+    async fn remove_reviewer(
+        &self,
+        ctx: &Context<'_>,
+        #[graphql(name = "typeID")] type_id: ID,
+        #[graphql(name = "userID")] user_id: ID,
+    ) -> async_graphql::Result<bool> {
+        let identity = dashboard_user(ctx)?;
+        request(ctx).state.reviewers.remove(identity, &type_id, &user_id).await.gql()?;
+        Ok(true)
     }
 
     /// Assign an entity type (`ety_…`); null or the empty string clears the assignment.

@@ -183,6 +183,13 @@ impl Entity {
         Ok(connection)
     }
 
+    /// The merges this entity took part in, newest first (`GET /v3/entities/{id}/merges`).
+    async fn merges(&self, ctx: &Context<'_>) -> async_graphql::Result<Vec<Merge>> {
+        let rc = request(ctx);
+        let merges = rc.state.graph.merge_history(&rc.caller.tenant, &self.0.entity_id).await.gql()?;
+        Ok(merges.into_iter().map(Merge::from).collect())
+    }
+
     /// Entities within `depth` hops (1..3), either direction, nearest first.
     async fn neighbors(
         &self,
@@ -439,6 +446,13 @@ impl EntityType {
         Ok(Some(EntityType(parent)))
     }
 
+    /// Users reviewing this type (dashboard token with the operator or admin role).
+    async fn reviewers(&self, ctx: &Context<'_>) -> async_graphql::Result<Vec<Reviewer>> {
+        let identity = super::dashboard_user(ctx)?;
+        let list = request(ctx).state.reviewers.list(identity, &self.0.type_id).await.gql()?;
+        Ok(list.into_iter().map(Reviewer::from).collect())
+    }
+
     /// The direct child types (the first 200, by ID).
     async fn children(&self, ctx: &Context<'_>) -> async_graphql::Result<Vec<EntityType>> {
         let rc = request(ctx);
@@ -615,4 +629,75 @@ pub fn entity_connection(
     let mut connection = Connection::new(has_previous, has_next);
     connection.edges.extend(entities.into_iter().map(|e| Edge::new(e.entity_id.clone(), Entity(e))));
     connection
+}
+
+/// A user assigned to review an entity type.
+#[derive(SimpleObject)]
+pub struct Reviewer {
+    #[graphql(name = "typeID")]
+    pub type_id: ID,
+    #[graphql(name = "userID")]
+    pub user_id: ID,
+    pub email: String,
+    /// `admin` or `operator`.
+    pub role: String,
+    pub assigned_at: String,
+}
+
+impl From<crate::reviewers::Reviewer> for Reviewer {
+    fn from(r: crate::reviewers::Reviewer) -> Self {
+        Self {
+            type_id: ID(r.type_id),
+            user_id: ID(r.user_id),
+            email: r.email,
+            role: r.role,
+            assigned_at: r.assigned_at,
+        }
+    }
+}
+
+/// What happened to one entity of a bulk validation.
+#[derive(SimpleObject)]
+pub struct ValidateRow {
+    #[graphql(name = "entityID")]
+    pub entity_id: ID,
+    /// `validated`, `skipped` (not found) or `rejected-row` (illegal transition).
+    pub outcome: String,
+    pub reason: Option<String>,
+}
+
+/// Counts of a bulk validation's outcomes.
+#[derive(SimpleObject)]
+pub struct ValidateSummary {
+    pub validated: usize,
+    pub skipped: usize,
+    pub rejected_row: usize,
+}
+
+/// The result of `bulkValidate`, row by row.
+#[derive(SimpleObject)]
+pub struct ValidateResult {
+    pub results: Vec<ValidateRow>,
+    pub summary: ValidateSummary,
+}
+
+impl From<crate::graph::entities::ValidateResult> for ValidateResult {
+    fn from(r: crate::graph::entities::ValidateResult) -> Self {
+        Self {
+            results: r
+                .results
+                .into_iter()
+                .map(|row| ValidateRow {
+                    entity_id: ID(row.entity_id),
+                    outcome: row.outcome.into(),
+                    reason: row.reason,
+                })
+                .collect(),
+            summary: ValidateSummary {
+                validated: r.summary.validated,
+                skipped: r.summary.skipped,
+                rejected_row: r.summary.rejected_row,
+            },
+        }
+    }
 }

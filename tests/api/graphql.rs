@@ -511,8 +511,10 @@ async fn a_nested_page_of_fifty_entities_costs_a_constant_number_of_graph_querie
         assert!(!edge["node"]["relations"]["edges"].as_array().unwrap().is_empty());
     }
     println!("graph queries for 50 entities with mentions, relations and far ends: {used}");
-    // Page + details, mentions, outbound and inbound relations, far-end details.
-    assert!(used <= 6, "{used} graph queries: something loads per entity");
+    // Page + details, mentions, outbound and inbound relations, far-end details: 6 when each
+    // level's keys meet in one batch window. Under CPU contention a level can split into two
+    // batches (the loaders batch by a 1 ms window), never into one load per entity (50+).
+    assert!(used <= 10, "{used} graph queries: something loads per entity");
 }
 
 #[tokio::test]
@@ -542,12 +544,65 @@ async fn depth_and_complexity_limits_answer_with_a_clear_error() {
 }
 
 #[tokio::test]
-async fn the_explorer_page_is_served() {
+async fn the_explorer_page_and_its_assets_are_served() {
     let app = spawn_app().await;
     let response = app.client.get(format!("{}/graphql", app.address)).send().await.unwrap();
     assert_eq!(response.status(), 200);
     let page = response.text().await.unwrap();
-    assert!(page.contains("graphiql") && page.contains("/graphql"), "{page}");
+    assert!(page.contains("GraphiQL") && page.contains("fetch(\"/graphql\""), "{page}");
+    if crate::helpers::vendor_dir().join("graphiql/graphiql.min.js").is_file() {
+        assert!(page.contains("/graphql/assets/graphiql.min.js"), "served locally once provisioned");
+        for (file, content_type) in canon::graphql::GRAPHIQL_ASSETS {
+            let response =
+                app.client.get(format!("{}/graphql/assets/{file}", app.address)).send().await.unwrap();
+            assert_eq!(response.status(), 200, "{file}");
+            assert_eq!(response.headers()["content-type"], *content_type);
+        }
+    }
+    let response =
+        app.client.get(format!("{}/graphql/assets/..%2Fsecret", app.address)).send().await.unwrap();
+    assert_eq!(response.status(), 404);
+}
+
+/// The explorer in a real browser: GraphiQL loads, runs a query with the key from its Headers
+/// pane, and shows the answer. Skipped (and said so) without Debian's `chromium`.
+#[tokio::test]
+async fn the_explorer_runs_a_query_in_headless_chromium() {
+    let chromium = std::path::Path::new("/usr/bin/chromium");
+    if !chromium.exists() {
+        println!("SKIPPED: /usr/bin/chromium is missing (apt-get install -y chromium); the explorer was not run in a browser");
+        return;
+    }
+    if !crate::helpers::vendor_dir().join("graphiql/graphiql.min.js").is_file() {
+        println!("SKIPPED: the explorer's assets are not provisioned (make provision; needs npm)");
+        return;
+    }
+    let app = spawn_app().await;
+    let id = app.entity("Explorer Entity", "Thing").await;
+    let query = format!("{{ entity(id: \"{id}\") {{ canonical status }} }}");
+    let headers = json!({ "x-api-key": app.api_key }).to_string();
+    let mut url = reqwest::Url::parse(&format!("{}/graphql", app.address)).unwrap();
+    url.query_pairs_mut()
+        .append_pair("query", &query)
+        .append_pair("headers", &headers)
+        .append_pair("run", "1");
+    let profile = tempfile::tempdir().unwrap();
+    let output = tokio::process::Command::new(chromium)
+        .args(["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run"])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .args(["--virtual-time-budget=20000", "--dump-dom"])
+        .arg(url.as_str())
+        .output()
+        .await
+        .expect("chromium runs");
+    let dom = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        dom.contains("graphiql-container"),
+        "GraphiQL rendered: {dom}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let result = dom.split("result-window").nth(1).unwrap_or_default();
+    assert!(result.contains("Explorer Entity") && result.contains("proposed"), "the answer is shown: {dom}");
 }
 
 #[test]
@@ -563,4 +618,113 @@ fn the_committed_sdl_is_the_one_the_code_generates() {
         "graphql/schema.graphql is stale: run `canon graphql-schema > graphql/schema.graphql` \
          (or CANON_UPDATE_GRAPHQL_SCHEMA=1 cargo test --test api graphql) and commit it"
     );
+}
+
+/// Runs a request with a dashboard token; asserts HTTP 200.
+async fn gql_as(app: &TestApp, token: &str, query: &str, variables: Value) -> Value {
+    let response = app
+        .as_user(Method::POST, "/graphql", token)
+        .json(&json!({ "query": query, "variables": variables }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    json(response).await
+}
+
+#[tokio::test]
+async fn reviewer_operations_need_a_dashboard_token_and_check_its_role() {
+    let app = spawn_app().await;
+    let type_id = app.create_type("Supplier", None).await;
+    let (admin, admin_token) = app.dashboard_token("admin").await;
+    let (operator, operator_token) = app.dashboard_token("operator").await;
+    let assign =
+        "mutation($t: ID!, $u: ID!) { assignReviewer(typeID: $t, userID: $u) { typeID userID role } }";
+    let list = "query($t: ID!) { entityType(id: $t) { name reviewers { userID email role assignedAt } } }";
+
+    let with_key = gql(&app, assign, json!({ "t": type_id, "u": operator })).await;
+    assert_eq!(error_code(&with_key), 401, "an API key is refused, as REST refuses it");
+    let as_operator = gql_as(&app, &operator_token, assign, json!({ "t": type_id, "u": operator })).await;
+    assert_eq!(error_code(&as_operator), 403);
+    let body = gql_as(&app, &admin_token, assign, json!({ "t": type_id, "u": operator })).await;
+    assert_eq!(
+        body["data"]["assignReviewer"],
+        json!({ "typeID": type_id, "userID": operator, "role": "operator" })
+    );
+    let body = gql_as(&app, &admin_token, assign, json!({ "t": type_id, "u": admin })).await;
+    assert!(body.get("errors").is_none(), "{body}");
+
+    let got = gql_as(&app, &operator_token, list, json!({ "t": type_id })).await;
+    let rest = json(
+        app.as_user(Method::GET, &format!("/v3/entity-types/{type_id}/reviewers"), &operator_token)
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    let (g, r) =
+        (got["data"]["entityType"]["reviewers"].as_array().unwrap(), rest["reviewers"].as_array().unwrap());
+    assert_eq!(g.len(), 2);
+    for (g, r) in g.iter().zip(r) {
+        assert_same(g, r);
+    }
+    assert_eq!(error_code(&gql(&app, list, json!({ "t": type_id })).await), 401);
+
+    let remove = "mutation($t: ID!, $u: ID!) { removeReviewer(typeID: $t, userID: $u) }";
+    assert_eq!(
+        error_code(&gql_as(&app, &operator_token, remove, json!({ "t": type_id, "u": admin })).await),
+        403
+    );
+    let body = gql_as(&app, &admin_token, remove, json!({ "t": type_id, "u": admin })).await;
+    assert_eq!(body["data"]["removeReviewer"], true);
+    assert_eq!(
+        error_code(&gql_as(&app, &admin_token, remove, json!({ "t": type_id, "u": admin })).await),
+        404
+    );
+
+    // assignedTo: me, as in the review queue.
+    let mine = app.entity("Reviewed Supplier", "Supplier").await;
+    app.entity("Unreviewed Thing", "Thing").await;
+    let body = gql_as(
+        &app,
+        &operator_token,
+        "{ entities(filter: {assignedTo: \"me\"}) { edges { node { entityID } } } }",
+        json!({}),
+    )
+    .await;
+    assert_eq!(body["data"]["entities"]["edges"], json!([{ "node": { "entityID": mine } }]));
+}
+
+#[tokio::test]
+async fn bulk_validation_and_merge_history_match_rest() {
+    let app = spawn_app().await;
+    let a = app.entity("Bulk One", "Thing").await;
+    let b = app.entity("Bulk Two", "Thing").await;
+    let query = "mutation($ids: [ID!]!) { bulkValidate(entityIDs: $ids, status: \"approved\") { \
+        results { entityID outcome reason } summary { validated skipped rejectedRow } } }";
+    let got = data(&app, query, json!({ "ids": [a, "ent_01NOSUCH000000000000000000"] })).await;
+    assert_eq!(got["bulkValidate"]["summary"], json!({ "validated": 1, "skipped": 1, "rejectedRow": 0 }));
+    let rest = json(
+        app.post("/v3/entities/bulk-validate", json!({ "entityIDs": [a, b], "status": "approved" })).await,
+    )
+    .await;
+    assert_eq!(rest["summary"], json!({ "validated": 1, "skipped": 0, "rejectedRow": 1 }));
+    let bad = gql(&app, query.replace("approved", "maybe").as_str(), json!({ "ids": [a] })).await;
+    assert_eq!(error_code(&bad), 400);
+
+    let c = app.entity("Bulk Three", "Thing").await;
+    assert_eq!(app.post(&format!("/v3/entities/{a}/merge"), json!({ "entityIDs": [c] })).await.status(), 200);
+    let got = data(
+        &app,
+        "query($id: ID!) { entity(id: $id) { merges { mergeID survivorID mergedID mergedBy mergedAt undoneBy \
+           undoneAt keysMoved mentionsMoved relationsMoved } } }",
+        json!({ "id": a }),
+    )
+    .await;
+    let rest = json(app.get(&format!("/v3/entities/{a}/merges")).await).await;
+    let (g, r) = (got["entity"]["merges"].as_array().unwrap(), rest["merges"].as_array().unwrap());
+    assert_eq!(g.len(), 1);
+    for (g, r) in g.iter().zip(r) {
+        assert_same(g, r);
+    }
 }
