@@ -74,4 +74,5 @@ cypher! {
     ENTITY_MENTIONS => "entity_mentions",
     RELATIONS_OUTBOUND_BATCH => "relations_outbound_batch",
     RELATIONS_INBOUND_BATCH => "relations_inbound_batch",
+    ENTITY_NEIGHBOR_PAIRS => "entity_neighbor_pairs",
 }

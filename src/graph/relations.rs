@@ -9,7 +9,7 @@ use crate::params;
 use crate::store::graph::Row;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use utoipa::ToSchema;
 
 /// Deepest centred knowledge-graph view.
@@ -77,7 +77,7 @@ pub struct EntityRelations {
     pub next_cursor: Option<String>,
 }
 
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Clone, Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct GraphNode {
     pub id: String,
@@ -229,14 +229,8 @@ impl GraphService {
         if let Some(center) = &query.center {
             let (center_id, _) = self.resolve_entity(tenant, center, None).await?;
             depths = Some(
-                self.within_hops(
-                    tenant,
-                    &center_id,
-                    query.depth.min(MAX_DEPTH),
-                    query.bucket.as_deref(),
-                    None,
-                )
-                .await?,
+                self.within_hops(tenant, &center_id, query.depth.min(MAX_DEPTH), query.bucket.as_deref())
+                    .await?,
             );
         }
         let mut node_ids: Option<HashSet<String>> = depths.as_ref().map(|d| d.keys().cloned().collect());
@@ -379,31 +373,87 @@ impl GraphService {
         depth: u32,
         relation_type: Option<&str>,
     ) -> ServiceResult<Vec<GraphNode>> {
+        let (center, _) = self.resolve_entity(tenant, id, None).await?;
+        let mut found =
+            self.neighbors_of_many(tenant, std::slice::from_ref(&center), depth, relation_type).await?;
+        Ok(found.remove(&center).unwrap_or_default())
+    }
+
+    /// [`GraphService::neighbors`] of many live entity IDs at once: `depth` + 1 statements
+    /// however many entities (one per hop for all of them, then their node records).
+    pub async fn neighbors_of_many(
+        &self,
+        tenant: &Tenant,
+        ids: &[String],
+        depth: u32,
+        relation_type: Option<&str>,
+    ) -> ServiceResult<HashMap<String, Vec<GraphNode>>> {
         if depth == 0 || depth > MAX_DEPTH {
             return Err(ServiceError::invalid_field("depth", format!("must be between 1 and {MAX_DEPTH}")));
         }
-        let (center, _) = self.resolve_entity(tenant, id, None).await?;
-        let depths = self.within_hops(tenant, &center, depth, None, relation_type).await?;
-        let ids: Vec<String> = depths.keys().filter(|k| **k != center).cloned().collect();
-        if ids.is_empty() {
-            return Ok(Vec::new());
-        }
-        let rows = self.run(tenant, queries::ENTITY_NODES, params! { "ids" => ids }).await?;
-        let mut nodes: Vec<GraphNode> = rows
-            .iter()
-            .map(|row| {
-                let id = str_col(row, "id");
-                GraphNode {
-                    depth: depths.get(&id).copied().unwrap_or(0),
-                    canonical: str_col(row, "canonical"),
-                    type_name: str_col(row, "type"),
-                    mention_count: row.get("mentionCount").and_then(Value::as_i64).unwrap_or(0),
-                    id,
+        let mut depths: HashMap<String, BTreeMap<String, u32>> =
+            ids.iter().map(|id| (id.clone(), BTreeMap::from([(id.clone(), 0)]))).collect();
+        let mut frontiers: HashMap<String, Vec<String>> =
+            ids.iter().map(|id| (id.clone(), vec![id.clone()])).collect();
+        for hop in 1..=depth {
+            let step: BTreeSet<String> = frontiers.values().flatten().cloned().collect();
+            if step.is_empty() {
+                break;
+            }
+            let rows = self
+                .run(
+                    tenant,
+                    queries::ENTITY_NEIGHBOR_PAIRS,
+                    params! { "ids" => step, "relationType" => relation_type },
+                )
+                .await?;
+            let mut adjacent: HashMap<String, Vec<String>> = HashMap::new();
+            for row in &rows {
+                adjacent.entry(str_col(row, "fromID")).or_default().push(str_col(row, "entityID"));
+            }
+            for (center, frontier) in frontiers.iter_mut() {
+                let seen = depths.entry(center.clone()).or_default();
+                let mut next = Vec::new();
+                for from in frontier.iter() {
+                    for to in adjacent.get(from).into_iter().flatten() {
+                        if !seen.contains_key(to) {
+                            seen.insert(to.clone(), hop);
+                            next.push(to.clone());
+                        }
+                    }
                 }
-            })
+                *frontier = next;
+            }
+        }
+        let all: BTreeSet<String> = depths
+            .iter()
+            .flat_map(|(center, found)| found.keys().filter(move |id| *id != center).cloned())
             .collect();
-        nodes.sort_by(|a, b| (a.depth, &a.id).cmp(&(b.depth, &b.id)));
-        Ok(nodes)
+        let rows = if all.is_empty() {
+            Vec::new()
+        } else {
+            self.run(tenant, queries::ENTITY_NODES, params! { "ids" => all }).await?
+        };
+        let records: HashMap<String, &Row> = rows.iter().map(|row| (str_col(row, "id"), row)).collect();
+        let mut out = HashMap::new();
+        for (center, found) in depths {
+            let mut nodes: Vec<GraphNode> = found
+                .iter()
+                .filter(|(id, _)| **id != center)
+                .filter_map(|(id, depth)| {
+                    records.get(id).map(|row| GraphNode {
+                        id: id.clone(),
+                        canonical: str_col(row, "canonical"),
+                        type_name: str_col(row, "type"),
+                        mention_count: row.get("mentionCount").and_then(Value::as_i64).unwrap_or(0),
+                        depth: *depth,
+                    })
+                })
+                .collect();
+            nodes.sort_by(|a, b| (a.depth, &a.id).cmp(&(b.depth, &b.id)));
+            out.insert(center, nodes);
+        }
+        Ok(out)
     }
 
     /// Every entity within `depth` hops of `center`, with its distance.
@@ -413,7 +463,6 @@ impl GraphService {
         center: &str,
         depth: u32,
         bucket: Option<&str>,
-        relation_type: Option<&str>,
     ) -> ServiceResult<BTreeMap<String, u32>> {
         let mut depths = BTreeMap::from([(center.to_string(), 0)]);
         let mut frontier = vec![center.to_string()];
@@ -422,11 +471,7 @@ impl GraphService {
                 break;
             }
             let rows = self
-                .run(
-                    tenant,
-                    queries::ENTITY_NEIGHBORS,
-                    params! { "ids" => frontier, "bucketID" => bucket, "relationType" => relation_type },
-                )
+                .run(tenant, queries::ENTITY_NEIGHBORS, params! { "ids" => frontier, "bucketID" => bucket })
                 .await?;
             frontier = Vec::new();
             for id in rows.iter().map(|row| str_col(row, "entityID")) {

@@ -4,7 +4,7 @@
 use super::gql_error;
 use crate::app::AppState;
 use crate::graph::entities::{Entity, Mention};
-use crate::graph::relations::{Direction, EntityRelations, RelationsQuery};
+use crate::graph::relations::{Direction, EntityRelations, GraphNode, RelationsQuery};
 use crate::graph::{GraphService, Tenant};
 use async_graphql::dataloader::{DataLoader, Loader};
 use std::collections::HashMap;
@@ -15,6 +15,7 @@ pub struct Loaders {
     pub entities: DataLoader<EntityLoader>,
     pub mentions: DataLoader<MentionsLoader>,
     pub relations: DataLoader<RelationsLoader>,
+    pub neighbors: DataLoader<NeighborsLoader>,
 }
 
 impl Loaders {
@@ -24,6 +25,7 @@ impl Loaders {
             entities: DataLoader::new(EntityLoader(scope()), tokio::spawn),
             mentions: DataLoader::new(MentionsLoader(scope()), tokio::spawn),
             relations: DataLoader::new(RelationsLoader(scope()), tokio::spawn),
+            neighbors: DataLoader::new(NeighborsLoader(scope()), tokio::spawn),
         }
     }
 }
@@ -125,6 +127,43 @@ impl Loader<RelationsKey> for RelationsLoader {
                     first,
                 };
                 out.insert(key, page);
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// One entity's neighbourhood request; keys with the same depth and type batch together.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct NeighborsKey {
+    pub entity_id: String,
+    pub depth: u32,
+    pub relation_type: Option<String>,
+}
+
+/// The neighbourhoods of many entities ([`GraphService::neighbors_of_many`]).
+pub struct NeighborsLoader(Scope);
+
+impl Loader<NeighborsKey> for NeighborsLoader {
+    type Value = Arc<Vec<GraphNode>>;
+    type Error = async_graphql::Error;
+
+    async fn load(&self, keys: &[NeighborsKey]) -> Result<HashMap<NeighborsKey, Self::Value>, Self::Error> {
+        let mut groups: HashMap<(u32, Option<String>), Vec<String>> = HashMap::new();
+        for key in keys {
+            groups.entry((key.depth, key.relation_type.clone())).or_default().push(key.entity_id.clone());
+        }
+        let mut out = HashMap::new();
+        for ((depth, relation_type), ids) in groups {
+            let found = self
+                .0
+                .graph
+                .neighbors_of_many(&self.0.tenant, &ids, depth, relation_type.as_deref())
+                .await
+                .map_err(gql_error)?;
+            for (entity_id, nodes) in found {
+                let key = NeighborsKey { entity_id, depth, relation_type: relation_type.clone() };
+                out.insert(key, Arc::new(nodes));
             }
         }
         Ok(out)

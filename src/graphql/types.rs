@@ -190,7 +190,8 @@ impl Entity {
         Ok(merges.into_iter().map(Merge::from).collect())
     }
 
-    /// Entities within `depth` hops (1..3), either direction, nearest first.
+    /// Entities within `depth` hops (1..3), either direction, nearest first (batched across a
+    /// page: one statement per hop).
     async fn neighbors(
         &self,
         ctx: &Context<'_>,
@@ -204,14 +205,13 @@ impl Entity {
             ))
             .gql();
         }
-        let rc = request(ctx);
-        let nodes = rc
-            .state
-            .graph
-            .neighbors(&rc.caller.tenant, &self.0.entity_id, depth as u32, relation_type.as_deref())
-            .await
-            .gql()?;
-        Ok(nodes.into_iter().map(GraphNode::from).collect())
+        let key = super::loaders::NeighborsKey {
+            entity_id: self.0.entity_id.clone(),
+            depth: depth as u32,
+            relation_type,
+        };
+        let nodes = ctx.data_unchecked::<super::loaders::Loaders>().neighbors.load_one(key).await?;
+        Ok(nodes.map(|n| n.iter().cloned().map(GraphNode::from).collect()).unwrap_or_default())
     }
 }
 

@@ -515,6 +515,29 @@ async fn a_nested_page_of_fifty_entities_costs_a_constant_number_of_graph_querie
     // level's keys meet in one batch window. Under CPU contention a level can split into two
     // batches (the loaders batch by a 1 ms window), never into one load per entity (50+).
     assert!(used <= 10, "{used} graph queries: something loads per entity");
+
+    // Neighbourhoods of the whole page: one statement per hop, then the node records.
+    let before = graph.queries_run();
+    let got = data(
+        &app,
+        "{ entities(first: 50) { edges { node { neighbors(depth: 2) { id depth } } } } }",
+        json!({}),
+    )
+    .await;
+    let used = graph.queries_run() - before;
+    for edge in got["entities"]["edges"].as_array().unwrap() {
+        let depths: Vec<i64> = edge["node"]["neighbors"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| n["depth"].as_i64().unwrap())
+            .collect();
+        assert_eq!(depths, vec![1, 1, 2, 2], "a ring: two neighbours at each distance");
+    }
+    println!("graph queries for the neighbourhoods (depth 2) of 50 entities: {used}");
+    // 5 when the page's keys meet in one batch window; 8 when a slow (debug) build splits
+    // them in two; 100+ if each entity walked alone.
+    assert!(used <= 12, "{used} graph queries: something loads per entity");
 }
 
 #[tokio::test]
