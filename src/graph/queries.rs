@@ -75,4 +75,5 @@ cypher! {
     RELATIONS_OUTBOUND_BATCH => "relations_outbound_batch",
     RELATIONS_INBOUND_BATCH => "relations_inbound_batch",
     ENTITY_NEIGHBOR_PAIRS => "entity_neighbor_pairs",
+    ENTITY_MERGES_BATCH => "entity_merges_batch",
 }

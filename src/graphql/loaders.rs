@@ -16,6 +16,7 @@ pub struct Loaders {
     pub mentions: DataLoader<MentionsLoader>,
     pub relations: DataLoader<RelationsLoader>,
     pub neighbors: DataLoader<NeighborsLoader>,
+    pub merges: DataLoader<MergesLoader>,
 }
 
 impl Loaders {
@@ -26,6 +27,7 @@ impl Loaders {
             mentions: DataLoader::new(MentionsLoader(scope()), tokio::spawn),
             relations: DataLoader::new(RelationsLoader(scope()), tokio::spawn),
             neighbors: DataLoader::new(NeighborsLoader(scope()), tokio::spawn),
+            merges: DataLoader::new(MergesLoader(scope()), tokio::spawn),
         }
     }
 }
@@ -167,5 +169,17 @@ impl Loader<NeighborsKey> for NeighborsLoader {
             }
         }
         Ok(out)
+    }
+}
+
+/// The merge history of each entity ([`GraphService::merge_history_of_many`]).
+pub struct MergesLoader(Scope);
+
+impl Loader<String> for MergesLoader {
+    type Value = Vec<crate::graph::merges::MergeRecord>;
+    type Error = async_graphql::Error;
+
+    async fn load(&self, keys: &[String]) -> Result<HashMap<String, Self::Value>, Self::Error> {
+        self.0.graph.merge_history_of_many(&self.0.tenant, keys).await.map_err(gql_error)
     }
 }

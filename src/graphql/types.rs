@@ -183,11 +183,12 @@ impl Entity {
         Ok(connection)
     }
 
-    /// The merges this entity took part in, newest first (`GET /v3/entities/{id}/merges`).
+    /// The merges this entity took part in, newest first (`GET /v3/entities/{id}/merges`;
+    /// batched across a page).
     async fn merges(&self, ctx: &Context<'_>) -> async_graphql::Result<Vec<Merge>> {
-        let rc = request(ctx);
-        let merges = rc.state.graph.merge_history(&rc.caller.tenant, &self.0.entity_id).await.gql()?;
-        Ok(merges.into_iter().map(Merge::from).collect())
+        let merges =
+            ctx.data_unchecked::<super::loaders::Loaders>().merges.load_one(self.0.entity_id.clone()).await?;
+        Ok(merges.unwrap_or_default().into_iter().map(Merge::from).collect())
     }
 
     /// Entities within `depth` hops (1..3), either direction, nearest first (batched across a

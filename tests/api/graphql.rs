@@ -516,11 +516,12 @@ async fn a_nested_page_of_fifty_entities_costs_a_constant_number_of_graph_querie
     // batches (the loaders batch by a 1 ms window), never into one load per entity (50+).
     assert!(used <= 10, "{used} graph queries: something loads per entity");
 
-    // Neighbourhoods of the whole page: one statement per hop, then the node records.
+    // Neighbourhoods of the whole page (one statement per hop, then the node records) and
+    // merge histories (one).
     let before = graph.queries_run();
     let got = data(
         &app,
-        "{ entities(first: 50) { edges { node { neighbors(depth: 2) { id depth } } } } }",
+        "{ entities(first: 50) { edges { node { merges { mergeID } neighbors(depth: 2) { id depth } } } } }",
         json!({}),
     )
     .await;
@@ -534,9 +535,9 @@ async fn a_nested_page_of_fifty_entities_costs_a_constant_number_of_graph_querie
             .collect();
         assert_eq!(depths, vec![1, 1, 2, 2], "a ring: two neighbours at each distance");
     }
-    println!("graph queries for the neighbourhoods (depth 2) of 50 entities: {used}");
-    // 5 when the page's keys meet in one batch window; 8 when a slow (debug) build splits
-    // them in two; 100+ if each entity walked alone.
+    println!("graph queries for the merge histories and neighbourhoods (depth 2) of 50 entities: {used}");
+    // 6 when the page's keys meet in one batch window; more when a slow (debug) build splits
+    // a window in two; 100+ if each entity loaded alone.
     assert!(used <= 12, "{used} graph queries: something loads per entity");
 }
 
