@@ -76,4 +76,6 @@ cypher! {
     RELATIONS_INBOUND_BATCH => "relations_inbound_batch",
     ENTITY_NEIGHBOR_PAIRS => "entity_neighbor_pairs",
     ENTITY_MERGES_BATCH => "entity_merges_batch",
+    ENTITY_TYPES_BY_IDS => "entity_types_by_ids",
+    ENTITY_TYPE_CHILDREN => "entity_type_children",
 }

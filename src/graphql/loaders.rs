@@ -17,6 +17,8 @@ pub struct Loaders {
     pub relations: DataLoader<RelationsLoader>,
     pub neighbors: DataLoader<NeighborsLoader>,
     pub merges: DataLoader<MergesLoader>,
+    pub entity_types: DataLoader<EntityTypeLoader>,
+    pub type_children: DataLoader<TypeChildrenLoader>,
 }
 
 impl Loaders {
@@ -28,6 +30,8 @@ impl Loaders {
             relations: DataLoader::new(RelationsLoader(scope()), tokio::spawn),
             neighbors: DataLoader::new(NeighborsLoader(scope()), tokio::spawn),
             merges: DataLoader::new(MergesLoader(scope()), tokio::spawn),
+            entity_types: DataLoader::new(EntityTypeLoader(scope()), tokio::spawn),
+            type_children: DataLoader::new(TypeChildrenLoader(scope()), tokio::spawn),
         }
     }
 }
@@ -181,5 +185,30 @@ impl Loader<String> for MergesLoader {
 
     async fn load(&self, keys: &[String]) -> Result<HashMap<String, Self::Value>, Self::Error> {
         self.0.graph.merge_history_of_many(&self.0.tenant, keys).await.map_err(gql_error)
+    }
+}
+
+/// Entity types by ID ([`GraphService::entity_types_by_ids`]), for `parent`.
+pub struct EntityTypeLoader(Scope);
+
+impl Loader<String> for EntityTypeLoader {
+    type Value = crate::graph::entity_types::EntityType;
+    type Error = async_graphql::Error;
+
+    async fn load(&self, keys: &[String]) -> Result<HashMap<String, Self::Value>, Self::Error> {
+        let found = self.0.graph.entity_types_by_ids(&self.0.tenant, keys).await.map_err(gql_error)?;
+        Ok(found.into_iter().map(|t| (t.type_id.clone(), t)).collect())
+    }
+}
+
+/// Each type's direct children ([`GraphService::entity_type_children`]).
+pub struct TypeChildrenLoader(Scope);
+
+impl Loader<String> for TypeChildrenLoader {
+    type Value = Vec<crate::graph::entity_types::EntityType>;
+    type Error = async_graphql::Error;
+
+    async fn load(&self, keys: &[String]) -> Result<HashMap<String, Self::Value>, Self::Error> {
+        self.0.graph.entity_type_children(&self.0.tenant, keys).await.map_err(gql_error)
     }
 }

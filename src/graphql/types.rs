@@ -11,7 +11,6 @@ use crate::graph::relations::{
     Direction, Edge as EdgeRecord, GraphEdge as GraphEdgeRecord, GraphNode as GraphNodeRecord,
     RelatedEntity as RelatedRecord,
 };
-use crate::pagination::{Limits, PageRequest};
 use crate::suggestions::{SuggestedEntity as SuggestedRecord, Suggestion as SuggestionRecord};
 use async_graphql::connection::{Connection, Edge};
 use async_graphql::{ComplexObject, Context, Enum, Json, Object, SimpleObject, ID};
@@ -437,14 +436,13 @@ impl EntityType {
         &self.0.updated_at
     }
 
-    /// The parent type; null for a top-level type.
+    /// The parent type; null for a top-level type (batched).
     async fn parent(&self, ctx: &Context<'_>) -> async_graphql::Result<Option<EntityType>> {
         if self.0.parent_type_id.is_empty() {
             return Ok(None);
         }
-        let rc = request(ctx);
-        let parent = rc.state.graph.get_entity_type(&rc.caller.tenant, &self.0.parent_type_id).await.gql()?;
-        Ok(Some(EntityType(parent)))
+        let loaders = ctx.data_unchecked::<super::loaders::Loaders>();
+        Ok(loaders.entity_types.load_one(self.0.parent_type_id.clone()).await?.map(EntityType))
     }
 
     /// Users reviewing this type (dashboard token with the operator or admin role).
@@ -454,14 +452,11 @@ impl EntityType {
         Ok(list.into_iter().map(Reviewer::from).collect())
     }
 
-    /// The direct child types (the first 200, by ID).
+    /// The direct child types, by ID (batched).
     async fn children(&self, ctx: &Context<'_>) -> async_graphql::Result<Vec<EntityType>> {
-        let rc = request(ctx);
-        let page =
-            PageRequest::parse(Some(200), None, None, Limits { default: 200, max: 200 }, "ety").gql()?;
-        let children =
-            rc.state.graph.list_entity_types(&rc.caller.tenant, &page, Some(&self.0.type_id)).await.gql()?;
-        Ok(children.entity_types.into_iter().map(EntityType).collect())
+        let loaders = ctx.data_unchecked::<super::loaders::Loaders>();
+        let children = loaders.type_children.load_one(self.0.type_id.clone()).await?;
+        Ok(children.unwrap_or_default().into_iter().map(EntityType).collect())
     }
 }
 

@@ -239,6 +239,7 @@ async fn entity_types_buckets_and_merge_suggestions_match_rest() {
     app.entity("Hooli Cloud Services", "Company").await;
     assert_eq!(app.post("/v3/merge-suggestions/refresh", json!({})).await.status(), 200);
 
+    let before = app.app().state.graph.queries_run();
     let types = data(
         &app,
         "{ entityTypes { typeID name description parentTypeID attributeSchema createdAt updatedAt \
@@ -247,6 +248,8 @@ async fn entity_types_buckets_and_merge_suggestions_match_rest() {
     )
     .await["entityTypes"]
         .clone();
+    let used = app.app().state.graph.queries_run() - before;
+    assert!(used <= 6, "page, count, parents and children in batches: {used} statements");
     let rest = json(app.get("/v3/entity-types").await).await["entityTypes"].clone();
     let (g, r) = (types.as_array().unwrap(), rest.as_array().unwrap());
     assert_eq!(g.len(), 3);
