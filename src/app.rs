@@ -43,6 +43,8 @@ pub struct AppState {
     pub jwt_secret: Arc<Vec<u8>>,
     pub limiter: Arc<RateLimiter>,
     pub metrics: Arc<Metrics>,
+    /// Provisioned files (the GraphQL explorer's assets among them).
+    pub vendor_dir: Arc<std::path::PathBuf>,
 }
 
 /// The connected backends, and the FalkorDB child when canon runs one.
@@ -160,6 +162,7 @@ impl App {
             records,
             limiter: Arc::new(RateLimiter::new(config.rate_limit_per_second, config.rate_limit_burst)),
             metrics: Arc::new(Metrics::new()),
+            vendor_dir: Arc::new(config.vendor_dir.clone()),
         };
         let listener = tokio::net::TcpListener::bind(config.listen).await?;
         let addr = listener.local_addr()?;

@@ -12,6 +12,7 @@ pub mod config;
 pub mod embeddings;
 pub mod error;
 pub mod graph;
+pub mod graphql;
 pub mod ids;
 pub mod jobs;
 pub mod pagination;

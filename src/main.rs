@@ -1,4 +1,4 @@
-//! The `canon` command: `serve`, `keys`, `migrate`.
+//! The `canon` command: `serve`, `keys`, `users`, `migrate`, `graphql-schema`.
 
 use canon::app::{shutdown_signal, App};
 use canon::config::{self, Config};
@@ -41,6 +41,8 @@ enum Command {
         #[command(flatten)]
         records: RecordsArgs,
     },
+    /// Print the GraphQL SDL generated from the code (committed as graphql/schema.graphql).
+    GraphqlSchema,
 }
 
 /// Where the record store is (the same settings `serve` reads).
@@ -125,6 +127,10 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Migrate { records } => {
             records.connect().await?;
             println!("migrations applied");
+            Ok(())
+        }
+        Command::GraphqlSchema => {
+            print!("{}", canon::graphql::sdl());
             Ok(())
         }
         Command::Keys { records, command } => keys(records.connect().await?, command).await,

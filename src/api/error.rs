@@ -54,8 +54,20 @@ impl ApiError {
     pub fn status(&self) -> StatusCode {
         self.status
     }
+
+    /// What the client reads (GraphQL puts it in the error's `message`).
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// Field-level context, when any.
+    pub fn details(&self) -> Option<&Value> {
+        self.details.as_ref()
+    }
 }
 
+/// The one mapping of service errors to statuses (and client-facing messages), shared by
+/// REST bodies and GraphQL `extensions.code`. No wildcard arm: a new variant must be mapped.
 impl From<ServiceError> for ApiError {
     fn from(err: ServiceError) -> Self {
         match err {

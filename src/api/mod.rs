@@ -36,6 +36,8 @@ pub fn router(state: AppState) -> Router {
         .route("/metrics", get(metrics::metrics))
         .route("/openapi.json", get(openapi::spec))
         .route("/docs", get(openapi::docs))
+        .route("/graphql", get(crate::graphql::graphiql).post(crate::graphql::execute))
+        .route("/graphql/assets/{file}", get(crate::graphql::graphiql_asset))
         .nest("/v3", v3())
         .nest("/v1-alpha", v1_alpha())
         .nest("/v1-beta", v1_beta())

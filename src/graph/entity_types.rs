@@ -154,6 +154,40 @@ impl GraphService {
         }
     }
 
+    /// The live types of these IDs (those that exist), in one statement.
+    pub async fn entity_types_by_ids(
+        &self,
+        tenant: &Tenant,
+        ids: &[String],
+    ) -> ServiceResult<Vec<EntityType>> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let rows = self.run(tenant, queries::ENTITY_TYPES_BY_IDS, params! { "ids" => ids }).await?;
+        rows.into_iter().map(|row| decode::<StoredEntityType>(row)?.try_into()).collect()
+    }
+
+    /// The direct children of each of these types, in typeID order, in one statement.
+    pub async fn entity_type_children(
+        &self,
+        tenant: &Tenant,
+        ids: &[String],
+    ) -> ServiceResult<std::collections::HashMap<String, Vec<EntityType>>> {
+        let mut found: std::collections::HashMap<String, Vec<EntityType>> =
+            ids.iter().map(|id| (id.clone(), Vec::new())).collect();
+        if ids.is_empty() {
+            return Ok(found);
+        }
+        let rows = self.run(tenant, queries::ENTITY_TYPE_CHILDREN, params! { "ids" => ids }).await?;
+        for row in rows {
+            let child: EntityType = decode::<StoredEntityType>(row)?.try_into()?;
+            if let Some(list) = found.get_mut(&child.parent_type_id) {
+                list.push(child);
+            }
+        }
+        Ok(found)
+    }
+
     pub async fn get_entity_type(&self, tenant: &Tenant, id: &str) -> ServiceResult<EntityType> {
         let rows = self.run(tenant, queries::ENTITY_TYPE_GET, params! { "id" => id }).await?;
         match rows.into_iter().next() {

@@ -8,10 +8,11 @@ use crate::error::{ServiceError, ServiceResult};
 use crate::ids;
 use crate::params;
 use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
 use utoipa::ToSchema;
 
 /// One recorded merge.
-#[derive(Debug, Serialize, Deserialize, ToSchema)]
+#[derive(Clone, Debug, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct MergeRecord {
     #[serde(rename = "mergeID")]
@@ -123,5 +124,28 @@ impl GraphService {
     pub async fn merge_history(&self, tenant: &Tenant, entity_id: &str) -> ServiceResult<Vec<MergeRecord>> {
         let rows = self.run(tenant, queries::ENTITY_MERGES, params! { "id" => entity_id }).await?;
         rows.into_iter().map(decode).collect()
+    }
+
+    /// [`GraphService::merge_history`] of many entity IDs in one statement.
+    pub async fn merge_history_of_many(
+        &self,
+        tenant: &Tenant,
+        ids: &[String],
+    ) -> ServiceResult<HashMap<String, Vec<MergeRecord>>> {
+        let mut found: HashMap<String, Vec<MergeRecord>> =
+            ids.iter().map(|id| (id.clone(), Vec::new())).collect();
+        if ids.is_empty() {
+            return Ok(found);
+        }
+        let rows = self.run(tenant, queries::ENTITY_MERGES_BATCH, params! { "ids" => ids }).await?;
+        for row in rows {
+            let record: MergeRecord = decode(row)?;
+            for id in [&record.survivor_id, &record.merged_id] {
+                if let Some(list) = found.get_mut(id) {
+                    list.push(record.clone());
+                }
+            }
+        }
+        Ok(found)
     }
 }

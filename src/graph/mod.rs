@@ -20,6 +20,7 @@ use crate::store::records::keys::{Environment, Principal};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use std::collections::HashSet;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// The account + environment a request acts for.
@@ -55,15 +56,22 @@ pub struct GraphService {
     engine: Arc<dyn CypherEngine>,
     /// Tenants whose default bucket this process has already ensured.
     ready_tenants: Mutex<HashSet<Tenant>>,
+    /// Statements run so far (tests and benchmarks count round trips with it).
+    queries_run: AtomicU64,
 }
 
 impl GraphService {
     pub fn new(engine: Arc<dyn CypherEngine>) -> Self {
-        Self { engine, ready_tenants: Mutex::new(HashSet::new()) }
+        Self { engine, ready_tenants: Mutex::new(HashSet::new()), queries_run: AtomicU64::new(0) }
     }
 
     pub fn engine(&self) -> &Arc<dyn CypherEngine> {
         &self.engine
+    }
+
+    /// How many statements this service has sent to the graph engine since it started.
+    pub fn queries_run(&self) -> u64 {
+        self.queries_run.load(Ordering::Relaxed)
     }
 
     /// Runs one of `queries` for a tenant (for services beside the graph's own).
@@ -80,6 +88,7 @@ impl GraphService {
     async fn run(&self, tenant: &Tenant, cypher: &str, params: Params) -> ServiceResult<Vec<Row>> {
         let mut all = tenant.params();
         all.extend(params);
+        self.queries_run.fetch_add(1, Ordering::Relaxed);
         Ok(self.engine.run(cypher, all).await?)
     }
 

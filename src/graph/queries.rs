@@ -69,3 +69,13 @@ cypher! {
 cypher! {
     ENTITY_CANDIDATES => "entity_candidates",
 }
+
+cypher! {
+    ENTITY_MENTIONS => "entity_mentions",
+    RELATIONS_OUTBOUND_BATCH => "relations_outbound_batch",
+    RELATIONS_INBOUND_BATCH => "relations_inbound_batch",
+    ENTITY_NEIGHBOR_PAIRS => "entity_neighbor_pairs",
+    ENTITY_MERGES_BATCH => "entity_merges_batch",
+    ENTITY_TYPES_BY_IDS => "entity_types_by_ids",
+    ENTITY_TYPE_CHILDREN => "entity_type_children",
+}

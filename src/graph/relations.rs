@@ -7,9 +7,10 @@ use super::{decode, queries, GraphService, Tenant};
 use crate::error::{ServiceError, ServiceResult};
 use crate::ids;
 use crate::params;
+use crate::store::graph::Row;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use utoipa::ToSchema;
 
 /// Deepest centred knowledge-graph view.
@@ -43,7 +44,7 @@ pub struct Relation {
 }
 
 /// The far end of an edge, compactly.
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Clone, Debug, Serialize, ToSchema)]
 pub struct RelatedEntity {
     pub id: String,
     pub canonical: String,
@@ -53,7 +54,7 @@ pub struct RelatedEntity {
     pub type_name: String,
 }
 
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Clone, Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Edge {
     #[serde(rename = "relationID")]
@@ -68,7 +69,7 @@ pub struct Edge {
 }
 
 /// An entity's edges split by direction.
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Clone, Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct EntityRelations {
     pub inbound: Vec<Edge>,
@@ -77,7 +78,7 @@ pub struct EntityRelations {
     pub next_cursor: Option<String>,
 }
 
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Clone, Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct GraphNode {
     pub id: String,
@@ -109,7 +110,7 @@ pub struct KnowledgeGraph {
     pub next_cursor: Option<String>,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Direction {
     Inbound,
     Outbound,
@@ -205,7 +206,7 @@ impl GraphService {
             "id" => entity_id, "relationType" => query.relation_type, "cursor" => query.cursor,
             "bucketID" => query.bucket, "limit" => query.limit + 1,
         };
-        let mut edges: Vec<(bool, crate::store::graph::Row)> = Vec::new();
+        let mut edges: Vec<(bool, Row)> = Vec::new();
         if query.direction != Direction::Inbound {
             let rows = self.run(tenant, queries::RELATIONS_OUTBOUND, params.clone()).await?;
             edges.extend(rows.into_iter().map(|row| (true, row)));
@@ -220,37 +221,7 @@ impl GraphService {
                     .map(|row| (false, row)),
             );
         }
-        edges.sort_by_key(|(_, row)| str_col(row, "relationID"));
-        let has_more = edges.len() > query.limit as usize;
-        edges.truncate(query.limit as usize);
-        let next_cursor =
-            if has_more { edges.last().map(|(_, row)| str_col(row, "relationID")) } else { None };
-        let (mut inbound, mut outbound) = (Vec::new(), Vec::new());
-        for (is_outbound, row) in edges {
-            let other_id = str_col(&row, "otherID");
-            let far = RelatedEntity {
-                depth: if other_id == entity_id { 0 } else { 1 },
-                id: other_id,
-                canonical: str_col(&row, "otherCanonical"),
-                type_name: str_col(&row, "otherType"),
-            };
-            let mut edge = Edge {
-                relation_id: str_col(&row, "relationID"),
-                relation_type: str_col(&row, "relationType"),
-                mention_count: row.get("mentionCount").and_then(Value::as_i64).unwrap_or(0),
-                first_seen_at: str_col(&row, "firstSeenAt"),
-                source_entity: None,
-                target_entity: None,
-            };
-            if is_outbound {
-                edge.target_entity = Some(far);
-                outbound.push(edge);
-            } else {
-                edge.source_entity = Some(far);
-                inbound.push(edge);
-            }
-        }
-        Ok(EntityRelations { inbound, outbound, next_cursor })
+        Ok(shape_relations(&entity_id, edges, query.limit))
     }
 
     /// A page of the graph's edges and their endpoints.
@@ -348,6 +319,174 @@ impl GraphService {
         Ok(KnowledgeGraph { nodes, edges, next_cursor })
     }
 
+    /// One page of relations for each of many live entity IDs in two statements (one per
+    /// direction), each page shaped exactly as [`GraphService::entity_relations`] shapes it.
+    /// IDs must be live (as the entity records of a page are); unknown IDs get empty pages.
+    pub async fn relations_of_many(
+        &self,
+        tenant: &Tenant,
+        ids: &[String],
+        query: RelationsQuery,
+    ) -> ServiceResult<HashMap<String, EntityRelations>> {
+        let mut edges: HashMap<String, Vec<(bool, Row)>> =
+            ids.iter().map(|id| (id.clone(), Vec::new())).collect();
+        if ids.is_empty() {
+            return Ok(HashMap::new());
+        }
+        let params = params! {
+            "ids" => ids, "relationType" => query.relation_type, "cursor" => query.cursor,
+            "bucketID" => query.bucket, "limit" => query.limit + 1,
+        };
+        let mut take = |rows: Vec<Row>, outbound: bool| {
+            for row in rows {
+                let entity_id = str_col(&row, "entityID");
+                let Some(list) = edges.get_mut(&entity_id) else { continue };
+                let seen: HashSet<String> = list.iter().map(|(_, r)| str_col(r, "relationID")).collect();
+                let page = row.get("edges").and_then(Value::as_array).cloned().unwrap_or_default();
+                for edge in page {
+                    if let Value::Object(edge) = edge {
+                        // A self-loop is listed once, as outbound.
+                        if !seen.contains(&str_col(&edge, "relationID")) {
+                            list.push((outbound, edge));
+                        }
+                    }
+                }
+            }
+        };
+        if query.direction != Direction::Inbound {
+            take(self.run(tenant, queries::RELATIONS_OUTBOUND_BATCH, params.clone()).await?, true);
+        }
+        if query.direction != Direction::Outbound {
+            take(self.run(tenant, queries::RELATIONS_INBOUND_BATCH, params).await?, false);
+        }
+        Ok(edges
+            .into_iter()
+            .map(|(id, list)| {
+                let page = shape_relations(&id, list, query.limit);
+                (id, page)
+            })
+            .collect())
+    }
+
+    /// The first `limit` mentions (by mention ID) of each of many entity IDs, in one statement.
+    pub async fn mentions_of_many(
+        &self,
+        tenant: &Tenant,
+        ids: &[String],
+        limit: u32,
+    ) -> ServiceResult<HashMap<String, Vec<Mention>>> {
+        let mut found: HashMap<String, Vec<Mention>> =
+            ids.iter().map(|id| (id.clone(), Vec::new())).collect();
+        if ids.is_empty() {
+            return Ok(found);
+        }
+        let rows =
+            self.run(tenant, queries::ENTITY_MENTIONS, params! { "ids" => ids, "limit" => limit }).await?;
+        for row in rows {
+            let entity_id = str_col(&row, "entityID");
+            let mentions: Vec<Mention> = match row.get("mentions") {
+                Some(list) => serde_json::from_value(list.clone()).map_err(|err| {
+                    ServiceError::Internal(anyhow::anyhow!("cannot decode mentions: {err}"))
+                })?,
+                None => Vec::new(),
+            };
+            found.insert(entity_id, mentions);
+        }
+        Ok(found)
+    }
+
+    /// The entities within `depth` hops (1..=[`MAX_DEPTH`]) of an entity (through merges),
+    /// optionally over one relation type only, nearest first, without the entity itself.
+    pub async fn neighbors(
+        &self,
+        tenant: &Tenant,
+        id: &str,
+        depth: u32,
+        relation_type: Option<&str>,
+    ) -> ServiceResult<Vec<GraphNode>> {
+        let (center, _) = self.resolve_entity(tenant, id, None).await?;
+        let mut found =
+            self.neighbors_of_many(tenant, std::slice::from_ref(&center), depth, relation_type).await?;
+        Ok(found.remove(&center).unwrap_or_default())
+    }
+
+    /// [`GraphService::neighbors`] of many live entity IDs at once: `depth` + 1 statements
+    /// however many entities (one per hop for all of them, then their node records).
+    pub async fn neighbors_of_many(
+        &self,
+        tenant: &Tenant,
+        ids: &[String],
+        depth: u32,
+        relation_type: Option<&str>,
+    ) -> ServiceResult<HashMap<String, Vec<GraphNode>>> {
+        if depth == 0 || depth > MAX_DEPTH {
+            return Err(ServiceError::invalid_field("depth", format!("must be between 1 and {MAX_DEPTH}")));
+        }
+        let mut depths: HashMap<String, BTreeMap<String, u32>> =
+            ids.iter().map(|id| (id.clone(), BTreeMap::from([(id.clone(), 0)]))).collect();
+        let mut frontiers: HashMap<String, Vec<String>> =
+            ids.iter().map(|id| (id.clone(), vec![id.clone()])).collect();
+        for hop in 1..=depth {
+            let step: BTreeSet<String> = frontiers.values().flatten().cloned().collect();
+            if step.is_empty() {
+                break;
+            }
+            let rows = self
+                .run(
+                    tenant,
+                    queries::ENTITY_NEIGHBOR_PAIRS,
+                    params! { "ids" => step, "relationType" => relation_type },
+                )
+                .await?;
+            let mut adjacent: HashMap<String, Vec<String>> = HashMap::new();
+            for row in &rows {
+                adjacent.entry(str_col(row, "fromID")).or_default().push(str_col(row, "entityID"));
+            }
+            for (center, frontier) in frontiers.iter_mut() {
+                let seen = depths.entry(center.clone()).or_default();
+                let mut next = Vec::new();
+                for from in frontier.iter() {
+                    for to in adjacent.get(from).into_iter().flatten() {
+                        if !seen.contains_key(to) {
+                            seen.insert(to.clone(), hop);
+                            next.push(to.clone());
+                        }
+                    }
+                }
+                *frontier = next;
+            }
+        }
+        let all: BTreeSet<String> = depths
+            .iter()
+            .flat_map(|(center, found)| found.keys().filter(move |id| *id != center).cloned())
+            .collect();
+        let rows = if all.is_empty() {
+            Vec::new()
+        } else {
+            self.run(tenant, queries::ENTITY_NODES, params! { "ids" => all }).await?
+        };
+        let records: HashMap<String, &Row> = rows.iter().map(|row| (str_col(row, "id"), row)).collect();
+        let mut out = HashMap::new();
+        for (center, found) in depths {
+            let mut nodes: Vec<GraphNode> = found
+                .iter()
+                .filter(|(id, _)| **id != center)
+                .filter_map(|(id, depth)| {
+                    records.get(id).map(|row| GraphNode {
+                        id: id.clone(),
+                        canonical: str_col(row, "canonical"),
+                        type_name: str_col(row, "type"),
+                        mention_count: row.get("mentionCount").and_then(Value::as_i64).unwrap_or(0),
+                        depth: *depth,
+                    })
+                })
+                .collect();
+            nodes.sort_by(|a, b| (a.depth, &a.id).cmp(&(b.depth, &b.id)));
+            out.insert(center, nodes);
+        }
+        Ok(out)
+    }
+
     /// Every entity within `depth` hops of `center`, with its distance.
     async fn within_hops(
         &self,
@@ -375,4 +514,39 @@ impl GraphService {
         }
         Ok(depths)
     }
+}
+
+/// One page of an entity's edges from its (outbound?, row) pairs: ordered by relation ID,
+/// cut to `limit`, split by direction. REST and the batched GraphQL loader share it.
+fn shape_relations(entity_id: &str, mut edges: Vec<(bool, Row)>, limit: u32) -> EntityRelations {
+    edges.sort_by_key(|(_, row)| str_col(row, "relationID"));
+    let has_more = edges.len() > limit as usize;
+    edges.truncate(limit as usize);
+    let next_cursor = if has_more { edges.last().map(|(_, row)| str_col(row, "relationID")) } else { None };
+    let (mut inbound, mut outbound) = (Vec::new(), Vec::new());
+    for (is_outbound, row) in edges {
+        let other_id = str_col(&row, "otherID");
+        let far = RelatedEntity {
+            depth: if other_id == entity_id { 0 } else { 1 },
+            id: other_id,
+            canonical: str_col(&row, "otherCanonical"),
+            type_name: str_col(&row, "otherType"),
+        };
+        let mut edge = Edge {
+            relation_id: str_col(&row, "relationID"),
+            relation_type: str_col(&row, "relationType"),
+            mention_count: row.get("mentionCount").and_then(Value::as_i64).unwrap_or(0),
+            first_seen_at: str_col(&row, "firstSeenAt"),
+            source_entity: None,
+            target_entity: None,
+        };
+        if is_outbound {
+            edge.target_entity = Some(far);
+            outbound.push(edge);
+        } else {
+            edge.source_entity = Some(far);
+            inbound.push(edge);
+        }
+    }
+    EntityRelations { inbound, outbound, next_cursor }
 }

@@ -8,6 +8,7 @@ mod curation;
 mod entities;
 mod entity_types;
 mod graph;
+mod graphql;
 mod helpers;
 mod jobs;
 mod lifecycle;

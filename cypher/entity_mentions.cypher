@@ -1,0 +1,10 @@
+// The first $limit mentions (in mention-ID order) of each of $ids, for loaders that batch
+// many entities into one statement.
+UNWIND $ids AS id
+MATCH (mn:Mention {entityID: id, accountID: $accountID, environment: $environment})
+WITH id, mn
+ORDER BY mn.id
+WITH id, collect({mentionID: mn.id, entityID: mn.entityID, referenceID: mn.referenceID,
+  transformationID: mn.transformationID, page: mn.page, sectionLabel: mn.sectionLabel,
+  surface: mn.surface, createdAt: mn.createdAt}) AS mentions
+RETURN id AS entityID, mentions[0..$limit] AS mentions

@@ -1,0 +1,14 @@
+// The outbound edges of each of $ids in relation-ID order: at most $limit per entity after
+// $cursor (the batched form of relations_outbound, for loaders).
+UNWIND $ids AS id
+MATCH (e:Entity {id: id, accountID: $accountID, environment: $environment})-[r:RELATES_TO]->(o:Entity)
+WHERE ($relationType IS NULL OR r.relationType = $relationType)
+  AND ($cursor IS NULL OR r.id > $cursor)
+  AND ($bucketID IS NULL OR r.bucketID = $bucketID)
+OPTIONAL MATCH (t:EntityType {id: o.typeID})
+WITH e, r, o, t
+ORDER BY r.id
+WITH e, collect({relationID: r.id, relationType: r.relationType, mentionCount: r.mentionCount,
+  firstSeenAt: r.firstSeenAt, otherID: o.id, otherCanonical: o.canonical,
+  otherType: coalesce(t.name, o.typeName)}) AS edges
+RETURN e.id AS entityID, edges[0..$limit] AS edges

@@ -1,0 +1,214 @@
+//! Per-request DataLoaders: every entity of a page asks for its mentions or relations, and
+//! the loader answers them all with one batched service call.
+
+use super::gql_error;
+use crate::app::AppState;
+use crate::graph::entities::{Entity, Mention};
+use crate::graph::relations::{Direction, EntityRelations, GraphNode, RelationsQuery};
+use crate::graph::{GraphService, Tenant};
+use async_graphql::dataloader::{DataLoader, Loader};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// The loaders of one request (they hold the caller's tenant).
+pub struct Loaders {
+    pub entities: DataLoader<EntityLoader>,
+    pub mentions: DataLoader<MentionsLoader>,
+    pub relations: DataLoader<RelationsLoader>,
+    pub neighbors: DataLoader<NeighborsLoader>,
+    pub merges: DataLoader<MergesLoader>,
+    pub entity_types: DataLoader<EntityTypeLoader>,
+    pub type_children: DataLoader<TypeChildrenLoader>,
+}
+
+impl Loaders {
+    pub fn new(state: &AppState, tenant: &Tenant) -> Self {
+        let scope = || Scope { graph: state.graph.clone(), tenant: tenant.clone() };
+        Self {
+            entities: DataLoader::new(EntityLoader(scope()), tokio::spawn),
+            mentions: DataLoader::new(MentionsLoader(scope()), tokio::spawn),
+            relations: DataLoader::new(RelationsLoader(scope()), tokio::spawn),
+            neighbors: DataLoader::new(NeighborsLoader(scope()), tokio::spawn),
+            merges: DataLoader::new(MergesLoader(scope()), tokio::spawn),
+            entity_types: DataLoader::new(EntityTypeLoader(scope()), tokio::spawn),
+            type_children: DataLoader::new(TypeChildrenLoader(scope()), tokio::spawn),
+        }
+    }
+}
+
+pub struct Scope {
+    graph: Arc<GraphService>,
+    tenant: Tenant,
+}
+
+/// Live entity records by ID ([`GraphService::entity_details`] takes a list).
+pub struct EntityLoader(Scope);
+
+impl Loader<String> for EntityLoader {
+    type Value = Entity;
+    type Error = async_graphql::Error;
+
+    async fn load(&self, keys: &[String]) -> Result<HashMap<String, Entity>, Self::Error> {
+        let found = self.0.graph.entity_details(&self.0.tenant, keys).await.map_err(gql_error)?;
+        Ok(found.into_iter().map(|e| (e.entity_id.clone(), e)).collect())
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct MentionsKey {
+    pub entity_id: String,
+    pub limit: u32,
+}
+
+/// The first mentions of each entity ([`GraphService::mentions_of_many`]).
+pub struct MentionsLoader(Scope);
+
+impl Loader<MentionsKey> for MentionsLoader {
+    type Value = Vec<Mention>;
+    type Error = async_graphql::Error;
+
+    async fn load(&self, keys: &[MentionsKey]) -> Result<HashMap<MentionsKey, Vec<Mention>>, Self::Error> {
+        let mut by_limit: HashMap<u32, Vec<String>> = HashMap::new();
+        for key in keys {
+            by_limit.entry(key.limit).or_default().push(key.entity_id.clone());
+        }
+        let mut out = HashMap::new();
+        for (limit, ids) in by_limit {
+            let found =
+                self.0.graph.mentions_of_many(&self.0.tenant, &ids, limit).await.map_err(gql_error)?;
+            out.extend(found.into_iter().map(|(entity_id, list)| (MentionsKey { entity_id, limit }, list)));
+        }
+        Ok(out)
+    }
+}
+
+/// One entity's relations page request; keys with the same arguments batch together.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct RelationsKey {
+    pub entity_id: String,
+    pub direction: Direction,
+    pub relation_type: Option<String>,
+    pub after: Option<String>,
+    pub bucket: Option<String>,
+    pub first: u32,
+}
+
+/// A page of each entity's relations ([`GraphService::relations_of_many`]).
+pub struct RelationsLoader(Scope);
+
+type RelationsGroup = (Direction, Option<String>, Option<String>, Option<String>, u32);
+
+impl Loader<RelationsKey> for RelationsLoader {
+    type Value = EntityRelations;
+    type Error = async_graphql::Error;
+
+    async fn load(
+        &self,
+        keys: &[RelationsKey],
+    ) -> Result<HashMap<RelationsKey, EntityRelations>, Self::Error> {
+        let mut groups: HashMap<RelationsGroup, Vec<String>> = HashMap::new();
+        for key in keys {
+            let group =
+                (key.direction, key.relation_type.clone(), key.after.clone(), key.bucket.clone(), key.first);
+            groups.entry(group).or_default().push(key.entity_id.clone());
+        }
+        let mut out = HashMap::new();
+        for ((direction, relation_type, after, bucket, first), ids) in groups {
+            let query = RelationsQuery {
+                direction,
+                relation_type: relation_type.clone(),
+                cursor: after.clone(),
+                bucket: bucket.clone(),
+                limit: first,
+            };
+            let pages =
+                self.0.graph.relations_of_many(&self.0.tenant, &ids, query).await.map_err(gql_error)?;
+            for (entity_id, page) in pages {
+                let key = RelationsKey {
+                    entity_id,
+                    direction,
+                    relation_type: relation_type.clone(),
+                    after: after.clone(),
+                    bucket: bucket.clone(),
+                    first,
+                };
+                out.insert(key, page);
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// One entity's neighbourhood request; keys with the same depth and type batch together.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct NeighborsKey {
+    pub entity_id: String,
+    pub depth: u32,
+    pub relation_type: Option<String>,
+}
+
+/// The neighbourhoods of many entities ([`GraphService::neighbors_of_many`]).
+pub struct NeighborsLoader(Scope);
+
+impl Loader<NeighborsKey> for NeighborsLoader {
+    type Value = Arc<Vec<GraphNode>>;
+    type Error = async_graphql::Error;
+
+    async fn load(&self, keys: &[NeighborsKey]) -> Result<HashMap<NeighborsKey, Self::Value>, Self::Error> {
+        let mut groups: HashMap<(u32, Option<String>), Vec<String>> = HashMap::new();
+        for key in keys {
+            groups.entry((key.depth, key.relation_type.clone())).or_default().push(key.entity_id.clone());
+        }
+        let mut out = HashMap::new();
+        for ((depth, relation_type), ids) in groups {
+            let found = self
+                .0
+                .graph
+                .neighbors_of_many(&self.0.tenant, &ids, depth, relation_type.as_deref())
+                .await
+                .map_err(gql_error)?;
+            for (entity_id, nodes) in found {
+                let key = NeighborsKey { entity_id, depth, relation_type: relation_type.clone() };
+                out.insert(key, Arc::new(nodes));
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// The merge history of each entity ([`GraphService::merge_history_of_many`]).
+pub struct MergesLoader(Scope);
+
+impl Loader<String> for MergesLoader {
+    type Value = Vec<crate::graph::merges::MergeRecord>;
+    type Error = async_graphql::Error;
+
+    async fn load(&self, keys: &[String]) -> Result<HashMap<String, Self::Value>, Self::Error> {
+        self.0.graph.merge_history_of_many(&self.0.tenant, keys).await.map_err(gql_error)
+    }
+}
+
+/// Entity types by ID ([`GraphService::entity_types_by_ids`]), for `parent`.
+pub struct EntityTypeLoader(Scope);
+
+impl Loader<String> for EntityTypeLoader {
+    type Value = crate::graph::entity_types::EntityType;
+    type Error = async_graphql::Error;
+
+    async fn load(&self, keys: &[String]) -> Result<HashMap<String, Self::Value>, Self::Error> {
+        let found = self.0.graph.entity_types_by_ids(&self.0.tenant, keys).await.map_err(gql_error)?;
+        Ok(found.into_iter().map(|t| (t.type_id.clone(), t)).collect())
+    }
+}
+
+/// Each type's direct children ([`GraphService::entity_type_children`]).
+pub struct TypeChildrenLoader(Scope);
+
+impl Loader<String> for TypeChildrenLoader {
+    type Value = Vec<crate::graph::entity_types::EntityType>;
+    type Error = async_graphql::Error;
+
+    async fn load(&self, keys: &[String]) -> Result<HashMap<String, Self::Value>, Self::Error> {
+        self.0.graph.entity_type_children(&self.0.tenant, keys).await.map_err(gql_error)
+    }
+}

@@ -1,0 +1,209 @@
+//! The GraphQL transport at `/graphql`: POST runs a query, GET serves the GraphiQL explorer.
+//! Resolvers only: every field calls the service functions REST calls, and lists of
+//! entities load their mentions and relations through per-request DataLoaders (one graph
+//! statement per level, never one per entity).
+//!
+//! Auth is REST's: `x-api-key`, or a dashboard token in `Authorization: Bearer`. Decision: a
+//! request refused before it runs (no or bad credential, rate limit) answers with REST's HTTP
+//! status (401, 429) and a GraphQL body `{"errors": [{"message", "extensions": {"code"}}]}`;
+//! once a query runs, the status is 200 and each failed field's error carries
+//! `extensions.code` = the status REST gives the same service error (400 for a query the
+//! schema, depth or complexity limits reject).
+
+pub mod loaders;
+pub mod mutation;
+pub mod query;
+pub mod types;
+
+use crate::api::auth::Caller;
+use crate::api::error::ApiError;
+use crate::app::AppState;
+use crate::error::ServiceError;
+use async_graphql::{EmptySubscription, ErrorExtensions, Schema};
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::response::{Html, IntoResponse, Response};
+use axum::Json;
+use std::sync::OnceLock;
+
+pub use mutation::MutationRoot;
+pub use query::QueryRoot;
+
+pub type CanonSchema = Schema<QueryRoot, MutationRoot, EmptySubscription>;
+
+/// Deepest selection a query may nest.
+pub const MAX_DEPTH: usize = 12;
+/// Most a query may cost: each field is 1, connections multiply their children by `first`.
+pub const MAX_COMPLEXITY: usize = 10_000;
+
+/// The schema (built once; request data carries the state and the caller).
+pub fn schema() -> &'static CanonSchema {
+    static SCHEMA: OnceLock<CanonSchema> = OnceLock::new();
+    SCHEMA.get_or_init(|| {
+        Schema::build(QueryRoot, MutationRoot, EmptySubscription)
+            .limit_depth(MAX_DEPTH)
+            .limit_complexity(MAX_COMPLEXITY)
+            .finish()
+    })
+}
+
+/// The SDL committed as `graphql/schema.graphql`.
+pub fn sdl() -> String {
+    schema().sdl()
+}
+
+/// What each resolver needs besides its arguments.
+pub struct RequestContext {
+    pub state: AppState,
+    pub caller: Caller,
+}
+
+/// GraphiQL 1.9 and React 17: what the explorer page loads, from `vendor/graphiql/` (put
+/// there by `make provision` from the npm registry), else from a CDN.
+pub const GRAPHIQL_ASSETS: &[(&str, &str)] = &[
+    ("graphiql.min.css", "text/css; charset=utf-8"),
+    ("graphiql.min.js", "text/javascript; charset=utf-8"),
+    ("react.production.min.js", "text/javascript; charset=utf-8"),
+    ("react-dom.production.min.js", "text/javascript; charset=utf-8"),
+];
+const GRAPHIQL_CDN: &[(&str, &str)] = &[
+    ("graphiql.min.css", "https://unpkg.com/graphiql@1.9.9/graphiql.min.css"),
+    ("graphiql.min.js", "https://unpkg.com/graphiql@1.9.9/graphiql.min.js"),
+    ("react.production.min.js", "https://unpkg.com/react@17.0.2/umd/react.production.min.js"),
+    ("react-dom.production.min.js", "https://unpkg.com/react-dom@17.0.2/umd/react-dom.production.min.js"),
+];
+
+/// GET /graphql: the GraphiQL explorer (put your key in its Headers pane as
+/// `{"x-api-key": "…"}`).
+pub async fn graphiql(State(state): State<AppState>) -> Html<String> {
+    let page = include_str!("graphiql.html");
+    let local = state.vendor_dir.join("graphiql").join("graphiql.min.js").is_file();
+    if local {
+        return Html(page.replace("{{ASSETS}}", "/graphql/assets/"));
+    }
+    let mut page = page.to_string();
+    for (file, url) in GRAPHIQL_CDN {
+        page = page.replace(&format!("{{{{ASSETS}}}}{file}"), url);
+    }
+    Html(page)
+}
+
+/// GET /graphql/assets/{file}: the explorer's scripts and styles from `vendor/graphiql/`.
+pub async fn graphiql_asset(
+    State(state): State<AppState>,
+    axum::extract::Path(file): axum::extract::Path<String>,
+) -> Response {
+    let Some((name, content_type)) = GRAPHIQL_ASSETS.iter().find(|(name, _)| *name == file) else {
+        return ApiError::new(StatusCode::NOT_FOUND, "no such explorer asset").into_response();
+    };
+    match tokio::fs::read(state.vendor_dir.join("graphiql").join(name)).await {
+        Ok(bytes) => ([(axum::http::header::CONTENT_TYPE, *content_type)], bytes).into_response(),
+        Err(_) => {
+            ApiError::new(StatusCode::NOT_FOUND, "explorer assets are not provisioned; run `make provision`")
+                .into_response()
+        }
+    }
+}
+
+/// POST /graphql: runs one GraphQL request for the authenticated caller.
+pub async fn execute(
+    State(state): State<AppState>,
+    caller: Result<Caller, ApiError>,
+    body: Bytes,
+) -> Response {
+    let caller = match caller {
+        Ok(caller) => caller,
+        Err(err) => return refused(err),
+    };
+    let request: async_graphql::Request = match serde_json::from_slice(&body) {
+        Ok(request) => request,
+        Err(err) => {
+            return refused(ApiError::bad_request(
+                format!(
+                "the body must be a GraphQL request {{\"query\", \"variables\"?, \"operationName\"?}}: {err}"
+            ),
+                None,
+            ))
+        }
+    };
+    let loaders = loaders::Loaders::new(&state, &caller.tenant);
+    let request = request.data(RequestContext { state, caller }).data(loaders);
+    let mut response = schema().execute(request).await;
+    for error in &mut response.errors {
+        let has_code = error.extensions.as_ref().is_some_and(|ext| ext.get("code").is_some());
+        if !has_code {
+            if error.message.contains("nested too deep") {
+                error.message = format!("{} (at most {MAX_DEPTH} levels)", error.message);
+            } else if error.message.contains("too complex") {
+                error.message = format!(
+                    "{} (at most {MAX_COMPLEXITY}; each field costs 1 and a connection multiplies its selection by `first`)",
+                    error.message
+                );
+            }
+            error.extensions.get_or_insert_with(Default::default).set("code", 400);
+        }
+    }
+    Json(response).into_response()
+}
+
+/// A request refused before it ran: REST's status, a GraphQL-shaped body.
+fn refused(err: ApiError) -> Response {
+    let status = err.status();
+    let body = serde_json::json!({
+        "errors": [{ "message": err.message(), "extensions": { "code": status.as_u16() } }]
+    });
+    let status = if status == StatusCode::OK { StatusCode::BAD_REQUEST } else { status };
+    (status, Json(body)).into_response()
+}
+
+/// A service error as a GraphQL error: REST's message, `extensions.code` = REST's status
+/// (through the one `ServiceError` → `ApiError` mapping), and `details` when there are any.
+pub fn gql_error(err: ServiceError) -> async_graphql::Error {
+    api_error(ApiError::from(err))
+}
+
+pub fn api_error(err: ApiError) -> async_graphql::Error {
+    let code = err.status().as_u16();
+    let details = err.details().cloned().and_then(|d| async_graphql::Value::from_json(d).ok());
+    async_graphql::Error::new(err.message()).extend_with(|_, ext| {
+        ext.set("code", code);
+        if let Some(details) = details {
+            ext.set("details", details);
+        }
+    })
+}
+
+/// `?` for service results inside resolvers.
+pub trait OrGql<T> {
+    fn gql(self) -> async_graphql::Result<T>;
+}
+
+impl<T> OrGql<T> for Result<T, ServiceError> {
+    fn gql(self) -> async_graphql::Result<T> {
+        self.map_err(gql_error)
+    }
+}
+
+impl<T> OrGql<T> for Result<T, ApiError> {
+    fn gql(self) -> async_graphql::Result<T> {
+        self.map_err(api_error)
+    }
+}
+
+/// The caller's dashboard identity, for reviewer operations (REST's 401 for an API key; the
+/// services then check the role: 403).
+pub fn dashboard_user<'a>(
+    ctx: &async_graphql::Context<'a>,
+) -> async_graphql::Result<&'a crate::reviewers::DashboardIdentity> {
+    request(ctx).caller.user.as_ref().ok_or_else(|| {
+        api_error(ApiError::unauthorized(
+            "reviewer operations are dashboard-only: send a dashboard token as Authorization: Bearer (API keys are not accepted)",
+        ))
+    })
+}
+
+/// The request's state and caller.
+pub fn request<'a>(ctx: &async_graphql::Context<'a>) -> &'a RequestContext {
+    ctx.data_unchecked::<RequestContext>()
+}
