@@ -147,14 +147,19 @@ pub async fn execute(
     Json(response).into_response()
 }
 
-/// A request refused before it ran: REST's status, a GraphQL-shaped body.
+/// A request refused before it ran: REST's status (and `Retry-After`), a GraphQL-shaped body.
 fn refused(err: ApiError) -> Response {
     let status = err.status();
     let body = serde_json::json!({
         "errors": [{ "message": err.message(), "extensions": { "code": status.as_u16() } }]
     });
     let status = if status == StatusCode::OK { StatusCode::BAD_REQUEST } else { status };
-    (status, Json(body)).into_response()
+    let retry_after = err.into_response().headers().get(axum::http::header::RETRY_AFTER).cloned();
+    let mut response = (status, Json(body)).into_response();
+    if let Some(retry_after) = retry_after {
+        response.headers_mut().insert(axum::http::header::RETRY_AFTER, retry_after);
+    }
+    response
 }
 
 /// A service error as a GraphQL error: REST's message, `extensions.code` = REST's status

@@ -755,3 +755,19 @@ async fn bulk_validation_and_merge_history_match_rest() {
         assert_same(g, r);
     }
 }
+
+#[tokio::test]
+async fn the_rate_limit_refuses_graphql_with_rests_429() {
+    let app = crate::helpers::spawn_app_with(canon::jobs::Handlers::default(), |config| {
+        config.rate_limit_per_second = 0.001;
+        config.rate_limit_burst = 1;
+    })
+    .await;
+    let query = json!({ "query": "{ buckets { name } }" });
+    assert_eq!(app.post("/graphql", query.clone()).await.status(), 200);
+    let response = app.post("/graphql", query).await;
+    assert_eq!(response.status(), 429);
+    assert!(response.headers().contains_key("retry-after"), "as REST sends it");
+    let body = json(response).await;
+    assert_eq!(error_code(&body), 429);
+}
