@@ -9,8 +9,11 @@ export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$HOME/.cache/canon/target}
 
 ./scripts/provision.sh
 
+# A hung test fails the run with a message instead of eating CI's whole budget.
+TEST_TIMEOUT=${CANON_TEST_TIMEOUT:-2400}
+
 echo "== tests on the embedded defaults (FalkorDB + SQLite)"
-cargo test --locked
+timeout "$TEST_TIMEOUT" cargo test --locked
 
 PG_URL=${CANON_TEST_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/test}
 hostport=$(echo "$PG_URL" | sed -E 's#^[a-z]+://([^@/]*@)?([^/:]+)(:([0-9]+))?/.*#\2 \4#')
@@ -23,7 +26,7 @@ if (exec 3<>"/dev/tcp/$pg_host/$pg_port") 2>/dev/null; then
             while read -r db; do psql "$PG_URL" -qc "DROP DATABASE IF EXISTS $db" >/dev/null 2>&1 || true; done
     fi
     echo "== integration suite again with records on PostgreSQL ($pg_host:$pg_port)"
-    CANON_TEST_DATABASE_URL=$PG_URL cargo test --locked --test api
+    CANON_TEST_DATABASE_URL=$PG_URL timeout "$TEST_TIMEOUT" cargo test --locked --test api
 else
     if [ "${CANON_REQUIRE_POSTGRES:-0}" = 1 ]; then
         echo "PostgreSQL is required (CANON_REQUIRE_POSTGRES=1) but nothing answers at $pg_host:$pg_port" >&2

@@ -11,6 +11,8 @@ use serde_json::{Map, Number, Value};
 use std::collections::HashMap;
 
 const SCHEMA: &str = include_str!("../../../cypher/schema/falkordb.cypher");
+/// Longest wait for one statement's answer.
+const RESPONSE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// One FalkorDB graph (every tenant shares it; every node carries its tenancy).
 pub struct FalkorEngine {
@@ -21,8 +23,14 @@ impl FalkorEngine {
     /// Connects to `url` (`unix:///path` or `redis://host:port`) and selects `graph_name`.
     pub async fn connect(url: &str, graph_name: &str) -> Result<Self, GraphError> {
         let info = FalkorConnectionInfo::try_from(url).map_err(unavailable)?;
-        let client =
-            FalkorClientBuilder::new_async().with_connection_info(info).build().await.map_err(unavailable)?;
+        // A statement that never answers (a stuck or vanished server) becomes an error
+        // instead of a request, job or test that waits forever.
+        let client = FalkorClientBuilder::new_async()
+            .with_connection_info(info)
+            .with_response_timeout(Some(RESPONSE_TIMEOUT))
+            .build()
+            .await
+            .map_err(unavailable)?;
         Ok(Self { graph: client.select_graph(graph_name) })
     }
 
