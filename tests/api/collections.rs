@@ -644,6 +644,25 @@ async fn items_a_crash_left_mid_embedding_are_embedded_after_restart() {
 }
 
 #[tokio::test]
+async fn pending_items_whose_job_gave_up_are_queued_again_at_start() {
+    let mut app = spawn_app_with(Handlers::default(), |config| config.workers = 0).await;
+    app.create_collection("stranded").await;
+    let ack = app.add_items("stranded", vec![json!("Left pending when its job gave up.")]).await;
+    let records = app.app().state.records.clone();
+    let job = records.claim_job("worker-that-gave-up", 30_000).await.unwrap().expect("the embedding job");
+    records.fail_job(&job.id, "worker-that-gave-up", "the vector store was down", None).await.unwrap();
+    assert_eq!(records.job_state(&job.id).await.unwrap().unwrap().status, "failed");
+    app.stop().await;
+    app.config.workers = 1;
+    app.start().await;
+    let items = app.settled_items("stranded").await;
+    assert_eq!(items[0]["status"], "embedded");
+    let event = app.event(ack["eventID"].as_str().unwrap()).await;
+    assert_eq!(event["operation"], "add");
+    assert_eq!(event["status"], "success");
+}
+
+#[tokio::test]
 async fn the_collection_endpoints_are_in_the_openapi_document() {
     let app = spawn_app().await;
     let doc = json(app.get("/openapi.json").await).await;
