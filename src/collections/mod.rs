@@ -631,7 +631,18 @@ impl CollectionsService {
             Condition::keyword(fields::COLLECTION, &request.collection_name)
         });
         filter.must.extend(data_conditions(&request.filter)?);
-        self.require(tenant, &request.collection_name).await?;
+        if request.include_subcollections {
+            // A parent path is implicit: searching it needs only some collection under it.
+            let (_, in_subtree) = self
+                .records
+                .list_collections(owner(tenant), Some(&request.collection_name), None, 1, 0)
+                .await?;
+            if in_subtree == 0 {
+                return Err(ServiceError::not_found("collection", &request.collection_name));
+            }
+        } else {
+            self.require(tenant, &request.collection_name).await?;
+        }
 
         let dense = match request.mode {
             SearchMode::Exact => None,

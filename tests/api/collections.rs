@@ -394,6 +394,16 @@ async fn subcollections_are_folded_in_only_when_asked_for_listing_and_search() {
         .search(json!({ "collectionName": "shop.shoes", "query": query, "includeSubcollections": true, "mode": "exact" }))
         .await;
     assert_eq!(texts(&branch)[0], "Lightweight running shoes for marathon training");
+    app.create_collection("outlet.shoes").await;
+    let implicit_parent = app
+        .search(json!({ "collectionName": "outlet", "query": query, "includeSubcollections": true }))
+        .await;
+    assert_eq!(implicit_parent["results"], json!([]), "a parent path needs no collection of its own");
+    assert_error(
+        app.post("/v3/collections/search", json!({ "collectionName": "outlet", "query": query })).await,
+        404,
+    )
+    .await;
 }
 
 #[tokio::test]
