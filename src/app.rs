@@ -144,6 +144,10 @@ impl App {
             backends.vectors.clone(),
             backends.embedder.clone(),
         )?);
+        let requeued = collections.requeue_orphaned().await?;
+        if requeued > 0 {
+            tracing::warn!(requeued, "queued embedding again for pending items whose job had given up");
+        }
         let graph = Arc::new(GraphService::new(backends.engine.clone()));
         let records = backends.records.clone();
         let state = AppState {

@@ -274,7 +274,9 @@ pub async fn token_count(
 
 /// Search a collection (optionally with its descendants) for the items best matching a
 /// text: `semantic` (dense vectors, cosine scores), `exact` (BM25 keywords) or `hybrid`
-/// (both, fused by reciprocal rank with k = 60). Only embedded items are found.
+/// (both, fused by reciprocal rank with k = 60). Only embedded items are found. With
+/// `includeSubcollections`, `collectionName` may be a parent path no collection has itself
+/// (`parts` when only `parts.filters` exists).
 #[utoipa::path(post, path = "/v3/collections/search", tag = "collections", request_body = Search,
     responses((status = 200, body = SearchResults), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
         (status = 404, body = ErrorBody), (status = 429, body = ErrorBody)))]

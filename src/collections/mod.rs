@@ -7,7 +7,9 @@
 //!   one transaction, and acknowledged at once with an `eventID`. The job embeds them (chunks
 //!   of the model's window; texts over 8,192 tokens fail with the reason, never truncated),
 //!   stores their points, marks them `embedded` or `failed`, and records the
-//!   `collection_processing` event with that ID.
+//!   `collection_processing` event with that ID. At start, pending items whose job gave up
+//!   (its retries ran out while a backend was down) are queued again, so no item stays
+//!   pending across a restart.
 //! - Decision: deleting a collection deletes its whole subtree (every descendant path) with
 //!   all their items and vectors, so nothing is orphaned.
 
@@ -629,7 +631,18 @@ impl CollectionsService {
             Condition::keyword(fields::COLLECTION, &request.collection_name)
         });
         filter.must.extend(data_conditions(&request.filter)?);
-        self.require(tenant, &request.collection_name).await?;
+        if request.include_subcollections {
+            // A parent path is implicit: searching it needs only some collection under it.
+            let (_, in_subtree) = self
+                .records
+                .list_collections(owner(tenant), Some(&request.collection_name), None, 1, 0)
+                .await?;
+            if in_subtree == 0 {
+                return Err(ServiceError::not_found("collection", &request.collection_name));
+            }
+        } else {
+            self.require(tenant, &request.collection_name).await?;
+        }
 
         let dense = match request.mode {
             SearchMode::Exact => None,
@@ -692,6 +705,26 @@ impl CollectionsService {
             .filter_map(|(id, score)| rows.remove(&id).map(|row| SearchHit { item: item(row), score }))
             .collect();
         Ok(SearchResults { mode: request.mode, results })
+    }
+
+    /// Queues embedding again for pending items whose job gave up (run at start); returns
+    /// how many writes were queued. Their attempts start over.
+    pub async fn requeue_orphaned(&self) -> ServiceResult<usize> {
+        let writes = self.records.orphaned_writes(EMBED_JOB).await?;
+        for write in &writes {
+            let payload = json!({
+                "eventID": write.event_id,
+                "accountID": write.account_id,
+                "environment": write.environment,
+                "collectionID": write.collection_id,
+                "collectionName": write.collection_name,
+                "operation": if write.added { "add" } else { "update" },
+                "itemIDs": write.item_ids,
+            });
+            self.records.reset_attempts(&write.item_ids, &write.event_id).await?;
+            self.records.enqueue_job(EMBED_JOB, &payload, EMBED_ATTEMPTS).await?;
+        }
+        Ok(writes.len())
     }
 
     /// One recorded event of the tenant (the events issue serves these over HTTP).

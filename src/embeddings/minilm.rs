@@ -3,7 +3,8 @@
 //!
 //! Texts are embedded in batches of similar length (little padding); the matrix products of
 //! one batch run on every core (candle's CPU backend splits them across its thread pool), and
-//! one batch runs at a time so concurrent callers do not fight over the cores.
+//! one batch runs at a time so concurrent callers do not fight over the cores (callers take
+//! turns batch by batch, so a search query never waits for a whole ingestion).
 
 use super::{normalize, EmbedError, EmbedResult, Embedder, TokenCounter};
 use crate::store::vectors::Space;
@@ -97,8 +98,10 @@ fn embed_all(counter: &TokenCounter, model: &Mutex<Model>, texts: &[String]) -> 
     let mut order: Vec<usize> = (0..texts.len()).collect();
     order.sort_by_key(|&i| encodings[i].len());
     let mut vectors: Vec<Vec<f32>> = vec![Vec::new(); texts.len()];
-    let model = model.lock().map_err(|_| failed("model lock poisoned"))?;
     for batch in order.chunks(BATCH) {
+        // Held per batch, not per call: a search's one-text query waits for at most one
+        // batch of a large ingestion, not for all of it.
+        let model = model.lock().map_err(|_| failed("model lock poisoned"))?;
         let width = batch.iter().map(|&i| encodings[i].len()).max().unwrap_or(1);
         let mut ids = Vec::with_capacity(batch.len() * width);
         let mut mask = Vec::with_capacity(batch.len() * width);

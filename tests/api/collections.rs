@@ -394,6 +394,16 @@ async fn subcollections_are_folded_in_only_when_asked_for_listing_and_search() {
         .search(json!({ "collectionName": "shop.shoes", "query": query, "includeSubcollections": true, "mode": "exact" }))
         .await;
     assert_eq!(texts(&branch)[0], "Lightweight running shoes for marathon training");
+    app.create_collection("outlet.shoes").await;
+    let implicit_parent = app
+        .search(json!({ "collectionName": "outlet", "query": query, "includeSubcollections": true }))
+        .await;
+    assert_eq!(implicit_parent["results"], json!([]), "a parent path needs no collection of its own");
+    assert_error(
+        app.post("/v3/collections/search", json!({ "collectionName": "outlet", "query": query })).await,
+        404,
+    )
+    .await;
 }
 
 #[tokio::test]
@@ -641,6 +651,25 @@ async fn items_a_crash_left_mid_embedding_are_embedded_after_restart() {
     assert_eq!(items.len(), 2);
     assert!(items.iter().all(|item| item["status"] == "embedded"), "{items:?}");
     assert_eq!(app.points(vec![]).await, 2);
+}
+
+#[tokio::test]
+async fn pending_items_whose_job_gave_up_are_queued_again_at_start() {
+    let mut app = spawn_app_with(Handlers::default(), |config| config.workers = 0).await;
+    app.create_collection("stranded").await;
+    let ack = app.add_items("stranded", vec![json!("Left pending when its job gave up.")]).await;
+    let records = app.app().state.records.clone();
+    let job = records.claim_job("worker-that-gave-up", 30_000).await.unwrap().expect("the embedding job");
+    records.fail_job(&job.id, "worker-that-gave-up", "the vector store was down", None).await.unwrap();
+    assert_eq!(records.job_state(&job.id).await.unwrap().unwrap().status, "failed");
+    app.stop().await;
+    app.config.workers = 1;
+    app.start().await;
+    let items = app.settled_items("stranded").await;
+    assert_eq!(items[0]["status"], "embedded");
+    let event = app.event(ack["eventID"].as_str().unwrap()).await;
+    assert_eq!(event["operation"], "add");
+    assert_eq!(event["status"], "success");
 }
 
 #[tokio::test]

@@ -48,6 +48,19 @@ pub struct PendingItem {
     pub attempts: i64,
 }
 
+/// Pending items of one write that no job will embed.
+#[derive(Clone, Debug, PartialEq)]
+pub struct OrphanedWrite {
+    pub account_id: String,
+    pub environment: String,
+    pub collection_id: String,
+    pub collection_name: String,
+    pub event_id: String,
+    pub item_ids: Vec<String>,
+    /// Whether the write added the items (else it updated them).
+    pub added: bool,
+}
+
 /// The job a write of items enqueues with them, in the same transaction.
 pub struct JobSpec<'a> {
     pub kind: &'a str,
@@ -417,6 +430,65 @@ impl Records {
                 attempts: row.get("attempts"),
             })
             .collect())
+    }
+
+    /// Writes whose items are still pending with no embedding job queued or running for
+    /// them (their job gave up, say while a backend was down): owner, collection, event and
+    /// the pending item IDs.
+    pub async fn orphaned_writes(&self, job_kind: &str) -> Result<Vec<OrphanedWrite>, RecordError> {
+        let rows = sqlx::query(
+            "SELECT i.account_id, i.environment, i.collection_id, c.name AS collection_name, \
+                 i.event_id, i.id, i.created_at, i.updated_at \
+             FROM collection_items i JOIN collections c ON c.id = i.collection_id \
+             WHERE i.status = 'pending' AND NOT EXISTS (SELECT 1 FROM jobs j \
+                 WHERE j.kind = $1 AND j.status IN ('queued', 'running') \
+                 AND j.payload LIKE '%' || i.event_id || '%') \
+             ORDER BY i.event_id, i.id",
+        )
+        .bind(job_kind)
+        .fetch_all(&self.pool)
+        .await?;
+        let mut writes: Vec<OrphanedWrite> = Vec::new();
+        for row in rows {
+            let event_id: String = row.get("event_id");
+            let id: String = row.get("id");
+            let created_at: i64 = row.get("created_at");
+            let updated_at: i64 = row.get("updated_at");
+            let added = created_at == updated_at;
+            match writes.last_mut() {
+                Some(write) if write.event_id == event_id => {
+                    write.item_ids.push(id);
+                    write.added &= added;
+                }
+                _ => writes.push(OrphanedWrite {
+                    added,
+                    account_id: row.get("account_id"),
+                    environment: row.get("environment"),
+                    collection_id: row.get("collection_id"),
+                    collection_name: row.get("collection_name"),
+                    event_id,
+                    item_ids: vec![id],
+                }),
+            }
+        }
+        Ok(writes)
+    }
+
+    /// Sets the embedding attempts of items still at write `event_id` back to zero.
+    pub async fn reset_attempts(&self, ids: &[String], event_id: &str) -> Result<(), RecordError> {
+        if ids.is_empty() {
+            return Ok(());
+        }
+        let sql = format!(
+            "UPDATE collection_items SET attempts = 0 WHERE event_id = $1 AND id IN ({})",
+            placeholders(2, ids.len())
+        );
+        let mut query = sqlx::query(&sql).bind(event_id);
+        for id in ids {
+            query = query.bind(id);
+        }
+        query.execute(&self.pool).await?;
+        Ok(())
     }
 
     /// Marks items embedded if they are still at write `event_id`; returns those marked.
