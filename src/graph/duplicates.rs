@@ -27,12 +27,15 @@ pub struct Signals {
 }
 
 impl Signals {
+    /// Letters first; meaning can only add evidence. A typo embeds far from the right
+    /// spelling (so on the Febrl sets a plain weighted sum with the cosine lost recall: F1
+    /// 0.80 to 0.70 on dataset1), while two spellings of one meaning score high by cosine.
     pub fn score(&self) -> f64 {
+        let lexical = 0.65 * self.name_similarity + 0.35 * self.shared_surface_forms;
         match self.embedding_similarity {
-            Some(cosine) => {
-                0.45 * self.name_similarity + 0.25 * self.shared_surface_forms + 0.30 * cosine.max(0.0)
-            }
-            None => 0.65 * self.name_similarity + 0.35 * self.shared_surface_forms,
+            Some(cosine) => lexical
+                .max(0.45 * self.name_similarity + 0.25 * self.shared_surface_forms + 0.30 * cosine.max(0.0)),
+            None => lexical,
         }
     }
 }
@@ -183,6 +186,17 @@ mod tests {
         let far = signals(&all[2], &all[3]);
         assert!(close.score() > 0.8, "{close:?}");
         assert!(far.score() < 0.6, "{far:?}");
+    }
+
+    #[test]
+    fn an_embedding_can_raise_a_score_but_never_lower_it() {
+        let lexical =
+            Signals { name_similarity: 0.97, shared_surface_forms: 1.0, embedding_similarity: None };
+        let far = Signals { embedding_similarity: Some(0.2), ..lexical.clone() };
+        let near =
+            Signals { name_similarity: 0.7, shared_surface_forms: 0.5, embedding_similarity: Some(0.95) };
+        assert_eq!(far.score(), lexical.score());
+        assert!(near.score() > Signals { embedding_similarity: None, ..near.clone() }.score());
     }
 
     #[test]
