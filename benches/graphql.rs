@@ -122,16 +122,8 @@ async fn rest_sequence(bench: &common::Bench, in_flight: usize) -> anyhow::Resul
         .map(|e| e["entityID"].as_str().unwrap_or_default().to_string())
         .collect();
     anyhow::ensure!(ids.len() == 50, "REST page of 50");
-    let relations: Vec<Value> = stream::iter(ids.iter())
-        .map(|id| async move {
-            let response = bench.get(&format!("/v3/entities/{id}/relations?limit=10")).send().await?;
-            anyhow::Ok(response.json::<Value>().await?)
-        })
-        .buffered(in_flight)
-        .collect::<Vec<_>>()
-        .await
-        .into_iter()
-        .collect::<Result<_, _>>()?;
+    let paths = ids.iter().map(|id| format!("/v3/entities/{id}/relations?limit=10"));
+    let relations = get_all(bench, paths, in_flight).await?;
     let mut far = BTreeSet::new();
     for page in &relations {
         for edge in page["outbound"].as_array().into_iter().flatten() {
@@ -141,15 +133,21 @@ async fn rest_sequence(bench: &common::Bench, in_flight: usize) -> anyhow::Resul
             far.insert(edge["sourceEntity"]["id"].as_str().unwrap_or_default().to_string());
         }
     }
-    let fetched: Vec<Value> = stream::iter(far.iter())
-        .map(|id| async move {
-            let response = bench.get(&format!("/v3/entities/{id}")).send().await?;
-            anyhow::Ok(response.json::<Value>().await?)
-        })
+    let fetched = get_all(bench, far.iter().map(|id| format!("/v3/entities/{id}")), in_flight).await?;
+    Ok(1 + relations.len() + fetched.len())
+}
+
+/// GETs every path, `in_flight` at a time, and returns the JSON bodies in order.
+async fn get_all(
+    bench: &common::Bench,
+    paths: impl Iterator<Item = String>,
+    in_flight: usize,
+) -> anyhow::Result<Vec<Value>> {
+    stream::iter(paths)
+        .map(|path| async move { anyhow::Ok(bench.get(&path).send().await?.json::<Value>().await?) })
         .buffered(in_flight)
         .collect::<Vec<_>>()
         .await
         .into_iter()
-        .collect::<Result<_, _>>()?;
-    Ok(1 + relations.len() + fetched.len())
+        .collect()
 }
