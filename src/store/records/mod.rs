@@ -108,7 +108,7 @@ macro_rules! migrations {
 
 const MIGRATIONS: &[(i64, &str, &str)] = migrations!(
     1 => "0001_init", 2 => "0002_seed_jobs", 3 => "0003_users", 4 => "0004_merge_suggestions",
-    5 => "0005_collections",
+    5 => "0005_collections", 6 => "0006_pipeline",
 );
 
 /// The migrations compiled into the binary.

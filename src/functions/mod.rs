@@ -1,0 +1,3 @@
+//! Functions and workflows: immutable numbered versions, validation, and the lists.
+
+pub mod model;
