@@ -58,7 +58,8 @@ CREATE INDEX workflow_version_functions_function ON workflow_version_functions(f
 CREATE INDEX workflow_version_functions_workflow ON workflow_version_functions(workflow_id, workflow_version_num);
 
 -- One execution of a workflow version. `input` is the submitted file(s) as JSON with
--- base64 content, so a call can be re-run after a crash from the record alone.
+-- base64 content and `plan` the workflow version with its function versions as resolved
+-- at submission, so a call can be re-run after a crash from the record alone.
 CREATE TABLE calls (
     id                    TEXT PRIMARY KEY,
     account_id            TEXT NOT NULL,
@@ -69,6 +70,7 @@ CREATE TABLE calls (
     reference_id          TEXT,
     status                TEXT NOT NULL CHECK (status IN ('pending', 'running', 'completed', 'failed')),
     input                 TEXT NOT NULL,
+    plan                  TEXT NOT NULL,
     metadata              TEXT,
     bucket                TEXT,
     created_at            BIGINT NOT NULL,

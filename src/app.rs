@@ -2,6 +2,8 @@
 
 use crate::api::metrics::Metrics;
 use crate::api::rate_limit::RateLimiter;
+use crate::calls::executor::CallJob;
+use crate::calls::{CallService, EngineParts, CALL_JOB};
 use crate::collections::embed_job::EmbedJob;
 use crate::collections::{CollectionsService, EMBED_JOB};
 use crate::config::Config;
@@ -39,6 +41,7 @@ pub struct AppState {
     pub seeding: SeedService,
     pub reviewers: ReviewerService,
     pub suggestions: SuggestionService,
+    pub calls: CallService,
     /// Verifies dashboard tokens.
     pub jwt_secret: Arc<Vec<u8>>,
     pub limiter: Arc<RateLimiter>,
@@ -150,7 +153,18 @@ impl App {
         }
         let graph = Arc::new(GraphService::new(backends.engine.clone()));
         let records = backends.records.clone();
+        let calls = CallService::new(
+            backends.records.clone(),
+            graph.clone(),
+            EngineParts {
+                embedder: backends.embedder.clone(),
+                collections: collections.clone(),
+                http: reqwest::Client::builder().timeout(std::time::Duration::from_secs(30)).build()?,
+                data_dir: config.data_dir.clone(),
+            },
+        );
         let state = AppState {
+            calls,
             seeding: SeedService { graph: graph.clone(), records: records.clone() },
             reviewers: ReviewerService { graph: graph.clone(), records: records.clone() },
             suggestions: SuggestionService {
@@ -206,6 +220,7 @@ fn builtin_handlers(state: &AppState) -> Handlers {
     let mut handlers = Handlers::default();
     handlers.register(SEED_JOB_KIND, Arc::new(state.seeding.clone()));
     handlers.register(EMBED_JOB, Arc::new(EmbedJob { service: state.collections.clone() }));
+    handlers.register(CALL_JOB, Arc::new(CallJob { service: state.calls.clone() }));
     handlers
 }
 

@@ -7,6 +7,7 @@
 
 pub mod api;
 pub mod app;
+pub mod calls;
 pub mod collections;
 pub mod config;
 pub mod embeddings;

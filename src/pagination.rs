@@ -84,7 +84,15 @@ impl PageRequest {
     }
 }
 
+/// An empty `prefix` stands for event IDs, which are KSUIDs.
 fn check_id(field: &str, id: String, prefix: &str) -> Result<String, ServiceError> {
+    if prefix.is_empty() {
+        return if ids::is_ksuid(&id) {
+            Ok(id)
+        } else {
+            Err(ServiceError::invalid_field(field, "must be an event ID (a 27-character KSUID)"))
+        };
+    }
     if ids::has_prefix(&id, prefix) {
         Ok(id)
     } else {

@@ -3,10 +3,12 @@
 
 pub mod auth;
 pub mod buckets;
+pub mod calls;
 pub mod collections;
 pub mod entities;
 pub mod entity_types;
 pub mod error;
+pub mod events;
 pub mod extract;
 pub mod graph;
 pub mod health;
@@ -95,11 +97,22 @@ fn v3() -> Router<AppState> {
         .route("/merge-suggestions/refresh", post(suggestions::refresh))
         .route("/merge-suggestions/{suggestionID}/accept", post(suggestions::accept))
         .route("/merge-suggestions/{suggestionID}/dismiss", post(suggestions::dismiss))
+        .route("/workflows/{workflowName}/call", post(calls::submit))
+        .route("/calls", get(calls::list))
+        .route("/calls/{callID}", get(calls::get))
+        .route("/calls/{callID}/trace", get(calls::trace))
+        .route("/outputs", get(events::list_outputs))
+        .route("/outputs/{eventID}", get(events::get_output))
+        .route("/errors", get(events::list_errors))
+        .route("/errors/{eventID}", get(events::get_error))
 }
 
-/// Legacy alpha surface (events and subscriptions land here with their issues).
+/// Legacy alpha surface (subscriptions land here with their issue).
 fn v1_alpha() -> Router<AppState> {
-    Router::new().fallback(not_found)
+    Router::new()
+        .route("/events", get(events::list_legacy))
+        .route("/events/{eventID}", get(events::get_legacy))
+        .fallback(not_found)
 }
 
 /// Deprecated beta surface (transformations land here with their issue).

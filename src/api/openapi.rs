@@ -1,7 +1,7 @@
 //! The OpenAPI 3.1 document, generated from the handlers' annotations, and a browsable page.
 
 use super::{
-    buckets, collections, entities, entity_types, error::ErrorBody, graph, health, metrics, reviewers,
+    buckets, calls, collections, entities, events, entity_types, error::ErrorBody, graph, health, metrics, reviewers,
     suggestions,
 };
 use axum::response::Html;
@@ -29,6 +29,9 @@ use utoipa::{Modify, OpenApi};
         collections::create, collections::list, collections::delete, collections::add_items,
         collections::update_items, collections::get_items, collections::delete_item,
         collections::token_count, collections::search,
+        calls::submit, calls::list, calls::get, calls::trace,
+        events::list_outputs, events::get_output, events::list_errors, events::get_error,
+        events::list_legacy, events::get_legacy,
     ),
     components(schemas(ErrorBody)),
     modifiers(&ApiKeyAuth),
@@ -43,6 +46,8 @@ use utoipa::{Modify, OpenApi};
         (name = "collections", description = "Named, hierarchical groups of embedded items (dots in a \
             name form the hierarchy), embedded asynchronously and searched semantically, by keyword \
             or both. Deleting a collection deletes its whole subtree."),
+        (name = "calls", description = "Workflow calls: submission, status, outputs, errors and traces"),
+        (name = "events", description = "Terminal events of calls: outputs and errors (KSUID IDs)"),
         (name = "operations", description = "Health, readiness and metrics (no key needed)"),
     )
 )]

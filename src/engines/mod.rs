@@ -15,7 +15,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 /// A decoded input file.
-#[derive(Clone, Debug, Default)]
+/// Serializable, so a split's items can be checkpointed and a resumed call reuses them.
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct Document {
     /// Normalised input type (`jfif` and `jpg` become `jpeg`).
     pub input_type: String,
@@ -39,7 +40,7 @@ pub struct Document {
 }
 
 /// `inboundEmail` of an event.
-#[derive(Clone, Debug, Default, serde::Serialize)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct EmailHeaders {
     pub to: String,
@@ -49,14 +50,14 @@ pub struct EmailHeaders {
 }
 
 /// What flows along an edge: the call's input document, or an upstream node's JSON output.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub enum Payload {
     Document(Document),
     Json(Value),
 }
 
 /// One piece of a split.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct SplitItem {
     /// What the downstream nodes receive for this item.
     pub payload: Payload,

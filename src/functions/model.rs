@@ -1,6 +1,7 @@
 //! What the call executor needs of a workflow and its functions: one immutable version of
 //! each, with every node's function pinned to a version.
 
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// The engine a function type runs on. `bem-sdk` names some types differently; they map
@@ -40,7 +41,7 @@ pub fn canonical_type(function_type: &str) -> Option<Kind> {
 }
 
 /// One immutable version of a function.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct FunctionVersion {
     pub function_id: String,
     pub function_name: String,
@@ -59,7 +60,7 @@ impl FunctionVersion {
 }
 
 /// One immutable version of a workflow.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct WorkflowVersion {
     pub workflow_id: String,
     pub workflow_name: String,
@@ -70,7 +71,7 @@ pub struct WorkflowVersion {
 }
 
 /// A call site: a function pinned to the version it runs.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Node {
     pub name: String,
     pub function_id: String,
@@ -80,7 +81,7 @@ pub struct Node {
 
 /// A directed edge; `destination_name` is the labelled outlet of the source that activates
 /// it (a classify route's name), `None` for the default outlet.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Edge {
     pub source_node_name: String,
     pub destination_node_name: String,

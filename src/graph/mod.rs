@@ -6,6 +6,7 @@ pub mod buckets;
 pub mod duplicates;
 pub mod entities;
 pub mod entity_types;
+pub mod gazetteer;
 pub mod merges;
 pub mod normalize;
 pub mod queries;

@@ -18,6 +18,15 @@ const HEARTBEAT: Duration = Duration::from_secs(10);
 /// How long an idle worker waits before looking again.
 const IDLE_POLL: Duration = Duration::from_millis(200);
 
+/// Wakes idle workers at once (instead of at their next poll) when a job is added that
+/// someone is waiting on, such as a workflow call with `wait=true`.
+static WAKE: tokio::sync::Notify = tokio::sync::Notify::const_new();
+
+/// Tells idle workers of this process to look for work now.
+pub fn wake() {
+    WAKE.notify_waiters();
+}
+
 /// Something a job of one kind does.
 #[async_trait]
 pub trait JobHandler: Send + Sync + 'static {
@@ -81,6 +90,7 @@ impl Worker {
                 Ok(None) => {
                     tokio::select! {
                         _ = stop.changed() => {}
+                        _ = WAKE.notified() => {}
                         _ = tokio::time::sleep(IDLE_POLL) => {}
                     }
                 }

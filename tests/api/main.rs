@@ -2,6 +2,7 @@
 
 mod auth;
 mod buckets;
+mod calls;
 mod cli;
 mod collections;
 mod curation;

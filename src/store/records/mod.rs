@@ -4,7 +4,10 @@
 //! One SQL text serves both databases through sqlx's `Any` driver (`$1` placeholders work
 //! in both); where the dialects differ (`FOR UPDATE SKIP LOCKED`) the query says so.
 
+pub mod calls;
 pub mod collections;
+pub mod events;
+pub mod filters;
 pub mod jobs;
 pub mod keys;
 pub mod seed_jobs;

@@ -1,0 +1,512 @@
+//! Runs a call's DAG. Nodes run in topological order from the main node; each node runs
+//! once per payload that reaches it (a split fans out, one run per item), except a join,
+//! which runs once over everything that reached it. A node whose outlet feeds no edge is
+//! terminal: its output becomes an output event, a failure an error event; other nodes'
+//! outputs are recorded as intermediate events (they show in traces, not in `outputs`).
+//!
+//! Every run is checkpointed in `function_calls` before its events are emitted, and events
+//! are recorded by a key derived from the run, so running a call again after a crash
+//! reuses finished runs and emits no event twice.
+
+use super::{linking, shapes, CallService, InputFile, Plan};
+use crate::engines::{self, Document, EngineError, Outcome, Payload, SplitItem};
+use crate::functions::model::{FunctionVersion, Kind};
+use crate::graph::Tenant;
+use crate::ids;
+use crate::jobs::JobHandler;
+use crate::store::records::calls::{CallRow, FunctionCallRow};
+use crate::store::records::collections::Owner;
+use crate::store::records::events::NewEvent;
+use crate::store::records::keys::Environment;
+use anyhow::Context as _;
+use async_trait::async_trait;
+use base64::Engine as _;
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::time::Instant;
+
+/// The job handler of [`CALL_JOB`].
+pub struct CallJob {
+    pub service: CallService,
+}
+
+#[async_trait]
+impl JobHandler for CallJob {
+    async fn run(&self, payload: Value) -> anyhow::Result<()> {
+        let call_id = payload.get("callID").and_then(Value::as_str).context("call job without callID")?;
+        let Some(call) = self.service.records.call_by_id(call_id).await? else {
+            tracing::warn!(call_id, "job for a call that no longer exists");
+            return Ok(());
+        };
+        if !super::is_final(&call.status) {
+            let status = Execution::new(&self.service, &call)?.run().await?;
+            self.service.records.set_call_status(&call.id, status, Some(ids::now_millis())).await?;
+        }
+        let _ = self.service.finished.send(call.id.clone());
+        Ok(())
+    }
+}
+
+/// What a finished run left: reused as is when a call resumes.
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", tag = "result")]
+enum Checkpoint {
+    Output { output: Value },
+    Routed { outlet: String, output: Value },
+    Items { items: Vec<SplitItem> },
+    Failed { kind: String, message: String },
+}
+
+/// One payload arriving at a node.
+#[derive(Clone)]
+struct Activation {
+    item_key: String,
+    payload: Payload,
+    source_event_id: Option<String>,
+    source_function_call_id: Option<String>,
+    incoming_destination: Option<String>,
+    item_offset: i64,
+    item_count: i64,
+    reference_id: String,
+}
+
+/// What every event of a run has in common.
+pub struct RunInfo<'a> {
+    pub call: &'a CallRow,
+    pub plan: &'a Plan,
+    pub node: &'a str,
+    pub function: &'a FunctionVersion,
+    pub function_call_id: &'a str,
+    pub try_number: i64,
+    pub reference_id: &'a str,
+    pub duration_seconds: f64,
+    pub inbound_email: Option<Value>,
+}
+
+struct Execution<'a> {
+    service: &'a CallService,
+    call: &'a CallRow,
+    plan: Plan,
+    tenant: Tenant,
+    inbound_email: Option<Value>,
+    any_error: bool,
+}
+
+impl<'a> Execution<'a> {
+    fn new(service: &'a CallService, call: &'a CallRow) -> anyhow::Result<Self> {
+        let plan: Plan = serde_json::from_str(&call.plan).context("call plan")?;
+        let environment = match call.environment.as_str() {
+            "sandbox" => Environment::Sandbox,
+            _ => Environment::Production,
+        };
+        let tenant = Tenant { account_id: call.account_id.clone(), environment };
+        Ok(Self { service, call, plan, tenant, inbound_email: None, any_error: false })
+    }
+
+    fn owner(&self) -> Owner<'_> {
+        Owner { account_id: &self.call.account_id, environment: &self.call.environment }
+    }
+
+    async fn run(mut self) -> anyhow::Result<&'static str> {
+        self.service.records.set_call_status(&self.call.id, "running", None).await?;
+        let order = topological_order(&self.plan)?;
+        let mut arriving: HashMap<String, Vec<Activation>> = HashMap::new();
+        arriving.insert(self.plan.workflow.main_node_name.clone(), self.roots()?);
+        for node in order {
+            let Some(activations) = arriving.remove(&node) else { continue };
+            let function = self.plan.functions.get(&node).cloned().context("node without a function")?;
+            if function.kind() == Kind::Join {
+                let first = activations[0].clone();
+                let inputs: Vec<Value> = activations.iter().map(|a| payload_value(&a.payload)).collect();
+                let joined = Activation { item_key: "join".into(), item_offset: 0, item_count: 1, ..first };
+                self.run_node(&node, &function, joined, Some(inputs), &mut arriving).await?;
+            } else {
+                for activation in activations {
+                    self.run_node(&node, &function, activation, None, &mut arriving).await?;
+                }
+            }
+        }
+        Ok(if self.any_error { "failed" } else { "completed" })
+    }
+
+    /// The call's files, decoded, one activation each (a file that cannot be decoded
+    /// becomes an error event of the main node).
+    fn roots(&mut self) -> anyhow::Result<Vec<Activation>> {
+        let files: Vec<InputFile> = serde_json::from_str(&self.call.input).context("call input")?;
+        let count = files.len() as i64;
+        let mut roots = Vec::new();
+        for (index, file) in files.into_iter().enumerate() {
+            let bytes = base64::engine::general_purpose::STANDARD.decode(&file.content).context("input base64")?;
+            let payload = match engines::decode(&file.input_type, &bytes) {
+                Ok(mut document) => {
+                    document.file_name = document.file_name.or(file.file_name.clone());
+                    if self.inbound_email.is_none() {
+                        self.inbound_email = document.email.as_ref().map(|e| json!(e));
+                    }
+                    Ok(document)
+                }
+                Err(err) => Err(err),
+            };
+            let reference_id = file
+                .item_reference_id
+                .clone()
+                .or_else(|| self.call.reference_id.clone())
+                .unwrap_or_default();
+            let payload = match payload {
+                Ok(document) => Payload::Document(document),
+                // Carried as JSON so the main node's run reports the decoding error.
+                Err(err) => Payload::Json(json!({ "_decodingError": { "kind": err.kind, "message": err.message } })),
+            };
+            roots.push(Activation {
+                item_key: if count == 1 { "root".into() } else { format!("file{index}") },
+                payload,
+                source_event_id: None,
+                source_function_call_id: None,
+                incoming_destination: None,
+                item_offset: if count == 1 { 0 } else { index as i64 },
+                item_count: count.max(1),
+                reference_id,
+            });
+        }
+        Ok(roots)
+    }
+
+    async fn run_node(
+        &mut self,
+        node: &str,
+        function: &FunctionVersion,
+        activation: Activation,
+        join_inputs: Option<Vec<Value>>,
+        arriving: &mut HashMap<String, Vec<Activation>>,
+    ) -> anyhow::Result<()> {
+        let records = &self.service.records;
+        let existing = records.function_call(&self.call.id, node, &activation.item_key).await?;
+        let try_number = 1 + i64::from(existing.as_ref().is_some_and(|r| r.status == "running"));
+        let (run_id, checkpoint, duration) = match existing {
+            Some(run) if run.status != "running" && run.output.is_some() => {
+                let checkpoint = serde_json::from_str(run.output.as_deref().unwrap_or_default())?;
+                let duration = (run.finished_at.unwrap_or(run.started_at) - run.started_at) as f64 / 1000.0;
+                (run.id, checkpoint, duration)
+            }
+            _ => {
+                let run = FunctionCallRow {
+                    id: ids::new_id("fc"),
+                    call_id: self.call.id.clone(),
+                    node_name: node.to_string(),
+                    item_key: activation.item_key.clone(),
+                    function_id: function.function_id.clone(),
+                    function_name: function.function_name.clone(),
+                    function_version_num: function.version_num,
+                    function_type: function.function_type.clone(),
+                    status: "running".into(),
+                    input: Some(trace_input(&activation.payload, join_inputs.as_deref()).to_string()),
+                    output: None,
+                    error: None,
+                    source_event_id: activation.source_event_id.clone(),
+                    source_function_call_id: activation.source_function_call_id.clone(),
+                    incoming_destination: activation.incoming_destination.clone(),
+                    started_at: ids::now_millis(),
+                    finished_at: None,
+                };
+                records.start_function_call(&run).await?;
+                let started = Instant::now();
+                let checkpoint = self.execute(function, &activation.payload, join_inputs).await;
+                let duration = started.elapsed().as_secs_f64();
+                let (status, error) = match &checkpoint {
+                    Checkpoint::Failed { message, .. } => ("failed", Some(message.as_str())),
+                    _ => ("completed", None),
+                };
+                let stored = serde_json::to_string(&checkpoint)?;
+                records.finish_function_call(&run.id, status, Some(&stored), error, ids::now_millis()).await?;
+                (run.id, checkpoint, duration)
+            }
+        };
+        let info = RunInfo {
+            call: self.call,
+            plan: &self.plan,
+            node,
+            function,
+            function_call_id: &run_id,
+            try_number,
+            reference_id: &activation.reference_id,
+            duration_seconds: duration,
+            inbound_email: self.inbound_email.clone(),
+        };
+        let key = format!("{}/{node}/{}", self.call.id, activation.item_key);
+        let activation_context = (activation.item_offset, activation.item_count);
+        match checkpoint {
+            Checkpoint::Failed { kind, message } => {
+                self.any_error = true;
+                let body = shapes::error_event(&info, &kind, &message);
+                self.emit(&info, "error", body, false, &format!("{key}/error")).await?;
+            }
+            Checkpoint::Output { output } => {
+                self.link(&info, &output, &activation.payload).await;
+                self.forward(&info, &key, None, output, activation_context, &activation, arriving).await?;
+            }
+            Checkpoint::Routed { outlet, output } => {
+                self.forward(&info, &key, Some(outlet), output, activation_context, &activation, arriving).await?;
+            }
+            Checkpoint::Items { items } => {
+                let downstream = self.downstream(node, None);
+                let count = items.len() as i64;
+                if downstream.is_empty() {
+                    for (offset, item) in items.iter().enumerate() {
+                        let body = shapes::output_event(&info, "split_item", &item.output, (offset as i64, count), None);
+                        self.emit(&info, "split_item", body, false, &format!("{key}/{offset}")).await?;
+                    }
+                } else {
+                    let outputs: Vec<Value> = items.iter().map(|i| i.output.clone()).collect();
+                    let content = json!({ "items": outputs });
+                    let body = shapes::output_event(&info, "split_collection", &content, (0, count), None);
+                    let event_id = self.emit(&info, "split_collection", body, true, &key).await?;
+                    for (offset, item) in items.into_iter().enumerate() {
+                        for (destination, label) in &downstream {
+                            arriving.entry(destination.clone()).or_default().push(Activation {
+                                item_key: format!("{}.{offset}", activation.item_key),
+                                payload: item.payload.clone(),
+                                source_event_id: Some(event_id.clone()),
+                                source_function_call_id: Some(run_id.clone()),
+                                incoming_destination: label.clone(),
+                                item_offset: offset as i64,
+                                item_count: count,
+                                reference_id: activation.reference_id.clone(),
+                            });
+                        }
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Emits a non-split output: terminal when no edge of its outlet leads on, else an
+    /// intermediate event and one activation per edge.
+    #[allow(clippy::too_many_arguments)]
+    async fn forward(
+        &self,
+        info: &RunInfo<'_>,
+        key: &str,
+        outlet: Option<String>,
+        output: Value,
+        (offset, count): (i64, i64),
+        activation: &Activation,
+        arriving: &mut HashMap<String, Vec<Activation>>,
+    ) -> anyhow::Result<()> {
+        let event_type = info.function.function_type.clone();
+        let downstream = self.downstream(info.node, outlet.as_deref());
+        let body = shapes::output_event(info, &event_type, &output, (offset, count), outlet.as_deref());
+        let event_id = self.emit(info, &event_type, body, !downstream.is_empty(), key).await?;
+        for (destination, label) in downstream {
+            arriving.entry(destination).or_default().push(Activation {
+                item_key: activation.item_key.clone(),
+                payload: Payload::Json(output.clone()),
+                source_event_id: Some(event_id.clone()),
+                source_function_call_id: Some(info.function_call_id.to_string()),
+                incoming_destination: label,
+                item_offset: offset,
+                item_count: count,
+                reference_id: activation.reference_id.clone(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Destinations of the edges that fire from `node`: unlabelled edges always, labelled
+    /// ones when their label is the chosen outlet.
+    fn downstream(&self, node: &str, outlet: Option<&str>) -> Vec<(String, Option<String>)> {
+        self.plan
+            .workflow
+            .edges
+            .iter()
+            .filter(|e| e.source_node_name == node)
+            .filter(|e| match (&e.destination_name, outlet) {
+                (None, _) => true,
+                (Some(label), Some(chosen)) => label == chosen,
+                (Some(_), None) => false,
+            })
+            .map(|e| (e.destination_node_name.clone(), e.destination_name.clone()))
+            .collect()
+    }
+
+    async fn execute(&self, function: &FunctionVersion, payload: &Payload, join_inputs: Option<Vec<Value>>) -> Checkpoint {
+        if let Payload::Json(value) = payload {
+            if let Some(err) = value.get("_decodingError") {
+                let text = |k: &str| err.get(k).and_then(Value::as_str).unwrap_or_default().to_string();
+                return Checkpoint::Failed { kind: text("kind"), message: text("message") };
+            }
+        }
+        let context = self.service.engines.context(self.tenant.clone());
+        let result: Result<Outcome, EngineError> = match join_inputs {
+            Some(inputs) => engines::join(function, &inputs, &context).await.map(Outcome::Output),
+            None => engines::run(function, payload, &context).await,
+        };
+        match result {
+            Ok(Outcome::Output(output)) => Checkpoint::Output { output },
+            Ok(Outcome::Routed { outlet, output }) => Checkpoint::Routed { outlet, output },
+            Ok(Outcome::Items(items)) => Checkpoint::Items { items },
+            Err(err) => Checkpoint::Failed { kind: err.kind, message: err.message },
+        }
+    }
+
+    async fn emit(
+        &self,
+        info: &RunInfo<'_>,
+        event_type: &str,
+        body: Value,
+        intermediate: bool,
+        dedupe_key: &str,
+    ) -> anyhow::Result<String> {
+        let id = body.get("eventID").and_then(Value::as_str).unwrap_or_default().to_string();
+        let stored = self
+            .service
+            .records
+            .record_pipeline_event(
+                self.owner(),
+                NewEvent {
+                    id: &id,
+                    event_type,
+                    body: &body,
+                    call_id: &self.call.id,
+                    function_call_id: info.function_call_id,
+                    workflow_id: &self.call.workflow_id,
+                    workflow_name: &self.call.workflow_name,
+                    function_id: &info.function.function_id,
+                    function_name: &info.function.function_name,
+                    function_version_num: info.function.version_num,
+                    reference_id: info.reference_id,
+                    intermediate,
+                    dedupe_key,
+                    now: ids::now_millis(),
+                },
+            )
+            .await?;
+        Ok(stored)
+    }
+
+    /// Links entities of an extracting function's output into the knowledge graph. A
+    /// linking failure is logged, not turned into an error event: the output stands.
+    async fn link(&self, info: &RunInfo<'_>, output: &Value, payload: &Payload) {
+        if !linking::links(info.function) {
+            return;
+        }
+        let document = match payload {
+            Payload::Document(document) => Some(document),
+            Payload::Json(_) => None,
+        };
+        let transformation_id = shapes::transformation_id(info.function_call_id);
+        if let Err(err) = linking::link(
+            &self.service.graph,
+            &self.tenant,
+            self.call.bucket.as_deref(),
+            info.function,
+            output,
+            document.map(|d: &Document| d.text.as_str()),
+            info.reference_id,
+            &transformation_id,
+        )
+        .await
+        {
+            tracing::error!(error = %err, call_id = %self.call.id, "cross-document linking failed");
+        }
+    }
+}
+
+/// Node names in an order where every edge goes forwards (an error for a cycle).
+fn topological_order(plan: &Plan) -> anyhow::Result<Vec<String>> {
+    let mut incoming: BTreeMap<&str, usize> = plan.workflow.nodes.iter().map(|n| (n.name.as_str(), 0)).collect();
+    for edge in &plan.workflow.edges {
+        *incoming.entry(edge.destination_node_name.as_str()).or_default() += 1;
+    }
+    let mut ready: VecDeque<&str> = incoming.iter().filter(|(_, n)| **n == 0).map(|(name, _)| *name).collect();
+    let mut order = Vec::new();
+    while let Some(node) = ready.pop_front() {
+        order.push(node.to_string());
+        for edge in plan.workflow.edges.iter().filter(|e| e.source_node_name == node) {
+            let count = incoming.get_mut(edge.destination_node_name.as_str()).context("edge to an unknown node")?;
+            *count -= 1;
+            if *count == 0 {
+                ready.push_back(&edge.destination_node_name);
+            }
+        }
+    }
+    anyhow::ensure!(order.len() == incoming.len(), "workflow {} has a cycle", plan.workflow.workflow_name);
+    Ok(order)
+}
+
+/// A payload as a join input: JSON as is, a document as its text and type.
+fn payload_value(payload: &Payload) -> Value {
+    match payload {
+        Payload::Json(value) => value.clone(),
+        Payload::Document(document) => json!({ "inputType": document.input_type, "text": document.text }),
+    }
+}
+
+/// What a trace shows as a run's input (documents summarised, not copied whole).
+fn trace_input(payload: &Payload, join_inputs: Option<&[Value]>) -> Value {
+    if let Some(inputs) = join_inputs {
+        return json!({ "inputs": inputs });
+    }
+    match payload {
+        Payload::Json(value) => json!({ "json": value }),
+        Payload::Document(document) => {
+            let excerpt: String = document.text.chars().take(2_000).collect();
+            json!({
+                "inputType": document.input_type,
+                "fileName": document.file_name,
+                "pages": document.pages.len(),
+                "attachments": document.attachments.len(),
+                "text": excerpt,
+            })
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::functions::model::{Edge, Node, WorkflowVersion};
+
+    fn plan(nodes: &[&str], edges: &[(&str, &str)]) -> Plan {
+        Plan {
+            workflow: WorkflowVersion {
+                workflow_id: "wf_1".into(),
+                workflow_name: "w".into(),
+                version_num: 1,
+                main_node_name: nodes[0].into(),
+                nodes: nodes
+                    .iter()
+                    .map(|n| Node {
+                        name: n.to_string(),
+                        function_id: "fn_1".into(),
+                        function_name: "f".into(),
+                        function_version_num: 1,
+                    })
+                    .collect(),
+                edges: edges
+                    .iter()
+                    .map(|(s, d)| Edge {
+                        source_node_name: s.to_string(),
+                        destination_node_name: d.to_string(),
+                        destination_name: None,
+                    })
+                    .collect(),
+            },
+            functions: BTreeMap::new(),
+        }
+    }
+
+    #[test]
+    fn nodes_run_after_every_node_that_feeds_them() {
+        let order = topological_order(&plan(&["a", "b", "c", "d"], &[("a", "c"), ("a", "b"), ("b", "d"), ("c", "d")]))
+            .unwrap();
+        let at = |n: &str| order.iter().position(|x| x == n).unwrap();
+        assert!(at("a") < at("b") && at("a") < at("c") && at("b") < at("d") && at("c") < at("d"));
+    }
+
+    #[test]
+    fn a_cycle_is_refused() {
+        assert!(topological_order(&plan(&["a", "b"], &[("a", "b"), ("b", "a")])).is_err());
+    }
+}

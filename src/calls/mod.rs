@@ -1,0 +1,295 @@
+//! Workflow calls: submission (with `callReferenceID` deduplication), waiting, reading a
+//! call with its terminal events, and its trace. The DAG itself runs as one durable job per
+//! call (see [`executor`]); every node run is checkpointed, so a call cut off by a crash
+//! resumes where it stopped and re-emits nothing.
+
+pub mod executor;
+pub mod linking;
+pub mod shapes;
+
+use crate::engines::{self, Context};
+use crate::error::{ServiceError, ServiceResult};
+use crate::functions::model::{FunctionVersion, WorkflowVersion};
+use crate::graph::{GraphService, Tenant};
+use crate::ids;
+use crate::pagination::PageRequest;
+use crate::store::records::calls::{CallFilter, CallRow};
+use crate::store::records::collections::Owner;
+use crate::store::records::events::EventFilter;
+use crate::store::records::Records;
+use base64::Engine as _;
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::broadcast;
+
+/// Job kind of a workflow call.
+pub const CALL_JOB: &str = "workflow_call";
+/// A call's job runs again after a crash or an infrastructure failure, up to this many
+/// times; node failures are events, not job failures.
+pub const CALL_JOB_ATTEMPTS: i64 = 5;
+/// How long `wait=true` blocks before answering 202 with the running call.
+pub const WAIT_LIMIT: Duration = Duration::from_secs(30);
+/// How long a `callReferenceID` keeps naming its call (decision: one day).
+pub const REFERENCE_WINDOW_MS: i64 = 24 * 60 * 60 * 1000;
+/// `metadata` bound (the SDK documents 4 KB).
+pub const MAX_METADATA_BYTES: usize = 4 * 1024;
+
+/// One submitted file.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InputFile {
+    /// Normalised input type.
+    pub input_type: String,
+    /// Base64 of the file.
+    pub content: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub item_reference_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file_name: Option<String>,
+}
+
+/// A call as submitted, once the transport has read it.
+#[derive(Debug, Default)]
+pub struct CallRequest {
+    /// `(inputType as sent, bytes, itemReferenceID, file name)` per file.
+    pub files: Vec<(String, Vec<u8>, Option<String>, Option<String>)>,
+    pub wait: bool,
+    pub bucket: Option<String>,
+    pub call_reference_id: Option<String>,
+    pub metadata: Option<Value>,
+}
+
+/// The workflow version a call runs and its function versions, resolved at submission.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Plan {
+    pub workflow: WorkflowVersion,
+    /// Node name → the function version it runs.
+    pub functions: BTreeMap<String, FunctionVersion>,
+}
+
+/// What the submission answers: the call, and whether it has finished.
+pub struct Submitted {
+    pub call: Value,
+    pub finished: bool,
+}
+
+/// Entry point of calls.
+#[derive(Clone)]
+pub struct CallService {
+    pub records: Records,
+    pub graph: Arc<GraphService>,
+    pub engines: EngineParts,
+    /// Carries the ID of each call that finishes in this process (wakes `wait=true`).
+    pub finished: broadcast::Sender<String>,
+}
+
+/// What the engines need besides the tenant.
+#[derive(Clone)]
+pub struct EngineParts {
+    pub embedder: Arc<dyn crate::embeddings::Embedder>,
+    pub collections: Arc<crate::collections::CollectionsService>,
+    pub http: reqwest::Client,
+    pub data_dir: std::path::PathBuf,
+}
+
+impl EngineParts {
+    pub fn context(&self, tenant: Tenant) -> Context {
+        Context {
+            tenant,
+            embedder: self.embedder.clone(),
+            collections: self.collections.clone(),
+            http: self.http.clone(),
+            data_dir: self.data_dir.clone(),
+        }
+    }
+}
+
+fn owner(tenant: &Tenant) -> Owner<'_> {
+    Owner { account_id: &tenant.account_id, environment: tenant.environment.as_str() }
+}
+
+impl CallService {
+    pub fn new(records: Records, graph: Arc<GraphService>, engines: EngineParts) -> Self {
+        let (finished, _) = broadcast::channel(1024);
+        Self { records, graph, engines, finished }
+    }
+
+    /// Starts a call of the workflow's current version (or returns the call its reference
+    /// already names), waiting for it when asked.
+    pub async fn submit(&self, tenant: &Tenant, workflow_name: &str, request: CallRequest) -> ServiceResult<Submitted> {
+        let files = check_files(request.files)?;
+        if let Some(metadata) = &request.metadata {
+            if !metadata.is_object() {
+                return Err(ServiceError::invalid_field("metadata", "must be a JSON object"));
+            }
+            if metadata.to_string().len() > MAX_METADATA_BYTES {
+                return Err(ServiceError::invalid_field("metadata", "must be at most 4 KB of JSON"));
+            }
+        }
+        let workflow = self
+            .records
+            .current_workflow(owner(tenant), workflow_name)
+            .await?
+            .ok_or_else(|| ServiceError::not_found("workflow", workflow_name))?;
+        let plan = self.resolve(tenant, workflow).await?;
+        if let Some(bucket) = &request.bucket {
+            if plan.functions.values().any(linking::links)
+                && linking::bucket_by_name(&self.graph, tenant, bucket).await?.is_none()
+            {
+                return Err(ServiceError::invalid_field("bucket", format!("no bucket named {bucket:?}")));
+            }
+        }
+        let now = ids::now_millis();
+        let row = CallRow {
+            id: ids::new_id("wc"),
+            account_id: tenant.account_id.clone(),
+            environment: tenant.environment.as_str().to_string(),
+            workflow_id: plan.workflow.workflow_id.clone(),
+            workflow_name: plan.workflow.workflow_name.clone(),
+            workflow_version_num: plan.workflow.version_num,
+            reference_id: request.call_reference_id.filter(|r| !r.is_empty()),
+            status: "pending".into(),
+            input: serde_json::to_string(&files).map_err(anyhow::Error::from)?,
+            plan: serde_json::to_string(&plan).map_err(anyhow::Error::from)?,
+            metadata: request.metadata.map(|m| m.to_string()),
+            bucket: request.bucket,
+            created_at: now,
+            finished_at: None,
+        };
+        let mut finished_rx = self.finished.subscribe();
+        let (call, created) = self.records.insert_call(&row, now - REFERENCE_WINDOW_MS).await?;
+        if created {
+            crate::jobs::wake();
+        }
+        if request.wait && !is_final(&call.status) {
+            let deadline = tokio::time::Instant::now() + WAIT_LIMIT;
+            loop {
+                match tokio::time::timeout_at(deadline, finished_rx.recv()).await {
+                    Ok(Ok(id)) if id != call.id => continue,
+                    Ok(Err(broadcast::error::RecvError::Lagged(_))) => {}
+                    Ok(_) => break,
+                    Err(_) => break,
+                }
+                // Lagged: look at the record before waiting on.
+                if self.records.call_by_id(&call.id).await?.is_some_and(|c| is_final(&c.status)) {
+                    break;
+                }
+            }
+        }
+        let current = self.records.call_by_id(&call.id).await?.unwrap_or(call);
+        let finished = is_final(&current.status);
+        Ok(Submitted { call: self.call_json(&current).await?, finished })
+    }
+
+    async fn resolve(&self, tenant: &Tenant, workflow: WorkflowVersion) -> ServiceResult<Plan> {
+        let mut functions = BTreeMap::new();
+        for node in &workflow.nodes {
+            let function = self
+                .records
+                .function_version(owner(tenant), &node.function_id, node.function_version_num)
+                .await?
+                .ok_or_else(|| ServiceError::Unprocessable {
+                    message: format!(
+                        "workflow node {} runs function {} version {}, which no longer exists",
+                        node.name, node.function_name, node.function_version_num
+                    ),
+                    details: Some(json!({ "node": node.name })),
+                })?;
+            functions.insert(node.name.clone(), function);
+        }
+        Ok(Plan { workflow, functions })
+    }
+
+    /// `{call: …}` of one of the tenant's calls.
+    pub async fn get(&self, tenant: &Tenant, call_id: &str) -> ServiceResult<Value> {
+        let call = self.records.call(owner(tenant), call_id).await?.ok_or_else(|| ServiceError::not_found("call", call_id))?;
+        self.call_json(&call).await
+    }
+
+    /// A page of the tenant's calls, each with its terminal events.
+    pub async fn list(
+        &self,
+        tenant: &Tenant,
+        filter: &CallFilter,
+        page: &PageRequest,
+        ascending: bool,
+    ) -> ServiceResult<(Vec<Value>, i64)> {
+        let (rows, total) = self.records.list_calls(owner(tenant), filter, &page.cursor, ascending, page.limit).await?;
+        let mut calls = Vec::with_capacity(rows.len());
+        for row in &rows {
+            calls.push(self.call_json(row).await?);
+        }
+        Ok((calls, total))
+    }
+
+    async fn call_json(&self, call: &CallRow) -> ServiceResult<Value> {
+        let events = self.records.call_events(&call.id).await?;
+        Ok(shapes::call(call, &events))
+    }
+
+    /// Every node run of a call and every event it emitted.
+    pub async fn trace(&self, tenant: &Tenant, call_id: &str) -> ServiceResult<Value> {
+        let call = self.records.call(owner(tenant), call_id).await?.ok_or_else(|| ServiceError::not_found("call", call_id))?;
+        let runs = self.records.function_calls(&call.id).await?;
+        let events = self.records.call_events(&call.id).await?;
+        Ok(shapes::trace(&call, &runs, &events))
+    }
+
+    /// A page of the tenant's events.
+    pub async fn events(
+        &self,
+        tenant: &Tenant,
+        filter: &EventFilter,
+        page: &PageRequest,
+        ascending: bool,
+    ) -> ServiceResult<(Vec<Value>, i64)> {
+        Ok(self.records.list_events(owner(tenant), filter, &page.cursor, ascending, page.limit).await?)
+    }
+
+    /// One of the tenant's events, if it is of the wanted sort (`Some(true)` errors only,
+    /// `Some(false)` non-errors only).
+    pub async fn event(&self, tenant: &Tenant, event_id: &str, errors: Option<bool>) -> ServiceResult<Value> {
+        let event = self.records.event(owner(tenant), event_id).await?;
+        let is_error = |e: &Value| e.get("eventType").and_then(Value::as_str) == Some("error");
+        match event {
+            Some(event) if errors.is_none_or(|want| is_error(&event) == want) => Ok(event),
+            _ => Err(ServiceError::not_found(if errors == Some(true) { "error" } else { "event" }, event_id)),
+        }
+    }
+}
+
+pub fn is_final(status: &str) -> bool {
+    matches!(status, "completed" | "failed")
+}
+
+/// Normalises input types (400 "unsupported inputType" for any other) and encodes files.
+fn check_files(files: Vec<(String, Vec<u8>, Option<String>, Option<String>)>) -> ServiceResult<Vec<InputFile>> {
+    if files.is_empty() {
+        return Err(ServiceError::invalid_field(
+            "input",
+            "send one file: input.singleFile {inputContent, inputType} or a multipart `file` part",
+        ));
+    }
+    files
+        .into_iter()
+        .enumerate()
+        .map(|(index, (input_type, bytes, item_reference_id, file_name))| {
+            let normalised = engines::supported_input_type(&input_type).ok_or_else(|| ServiceError::Invalid {
+                message: format!("unsupported inputType {input_type:?}: send one of {}", SUPPORTED.join(", ")),
+                details: Some(json!({ "field": format!("inputs[{index}].inputType"), "error": "unsupported inputType" })),
+            })?;
+            Ok(InputFile {
+                input_type: normalised.to_string(),
+                content: base64::engine::general_purpose::STANDARD.encode(bytes),
+                item_reference_id,
+                file_name,
+            })
+        })
+        .collect()
+}
+
+/// The input types named in errors (aliases such as `jpg` and `jfif` also work).
+pub const SUPPORTED: &[&str] = &["text", "json", "email", "pdf", "png", "jpeg", "webp", "csv", "html"];

@@ -1,0 +1,174 @@
+//! The JSON of events, calls and traces, in the spec's shapes (and `bem-sdk`'s where the
+//! spec says "not shown").
+
+use super::executor::RunInfo;
+use crate::ids;
+use crate::store::records::calls::{CallRow, FunctionCallRow};
+use serde_json::{json, Map, Value};
+
+fn millis_rfc3339(millis: i64) -> String {
+    chrono::DateTime::from_timestamp_millis(millis)
+        .unwrap_or_default()
+        .to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
+
+/// The transformation ID of a run: the run's own ID under the `tr_` prefix, so mentions
+/// linked from a run and its event name the same transformation.
+pub fn transformation_id(function_call_id: &str) -> String {
+    format!("tr_{}", function_call_id.trim_start_matches("fc_"))
+}
+
+/// Fields every event of a run carries.
+fn common(info: &RunInfo<'_>, event_type: &str) -> Map<String, Value> {
+    let mut event = Map::new();
+    event.insert("eventID".into(), json!(ids::new_ksuid()));
+    event.insert("eventType".into(), json!(event_type));
+    event.insert("createdAt".into(), json!(ids::now_rfc3339()));
+    event.insert("referenceID".into(), json!(info.reference_id));
+    event.insert("functionCallTryNumber".into(), json!(info.try_number));
+    event.insert("functionCallID".into(), json!(info.function_call_id));
+    event.insert("functionID".into(), json!(info.function.function_id));
+    event.insert("functionName".into(), json!(info.function.function_name));
+    event.insert("functionVersionNum".into(), json!(info.function.version_num));
+    event.insert("callID".into(), json!(info.call.id));
+    event.insert("workflowID".into(), json!(info.plan.workflow.workflow_id));
+    event.insert("workflowName".into(), json!(info.plan.workflow.workflow_name));
+    event.insert("workflowVersionNum".into(), json!(info.plan.workflow.version_num));
+    event.insert("workflowNodeName".into(), json!(info.node));
+    if let Some(email) = &info.inbound_email {
+        event.insert("inboundEmail".into(), email.clone());
+    }
+    event.insert("metadata".into(), json!({ "durationFunctionToEventSeconds": info.duration_seconds }));
+    event
+}
+
+/// A non-error event: the output is `transformedContent`; a classify event also names its
+/// `choice`, a join its `items`.
+pub fn output_event(
+    info: &RunInfo<'_>,
+    event_type: &str,
+    output: &Value,
+    (item_offset, item_count): (i64, i64),
+    outlet: Option<&str>,
+) -> Value {
+    let mut event = common(info, event_type);
+    // One transformation per run, except a split's items (one per item).
+    let transformation = if event_type == "split_item" { ids::new_id("tr") } else { transformation_id(info.function_call_id) };
+    event.insert("transformationID".into(), json!(transformation));
+    event.insert("transformedContent".into(), output.clone());
+    event.insert("invalidProperties".into(), json!([]));
+    event.insert("itemOffset".into(), json!(item_offset));
+    event.insert("itemCount".into(), json!(item_count));
+    if let Some(outlet) = outlet {
+        event.insert("choice".into(), json!(outlet));
+    }
+    if event_type == "join" {
+        event.insert("joinType".into(), json!("standard"));
+        event.insert("items".into(), output.get("items").cloned().unwrap_or(json!([])));
+    }
+    if let Some(metadata) = info.call.metadata.as_deref().and_then(|m| serde_json::from_str::<Value>(m).ok()) {
+        if let Some(content) = event.get_mut("transformedContent").and_then(Value::as_object_mut) {
+            content.insert("_metadata".into(), metadata);
+        }
+    }
+    Value::Object(event)
+}
+
+/// An error event: the common fields plus `message` and `kind`.
+pub fn error_event(info: &RunInfo<'_>, kind: &str, message: &str) -> Value {
+    let mut event = common(info, "error");
+    event.insert("message".into(), json!(message));
+    event.insert("kind".into(), json!(kind));
+    Value::Object(event)
+}
+
+/// `{call: …}`: terminal outputs and errors (the spec's error items, plus the error event).
+pub fn call(call: &CallRow, events: &[(Value, bool)]) -> Value {
+    let terminal = events.iter().filter(|(_, intermediate)| !intermediate).map(|(event, _)| event);
+    let (errors, outputs): (Vec<&Value>, Vec<&Value>) =
+        terminal.partition(|event| event.get("eventType").and_then(Value::as_str) == Some("error"));
+    let errors: Vec<Value> = errors
+        .into_iter()
+        .map(|event| {
+            let mut item = event.clone();
+            if let Some(fields) = item.as_object_mut() {
+                fields.insert("errorMessage".into(), event.get("message").cloned().unwrap_or(Value::Null));
+            }
+            item
+        })
+        .collect();
+    let input = serde_json::from_str::<Vec<Value>>(&call.input).unwrap_or_default();
+    let describe = |file: &Value| {
+        json!({
+            "inputType": file.get("inputType"),
+            "itemReferenceID": file.get("itemReferenceID"),
+        })
+    };
+    let input = if input.len() == 1 {
+        json!({ "singleFile": describe(&input[0]) })
+    } else {
+        json!({ "batchFiles": { "inputs": input.iter().map(describe).collect::<Vec<_>>() } })
+    };
+    json!({
+        "callID": call.id,
+        "callType": "workflow",
+        "status": call.status,
+        "outputs": outputs,
+        "errors": errors,
+        "url": format!("/v3/calls/{}", call.id),
+        "traceUrl": format!("/v3/calls/{}/trace", call.id),
+        "callReferenceID": call.reference_id,
+        "createdAt": millis_rfc3339(call.created_at),
+        "finishedAt": call.finished_at.map(millis_rfc3339),
+        "workflowID": call.workflow_id,
+        "workflowName": call.workflow_name,
+        "workflowVersionNum": call.workflow_version_num,
+        "input": input,
+        "metadata": call.metadata.as_deref().and_then(|m| serde_json::from_str::<Value>(m).ok()),
+    })
+}
+
+/// `{trace: {functionCalls, events}}`: per node run its input, output, timing and error.
+pub fn trace(call: &CallRow, runs: &[FunctionCallRow], events: &[(Value, bool)]) -> Value {
+    let function_calls: Vec<Value> = runs
+        .iter()
+        .map(|run| {
+            let checkpoint: Value = run.output.as_deref().and_then(|o| serde_json::from_str(o).ok()).unwrap_or(Value::Null);
+            let output = match checkpoint.get("result").and_then(Value::as_str) {
+                Some("output") | Some("routed") => checkpoint.get("output").cloned(),
+                Some("items") => Some(json!({
+                    "items": checkpoint.get("items").and_then(Value::as_array)
+                        .map(|items| items.iter().map(|i| i.get("output").cloned().unwrap_or(Value::Null)).collect::<Vec<_>>())
+                })),
+                _ => None,
+            };
+            let error = (run.status == "failed").then(|| {
+                json!({ "kind": checkpoint.get("kind"), "message": checkpoint.get("message") })
+            });
+            json!({
+                "functionCallID": run.id,
+                "functionID": run.function_id,
+                "functionName": run.function_name,
+                "functionVersionNum": run.function_version_num,
+                "type": run.function_type,
+                "status": run.status,
+                "referenceID": call.reference_id.clone().unwrap_or_default(),
+                "workflowCallID": call.id,
+                "workflowNodeName": run.node_name,
+                "itemKey": run.item_key,
+                "sourceEventID": run.source_event_id,
+                "sourceFunctionCallID": run.source_function_call_id,
+                "incomingDestinationName": run.incoming_destination,
+                "startedAt": millis_rfc3339(run.started_at),
+                "finishedAt": run.finished_at.map(millis_rfc3339),
+                "durationMs": run.finished_at.map(|f| f - run.started_at),
+                "input": run.input.as_deref().and_then(|i| serde_json::from_str::<Value>(i).ok()),
+                "output": output,
+                "error": error,
+                "routedTo": checkpoint.get("outlet"),
+            })
+        })
+        .collect();
+    let events: Vec<&Value> = events.iter().map(|(event, _)| event).collect();
+    json!({ "trace": { "functionCalls": function_calls, "events": events } })
+}

@@ -1,0 +1,329 @@
+//! Workflow calls and the function calls (node runs) inside them.
+
+use super::collections::Owner;
+use super::filters::{page_rows, Filter};
+use super::{RecordError, Records};
+use crate::pagination::Cursor;
+use sqlx::any::AnyRow;
+use sqlx::Row;
+
+/// A call as stored.
+#[derive(Clone, Debug)]
+pub struct CallRow {
+    pub id: String,
+    pub account_id: String,
+    pub environment: String,
+    pub workflow_id: String,
+    pub workflow_name: String,
+    pub workflow_version_num: i64,
+    pub reference_id: Option<String>,
+    pub status: String,
+    /// JSON: the submitted files (base64 content) and their types.
+    pub input: String,
+    /// JSON: the workflow version and its function versions, as resolved at submission.
+    pub plan: String,
+    pub metadata: Option<String>,
+    pub bucket: Option<String>,
+    pub created_at: i64,
+    pub finished_at: Option<i64>,
+}
+
+/// A function call (one node run on one item) as stored.
+#[derive(Clone, Debug)]
+pub struct FunctionCallRow {
+    pub id: String,
+    pub call_id: String,
+    pub node_name: String,
+    pub item_key: String,
+    pub function_id: String,
+    pub function_name: String,
+    pub function_version_num: i64,
+    pub function_type: String,
+    pub status: String,
+    pub input: Option<String>,
+    pub output: Option<String>,
+    pub error: Option<String>,
+    pub source_event_id: Option<String>,
+    pub source_function_call_id: Option<String>,
+    pub incoming_destination: Option<String>,
+    pub started_at: i64,
+    pub finished_at: Option<i64>,
+}
+
+/// Which calls a list returns; every given filter must hold.
+#[derive(Default, Debug)]
+pub struct CallFilter {
+    pub call_ids: Vec<String>,
+    pub workflow_ids: Vec<String>,
+    pub workflow_names: Vec<String>,
+    pub reference_ids: Vec<String>,
+    pub reference_id_substring: Option<String>,
+    pub statuses: Vec<String>,
+}
+
+const CALL_COLUMNS: &str = "id, account_id, environment, workflow_id, workflow_name, workflow_version_num, \
+    reference_id, status, input, plan, metadata, bucket, created_at, finished_at";
+
+const FUNCTION_CALL_COLUMNS: &str = "id, call_id, node_name, item_key, function_id, function_name, \
+    function_version_num, function_type, status, input, output, error, source_event_id, \
+    source_function_call_id, incoming_destination, started_at, finished_at";
+
+impl Records {
+    /// Stores a new call, or returns the call already made with the same `callReferenceID`
+    /// for the same workflow since `window_start` (then `false`).
+    pub async fn insert_call(&self, call: &CallRow, window_start: i64) -> Result<(CallRow, bool), RecordError> {
+        let mut tx = self.pool.begin().await?;
+        if let Some(reference) = &call.reference_id {
+            let existing = sqlx::query(
+                "SELECT call_id, created_at FROM call_references \
+                 WHERE account_id = $1 AND environment = $2 AND workflow_id = $3 AND reference_id = $4",
+            )
+            .bind(&call.account_id)
+            .bind(&call.environment)
+            .bind(&call.workflow_id)
+            .bind(reference)
+            .fetch_optional(&mut *tx)
+            .await?;
+            if let Some(row) = existing {
+                if row.get::<i64, _>("created_at") >= window_start {
+                    let id: String = row.get("call_id");
+                    tx.commit().await?;
+                    if let Some(found) = self.call_by_id(&id).await? {
+                        return Ok((found, false));
+                    }
+                    return Err(RecordError::Unavailable(format!("call {id} named by a reference is gone")));
+                }
+            }
+            // A new window starts: the reference now names this call. The primary key makes
+            // two concurrent first uses collide, and the loser's transaction fails.
+            sqlx::query(
+                "DELETE FROM call_references \
+                 WHERE account_id = $1 AND environment = $2 AND workflow_id = $3 AND reference_id = $4",
+            )
+            .bind(&call.account_id)
+            .bind(&call.environment)
+            .bind(&call.workflow_id)
+            .bind(reference)
+            .execute(&mut *tx)
+            .await?;
+            sqlx::query(
+                "INSERT INTO call_references (account_id, environment, workflow_id, reference_id, call_id, created_at) \
+                 VALUES ($1, $2, $3, $4, $5, $6)",
+            )
+            .bind(&call.account_id)
+            .bind(&call.environment)
+            .bind(&call.workflow_id)
+            .bind(reference)
+            .bind(&call.id)
+            .bind(call.created_at)
+            .execute(&mut *tx)
+            .await?;
+        }
+        sqlx::query(&format!(
+            "INSERT INTO calls ({CALL_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)"
+        ))
+        .bind(&call.id)
+        .bind(&call.account_id)
+        .bind(&call.environment)
+        .bind(&call.workflow_id)
+        .bind(&call.workflow_name)
+        .bind(call.workflow_version_num)
+        .bind(&call.reference_id)
+        .bind(&call.status)
+        .bind(&call.input)
+        .bind(&call.plan)
+        .bind(&call.metadata)
+        .bind(&call.bucket)
+        .bind(call.created_at)
+        .bind(call.finished_at)
+        .execute(&mut *tx)
+        .await?;
+        super::jobs::insert_job(
+            &mut tx,
+            crate::calls::CALL_JOB,
+            &serde_json::json!({ "callID": call.id }),
+            crate::calls::CALL_JOB_ATTEMPTS,
+        )
+        .await?;
+        tx.commit().await?;
+        Ok((call.clone(), true))
+    }
+
+    /// Any tenant's call by ID (the executor's view).
+    pub async fn call_by_id(&self, id: &str) -> Result<Option<CallRow>, RecordError> {
+        let row = sqlx::query(&format!("SELECT {CALL_COLUMNS} FROM calls WHERE id = $1"))
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await?;
+        Ok(row.as_ref().map(call_row))
+    }
+
+    /// One of the owner's calls.
+    pub async fn call(&self, owner: Owner<'_>, id: &str) -> Result<Option<CallRow>, RecordError> {
+        Ok(self.call_by_id(id).await?.filter(|call| {
+            call.account_id == owner.account_id && call.environment == owner.environment
+        }))
+    }
+
+    /// One page of the owner's calls and how many match in all.
+    pub async fn list_calls(
+        &self,
+        owner: Owner<'_>,
+        filter: &CallFilter,
+        cursor: &Cursor,
+        ascending: bool,
+        limit: u32,
+    ) -> Result<(Vec<CallRow>, i64), RecordError> {
+        let mut conditions = Filter::default();
+        conditions
+            .eq("account_id", owner.account_id)
+            .eq("environment", owner.environment)
+            .any_of("id", &filter.call_ids)
+            .any_of("workflow_id", &filter.workflow_ids)
+            .any_of("workflow_name", &filter.workflow_names)
+            .any_of("reference_id", &filter.reference_ids)
+            .any_of("status", &filter.statuses);
+        if let Some(text) = &filter.reference_id_substring {
+            conditions.contains("reference_id", text);
+        }
+        let count_sql = format!("SELECT COUNT(*) AS n FROM calls {}", conditions.where_clause());
+        let total: i64 = conditions.bind(sqlx::query(&count_sql)).fetch_one(&self.pool).await?.get("n");
+        let (sql, paged) = conditions.page_sql(CALL_COLUMNS, "calls", "id", cursor, ascending, limit);
+        let rows = paged.bind(sqlx::query(&sql)).fetch_all(&self.pool).await?;
+        Ok((page_rows(rows.iter().map(call_row).collect(), cursor), total))
+    }
+
+    pub async fn set_call_status(&self, id: &str, status: &str, finished_at: Option<i64>) -> Result<(), RecordError> {
+        sqlx::query("UPDATE calls SET status = $1, finished_at = $2 WHERE id = $3")
+            .bind(status)
+            .bind(finished_at)
+            .bind(id)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    /// The run of `node` on `item_key`, if one was recorded (a resumed call reuses it).
+    pub async fn function_call(
+        &self,
+        call_id: &str,
+        node_name: &str,
+        item_key: &str,
+    ) -> Result<Option<FunctionCallRow>, RecordError> {
+        let row = sqlx::query(&format!(
+            "SELECT {FUNCTION_CALL_COLUMNS} FROM function_calls WHERE call_id = $1 AND node_name = $2 AND item_key = $3"
+        ))
+        .bind(call_id)
+        .bind(node_name)
+        .bind(item_key)
+        .fetch_optional(&self.pool)
+        .await?;
+        Ok(row.as_ref().map(function_call_row))
+    }
+
+    /// Records a run as started (or restarted: a run left `running` by a crash starts over).
+    pub async fn start_function_call(&self, run: &FunctionCallRow) -> Result<(), RecordError> {
+        sqlx::query("DELETE FROM function_calls WHERE call_id = $1 AND node_name = $2 AND item_key = $3")
+            .bind(&run.call_id)
+            .bind(&run.node_name)
+            .bind(&run.item_key)
+            .execute(&self.pool)
+            .await?;
+        sqlx::query(&format!(
+            "INSERT INTO function_calls ({FUNCTION_CALL_COLUMNS}) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)"
+        ))
+        .bind(&run.id)
+        .bind(&run.call_id)
+        .bind(&run.node_name)
+        .bind(&run.item_key)
+        .bind(&run.function_id)
+        .bind(&run.function_name)
+        .bind(run.function_version_num)
+        .bind(&run.function_type)
+        .bind(&run.status)
+        .bind(&run.input)
+        .bind(&run.output)
+        .bind(&run.error)
+        .bind(&run.source_event_id)
+        .bind(&run.source_function_call_id)
+        .bind(&run.incoming_destination)
+        .bind(run.started_at)
+        .bind(run.finished_at)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    /// Records how a run ended: its checkpointed output or its error.
+    pub async fn finish_function_call(
+        &self,
+        id: &str,
+        status: &str,
+        output: Option<&str>,
+        error: Option<&str>,
+        finished_at: i64,
+    ) -> Result<(), RecordError> {
+        sqlx::query("UPDATE function_calls SET status = $1, output = $2, error = $3, finished_at = $4 WHERE id = $5")
+            .bind(status)
+            .bind(output)
+            .bind(error)
+            .bind(finished_at)
+            .bind(id)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    /// Every run of a call, in the order they started.
+    pub async fn function_calls(&self, call_id: &str) -> Result<Vec<FunctionCallRow>, RecordError> {
+        let rows = sqlx::query(&format!(
+            "SELECT {FUNCTION_CALL_COLUMNS} FROM function_calls WHERE call_id = $1 ORDER BY started_at, id"
+        ))
+        .bind(call_id)
+        .fetch_all(&self.pool)
+        .await?;
+        Ok(rows.iter().map(function_call_row).collect())
+    }
+}
+
+fn call_row(row: &AnyRow) -> CallRow {
+    CallRow {
+        id: row.get("id"),
+        account_id: row.get("account_id"),
+        environment: row.get("environment"),
+        workflow_id: row.get("workflow_id"),
+        workflow_name: row.get("workflow_name"),
+        workflow_version_num: row.get("workflow_version_num"),
+        reference_id: row.get("reference_id"),
+        status: row.get("status"),
+        input: row.get("input"),
+        plan: row.get("plan"),
+        metadata: row.get("metadata"),
+        bucket: row.get("bucket"),
+        created_at: row.get("created_at"),
+        finished_at: row.get("finished_at"),
+    }
+}
+
+fn function_call_row(row: &AnyRow) -> FunctionCallRow {
+    FunctionCallRow {
+        id: row.get("id"),
+        call_id: row.get("call_id"),
+        node_name: row.get("node_name"),
+        item_key: row.get("item_key"),
+        function_id: row.get("function_id"),
+        function_name: row.get("function_name"),
+        function_version_num: row.get("function_version_num"),
+        function_type: row.get("function_type"),
+        status: row.get("status"),
+        input: row.get("input"),
+        output: row.get("output"),
+        error: row.get("error"),
+        source_event_id: row.get("source_event_id"),
+        source_function_call_id: row.get("source_function_call_id"),
+        incoming_destination: row.get("incoming_destination"),
+        started_at: row.get("started_at"),
+        finished_at: row.get("finished_at"),
+    }
+}

@@ -1,0 +1,144 @@
+//! Pipeline events: terminal outputs and errors of calls (and their intermediate outputs,
+//! kept for traces). The stored body is the event exactly as the API returns it.
+
+use super::collections::Owner;
+use super::filters::{page_rows, Filter};
+use super::{RecordError, Records};
+use crate::pagination::Cursor;
+use serde_json::Value;
+use sqlx::Row;
+
+/// An event to record once.
+pub struct NewEvent<'a> {
+    pub id: &'a str,
+    pub event_type: &'a str,
+    pub body: &'a Value,
+    pub call_id: &'a str,
+    pub function_call_id: &'a str,
+    pub workflow_id: &'a str,
+    pub workflow_name: &'a str,
+    pub function_id: &'a str,
+    pub function_name: &'a str,
+    pub function_version_num: i64,
+    pub reference_id: &'a str,
+    pub intermediate: bool,
+    /// Same key, same event: recording it again changes nothing.
+    pub dedupe_key: &'a str,
+    pub now: i64,
+}
+
+/// Which events a list returns; every given filter must hold.
+#[derive(Default, Debug)]
+pub struct EventFilter {
+    pub event_ids: Vec<String>,
+    pub call_ids: Vec<String>,
+    pub event_types: Vec<String>,
+    pub workflow_ids: Vec<String>,
+    pub workflow_names: Vec<String>,
+    pub function_ids: Vec<String>,
+    pub function_names: Vec<String>,
+    pub function_version_nums: Vec<i64>,
+    pub reference_ids: Vec<String>,
+    pub reference_id_substring: Option<String>,
+    pub is_labelled: Option<bool>,
+    /// `Some(true)` only errors, `Some(false)` only non-errors.
+    pub errors: Option<bool>,
+    pub include_intermediate: bool,
+}
+
+impl Records {
+    /// Records the event unless one with its dedupe key exists; returns the stored ID.
+    pub async fn record_pipeline_event(&self, owner: Owner<'_>, event: NewEvent<'_>) -> Result<String, RecordError> {
+        sqlx::query(
+            "INSERT INTO events (id, account_id, environment, event_type, body, created_at, call_id, \
+                 function_call_id, workflow_id, workflow_name, function_id, function_name, function_version_num, \
+                 reference_id, intermediate, labelled, dedupe_key) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, 0, $16) \
+             ON CONFLICT (dedupe_key) DO NOTHING",
+        )
+        .bind(event.id)
+        .bind(owner.account_id)
+        .bind(owner.environment)
+        .bind(event.event_type)
+        .bind(event.body.to_string())
+        .bind(event.now)
+        .bind(event.call_id)
+        .bind(event.function_call_id)
+        .bind(event.workflow_id)
+        .bind(event.workflow_name)
+        .bind(event.function_id)
+        .bind(event.function_name)
+        .bind(event.function_version_num)
+        .bind(event.reference_id)
+        .bind(i64::from(event.intermediate))
+        .bind(event.dedupe_key)
+        .execute(&self.pool)
+        .await?;
+        let row = sqlx::query("SELECT id FROM events WHERE dedupe_key = $1")
+            .bind(event.dedupe_key)
+            .fetch_one(&self.pool)
+            .await?;
+        Ok(row.get("id"))
+    }
+
+    /// Every event of a call in ID order, intermediate ones with `true`.
+    pub async fn call_events(&self, call_id: &str) -> Result<Vec<(Value, bool)>, RecordError> {
+        let rows = sqlx::query("SELECT body, intermediate FROM events WHERE call_id = $1 ORDER BY id")
+            .bind(call_id)
+            .fetch_all(&self.pool)
+            .await?;
+        Ok(rows
+            .iter()
+            .filter_map(|row| {
+                let body = serde_json::from_str(&row.get::<String, _>("body")).ok()?;
+                Some((body, row.get::<i64, _>("intermediate") != 0))
+            })
+            .collect())
+    }
+
+    /// One page of the owner's events and how many match in all.
+    pub async fn list_events(
+        &self,
+        owner: Owner<'_>,
+        filter: &EventFilter,
+        cursor: &Cursor,
+        ascending: bool,
+        limit: u32,
+    ) -> Result<(Vec<Value>, i64), RecordError> {
+        let mut conditions = Filter::default();
+        conditions.eq("account_id", owner.account_id).eq("environment", owner.environment);
+        conditions
+            .any_of("id", &filter.event_ids)
+            .any_of("call_id", &filter.call_ids)
+            .any_of("event_type", &filter.event_types)
+            .any_of("workflow_id", &filter.workflow_ids)
+            .any_of("workflow_name", &filter.workflow_names)
+            .any_of("function_id", &filter.function_ids)
+            .any_of("function_name", &filter.function_names)
+            .any_of_int("function_version_num", &filter.function_version_nums)
+            .any_of("reference_id", &filter.reference_ids);
+        if let Some(text) = &filter.reference_id_substring {
+            conditions.contains("reference_id", text);
+        }
+        match filter.is_labelled {
+            Some(true) => conditions.raw("labelled = 1"),
+            Some(false) => conditions.raw("labelled = 0"),
+            None => &mut conditions,
+        };
+        match filter.errors {
+            Some(true) => conditions.raw("event_type = 'error'"),
+            Some(false) => conditions.raw("event_type <> 'error'"),
+            None => &mut conditions,
+        };
+        if !filter.include_intermediate {
+            conditions.raw("intermediate = 0");
+        }
+        let count_sql = format!("SELECT COUNT(*) AS n FROM events {}", conditions.where_clause());
+        let total: i64 = conditions.bind(sqlx::query(&count_sql)).fetch_one(&self.pool).await?.get("n");
+        let (sql, paged) = conditions.page_sql("body", "events", "id", cursor, ascending, limit);
+        let rows = paged.bind(sqlx::query(&sql)).fetch_all(&self.pool).await?;
+        let bodies = rows.iter().filter_map(|row| serde_json::from_str(&row.get::<String, _>("body")).ok()).collect();
+        Ok((page_rows(bodies, cursor), total))
+    }
+
+}

@@ -1,0 +1,158 @@
+//! A WHERE clause built from optional list filters, with numbered placeholders, for the
+//! list endpoints whose filters all AND together, and their ID-cursor pages.
+
+use crate::pagination::Cursor;
+use sqlx::any::AnyArguments;
+use sqlx::query::Query;
+use sqlx::Any;
+
+enum Bind {
+    Text(String),
+    Int(i64),
+}
+
+/// Conditions ANDed together; each binds its own values.
+#[derive(Default)]
+pub struct Filter {
+    clauses: Vec<String>,
+    binds: Vec<Bind>,
+}
+
+impl Filter {
+    fn next(&self) -> usize {
+        self.binds.len() + 1
+    }
+
+    pub fn eq(&mut self, column: &str, value: &str) -> &mut Self {
+        self.clauses.push(format!("{column} = ${}", self.next()));
+        self.binds.push(Bind::Text(value.to_string()));
+        self
+    }
+
+    pub fn eq_int(&mut self, column: &str, value: i64) -> &mut Self {
+        self.clauses.push(format!("{column} = ${}", self.next()));
+        self.binds.push(Bind::Int(value));
+        self
+    }
+
+    /// `column IN (values)`; an empty list adds nothing (the filter was not given).
+    pub fn any_of(&mut self, column: &str, values: &[String]) -> &mut Self {
+        if values.is_empty() {
+            return self;
+        }
+        let start = self.next();
+        let marks: Vec<String> = (start..start + values.len()).map(|i| format!("${i}")).collect();
+        self.clauses.push(format!("{column} IN ({})", marks.join(", ")));
+        self.binds.extend(values.iter().cloned().map(Bind::Text));
+        self
+    }
+
+    pub fn any_of_int(&mut self, column: &str, values: &[i64]) -> &mut Self {
+        if values.is_empty() {
+            return self;
+        }
+        let start = self.next();
+        let marks: Vec<String> = (start..start + values.len()).map(|i| format!("${i}")).collect();
+        self.clauses.push(format!("{column} IN ({})", marks.join(", ")));
+        self.binds.extend(values.iter().copied().map(Bind::Int));
+        self
+    }
+
+    /// Case-insensitive substring, wildcards in `text` taken literally.
+    pub fn contains(&mut self, column: &str, text: &str) -> &mut Self {
+        let mut pattern = String::from("%");
+        for c in text.to_lowercase().chars() {
+            if matches!(c, '%' | '_' | '\\') {
+                pattern.push('\\');
+            }
+            pattern.push(c);
+        }
+        pattern.push('%');
+        self.clauses.push(format!("LOWER({column}) LIKE ${} ESCAPE '\\'", self.next()));
+        self.binds.push(Bind::Text(pattern));
+        self
+    }
+
+    /// A condition without values.
+    pub fn raw(&mut self, clause: &str) -> &mut Self {
+        self.clauses.push(clause.to_string());
+        self
+    }
+
+    pub fn where_clause(&self) -> String {
+        if self.clauses.is_empty() {
+            String::new()
+        } else {
+            format!("WHERE {}", self.clauses.join(" AND "))
+        }
+    }
+
+    /// `SELECT {columns} FROM {table} WHERE … ORDER BY {id} … LIMIT n` for one page of
+    /// `limit`, newest-last when `ascending`. Rows come back in the order the page is
+    /// read; [`page_rows`] puts them in display order.
+    pub fn page_sql(&self, columns: &str, table: &str, id: &str, cursor: &Cursor, ascending: bool, limit: u32) -> (String, Filter) {
+        let mut filter = Filter { clauses: self.clauses.clone(), binds: self.binds.iter().map(Bind::copy).collect() };
+        // Reading forwards follows the sort order; `endingBefore` reads backwards from it.
+        let forwards = !matches!(cursor, Cursor::Before(_));
+        let reads_up = forwards == ascending;
+        match cursor {
+            Cursor::First => {}
+            Cursor::After(at) | Cursor::Before(at) => {
+                let op = if reads_up { ">" } else { "<" };
+                filter.clauses.push(format!("{id} {op} ${}", filter.next()));
+                filter.binds.push(Bind::Text(at.clone()));
+            }
+        }
+        let order = if reads_up { "ASC" } else { "DESC" };
+        let sql = format!("SELECT {columns} FROM {table} {} ORDER BY {id} {order} LIMIT {limit}", filter.where_clause());
+        (sql, filter)
+    }
+
+    pub fn bind<'q>(&'q self, mut query: Query<'q, Any, AnyArguments<'q>>) -> Query<'q, Any, AnyArguments<'q>> {
+        for bind in &self.binds {
+            query = match bind {
+                Bind::Text(text) => query.bind(text.as_str()),
+                Bind::Int(n) => query.bind(*n),
+            };
+        }
+        query
+    }
+}
+
+impl Bind {
+    fn copy(&self) -> Bind {
+        match self {
+            Bind::Text(text) => Bind::Text(text.clone()),
+            Bind::Int(n) => Bind::Int(*n),
+        }
+    }
+}
+
+/// Rows of a page read by [`Filter::page_sql`], in display order.
+pub fn page_rows<T>(mut rows: Vec<T>, cursor: &Cursor) -> Vec<T> {
+    if matches!(cursor, Cursor::Before(_)) {
+        rows.reverse();
+    }
+    rows
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn filters_and_together_with_numbered_placeholders() {
+        let mut filter = Filter::default();
+        filter.eq("a", "x").any_of("b", &["1".into(), "2".into()]).any_of("c", &[]).contains("d", "5%");
+        assert_eq!(filter.where_clause(), "WHERE a = $1 AND b IN ($2, $3) AND LOWER(d) LIKE $4 ESCAPE '\\'");
+    }
+
+    #[test]
+    fn a_page_before_a_cursor_reads_against_the_sort_order() {
+        let filter = Filter::default();
+        let (sql, _) = filter.page_sql("id", "t", "id", &Cursor::Before("k".into()), true, 10);
+        assert!(sql.ends_with("WHERE id < $1 ORDER BY id DESC LIMIT 10"), "{sql}");
+        let (sql, _) = filter.page_sql("id", "t", "id", &Cursor::After("k".into()), false, 10);
+        assert!(sql.ends_with("WHERE id < $1 ORDER BY id DESC LIMIT 10"), "{sql}");
+    }
+}

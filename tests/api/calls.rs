@@ -1,0 +1,362 @@
+//! Workflow calls end to end: submission, waiting, statuses, deduplication, DAG execution
+//! (split → transform → join), events, traces and resuming after a crash.
+
+use crate::helpers::{assert_error, json, spawn_app, spawn_app_with, TestApp};
+use base64::Engine as _;
+use canon::jobs::{Handlers, JobHandler};
+use serde_json::{json, Value};
+use std::time::Duration;
+
+const INVOICE: &str = "Invoice number: INV-42\nVendor: ACME Corp.\nTotal: $1,234.50\nDue date: 2026-01-31\n";
+
+pub fn invoice_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "invoiceNumber": {"type": "string"},
+            "total": {"type": "number"},
+            "dueDate": {"type": "string", "format": "date"}
+        },
+        "required": ["invoiceNumber", "total"]
+    })
+}
+
+impl TestApp {
+    /// Creates a function and returns its body.
+    pub async fn create_function(&self, body: Value) -> Value {
+        let response = self.post("/v3/functions", body.clone()).await;
+        assert_eq!(response.status(), 200, "creating function {body}");
+        json(response).await
+    }
+
+    /// Creates an extract function with `schema`.
+    pub async fn extract_function(&self, name: &str, schema: Value) -> Value {
+        self.create_function(json!({
+            "functionName": name, "type": "extract", "outputSchemaName": "Out", "outputSchema": schema
+        }))
+        .await
+    }
+
+    /// Creates a workflow of `nodes` (node name = function name) and `edges`.
+    pub async fn create_workflow(&self, name: &str, nodes: &[&str], edges: &[(&str, &str)]) -> Value {
+        let body = json!({
+            "name": name,
+            "mainNodeName": nodes[0],
+            "nodes": nodes.iter().map(|n| json!({"name": n, "function": {"name": n}})).collect::<Vec<_>>(),
+            "edges": edges.iter().map(|(s, d)| json!({"sourceNodeName": s, "destinationNodeName": d})).collect::<Vec<_>>(),
+        });
+        let response = self.post("/v3/workflows", body.clone()).await;
+        assert_eq!(response.status(), 200, "creating workflow {body}");
+        json(response).await
+    }
+
+    /// Calls a workflow with one text file; returns (status, body).
+    pub async fn call_text(&self, workflow: &str, text: &str, extra: Value, wait: bool) -> (u16, Value) {
+        let content = base64::engine::general_purpose::STANDARD.encode(text);
+        let mut body = json!({ "input": { "singleFile": { "inputContent": content, "inputType": "text" } } });
+        if let (Some(body), Some(extra)) = (body.as_object_mut(), extra.as_object()) {
+            body.extend(extra.clone());
+        }
+        let path = format!("/v3/workflows/{workflow}/call{}", if wait { "?wait=true" } else { "" });
+        let response = self.post(&path, body).await;
+        let status = response.status().as_u16();
+        (status, json(response).await)
+    }
+
+    /// Polls a call until it is completed or failed.
+    pub async fn finished_call(&self, call_id: &str) -> Value {
+        for _ in 0..300 {
+            let call = json(self.get(&format!("/v3/calls/{call_id}")).await).await;
+            if matches!(call["call"]["status"].as_str(), Some("completed" | "failed")) {
+                return call["call"].clone();
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        panic!("call {call_id} did not finish");
+    }
+}
+
+#[tokio::test]
+async fn a_waited_call_returns_the_completed_call_with_its_output_event() {
+    let app = spawn_app().await;
+    app.extract_function("invoice", invoice_schema()).await;
+    app.create_workflow("invoices", &["invoice"], &[]).await;
+    let (status, body) = app.call_text("invoices", INVOICE, json!({}), true).await;
+    assert_eq!(status, 200, "{body}");
+    let call = &body["call"];
+    assert_eq!(call["status"], "completed");
+    let call_id = call["callID"].as_str().unwrap();
+    assert_eq!(call["url"], format!("/v3/calls/{call_id}"));
+    assert_eq!(call["traceUrl"], format!("/v3/calls/{call_id}/trace"));
+    assert_eq!(call["errors"], json!([]));
+    let outputs = call["outputs"].as_array().unwrap();
+    assert_eq!(outputs.len(), 1);
+    let event = &outputs[0];
+    assert_eq!(event["eventType"], "extract");
+    assert_eq!(event["transformedContent"]["invoiceNumber"], "INV-42");
+    assert_eq!(event["transformedContent"]["total"], 1234.5);
+    assert_eq!(event["callID"], call_id);
+    assert_eq!(event["functionName"], "invoice");
+    assert_eq!(event["workflowName"], "invoices");
+    assert_eq!(event["itemOffset"], 0);
+    assert_eq!(event["itemCount"], 1);
+    let event_id = event["eventID"].as_str().unwrap();
+    assert!(canon::ids::is_ksuid(event_id), "{event_id} is a KSUID");
+    assert!(event["transformationID"].as_str().unwrap().starts_with("tr_"));
+    let read = json(app.get(&format!("/v3/outputs/{event_id}")).await).await;
+    assert_eq!(read["output"]["eventID"], event_id);
+    let fetched = json(app.get(&format!("/v3/calls/{call_id}")).await).await;
+    assert_eq!(fetched["call"]["outputs"][0]["eventID"], event_id);
+    assert_error(app.get(&format!("/v3/errors/{event_id}")).await, 404).await;
+}
+
+#[tokio::test]
+async fn a_call_without_wait_is_accepted_and_finishes_later() {
+    let app = spawn_app().await;
+    app.extract_function("invoice", invoice_schema()).await;
+    app.create_workflow("invoices", &["invoice"], &[]).await;
+    let (status, body) = app.call_text("invoices", INVOICE, json!({}), false).await;
+    assert_eq!(status, 202, "{body}");
+    assert!(matches!(body["call"]["status"].as_str(), Some("pending" | "running" | "completed")), "{body}");
+    let call = app.finished_call(body["call"]["callID"].as_str().unwrap()).await;
+    assert_eq!(call["status"], "completed");
+    assert!(call["finishedAt"].is_string());
+}
+
+#[tokio::test]
+async fn the_same_call_reference_returns_the_existing_call() {
+    let app = spawn_app().await;
+    app.extract_function("invoice", invoice_schema()).await;
+    app.create_workflow("invoices", &["invoice"], &[]).await;
+    let reference = json!({ "callReferenceID": "upload-77" });
+    let (_, first) = app.call_text("invoices", INVOICE, reference.clone(), true).await;
+    let (status, second) = app.call_text("invoices", "Something else entirely", reference, true).await;
+    assert_eq!(status, 200);
+    assert_eq!(first["call"]["callID"], second["call"]["callID"]);
+    assert_eq!(second["call"]["callReferenceID"], "upload-77");
+    let list = json(app.get("/v3/calls?referenceIDs=upload-77").await).await;
+    assert_eq!(list["totalCount"], 1);
+    let outputs = json(app.get("/v3/outputs?referenceIDs=upload-77").await).await;
+    assert_eq!(outputs["totalCount"], 1, "one call, one output: {outputs}");
+}
+
+#[tokio::test]
+async fn an_unsupported_input_type_or_unknown_workflow_is_refused() {
+    let app = spawn_app().await;
+    app.extract_function("invoice", invoice_schema()).await;
+    app.create_workflow("invoices", &["invoice"], &[]).await;
+    let body = json!({ "input": { "singleFile": { "inputContent": "AAAA", "inputType": "mp4" } } });
+    let error = assert_error(app.post("/v3/workflows/invoices/call", body.clone()).await, 400).await;
+    assert!(error["message"].as_str().unwrap().contains("unsupported inputType"), "{error}");
+    assert_error(app.post("/v3/workflows/nope/call", body).await, 404).await;
+    let no_input = json!({ "input": {} });
+    assert_error(app.post("/v3/workflows/invoices/call", no_input).await, 400).await;
+}
+
+#[tokio::test]
+async fn output_that_breaks_the_schema_fails_the_call_with_an_error_event() {
+    let app = spawn_app().await;
+    app.extract_function("invoice", invoice_schema()).await;
+    app.create_workflow("invoices", &["invoice"], &[]).await;
+    let (status, body) = app.call_text("invoices", "Nothing labelled here at all.", json!({}), true).await;
+    assert_eq!(status, 200, "node failures never change the HTTP status: {body}");
+    let call = &body["call"];
+    assert_eq!(call["status"], "failed");
+    assert_eq!(call["outputs"], json!([]));
+    let error = &call["errors"][0];
+    assert!(error["errorMessage"].as_str().unwrap().contains("outputSchema constraint violation"), "{error}");
+    assert_eq!(error["workflowNodeName"], "invoice");
+    assert!(error["functionCallID"].as_str().unwrap().starts_with("fc_"));
+    let event_id = error["eventID"].as_str().unwrap();
+    let read = json(app.get(&format!("/v3/errors/{event_id}")).await).await;
+    assert_eq!(read["error"]["eventType"], "error");
+    assert!(read["error"]["kind"].is_string());
+    assert!(read["error"]["message"].as_str().unwrap().contains("outputSchema constraint violation"));
+    let errors = json(app.get(&format!("/v3/errors?callIDs={}", call["callID"].as_str().unwrap())).await).await;
+    assert_eq!(errors["totalCount"], 1);
+    let failed = json(app.get("/v3/calls?statuses=failed").await).await;
+    assert_eq!(failed["totalCount"], 1);
+}
+
+#[tokio::test]
+async fn outputs_and_errors_can_both_be_present_and_the_call_then_fails() {
+    let app = spawn_app().await;
+    app.create_function(json!({"functionName": "router", "type": "transform", "outputSchemaName": "Any",
+        "outputSchema": {"type": "object", "properties": {"vendor": {"type": "string"}}}}))
+    .await;
+    app.extract_function("invoice", invoice_schema()).await;
+    let strict = json!({"type": "object", "properties": {"iban": {"type": "string"}}, "required": ["iban"]});
+    app.extract_function("bank", strict).await;
+    app.create_workflow("both", &["router", "invoice", "bank"], &[("router", "invoice"), ("router", "bank")]).await;
+    let (_, body) = app.call_text("both", INVOICE, json!({}), true).await;
+    let call = &body["call"];
+    assert_eq!(call["status"], "failed", "{body}");
+    assert_eq!(call["outputs"].as_array().unwrap().len(), 1, "{call}");
+    assert_eq!(call["outputs"][0]["functionName"], "invoice");
+    assert_eq!(call["errors"].as_array().unwrap().len(), 1);
+    assert_eq!(call["errors"][0]["functionName"], "bank");
+    // The router fed other nodes: its event is intermediate, in the trace but not in outputs.
+    let trace = json(app.get(&format!("/v3/calls/{}/trace", call["callID"].as_str().unwrap())).await).await;
+    let runs = trace["trace"]["functionCalls"].as_array().unwrap();
+    assert_eq!(runs.len(), 3);
+    let router = runs.iter().find(|r| r["workflowNodeName"] == "router").unwrap();
+    assert_eq!(router["status"], "completed");
+    assert!(router["input"]["text"].as_str().unwrap().contains("INV-42"));
+    assert!(router["output"].is_object());
+    assert!(router["startedAt"].is_string() && router["finishedAt"].is_string());
+    let bank = runs.iter().find(|r| r["workflowNodeName"] == "bank").unwrap();
+    assert_eq!(bank["status"], "failed");
+    assert!(bank["error"]["message"].as_str().unwrap().contains("outputSchema constraint violation"));
+    assert_eq!(bank["sourceFunctionCallID"], router["functionCallID"]);
+    assert_eq!(trace["trace"]["events"].as_array().unwrap().len(), 3);
+}
+
+#[tokio::test]
+async fn a_split_fans_out_to_transforms_whose_outputs_a_join_merges() {
+    let app = spawn_app().await;
+    app.create_function(json!({"functionName": "pages", "type": "split", "splitType": "print_page",
+        "splitConfig": {"by": "delimiter", "delimiter": "---"}}))
+    .await;
+    app.extract_function("invoice", invoice_schema()).await;
+    app.create_function(json!({"functionName": "merge", "type": "join", "joinType": "standard",
+        "description": "all invoices", "outputSchemaName": "All", "outputSchema": {"type": "object"}}))
+    .await;
+    app.create_workflow("batch", &["pages", "invoice", "merge"], &[("pages", "invoice"), ("invoice", "merge")]).await;
+    let text = format!("{INVOICE}---\n{}---\n{}", INVOICE.replace("INV-42", "INV-43"), INVOICE.replace("INV-42", "INV-44"));
+    let (_, body) = app.call_text("batch", &text, json!({}), true).await;
+    let call = &body["call"];
+    assert_eq!(call["status"], "completed", "{body}");
+    let outputs = call["outputs"].as_array().unwrap();
+    assert_eq!(outputs.len(), 1, "only the join is terminal: {outputs:?}");
+    assert_eq!(outputs[0]["eventType"], "join");
+    let merged = outputs[0]["transformedContent"].to_string();
+    for number in ["INV-42", "INV-43", "INV-44"] {
+        assert!(merged.contains(number), "{number} in {merged}");
+    }
+    let trace = json(app.get(&format!("/v3/calls/{}/trace", call["callID"].as_str().unwrap())).await).await;
+    let runs = trace["trace"]["functionCalls"].as_array().unwrap();
+    assert_eq!(runs.iter().filter(|r| r["workflowNodeName"] == "invoice").count(), 3);
+    let intermediate = json(app.get("/v3/outputs?includeIntermediate=true&functionNames=invoice").await).await;
+    assert_eq!(intermediate["totalCount"], 3);
+    let offsets: Vec<i64> = intermediate["outputs"].as_array().unwrap().iter().map(|e| e["itemOffset"].as_i64().unwrap()).collect();
+    let mut sorted = offsets.clone();
+    sorted.sort();
+    assert_eq!(sorted, vec![0, 1, 2]);
+    assert!(intermediate["outputs"].as_array().unwrap().iter().all(|e| e["itemCount"] == 3));
+}
+
+#[tokio::test]
+async fn a_terminal_split_emits_one_event_per_item() {
+    let app = spawn_app().await;
+    app.create_function(json!({"functionName": "pages", "type": "split", "splitType": "print_page",
+        "splitConfig": {"by": "delimiter", "delimiter": "---"}}))
+    .await;
+    app.create_workflow("split-only", &["pages"], &[]).await;
+    let (_, body) = app.call_text("split-only", "one---two---three", json!({}), true).await;
+    let outputs = body["call"]["outputs"].as_array().unwrap().clone();
+    assert_eq!(outputs.len(), 3, "{body}");
+    for (i, event) in outputs.iter().enumerate() {
+        assert_eq!(event["eventType"], "split_item");
+        assert_eq!(event["itemCount"], 3);
+        assert!(outputs.iter().any(|e| e["itemOffset"] == i as i64));
+    }
+}
+
+#[tokio::test]
+async fn event_lists_filter_sort_and_page_both_ways() {
+    let app = spawn_app().await;
+    app.extract_function("invoice", invoice_schema()).await;
+    app.create_workflow("invoices", &["invoice"], &[]).await;
+    let mut call_ids = Vec::new();
+    for i in 0..5 {
+        let (_, body) = app.call_text("invoices", INVOICE, json!({ "callReferenceID": format!("ref-{i}") }), true).await;
+        call_ids.push(body["call"]["callID"].as_str().unwrap().to_string());
+    }
+    let (_, failed) = app.call_text("invoices", "no labels", json!({ "callReferenceID": "bad-1" }), true).await;
+    let all = json(app.get("/v1-alpha/events").await).await;
+    assert_eq!(all["totalCount"], 6);
+    let ids: Vec<String> = all["events"].as_array().unwrap().iter().map(|e| e["eventID"].as_str().unwrap().to_string()).collect();
+    let mut sorted = ids.clone();
+    sorted.sort();
+    assert_eq!(ids, sorted, "ascending by event ID");
+    let desc = json(app.get("/v1-alpha/events?sortOrder=desc").await).await;
+    let desc_ids: Vec<String> = desc["events"].as_array().unwrap().iter().map(|e| e["eventID"].as_str().unwrap().to_string()).collect();
+    assert_eq!(desc_ids, sorted.iter().rev().cloned().collect::<Vec<_>>());
+    // Forwards two at a time, then back from the end.
+    let page1 = json(app.get("/v1-alpha/events?limit=2").await).await;
+    let page2 = json(app.get(&format!("/v1-alpha/events?limit=2&startingAfter={}", ids[1])).await).await;
+    assert_eq!(page1["events"][1]["eventID"], ids[1].as_str());
+    assert_eq!(page2["events"][0]["eventID"], ids[2].as_str());
+    let before = json(app.get(&format!("/v1-alpha/events?limit=2&endingBefore={}", ids[4])).await).await;
+    let before_ids: Vec<&str> = before["events"].as_array().unwrap().iter().map(|e| e["eventID"].as_str().unwrap()).collect();
+    assert_eq!(before_ids, vec![ids[2].as_str(), ids[3].as_str()]);
+    let errors_only = json(app.get("/v1-alpha/events?eventTypes=error").await).await;
+    assert_eq!(errors_only["totalCount"], 1);
+    let two_calls = json(app.get(&format!("/v1-alpha/events?callIDs={},{}", call_ids[0], call_ids[1])).await).await;
+    assert_eq!(two_calls["totalCount"], 2);
+    let by_reference = json(app.get("/v3/errors?referenceIDSubstring=BAD").await).await;
+    assert_eq!(by_reference["totalCount"], 1);
+    assert_eq!(by_reference["errors"][0]["callID"], failed["call"]["callID"]);
+    let outputs = json(app.get("/v3/outputs?workflowNames=invoices&functionNames=invoice").await).await;
+    assert_eq!(outputs["totalCount"], 5);
+    let none = json(app.get("/v3/outputs?workflowNames=invoices&functionNames=other").await).await;
+    assert_eq!(none["totalCount"], 0, "filters AND together");
+    let labelled = json(app.get("/v1-alpha/events?isLabelled=true").await).await;
+    assert_eq!(labelled["totalCount"], 0, "nothing is corrected yet");
+    assert_error(app.get("/v1-alpha/events?startingAfter=abc").await, 400).await;
+    assert_error(app.get("/v1-alpha/events?limit=101").await, 400).await;
+    assert_error(app.get(&format!("/v1-alpha/events?startingAfter={}&endingBefore={}", ids[0], ids[1])).await, 400).await;
+}
+
+#[tokio::test]
+async fn a_call_cut_off_by_a_crash_resumes_without_emitting_an_event_twice() {
+    let mut app = spawn_app_with(Handlers::default(), |config| config.workers = 0).await;
+    app.create_function(json!({"functionName": "router", "type": "transform", "outputSchemaName": "Any",
+        "outputSchema": {"type": "object", "properties": {"vendor": {"type": "string"}}}}))
+    .await;
+    app.extract_function("invoice", invoice_schema()).await;
+    app.create_workflow("two-steps", &["router", "invoice"], &[("router", "invoice")]).await;
+    let (status, body) = app.call_text("two-steps", INVOICE, json!({}), false).await;
+    assert_eq!(status, 202);
+    let call_id = body["call"]["callID"].as_str().unwrap().to_string();
+    // A worker takes the job and runs the call...
+    let records = app.app().state.records.clone();
+    let job = records.claim_job("worker-that-died", 500).await.unwrap().expect("the call's job");
+    let handler = canon::calls::executor::CallJob { service: app.app().state.calls.clone() };
+    handler.run(job.payload.clone()).await.unwrap();
+    let before = json(app.get(&format!("/v3/calls/{call_id}/trace")).await).await;
+    let router_event = before["trace"]["events"][0].clone();
+    // ...but the process died while the second node ran: its run is left `running`, its
+    // event unwritten, the call `running`, the job's lease held by a dead worker.
+    let pool = sqlx::AnyPool::connect(&app.config.records_url()).await.unwrap();
+    sqlx::query("UPDATE function_calls SET status = 'running', output = NULL, finished_at = NULL WHERE call_id = $1 AND node_name = 'invoice'")
+        .bind(&call_id).execute(&pool).await.unwrap();
+    sqlx::query("DELETE FROM events WHERE call_id = $1 AND function_name = 'invoice'").bind(&call_id).execute(&pool).await.unwrap();
+    sqlx::query("UPDATE calls SET status = 'running', finished_at = NULL WHERE id = $1").bind(&call_id).execute(&pool).await.unwrap();
+    pool.close().await;
+    app.stop().await;
+    app.config.workers = 1;
+    app.start().await;
+    let call = app.finished_call(&call_id).await;
+    assert_eq!(call["status"], "completed");
+    assert_eq!(call["outputs"].as_array().unwrap().len(), 1);
+    let after = json(app.get(&format!("/v3/calls/{call_id}/trace")).await).await;
+    let events = after["trace"]["events"].as_array().unwrap();
+    assert_eq!(events.len(), 2, "one event per node, none twice: {events:?}");
+    assert_eq!(events.iter().filter(|e| e["eventID"] == router_event["eventID"]).count(), 1, "the router's event is reused");
+    let runs = after["trace"]["functionCalls"].as_array().unwrap();
+    assert_eq!(runs.len(), 2);
+    let all = json(app.get(&format!("/v1-alpha/events?callIDs={call_id}")).await).await;
+    assert_eq!(all["totalCount"], 1, "only the terminal event is listed");
+}
+
+#[tokio::test]
+async fn the_call_and_event_endpoints_are_in_the_openapi_document() {
+    let app = spawn_app().await;
+    let doc = json(app.get("/openapi.json").await).await;
+    for path in ["/v3/workflows/{workflowName}/call", "/v3/calls", "/v3/calls/{callID}", "/v3/calls/{callID}/trace",
+        "/v3/outputs", "/v3/outputs/{eventID}", "/v3/errors", "/v3/errors/{eventID}", "/v1-alpha/events", "/v1-alpha/events/{eventID}"]
+    {
+        assert!(doc["paths"][path].is_object(), "{path} documented");
+    }
+}
