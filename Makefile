@@ -3,7 +3,7 @@
 # are incremental.
 export CARGO_TARGET_DIR ?= $(HOME)/.cache/canon/target
 
-.PHONY: run test provision lint bench bench-graph bench-resolution bench-collections bench-graphql
+.PHONY: run test provision lint bench bench-graph bench-resolution bench-collections bench-graphql bench-calls
 
 provision:
 	./scripts/provision.sh
@@ -31,6 +31,9 @@ bench-resolution: provision
 
 bench-collections: provision
 	cargo bench --locked --bench collections
+
+bench-calls: provision
+	cargo bench --locked --bench calls
 
 bench-graphql: provision
 	cargo bench --locked --bench graphql
