@@ -5,11 +5,13 @@
 //! in both); where the dialects differ (`FOR UPDATE SKIP LOCKED`) the query says so.
 
 pub mod collections;
+pub mod functions;
 pub mod jobs;
 pub mod keys;
 pub mod seed_jobs;
 pub mod suggestions;
 pub mod users;
+pub mod workflows;
 
 use futures::future::BoxFuture;
 use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
