@@ -8,6 +8,7 @@ pub mod entities;
 pub mod entity_types;
 pub mod error;
 pub mod extract;
+pub mod functions;
 pub mod graph;
 pub mod health;
 pub mod metrics;
@@ -15,6 +16,7 @@ pub mod openapi;
 pub mod rate_limit;
 pub mod reviewers;
 pub mod suggestions;
+pub mod workflows;
 
 use crate::app::AppState;
 use axum::extract::Request;
@@ -95,6 +97,20 @@ fn v3() -> Router<AppState> {
         .route("/merge-suggestions/refresh", post(suggestions::refresh))
         .route("/merge-suggestions/{suggestionID}/accept", post(suggestions::accept))
         .route("/merge-suggestions/{suggestionID}/dismiss", post(suggestions::dismiss))
+        .route("/functions", get(functions::list).post(functions::create))
+        .route(
+            "/functions/{functionName}",
+            get(functions::get).patch(functions::update).delete(functions::delete),
+        )
+        .route("/functions/{functionName}/versions", get(functions::versions))
+        .route("/functions/{functionName}/versions/{versionNum}", get(functions::version))
+        .route("/workflows", get(workflows::list).post(workflows::create))
+        .route(
+            "/workflows/{workflowName}",
+            get(workflows::get).patch(workflows::update).delete(workflows::delete),
+        )
+        .route("/workflows/{workflowName}/versions", get(workflows::versions))
+        .route("/workflows/{workflowName}/versions/{versionNum}", get(workflows::version))
 }
 
 /// Legacy alpha surface (events and subscriptions land here with their issues).

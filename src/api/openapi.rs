@@ -1,8 +1,8 @@
 //! The OpenAPI 3.1 document, generated from the handlers' annotations, and a browsable page.
 
 use super::{
-    buckets, collections, entities, entity_types, error::ErrorBody, graph, health, metrics, reviewers,
-    suggestions,
+    buckets, collections, entities, entity_types, error::ErrorBody, functions, graph, health, metrics,
+    reviewers, suggestions, workflows,
 };
 use axum::response::Html;
 use axum::Json;
@@ -29,6 +29,10 @@ use utoipa::{Modify, OpenApi};
         collections::create, collections::list, collections::delete, collections::add_items,
         collections::update_items, collections::get_items, collections::delete_item,
         collections::token_count, collections::search,
+        functions::create, functions::list, functions::get, functions::update, functions::delete,
+        functions::versions, functions::version,
+        workflows::create, workflows::list, workflows::get, workflows::update, workflows::delete,
+        workflows::versions, workflows::version,
     ),
     components(schemas(ErrorBody)),
     modifiers(&ApiKeyAuth),
@@ -43,6 +47,9 @@ use utoipa::{Modify, OpenApi};
         (name = "collections", description = "Named, hierarchical groups of embedded items (dots in a \
             name form the hierarchy), embedded asynchronously and searched semantically, by keyword \
             or both. Deleting a collection deletes its whole subtree."),
+        (name = "functions", description = "Units of processing with a type, an output schema and \
+            immutable numbered versions"),
+        (name = "workflows", description = "Versioned DAGs of nodes running pinned function versions"),
         (name = "operations", description = "Health, readiness and metrics (no key needed)"),
     )
 )]
