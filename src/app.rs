@@ -42,6 +42,8 @@ pub struct AppState {
     pub reviewers: ReviewerService,
     pub suggestions: SuggestionService,
     pub calls: CallService,
+    /// Functions and workflows.
+    pub functions: crate::functions::FunctionsService,
     /// Verifies dashboard tokens.
     pub jwt_secret: Arc<Vec<u8>>,
     pub limiter: Arc<RateLimiter>,
@@ -174,6 +176,7 @@ impl App {
                 suggest_threshold: config.suggest_threshold,
                 embedder: Some(backends.embedder.clone()),
             },
+            functions: crate::functions::FunctionsService::new(records.clone()),
             jwt_secret: Arc::new(crate::tokens::secret(config.jwt_secret.as_deref(), &config.data_dir)?),
             graph,
             collections,

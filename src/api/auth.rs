@@ -21,6 +21,8 @@ pub const API_KEY_HEADER: &str = "x-api-key";
 pub struct Caller {
     pub tenant: Tenant,
     pub key_id: Option<String>,
+    /// The name the key was given (audit records show it).
+    pub key_name: Option<String>,
     pub user: Option<DashboardIdentity>,
 }
 
@@ -46,11 +48,16 @@ impl FromRequestParts<AppState> for Caller {
                 .map_err(|err| ApiError::from(crate::error::ServiceError::from(err)))?
                 .ok_or_else(|| ApiError::unauthorized("invalid or revoked API key"))?;
             state.limiter.check(&principal.key_id).map_err(ApiError::rate_limited)?;
-            Caller { tenant: Tenant::from(&principal), key_id: Some(principal.key_id), user: None }
+            Caller {
+                tenant: Tenant::from(&principal),
+                key_id: Some(principal.key_id),
+                key_name: Some(principal.key_name),
+                user: None,
+            }
         } else if parts.headers.contains_key(AUTHORIZATION) {
             let identity = dashboard_identity(parts, state)?;
             state.limiter.check(&identity.user_id).map_err(ApiError::rate_limited)?;
-            Caller { tenant: identity.tenant.clone(), key_id: None, user: Some(identity) }
+            Caller { tenant: identity.tenant.clone(), key_id: None, key_name: None, user: Some(identity) }
         } else {
             return Err(ApiError::unauthorized(
                 "missing x-api-key header; send your API key in it (or a dashboard token as Authorization: Bearer)",

@@ -10,6 +10,7 @@ pub mod entity_types;
 pub mod error;
 pub mod events;
 pub mod extract;
+pub mod functions;
 pub mod graph;
 pub mod health;
 pub mod metrics;
@@ -17,6 +18,7 @@ pub mod openapi;
 pub mod rate_limit;
 pub mod reviewers;
 pub mod suggestions;
+pub mod workflows;
 
 use crate::app::AppState;
 use axum::extract::Request;
@@ -105,6 +107,20 @@ fn v3() -> Router<AppState> {
         .route("/outputs/{eventID}", get(events::get_output))
         .route("/errors", get(events::list_errors))
         .route("/errors/{eventID}", get(events::get_error))
+        .route("/functions", get(functions::list).post(functions::create))
+        .route(
+            "/functions/{functionName}",
+            get(functions::get).patch(functions::update).delete(functions::delete),
+        )
+        .route("/functions/{functionName}/versions", get(functions::versions))
+        .route("/functions/{functionName}/versions/{versionNum}", get(functions::version))
+        .route("/workflows", get(workflows::list).post(workflows::create))
+        .route(
+            "/workflows/{workflowName}",
+            get(workflows::get).patch(workflows::update).delete(workflows::delete),
+        )
+        .route("/workflows/{workflowName}/versions", get(workflows::versions))
+        .route("/workflows/{workflowName}/versions/{versionNum}", get(workflows::version))
 }
 
 /// Legacy alpha surface (subscriptions land here with their issue).

@@ -1,8 +1,8 @@
 //! The OpenAPI 3.1 document, generated from the handlers' annotations, and a browsable page.
 
 use super::{
-    buckets, calls, collections, entities, events, entity_types, error::ErrorBody, graph, health, metrics, reviewers,
-    suggestions,
+    buckets, calls, collections, entities, entity_types, error::ErrorBody, events, functions, graph, health,
+    metrics, reviewers, suggestions, workflows,
 };
 use axum::response::Html;
 use axum::Json;
@@ -32,6 +32,10 @@ use utoipa::{Modify, OpenApi};
         calls::submit, calls::list, calls::get, calls::trace,
         events::list_outputs, events::get_output, events::list_errors, events::get_error,
         events::list_legacy, events::get_legacy,
+        functions::create, functions::list, functions::get, functions::update, functions::delete,
+        functions::versions, functions::version,
+        workflows::create, workflows::list, workflows::get, workflows::update, workflows::delete,
+        workflows::versions, workflows::version,
     ),
     components(schemas(ErrorBody)),
     modifiers(&ApiKeyAuth),
@@ -48,6 +52,9 @@ use utoipa::{Modify, OpenApi};
             or both. Deleting a collection deletes its whole subtree."),
         (name = "calls", description = "Workflow calls: submission, status, outputs, errors and traces"),
         (name = "events", description = "Terminal events of calls: outputs and errors (KSUID IDs)"),
+        (name = "functions", description = "Units of processing with a type, an output schema and \
+            immutable numbered versions"),
+        (name = "workflows", description = "Versioned DAGs of nodes running pinned function versions"),
         (name = "operations", description = "Health, readiness and metrics (no key needed)"),
     )
 )]

@@ -8,11 +8,13 @@ pub mod calls;
 pub mod collections;
 pub mod events;
 pub mod filters;
+pub mod functions;
 pub mod jobs;
 pub mod keys;
 pub mod seed_jobs;
 pub mod suggestions;
 pub mod users;
+pub mod workflows;
 
 use futures::future::BoxFuture;
 use sqlx::any::{AnyConnectOptions, AnyPoolOptions};

@@ -1,0 +1,486 @@
+//! The behaviour of functions: create, read, update (each a new immutable version), delete,
+//! the list and the version history. REST calls these; workflows live in
+//! [`super::workflows`] on the same service.
+//!
+//! A stored version body holds `type` (as the client named it), `displayName`, `tags`,
+//! `outputSchemaName` (default `output`), `outputSchema` (default `{}`),
+//! `tabularChunkingEnabled` (default false), `extraConfig` when given, and the settings of
+//! the type as `bem-sdk` names them (others are ignored). An update starts from the previous
+//! version and replaces what it sends; a setting the new type does not have is dropped.
+
+use super::listing::Page;
+use super::{inbound_address, owner, rfc3339, validate, Author};
+use crate::error::{ServiceError, ServiceResult};
+use crate::graph::Tenant;
+use crate::ids;
+use crate::store::records::functions::{
+    FunctionRecord, FunctionRow, FunctionUse, Saved, StoredFunctionVersion,
+};
+use crate::store::records::Records;
+use serde::Deserialize;
+use serde_json::{json, Map, Value};
+
+/// Functions and workflows of every tenant.
+#[derive(Clone)]
+pub struct FunctionsService {
+    pub records: Records,
+}
+
+/// A function as sent to create or update it (every field optional on update).
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FunctionInput {
+    pub function_name: Option<String>,
+    #[serde(rename = "type")]
+    pub function_type: Option<String>,
+    pub display_name: Option<String>,
+    pub tags: Option<Vec<String>>,
+    pub output_schema: Option<Value>,
+    pub output_schema_name: Option<String>,
+    pub tabular_chunking_enabled: Option<bool>,
+    pub extra_config: Option<Value>,
+    /// The type's own settings (`classifications`, `webhookUrl`, `splitType`, …).
+    #[serde(flatten)]
+    pub settings: Map<String, Value>,
+}
+
+/// Filters of the function list, ANDed.
+#[derive(Clone, Debug, Default)]
+pub struct FunctionFilter {
+    pub function_ids: Vec<String>,
+    pub function_names: Vec<String>,
+    pub display_name: Option<String>,
+    pub tags: Vec<String>,
+    pub types: Vec<String>,
+    pub workflow_ids: Vec<String>,
+    pub workflow_names: Vec<String>,
+    pub workflow_id_versions: Vec<(String, i64)>,
+    pub workflow_name_versions: Vec<(String, i64)>,
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Shape {
+    Bool,
+    Text,
+    List,
+    Object,
+}
+
+/// A type's setting: field, JSON shape, default (as JSON text) when never given.
+type Setting = (&'static str, Shape, Option<&'static str>);
+
+const BOUNDING: &[Setting] =
+    &[("enableBoundingBoxes", Shape::Bool, Some("false")), ("preCount", Shape::Bool, Some("false"))];
+const CLASSIFY: &[Setting] = &[
+    ("classifications", Shape::List, Some("[]")),
+    ("description", Shape::Text, Some("\"\"")),
+    ("nativeVisualInput", Shape::Bool, None),
+];
+const SEND: &[Setting] = &[
+    ("destinationType", Shape::Text, Some("\"webhook\"")),
+    ("webhookUrl", Shape::Text, None),
+    ("webhookSigningEnabled", Shape::Bool, None),
+    ("s3Bucket", Shape::Text, None),
+    ("s3Prefix", Shape::Text, None),
+    ("googleDriveFolderId", Shape::Text, None),
+];
+const SPLIT: &[Setting] = &[
+    ("splitType", Shape::Text, Some("\"print_page\"")),
+    ("printPageSplitConfig", Shape::Object, None),
+    ("semanticPageSplitConfig", Shape::Object, None),
+];
+const JOIN: &[Setting] =
+    &[("description", Shape::Text, Some("\"\"")), ("joinType", Shape::Text, Some("\"standard\""))];
+const SHAPING: &[Setting] = &[("shapingSchema", Shape::Text, Some("\"\""))];
+const ENRICH: &[Setting] = &[("config", Shape::Object, Some("{}"))];
+const PARSE: &[Setting] = &[("parseConfig", Shape::Object, None)];
+const RENDER: &[Setting] = &[("renderConfig", Shape::Object, None)];
+
+fn settings_of(function_type: &str) -> &'static [Setting] {
+    match function_type {
+        "extract" | "analyze" => BOUNDING,
+        "classify" | "route" => CLASSIFY,
+        "send" => SEND,
+        "split" => SPLIT,
+        "join" => JOIN,
+        "payload_shaping" => SHAPING,
+        "enrich" => ENRICH,
+        "parse" => PARSE,
+        "render" => RENDER,
+        _ => &[],
+    }
+}
+
+/// The values an enumerated setting allows.
+fn allowed_values(field: &str) -> Option<&'static [&'static str]> {
+    match field {
+        "destinationType" => Some(&["webhook", "s3", "google_drive"]),
+        "splitType" => Some(&["print_page", "semantic_page"]),
+        "joinType" => Some(&["standard"]),
+        _ => None,
+    }
+}
+
+fn check_setting(field: &str, shape: Shape, value: &Value) -> ServiceResult<()> {
+    let (fits, expected) = match shape {
+        Shape::Bool => (value.is_boolean(), "true or false"),
+        Shape::Text => (value.is_string(), "a string"),
+        Shape::List => (value.is_array(), "an array"),
+        Shape::Object => (value.is_object(), "an object"),
+    };
+    if !fits {
+        return Err(ServiceError::invalid_field(field, format!("must be {expected}")));
+    }
+    if let (Some(allowed), Some(text)) = (allowed_values(field), value.as_str()) {
+        if !allowed.contains(&text) {
+            return Err(ServiceError::invalid_field(
+                field,
+                format!("must be one of {} (got {text:?})", allowed.join(", ")),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The body of a new version: `input` over `previous` (the version it updates, if any).
+fn build_body(function_type: &str, input: &FunctionInput, previous: Option<&Value>) -> ServiceResult<Value> {
+    let before = |field: &str| previous.and_then(|p| p.get(field)).filter(|v| !v.is_null()).cloned();
+    let mut body = Map::new();
+    body.insert("type".into(), json!(function_type));
+    if let Some(name) = input.display_name.as_ref().map(|n| json!(n)).or_else(|| before("displayName")) {
+        body.insert("displayName".into(), name);
+    }
+    let tags = input.tags.as_ref().map(|t| json!(t)).or_else(|| before("tags")).unwrap_or(json!([]));
+    body.insert("tags".into(), tags);
+    if let Some(schema) = &input.output_schema {
+        validate::output_schema(schema)?;
+    }
+    let schema = input.output_schema.clone().or_else(|| before("outputSchema")).unwrap_or(json!({}));
+    body.insert("outputSchema".into(), schema);
+    let schema_name =
+        input.output_schema_name.as_ref().map(|n| json!(n)).or_else(|| before("outputSchemaName"));
+    body.insert("outputSchemaName".into(), schema_name.unwrap_or(json!("output")));
+    let chunking =
+        input.tabular_chunking_enabled.map(Value::Bool).or_else(|| before("tabularChunkingEnabled"));
+    body.insert("tabularChunkingEnabled".into(), chunking.unwrap_or(Value::Bool(false)));
+    if let Some(extra) = &input.extra_config {
+        if !extra.is_object() {
+            return Err(ServiceError::invalid_field("extraConfig", "must be an object"));
+        }
+    }
+    if let Some(extra) = input.extra_config.clone().or_else(|| before("extraConfig")) {
+        body.insert("extraConfig".into(), extra);
+    }
+    for (field, shape, default) in settings_of(function_type) {
+        let given = input.settings.get(*field).filter(|v| !v.is_null());
+        if let Some(value) = given {
+            check_setting(field, *shape, value)?;
+        }
+        let value = given
+            .cloned()
+            .or_else(|| before(field))
+            .or_else(|| default.and_then(|text| serde_json::from_str(text).ok()));
+        if let Some(value) = value {
+            body.insert((*field).into(), value);
+        }
+    }
+    if function_type == "render" && !body.contains_key("renderConfig") {
+        return Err(ServiceError::invalid_field("renderConfig", "is required for render functions"));
+    }
+    Ok(Value::Object(body))
+}
+
+/// `usedInWorkflows` of a function (every version, or just `version`).
+fn used_in(uses: &[FunctionUse], function_id: &str, version: Option<i64>) -> Value {
+    let mut out: Vec<Value> = Vec::new();
+    for entry in uses {
+        if entry.function_id != function_id || version.is_some_and(|v| v != entry.function_version_num) {
+            continue;
+        }
+        let same = out.last_mut().filter(|last| last["workflowID"] == entry.workflow_id.as_str());
+        match same {
+            Some(last) => {
+                let nums = last["usedInWorkflowVersionNums"].as_array_mut().expect("built as an array");
+                if !nums.contains(&json!(entry.workflow_version_num)) {
+                    nums.push(json!(entry.workflow_version_num));
+                }
+            }
+            None => out.push(json!({
+                "workflowID": entry.workflow_id,
+                "workflowName": entry.workflow_name,
+                "currentVersionNum": entry.workflow_current_version,
+                "usedInWorkflowVersionNums": [entry.workflow_version_num],
+            })),
+        }
+    }
+    Value::Array(out)
+}
+
+/// A function (or one version) as the API returns it.
+fn function_json(record: &FunctionRecord, used_in_workflows: Value, include_extra: bool) -> Value {
+    let mut out = Map::new();
+    out.insert("functionID".into(), json!(record.head.id));
+    out.insert("functionName".into(), json!(record.head.name));
+    out.insert("versionNum".into(), json!(record.version.version_num));
+    if let Value::Object(body) = &record.version.body {
+        for (key, value) in body {
+            if key != "extraConfig" || include_extra {
+                out.insert(key.clone(), value.clone());
+            }
+        }
+    }
+    if include_extra && !out.contains_key("extraConfig") {
+        out.insert("extraConfig".into(), json!({}));
+    }
+    out.insert("emailAddress".into(), json!(inbound_address(&record.head.id)));
+    out.insert("audit".into(), record.version.audit.clone());
+    out.insert("createdAt".into(), json!(rfc3339(record.version.created_at)));
+    out.insert("usedInWorkflows".into(), used_in_workflows);
+    Value::Object(out)
+}
+
+fn matches(filter: &FunctionFilter, record: &FunctionRecord, uses: &[FunctionUse]) -> bool {
+    let head = &record.head;
+    let body = &record.version.body;
+    let any_or_all = |list: &[String], hit: &dyn Fn(&String) -> bool| list.is_empty() || list.iter().any(hit);
+    let mine: Vec<&FunctionUse> = uses.iter().filter(|u| u.function_id == head.id).collect();
+    let current = |u: &&&FunctionUse| u.workflow_version_num == u.workflow_current_version;
+    any_or_all(&filter.function_ids, &|id| *id == head.id)
+        && any_or_all(&filter.function_names, &|name| *name == head.name)
+        && any_or_all(&filter.types, &|t| *t == record.version.function_type)
+        && any_or_all(&filter.tags, &|tag| {
+            body["tags"].as_array().is_some_and(|tags| tags.contains(&json!(tag)))
+        })
+        && filter.display_name.as_ref().is_none_or(|needle| {
+            body["displayName"].as_str().is_some_and(|d| d.to_lowercase().contains(&needle.to_lowercase()))
+        })
+        && any_or_all(&filter.workflow_ids, &|id| mine.iter().filter(current).any(|u| u.workflow_id == *id))
+        && any_or_all(&filter.workflow_names, &|name| {
+            mine.iter().filter(current).any(|u| u.workflow_name == *name)
+        })
+        && (filter.workflow_id_versions.is_empty()
+            || filter
+                .workflow_id_versions
+                .iter()
+                .any(|(id, n)| mine.iter().any(|u| u.workflow_id == *id && u.workflow_version_num == *n)))
+        && (filter.workflow_name_versions.is_empty()
+            || filter.workflow_name_versions.iter().any(|(name, n)| {
+                mine.iter().any(|u| u.workflow_name == *name && u.workflow_version_num == *n)
+            }))
+}
+
+impl FunctionsService {
+    pub fn new(records: Records) -> Self {
+        Self { records }
+    }
+
+    /// The author of a change: the API key's name, or the dashboard user (with e-mail).
+    pub async fn author(
+        &self,
+        api_key_name: Option<String>,
+        user_id: Option<String>,
+    ) -> ServiceResult<Author> {
+        let user_email = match &user_id {
+            Some(id) => self.records.find_user(id).await?.map(|user| user.email),
+            None => None,
+        };
+        Ok(Author { user_id, user_email, api_key_name })
+    }
+
+    pub(crate) async fn function_record(&self, tenant: &Tenant, name: &str) -> ServiceResult<FunctionRecord> {
+        self.records
+            .find_function(owner(tenant), name)
+            .await?
+            .ok_or_else(|| ServiceError::not_found("function", name))
+    }
+
+    /// Creates a function at version 1.
+    pub async fn create_function(
+        &self,
+        tenant: &Tenant,
+        author: &Author,
+        input: FunctionInput,
+    ) -> ServiceResult<Value> {
+        let name = input
+            .function_name
+            .clone()
+            .ok_or_else(|| ServiceError::invalid_field("functionName", "is required"))?;
+        validate::name("functionName", &name)?;
+        let function_type =
+            input.function_type.clone().ok_or_else(|| ServiceError::invalid_field("type", "is required"))?;
+        validate::function_type(&function_type)?;
+        let body = build_body(&function_type, &input, None)?;
+        let now = ids::now_millis();
+        let action = author.action(now);
+        let audit = json!({ "functionCreatedBy": action, "functionLastUpdatedBy": action, "versionCreatedBy": action });
+        let head =
+            FunctionRow { id: ids::new_id("fn"), name, current_version: 1, created_at: now, updated_at: now };
+        let version = StoredFunctionVersion { version_num: 1, function_type, body, audit, created_at: now };
+        if !self.records.insert_function(owner(tenant), &head, &version).await? {
+            return Err(ServiceError::Conflict(format!(
+                "function name already exists: {:?} is taken in this environment; choose another functionName",
+                head.name
+            )));
+        }
+        Ok(function_json(&FunctionRecord { head, version }, json!([]), false))
+    }
+
+    /// A function at its current version.
+    pub async fn function(&self, tenant: &Tenant, name: &str, include_extra: bool) -> ServiceResult<Value> {
+        let record = self.function_record(tenant, name).await?;
+        let uses =
+            self.records.function_uses(owner(tenant), Some(std::slice::from_ref(&record.head.id))).await?;
+        Ok(function_json(&record, used_in(&uses, &record.head.id, None), include_extra))
+    }
+
+    /// Writes the next version: `input` over the current one.
+    pub async fn update_function(
+        &self,
+        tenant: &Tenant,
+        author: &Author,
+        name: &str,
+        input: FunctionInput,
+    ) -> ServiceResult<Value> {
+        let current = self.function_record(tenant, name).await?;
+        let new_name = input.function_name.clone().unwrap_or_else(|| current.head.name.clone());
+        validate::name("functionName", &new_name)?;
+        let function_type =
+            input.function_type.clone().unwrap_or_else(|| current.version.function_type.clone());
+        validate::function_type(&function_type)?;
+        let body = build_body(&function_type, &input, Some(&current.version.body))?;
+        let now = ids::now_millis();
+        let action = author.action(now);
+        let created_by = current.version.audit.get("functionCreatedBy").cloned().unwrap_or(Value::Null);
+        let audit = json!({ "functionCreatedBy": created_by, "functionLastUpdatedBy": action, "versionCreatedBy": action });
+        let version = StoredFunctionVersion {
+            version_num: current.head.current_version + 1,
+            function_type,
+            body,
+            audit,
+            created_at: now,
+        };
+        let saved = self
+            .records
+            .add_function_version(
+                owner(tenant),
+                &current.head.id,
+                current.head.current_version,
+                &new_name,
+                &version,
+            )
+            .await?;
+        match saved {
+            Saved::Done => {}
+            Saved::NameTaken => {
+                return Err(ServiceError::Conflict(format!(
+                    "function name already exists: {new_name:?} is taken in this environment"
+                )))
+            }
+            Saved::Stale => {
+                return Err(ServiceError::Conflict(format!(
+                    "function {name:?} was changed by another request meanwhile; read it and retry"
+                )))
+            }
+        }
+        let head = FunctionRow {
+            name: new_name,
+            current_version: version.version_num,
+            updated_at: now,
+            ..current.head
+        };
+        let uses = self.records.function_uses(owner(tenant), Some(std::slice::from_ref(&head.id))).await?;
+        let used = used_in(&uses, &head.id, None);
+        Ok(function_json(&FunctionRecord { head, version }, used, false))
+    }
+
+    /// Deletes a function and every version, unless a workflow's current version runs it.
+    pub async fn delete_function(&self, tenant: &Tenant, name: &str) -> ServiceResult<()> {
+        let record = self.function_record(tenant, name).await?;
+        if self.records.delete_function(owner(tenant), &record.head.id).await? {
+            return Ok(());
+        }
+        let holders = self.records.workflows_running(owner(tenant), &record.head.id).await?;
+        if holders.is_empty() {
+            return Err(ServiceError::not_found("function", name));
+        }
+        Err(ServiceError::Conflict(format!(
+            "function {name:?} is used by workflow {}; point those workflows at another function \
+             (or delete them) first",
+            holders.iter().map(|w| format!("{w:?}")).collect::<Vec<_>>().join(", ")
+        )))
+    }
+
+    /// A page of the environment's functions at their current version, and how many match.
+    pub async fn list_functions(
+        &self,
+        tenant: &Tenant,
+        filter: &FunctionFilter,
+        page: &Page<String>,
+        include_extra: bool,
+    ) -> ServiceResult<(Vec<Value>, usize)> {
+        for function_type in &filter.types {
+            validate::function_type(function_type).map_err(|_| {
+                ServiceError::invalid_field(
+                    "types",
+                    format!(
+                        "unknown function type {function_type:?}; allowed: {}",
+                        validate::FUNCTION_TYPES.join(", ")
+                    ),
+                )
+            })?;
+        }
+        let records = self.records.current_functions(owner(tenant)).await?;
+        let uses = self.records.function_uses(owner(tenant), None).await?;
+        let matching: Vec<FunctionRecord> =
+            records.into_iter().filter(|r| matches(filter, r, &uses)).collect();
+        let total = matching.len();
+        let functions = page
+            .take(matching, |r| r.head.id.clone())
+            .iter()
+            .map(|r| function_json(r, used_in(&uses, &r.head.id, None), include_extra))
+            .collect();
+        Ok((functions, total))
+    }
+
+    /// A page of one function's versions, and how many it has.
+    pub async fn function_versions(
+        &self,
+        tenant: &Tenant,
+        name: &str,
+        page: &Page<i64>,
+    ) -> ServiceResult<(Vec<Value>, usize)> {
+        let current = self.function_record(tenant, name).await?;
+        let versions = self.records.function_versions(owner(tenant), &current.head.id).await?;
+        let uses =
+            self.records.function_uses(owner(tenant), Some(std::slice::from_ref(&current.head.id))).await?;
+        let total = versions.len();
+        let page = page.take(versions, |v| v.version_num);
+        let versions = page
+            .into_iter()
+            .map(|version| {
+                let used = used_in(&uses, &current.head.id, Some(version.version_num));
+                function_json(&FunctionRecord { head: current.head.clone(), version }, used, false)
+            })
+            .collect();
+        Ok((versions, total))
+    }
+
+    /// One version of a function, with the workflow versions that run it.
+    pub async fn function_version(
+        &self,
+        tenant: &Tenant,
+        name: &str,
+        version_num: i64,
+        include_extra: bool,
+    ) -> ServiceResult<Value> {
+        let current = self.function_record(tenant, name).await?;
+        let record = self
+            .records
+            .function_version_by_id(owner(tenant), &current.head.id, version_num)
+            .await?
+            .ok_or_else(|| ServiceError::not_found("function version", format!("{name} v{version_num}")))?;
+        let uses =
+            self.records.function_uses(owner(tenant), Some(std::slice::from_ref(&record.head.id))).await?;
+        Ok(function_json(&record, used_in(&uses, &record.head.id, Some(version_num)), include_extra))
+    }
+}

@@ -1,0 +1,276 @@
+//! What a function or workflow must satisfy before it is stored.
+//!
+//! - Names (functions and workflows): `^[a-zA-Z0-9_-]{1,128}$`.
+//! - Function types: the spec's eight plus `bem-sdk`'s names (`classify`, `route`, `parse`,
+//!   `payload_shaping`, `render`); see [`super::model::canonical_type`] for how they map.
+//! - `outputSchema` must be a JSON object that passes its JSON Schema metaschema (draft
+//!   detected from `$schema`, 2020-12 by default). Bounds, past which the answer is 400
+//!   "model state limit exceeded": 64 KiB serialized, 10 levels of nested subschemas
+//!   (`properties`, `items`, `allOf`, … each add one), 500 `properties` entries in all.
+//! - A workflow graph: node names unique, `mainNodeName` among them and no edge's
+//!   destination, every edge between known nodes, no cycle.
+
+use super::model::canonical_type;
+use crate::error::ServiceError;
+use serde_json::{json, Value};
+use std::collections::{HashMap, HashSet};
+
+/// Every `type` a function may have.
+pub const FUNCTION_TYPES: [&str; 12] = [
+    "transform",
+    "extract",
+    "analyze",
+    "join",
+    "classify",
+    "route",
+    "split",
+    "send",
+    "enrich",
+    "parse",
+    "payload_shaping",
+    "render",
+];
+/// Largest `outputSchema`, serialized.
+pub const MAX_SCHEMA_BYTES: usize = 64 * 1024;
+/// Deepest nesting of subschemas in an `outputSchema` (the root is level 1).
+pub const MAX_SCHEMA_DEPTH: usize = 10;
+/// Most `properties` entries in an `outputSchema`, counted at every level.
+pub const MAX_SCHEMA_PROPERTIES: usize = 500;
+/// Longest name of a function, workflow or node.
+pub const MAX_NAME_LEN: usize = 128;
+
+/// Checks a function or workflow name.
+pub fn name(field: &str, name: &str) -> Result<(), ServiceError> {
+    let fine = !name.is_empty()
+        && name.len() <= MAX_NAME_LEN
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    if fine {
+        Ok(())
+    } else {
+        Err(ServiceError::invalid_field(
+            field,
+            format!("must be 1 to {MAX_NAME_LEN} letters, digits, underscores or hyphens (got {name:?})"),
+        ))
+    }
+}
+
+/// Checks a function type.
+pub fn function_type(function_type: &str) -> Result<(), ServiceError> {
+    if canonical_type(function_type).is_some() && FUNCTION_TYPES.contains(&function_type) {
+        Ok(())
+    } else {
+        Err(ServiceError::invalid_field(
+            "type",
+            format!("unknown function type {function_type:?}; allowed: {}", FUNCTION_TYPES.join(", ")),
+        ))
+    }
+}
+
+/// Checks an `outputSchema`: an object, within the bounds, valid against its metaschema.
+pub fn output_schema(schema: &Value) -> Result<(), ServiceError> {
+    if !schema.is_object() {
+        return Err(ServiceError::invalid_field("outputSchema", "must be a JSON Schema object"));
+    }
+    let size = schema.to_string().len();
+    if size > MAX_SCHEMA_BYTES {
+        return Err(limit_exceeded(format!("{size} bytes serialized; at most {MAX_SCHEMA_BYTES}")));
+    }
+    let mut shape = Shape::default();
+    shape.measure(schema, 1);
+    if shape.depth > MAX_SCHEMA_DEPTH {
+        return Err(limit_exceeded(format!(
+            "subschemas nest {} levels deep; at most {MAX_SCHEMA_DEPTH}",
+            shape.depth
+        )));
+    }
+    if shape.properties > MAX_SCHEMA_PROPERTIES {
+        return Err(limit_exceeded(format!(
+            "{} properties in all; at most {MAX_SCHEMA_PROPERTIES}",
+            shape.properties
+        )));
+    }
+    match jsonschema::meta::try_validate(schema) {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(err)) => Err(ServiceError::Invalid {
+            message: format!("outputSchema: not a valid JSON Schema: {err} (at {})", err.instance_path),
+            details: Some(json!({ "field": "outputSchema", "error": err.to_string(),
+                "path": err.instance_path.to_string() })),
+        }),
+        Err(err) => {
+            Err(ServiceError::invalid_field("outputSchema", format!("not a valid JSON Schema: {err}")))
+        }
+    }
+}
+
+fn limit_exceeded(why: String) -> ServiceError {
+    ServiceError::invalid_field("outputSchema", format!("model state limit exceeded: {why}"))
+}
+
+/// How deep and how wide a schema is.
+#[derive(Default)]
+struct Shape {
+    depth: usize,
+    properties: usize,
+}
+
+impl Shape {
+    fn measure(&mut self, schema: &Value, depth: usize) {
+        self.depth = self.depth.max(depth);
+        let Value::Object(map) = schema else { return };
+        for (keyword, value) in map {
+            match keyword.as_str() {
+                "properties" | "patternProperties" | "$defs" | "definitions" | "dependentSchemas" => {
+                    if let Value::Object(children) = value {
+                        if keyword == "properties" {
+                            self.properties += children.len();
+                        }
+                        children.values().for_each(|child| self.measure(child, depth + 1));
+                    }
+                }
+                "items" | "prefixItems" | "allOf" | "anyOf" | "oneOf" => match value {
+                    Value::Array(children) => {
+                        children.iter().for_each(|child| self.measure(child, depth + 1))
+                    }
+                    other => self.measure(other, depth + 1),
+                },
+                "additionalProperties"
+                | "additionalItems"
+                | "not"
+                | "if"
+                | "then"
+                | "else"
+                | "contains"
+                | "propertyNames"
+                | "unevaluatedItems"
+                | "unevaluatedProperties" => self.measure(value, depth + 1),
+                _ => {}
+            }
+        }
+    }
+}
+
+fn unprocessable(message: String, details: Value) -> ServiceError {
+    ServiceError::Unprocessable { message, details: Some(details) }
+}
+
+/// Checks a workflow graph: `nodes` are the node names in order, `edges` pairs of
+/// (source, destination) node names.
+pub fn topology(main: &str, nodes: &[String], edges: &[(String, String)]) -> Result<(), ServiceError> {
+    let mut seen = HashSet::new();
+    for node in nodes {
+        if !seen.insert(node.as_str()) {
+            return Err(unprocessable(
+                format!("node name {node:?} is used by more than one node; node names must be unique"),
+                json!({ "field": "nodes", "node": node }),
+            ));
+        }
+    }
+    if !seen.contains(main) {
+        return Err(unprocessable(
+            "workflow mainNodeName must be one of nodes[].name".into(),
+            json!({ "field": "mainNodeName", "mainNodeName": main, "nodes": nodes }),
+        ));
+    }
+    for (index, (source, destination)) in edges.iter().enumerate() {
+        for (field, node) in [("sourceNodeName", source), ("destinationNodeName", destination)] {
+            if !seen.contains(node.as_str()) {
+                return Err(unprocessable(
+                    format!("edges[{index}].{field}: no node is named {node:?}"),
+                    json!({ "field": format!("edges[{index}].{field}"), "node": node }),
+                ));
+            }
+        }
+        if destination == main {
+            return Err(unprocessable(
+                format!("edges[{index}]: the main node {main:?} cannot be the destination of an edge"),
+                json!({ "field": format!("edges[{index}].destinationNodeName"), "node": main }),
+            ));
+        }
+    }
+    if let Some(node) = cycle(nodes, edges) {
+        return Err(unprocessable(
+            format!("the edges form a cycle through node {node:?}; a workflow must be acyclic"),
+            json!({ "field": "edges", "node": node }),
+        ));
+    }
+    Ok(())
+}
+
+/// A node on a cycle, if the graph has one (Kahn's algorithm: whatever cannot be ordered
+/// lies on or behind a cycle).
+fn cycle(nodes: &[String], edges: &[(String, String)]) -> Option<String> {
+    let mut incoming: HashMap<&str, usize> = nodes.iter().map(|n| (n.as_str(), 0)).collect();
+    for (_, destination) in edges {
+        *incoming.entry(destination.as_str()).or_default() += 1;
+    }
+    let mut ready: Vec<&str> = nodes.iter().map(String::as_str).filter(|n| incoming[n] == 0).collect();
+    let mut ordered = 0;
+    while let Some(node) = ready.pop() {
+        ordered += 1;
+        for (source, destination) in edges {
+            if source == node {
+                let count = incoming.get_mut(destination.as_str())?;
+                *count -= 1;
+                if *count == 0 {
+                    ready.push(destination);
+                }
+            }
+        }
+    }
+    (ordered < nodes.len())
+        .then(|| nodes.iter().find(|n| incoming[n.as_str()] > 0).cloned().unwrap_or_default())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn edges(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+        pairs.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect()
+    }
+
+    fn names(list: &[&str]) -> Vec<String> {
+        list.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn a_cycle_is_found_and_a_diamond_is_not() {
+        let nodes = names(&["a", "b", "c", "d"]);
+        assert!(topology("a", &nodes, &edges(&[("a", "b"), ("a", "c"), ("b", "d"), ("c", "d")])).is_ok());
+        let looped = topology("a", &nodes, &edges(&[("a", "b"), ("b", "c"), ("c", "b")]));
+        assert!(
+            matches!(looped, Err(ServiceError::Unprocessable { message, .. }) if message.contains("cycle"))
+        );
+    }
+
+    #[test]
+    fn the_main_node_must_exist_and_receive_no_edge() {
+        let nodes = names(&["a", "b"]);
+        let missing = topology("x", &nodes, &[]);
+        assert!(matches!(missing, Err(ServiceError::Unprocessable { message, .. })
+            if message == "workflow mainNodeName must be one of nodes[].name"));
+        assert!(topology("a", &nodes, &edges(&[("b", "a")])).is_err());
+    }
+
+    #[test]
+    fn schemas_past_the_bounds_exceed_the_model_state_limit() {
+        let mut deep = json!({ "type": "string" });
+        for _ in 0..MAX_SCHEMA_DEPTH {
+            deep = json!({ "type": "object", "properties": { "x": deep } });
+        }
+        let err = output_schema(&deep).unwrap_err();
+        assert!(err.to_string().contains("model state limit exceeded"), "{err}");
+        let fine = json!({ "type": "object", "properties": { "a": { "type": "string" } } });
+        assert!(output_schema(&fine).is_ok());
+        assert!(output_schema(&json!({ "type": "no-such-type" })).is_err());
+        assert!(output_schema(&json!([1])).is_err());
+    }
+
+    #[test]
+    fn names_allow_letters_digits_underscores_and_hyphens() {
+        assert!(name("functionName", "invoice_v2-a").is_ok());
+        assert!(name("functionName", "a b").is_err());
+        assert!(name("functionName", "").is_err());
+        assert!(name("functionName", &"x".repeat(129)).is_err());
+    }
+}
