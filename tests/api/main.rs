@@ -5,6 +5,7 @@ mod buckets;
 mod cli;
 mod collections;
 mod curation;
+mod engines;
 mod entities;
 mod entity_types;
 mod graph;
