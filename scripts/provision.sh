@@ -77,4 +77,21 @@ if [ ! -f "$VENDOR/graphiql/.graphiql-$GRAPHIQL_VERSION" ]; then
     fi
 fi
 
+# Decoding tools of the engines (Debian packages, not vendored): pdftotext for PDF text layers,
+# tesseract with English data for OCR of images.
+if ! command -v pdftotext >/dev/null || ! command -v tesseract >/dev/null \
+    || ! tesseract --list-langs 2>/dev/null | grep -qx eng; then
+    if command -v apt-get >/dev/null; then
+        echo "provision: installing poppler-utils tesseract-ocr tesseract-ocr-eng (PDF and image inputs)"
+        sudo=""
+        [ "$(id -u)" -eq 0 ] || sudo="sudo"
+        $sudo apt-get update -qq
+        $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+            poppler-utils tesseract-ocr tesseract-ocr-eng
+    else
+        echo "provision: apt-get not found; install pdftotext (poppler-utils) and tesseract with English" \
+            "data yourself, or PDF and image inputs fail with input_decoding errors" >&2
+    fi
+fi
+
 echo "provision: $VENDOR is ready"

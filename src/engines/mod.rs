@@ -4,11 +4,47 @@
 //!
 //! The built-in engines are deterministic and need nothing outside canon; a function whose
 //! `extraConfig.llm` is set runs extract / transform / analyze / classify on an
-//! OpenAI-compatible chat-completions endpoint instead.
+//! OpenAI-compatible chat-completions endpoint instead ([`llm`]).
+//!
+//! What each engine returns (the executor wraps it into the event):
+//! - transform / extract / analyze: `Outcome::Output(transformedContent)`, validated against
+//!   `outputSchema` when there is one ([`transform`], [`extract`], [`analyze`]);
+//! - classify: `Outcome::Routed { outlet: <route name>, output: {choice, method, scores…} }`
+//!   ([`classify`]);
+//! - split: `Outcome::Items`, each with the payload for downstream nodes and the split
+//!   event's `{outputType, printPageOutput: {itemOffset, itemCount}}` ([`split`]);
+//! - join: the merged content ([`join`]); send: `{deliveryStatus, destinationType,
+//!   webhookOutput | s3Output, deliveredContent}` ([`send`]); enrich: the enriched JSON
+//!   (`enrichedContent`, [`enrich`]).
+//!
+//! Errors carry a `kind`: `input_decoding`, `unsupported_input`, `invalid_config`,
+//! `output_schema`, `unsupported`, `send_failed`, `embedding_error`, `search_error`,
+//! `model_error`.
+//!
+//! [`decode`] runs external programs (pdftotext, tesseract) and blocks: call it from
+//! `tokio::task::spawn_blocking`.
+
+pub mod analyze;
+pub mod classify;
+pub mod csv;
+pub mod enrich;
+pub mod extract;
+pub mod html;
+pub mod inputs;
+pub mod join;
+pub mod llm;
+pub mod schema;
+pub mod send;
+pub mod shaping;
+pub mod sigv4;
+pub mod split;
+mod tools;
+pub mod transform;
+pub mod typed;
 
 use crate::collections::CollectionsService;
 use crate::embeddings::Embedder;
-use crate::functions::model::FunctionVersion;
+use crate::functions::model::{FunctionVersion, Kind};
 use crate::graph::Tenant;
 use serde_json::{Map, Value};
 use std::path::PathBuf;
@@ -50,6 +86,9 @@ pub struct EmailHeaders {
 }
 
 /// What flows along an edge: the call's input document, or an upstream node's JSON output.
+// Payloads are built once per node run and passed by reference: boxing the document would
+// only add an indirection to every match on it.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub enum Payload {
     Document(Document),
@@ -104,24 +143,97 @@ pub struct Context {
 /// The input types canon decodes, with aliases normalised (`jfif`/`jpg` → `jpeg`), or
 /// `None` for an unsupported type (the API answers 400 "unsupported inputType").
 pub fn supported_input_type(input_type: &str) -> Option<&'static str> {
-    let _ = input_type;
-    None
+    inputs::supported_input_type(input_type)
 }
 
 /// Decodes a file of a supported input type.
 pub fn decode(input_type: &str, bytes: &[u8]) -> Result<Document, EngineError> {
-    let _ = bytes;
-    Err(EngineError::new("unsupported_input", format!("unsupported inputType {input_type}")))
+    inputs::decode(input_type, bytes)
 }
 
 /// Runs one function on one payload (every kind but join).
-pub async fn run(function: &FunctionVersion, input: &Payload, context: &Context) -> Result<Outcome, EngineError> {
-    let _ = (function, input, context);
-    Err(EngineError::new("not_implemented", "engines are not implemented yet"))
+pub async fn run(
+    function: &FunctionVersion,
+    input: &Payload,
+    context: &Context,
+) -> Result<Outcome, EngineError> {
+    let model = llm::LlmConfig::of(function)?;
+    match (function.kind(), model) {
+        (Kind::Transform | Kind::Extract, Some(model)) => {
+            llm::extract(&model, function, input, context).await.map(Outcome::Output)
+        }
+        (Kind::Analyze, Some(model)) => analyze::run_with_model(&model, function, input, context).await,
+        (Kind::Classify, Some(model)) => llm::classify(&model, function, input, context).await,
+        (Kind::Transform, None) => transform::run(function, input).map(Outcome::Output),
+        (Kind::Extract, None) => transform::extract(function, input).map(Outcome::Output),
+        (Kind::Analyze, None) => analyze::run(function, input),
+        (Kind::Classify, None) => classify::run(function, input, context).await,
+        (Kind::Split, _) => split::run(function, input).map(Outcome::Items),
+        (Kind::Send, _) => send::run(function, input, context).await.map(Outcome::Output),
+        (Kind::Enrich, _) => enrich::run(function, input, context).await.map(Outcome::Output),
+        (Kind::Join, _) => join(function, &[payload_value(input)], context).await.map(Outcome::Output),
+    }
 }
 
 /// Runs a join over the outputs of its upstream runs, in the order they finished.
-pub async fn join(function: &FunctionVersion, inputs: &[Value], context: &Context) -> Result<Value, EngineError> {
-    let _ = (function, inputs, context);
-    Err(EngineError::new("not_implemented", "engines are not implemented yet"))
+pub async fn join(
+    function: &FunctionVersion,
+    inputs: &[Value],
+    context: &Context,
+) -> Result<Value, EngineError> {
+    let _ = context;
+    join::run(function, inputs)
+}
+
+/// A payload as JSON: a JSON payload as is, a document as [`document_value`].
+pub fn payload_value(payload: &Payload) -> Value {
+    match payload {
+        Payload::Json(value) => value.clone(),
+        Payload::Document(document) => document_value(document),
+    }
+}
+
+/// A document as JSON (what send delivers and a schema-less transform returns):
+/// `{inputType, text, pages?, json?, rows?, inboundEmail?, attachments?, fileName?}`; `pages`
+/// only with more than one page, the image bytes never.
+pub fn document_value(document: &Document) -> Value {
+    let mut map = Map::new();
+    map.insert("inputType".into(), Value::String(document.input_type.clone()));
+    map.insert("text".into(), Value::String(document.text.clone()));
+    if document.pages.len() > 1 {
+        map.insert("pages".into(), Value::from(document.pages.clone()));
+    }
+    if let Some(json) = &document.json {
+        map.insert("json".into(), json.clone());
+    }
+    if let Some(rows) = &document.rows {
+        map.insert("rows".into(), Value::Array(rows.iter().cloned().map(Value::Object).collect()));
+    }
+    if let Some(email) = &document.email {
+        map.insert("inboundEmail".into(), serde_json::to_value(email).unwrap_or_default());
+    }
+    if !document.attachments.is_empty() {
+        map.insert(
+            "attachments".into(),
+            Value::Array(document.attachments.iter().map(document_value).collect()),
+        );
+    }
+    if let Some(name) = &document.file_name {
+        map.insert("fileName".into(), Value::String(name.clone()));
+    }
+    Value::Object(map)
+}
+
+/// A setting of the function's body (camelCase, as the API returns it).
+pub fn setting<'a>(function: &'a FunctionVersion, name: &str) -> Option<&'a Value> {
+    function.body.get(name).filter(|v| !v.is_null())
+}
+
+/// The function's `outputSchema`, when it has one.
+pub fn output_schema(function: &FunctionVersion) -> Option<&Value> {
+    setting(function, "outputSchema").filter(|s| s.as_object().is_some_and(|m| !m.is_empty()))
+}
+
+pub fn invalid_config(message: impl Into<String>) -> EngineError {
+    EngineError::new("invalid_config", message)
 }

@@ -6,6 +6,7 @@ mod calls;
 mod cli;
 mod collections;
 mod curation;
+mod engines;
 mod entities;
 mod entity_types;
 mod functions;

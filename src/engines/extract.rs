@@ -1,0 +1,524 @@
+//! Schema-guided extraction (built-in extract, transform, analyze): the `outputSchema` is
+//! walked property by property (nested objects, arrays of objects) and each property is
+//! looked up in the input.
+//!
+//! JSON input (and CSV rows, seen as a JSON array of row objects):
+//! - a property's `x-path` annotation, a JMESPath-subset path such as `a.b[0].c`, relative to
+//!   the input, or to the array element inside an array of objects;
+//! - otherwise the first key, breadth-first anywhere below, that matches the property name,
+//!   its `title` or one of its `x-labels`, ignoring case, spaces, `_` and `-`;
+//! - an array-of-objects property with no matching key takes the input itself when it is an
+//!   array (CSV rows); an object property with no matching key is filled from the same input.
+//!
+//! Text input (text, PDF, OCR, HTML, e-mail with its headers and attachments):
+//! - labelled values `Label: value`, or a label and a value in neighbouring layout columns
+//!   (two or more spaces apart), or a value on the line under `Label:`; the label must be the
+//!   property name split into words (`invoiceNumber` → "invoice number"), its `title` or an
+//!   `x-labels` alias (`No.`, `Nr`, `#` read as "number"). Exact labels win over labels that
+//!   merely start or end with those words;
+//! - with no labelled value, a property whose `format` is `email`, `date` or `phone` takes the
+//!   first such value anywhere in the text.
+//!
+//! Values are parsed by `type` and `format` ([`super::typed`]): `number`, `integer`,
+//! `boolean`, `string` with `format` `date` (→ `YYYY-MM-DD`), `email`, `phone`; a string
+//! `enum` matches case-insensitively. A property with no value is left out (so `required`
+//! reports it).
+
+use super::typed;
+use super::{shaping, Document, Payload};
+use serde_json::{Map, Number, Value};
+use std::collections::VecDeque;
+
+/// Where values come from: a JSON value, a text, or both.
+#[derive(Clone, Debug, Default)]
+pub struct Source {
+    pub json: Option<Value>,
+    pub text: String,
+}
+
+impl Source {
+    pub fn of(input: &Payload) -> Self {
+        match input {
+            Payload::Json(value) => Self { json: Some(value.clone()), text: String::new() },
+            Payload::Document(document) => Self::of_document(document),
+        }
+    }
+
+    fn of_document(document: &Document) -> Self {
+        if let Some(json) = &document.json {
+            return Self { json: Some(json.clone()), text: String::new() };
+        }
+        if let Some(rows) = &document.rows {
+            let rows = rows.iter().cloned().map(Value::Object).collect();
+            return Self { json: Some(Value::Array(rows)), text: String::new() };
+        }
+        Self { json: None, text: extraction_text(document) }
+    }
+}
+
+/// A document's text for labelled values: e-mail headers first, then the body, then the
+/// attachments' texts.
+pub fn extraction_text(document: &Document) -> String {
+    let mut text = String::new();
+    if let Some(email) = &document.email {
+        text.push_str(&format!(
+            "From: {}\nTo: {}\nDelivered-To: {}\nSubject: {}\n\n",
+            email.from, email.to, email.delivered_to, email.subject
+        ));
+    }
+    text.push_str(&document.text);
+    for attachment in &document.attachments {
+        text.push_str("\n\n");
+        text.push_str(&extraction_text(attachment));
+    }
+    text
+}
+
+/// The output for `schema` drawn from `source`.
+pub fn extract(schema: &Value, source: &Source) -> Value {
+    let json = source.json.as_ref();
+    if is_object(schema) {
+        return Value::Object(fill_object(schema, json, &source.text));
+    }
+    let value = match json {
+        Some(json) => convert(schema, json, false),
+        None => from_text("", schema, &source.text),
+    };
+    value.unwrap_or(if schema_type(schema) == Some("array") { Value::Array(Vec::new()) } else { Value::Null })
+}
+
+fn schema_type(schema: &Value) -> Option<&str> {
+    match schema.get("type") {
+        Some(Value::String(t)) => Some(t),
+        Some(Value::Array(types)) => types.iter().filter_map(Value::as_str).find(|t| *t != "null"),
+        _ => None,
+    }
+}
+
+fn is_object(schema: &Value) -> bool {
+    schema_type(schema) == Some("object")
+        || (schema_type(schema).is_none() && schema.get("properties").is_some())
+}
+
+fn fill_object(schema: &Value, scope: Option<&Value>, text: &str) -> Map<String, Value> {
+    let mut out = Map::new();
+    let Some(properties) = schema.get("properties").and_then(Value::as_object) else { return out };
+    for (name, property) in properties {
+        if let Some(value) = property_value(name, property, scope, text) {
+            out.insert(name.clone(), value);
+        }
+    }
+    out
+}
+
+fn property_value(name: &str, property: &Value, scope: Option<&Value>, text: &str) -> Option<Value> {
+    if let Some(scope) = scope {
+        if let Some(path) = property.get("x-path").and_then(Value::as_str) {
+            let found = shaping::search(path, scope).ok().filter(|v| !v.is_null())?;
+            return convert(property, &found, false);
+        }
+        if let Some(found) = find_key(scope, &key_forms(name, property)) {
+            return convert(property, found, false);
+        }
+        if schema_type(property) == Some("array") && scope.is_array() {
+            return convert(property, scope, false);
+        }
+        if is_object(property) {
+            return Some(Value::Object(fill_object(property, Some(scope), text))).filter(non_empty);
+        }
+    }
+    if text.trim().is_empty() {
+        return None;
+    }
+    from_text(name, property, text)
+}
+
+fn non_empty(value: &Value) -> bool {
+    value.as_object().is_none_or(|map| !map.is_empty())
+}
+
+/// The property name, title and aliases, lower-case letters and digits only.
+fn key_forms(name: &str, property: &Value) -> Vec<String> {
+    aliases(name, property).iter().map(|alias| compact(alias)).filter(|k| !k.is_empty()).collect()
+}
+
+fn aliases(name: &str, property: &Value) -> Vec<String> {
+    let mut aliases = vec![name.to_string()];
+    if let Some(title) = property.get("title").and_then(Value::as_str) {
+        aliases.push(title.to_string());
+    }
+    if let Some(labels) = property.get("x-labels").and_then(Value::as_array) {
+        aliases.extend(labels.iter().filter_map(Value::as_str).map(str::to_string));
+    }
+    aliases
+}
+
+fn compact(text: &str) -> String {
+    text.chars().filter(|c| c.is_alphanumeric()).flat_map(char::to_lowercase).collect()
+}
+
+/// The first key (breadth-first) matching one of `keys`.
+fn find_key<'a>(scope: &'a Value, keys: &[String]) -> Option<&'a Value> {
+    let mut queue = VecDeque::from([scope]);
+    while let Some(value) = queue.pop_front() {
+        match value {
+            Value::Object(map) => {
+                if let Some((_, found)) = map.iter().find(|(key, _)| keys.contains(&compact(key))) {
+                    return Some(found);
+                }
+                queue.extend(map.values());
+            }
+            Value::Array(items) => queue.extend(items),
+            _ => {}
+        }
+    }
+    None
+}
+
+/// A JSON value typed by the property's schema. `strict` (text input) refuses values that
+/// do not parse; JSON input keeps them so validation names the problem.
+fn convert(property: &Value, value: &Value, strict: bool) -> Option<Value> {
+    if value.is_null() {
+        return None;
+    }
+    let converted = match (schema_type(property), value) {
+        (Some("string") | None, Value::String(s)) => return string_value(property, s, strict),
+        (Some("number"), Value::Number(_)) | (Some("boolean"), Value::Bool(_)) => Some(value.clone()),
+        (Some("string"), Value::Number(_) | Value::Bool(_)) => {
+            return string_value(property, &value.to_string(), strict)
+        }
+        (Some("number"), Value::String(s)) => {
+            typed::parse_number(s).and_then(Number::from_f64).map(Value::Number)
+        }
+        (Some("integer"), Value::String(s)) => typed::parse_integer(s).map(Value::from),
+        (Some("integer"), Value::Number(n)) => n
+            .as_i64()
+            .map(Value::from)
+            .or_else(|| n.as_f64().filter(|f| f.fract() == 0.0).map(|f| Value::from(f as i64))),
+        (Some("boolean"), Value::String(s)) => typed::parse_boolean(s).map(Value::Bool),
+        (Some("boolean"), Value::Number(n)) => Some(Value::Bool(n.as_f64() != Some(0.0))),
+        (Some("object"), Value::Object(_)) if property.get("properties").is_some() => {
+            Some(Value::Object(fill_object(property, Some(value), "")))
+        }
+        (Some("array"), Value::Array(items)) => {
+            let item_schema = property.get("items").cloned().unwrap_or(Value::Bool(true));
+            Some(Value::Array(items.iter().filter_map(|item| convert(&item_schema, item, strict)).collect()))
+        }
+        (Some("array"), single) => {
+            let item_schema = property.get("items").cloned().unwrap_or(Value::Bool(true));
+            convert(&item_schema, single, strict).map(|v| Value::Array(vec![v]))
+        }
+        (_, _) if strict => None,
+        _ => Some(value.clone()),
+    };
+    match converted {
+        Some(v) => Some(v),
+        None if strict => None,
+        None => Some(value.clone()),
+    }
+}
+
+fn string_value(property: &Value, text: &str, strict: bool) -> Option<Value> {
+    let text = text.trim();
+    if text.is_empty() {
+        return None;
+    }
+    let parsed = match property.get("format").and_then(Value::as_str) {
+        Some("date") => typed::parse_date(text),
+        Some("email") => typed::parse_email(text),
+        Some("phone" | "phone-number" | "tel") => typed::parse_phone(text),
+        _ => match property.get("enum").and_then(Value::as_array) {
+            Some(choices) => choices
+                .iter()
+                .filter_map(Value::as_str)
+                .find(|choice| choice.eq_ignore_ascii_case(text))
+                .map(str::to_string),
+            None => Some(text.to_string()),
+        },
+    };
+    match parsed {
+        Some(value) => Some(Value::String(value)),
+        None if strict => None,
+        None => Some(Value::String(text.to_string())),
+    }
+}
+
+fn from_text(name: &str, property: &Value, text: &str) -> Option<Value> {
+    match schema_type(property) {
+        _ if is_object(property) => Some(Value::Object(fill_object(property, None, text))).filter(non_empty),
+        Some("array") => {
+            let items = property.get("items").cloned().unwrap_or(Value::Bool(true));
+            if is_object(&items) {
+                return None;
+            }
+            let values: Vec<Value> = labelled_values(text, &label_forms(name, property))
+                .iter()
+                .filter_map(|candidate| convert(&items, &Value::String(candidate.clone()), true))
+                .collect();
+            (!values.is_empty()).then_some(Value::Array(values))
+        }
+        _ => {
+            let labelled = labelled_values(text, &label_forms(name, property))
+                .iter()
+                .find_map(|candidate| convert(property, &Value::String(candidate.clone()), true));
+            labelled.or_else(|| anywhere(property, text))
+        }
+    }
+}
+
+/// A value by its format anywhere in the text, for unlabelled dates, e-mails and phones.
+fn anywhere(property: &Value, text: &str) -> Option<Value> {
+    let found = match property.get("format").and_then(Value::as_str)? {
+        "date" => typed::first_date(text),
+        "email" => typed::parse_email(text),
+        "phone" | "phone-number" | "tel" => typed::first_phone(text),
+        _ => None,
+    };
+    found.map(Value::String)
+}
+
+fn label_forms(name: &str, property: &Value) -> Vec<String> {
+    let mut forms: Vec<String> =
+        aliases(name, property).iter().map(|a| normalise_label(&split_words(a))).collect();
+    forms.retain(|f| !f.is_empty());
+    forms.dedup();
+    forms
+}
+
+/// `invoiceNumber` → "invoice Number", `total_amount` → "total amount", `VATId` → "VAT Id".
+fn split_words(name: &str) -> String {
+    let chars: Vec<char> = name.chars().collect();
+    let mut out = String::new();
+    for (i, &c) in chars.iter().enumerate() {
+        let previous = i.checked_sub(1).map(|p| chars[p]);
+        let next = chars.get(i + 1);
+        let boundary = c.is_uppercase()
+            && previous.is_some_and(|p| {
+                p.is_lowercase()
+                    || p.is_ascii_digit()
+                    || (p.is_uppercase() && next.is_some_and(|n| n.is_lowercase()))
+            });
+        if boundary {
+            out.push(' ');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Lower-case words; `No.`, `Nr`, `Num`, `#` read as "number".
+fn normalise_label(text: &str) -> String {
+    let spaced: String = text
+        .chars()
+        .map(|c| match c {
+            '#' => " number ".to_string(),
+            c if c.is_alphanumeric() => c.to_lowercase().collect(),
+            _ => " ".to_string(),
+        })
+        .collect();
+    let mut words: Vec<&str> = Vec::new();
+    for word in spaced.split_whitespace() {
+        let word = match word {
+            "no" | "nr" | "num" | "nbr" => "number",
+            other => other,
+        };
+        if !(word == "number" && words.last() == Some(&"number")) {
+            words.push(word);
+        }
+    }
+    words.join(" ")
+}
+
+/// Values labelled with one of `labels`, best label match first, then in text order.
+pub fn labelled_values(text: &str, labels: &[String]) -> Vec<String> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut found: Vec<(u8, String)> = Vec::new();
+    for (line_index, line) in lines.iter().enumerate() {
+        let segments = columns(line);
+        for (i, segment) in segments.iter().enumerate() {
+            let (label, value, colon) = match segment.split_once(':') {
+                Some((label, value)) => {
+                    let value = value.trim();
+                    let value = if !value.is_empty() {
+                        value.to_string()
+                    } else if let Some(next) = segments.get(i + 1) {
+                        next.to_string()
+                    } else {
+                        next_line(&lines, line_index).unwrap_or_default()
+                    };
+                    (label, value, true)
+                }
+                None => match segments.get(i + 1) {
+                    Some(next) => (*segment, next.to_string(), false),
+                    None => continue,
+                },
+            };
+            if value.is_empty() {
+                continue;
+            }
+            let label = normalise_label(label);
+            let score = labels.iter().map(|wanted| label_score(&label, wanted, colon)).max().unwrap_or(0);
+            if score > 0 {
+                found.push((score, value));
+            }
+        }
+    }
+    found.sort_by_key(|(score, _)| std::cmp::Reverse(*score));
+    found.into_iter().map(|(_, value)| value).collect()
+}
+
+fn label_score(label: &str, wanted: &str, colon: bool) -> u8 {
+    if label == wanted {
+        return if colon { 3 } else { 2 };
+    }
+    let partial = label.starts_with(&format!("{wanted} ")) || label.ends_with(&format!(" {wanted}"));
+    u8::from(colon && partial)
+}
+
+/// Layout columns: pieces of a line separated by a tab or two or more spaces.
+fn columns(line: &str) -> Vec<&str> {
+    let mut pieces = Vec::new();
+    let mut start = 0;
+    let bytes = line.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        let gap = if bytes[i] == b'\t' {
+            1
+        } else if bytes[i] == b' ' && bytes.get(i + 1) == Some(&b' ') {
+            bytes[i..].iter().take_while(|&&b| b == b' ' || b == b'\t').count()
+        } else {
+            0
+        };
+        if gap > 0 {
+            pieces.push(&line[start..i]);
+            i += gap;
+            start = i;
+        } else {
+            i += 1;
+        }
+    }
+    pieces.push(&line[start..]);
+    pieces.into_iter().map(str::trim).filter(|p| !p.is_empty()).collect()
+}
+
+fn next_line(lines: &[&str], index: usize) -> Option<String> {
+    let next = lines.get(index + 1)?.trim();
+    (!next.is_empty() && !next.contains(':')).then(|| next.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn text_source(text: &str) -> Source {
+        Source { json: None, text: text.to_string() }
+    }
+
+    #[test]
+    fn labelled_text_values_are_typed() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "invoiceNumber": {"type": "string"},
+                "issueDate": {"type": "string", "format": "date", "title": "Date"},
+                "total": {"type": "number"},
+                "quantity": {"type": "integer", "x-labels": ["Qty"]},
+                "paid": {"type": "boolean"},
+                "contact": {"type": "string", "format": "email"},
+                "phone": {"type": "string", "format": "phone"}
+            }
+        });
+        let text = "ACME Corp                 Invoice No.: INV-42\n\
+                    Date:  March 2, 2024\n\
+                    Qty      1,200\n\
+                    Subtotal: $1,000.00\n\
+                    Total: $1,234.50\n\
+                    Paid: yes\n\
+                    Questions? billing@acme.example or +1 (555) 010-2000\n";
+        assert_eq!(
+            extract(&schema, &text_source(text)),
+            json!({
+                "invoiceNumber": "INV-42",
+                "issueDate": "2024-03-02",
+                "total": 1234.5,
+                "quantity": 1200,
+                "paid": true,
+                "contact": "billing@acme.example",
+                "phone": "+15550102000"
+            })
+        );
+    }
+
+    #[test]
+    fn json_values_by_path_and_by_key_anywhere() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "customerName": {"type": "string"},
+                "amount": {"type": "number", "x-path": "totals[0].gross"},
+                "dueDate": {"type": "string", "format": "date"},
+                "lines": {
+                    "type": "array",
+                    "x-path": "order.items",
+                    "items": {"type": "object", "properties": {"sku": {"type": "string"}, "qty": {"type": "integer"}}}
+                }
+            },
+            "required": ["customerName"]
+        });
+        let input = json!({
+            "order": {
+                "customer": {"customer_name": "Acme"},
+                "items": [{"SKU": "A-1", "qty": "2"}, {"sku": "B-2", "qty": 3}]
+            },
+            "totals": [{"gross": "1.234,50 EUR"}],
+            "Due Date": "05/01/2024"
+        });
+        assert_eq!(
+            extract(&schema, &Source { json: Some(input), text: String::new() }),
+            json!({
+                "customerName": "Acme",
+                "amount": 1234.5,
+                "dueDate": "2024-05-01",
+                "lines": [{"sku": "A-1", "qty": 2}, {"sku": "B-2", "qty": 3}]
+            })
+        );
+    }
+
+    #[test]
+    fn csv_rows_fill_an_array_of_objects() {
+        let schema = json!({
+            "type": "object",
+            "properties": {"rows": {"type": "array", "items": {
+                "type": "object", "properties": {"sku": {"type": "string"}, "price": {"type": "number"}}}}}
+        });
+        let rows = vec![
+            json!({"SKU": "A", "Price": "$1.50"}).as_object().unwrap().clone(),
+            json!({"SKU": "B", "Price": "2"}).as_object().unwrap().clone(),
+        ];
+        let document = Document { input_type: "csv".into(), rows: Some(rows), ..Document::default() };
+        let source = Source::of(&Payload::Document(document));
+        assert_eq!(
+            extract(&schema, &source),
+            json!({"rows": [{"sku": "A", "price": 1.5}, {"sku": "B", "price": 2.0}]})
+        );
+    }
+
+    #[test]
+    fn unlabelled_formats_are_found_anywhere_and_missing_values_left_out() {
+        let schema = json!({"type": "object", "properties": {
+            "sentOn": {"type": "string", "format": "date"},
+            "reference": {"type": "string"}
+        }});
+        assert_eq!(extract(&schema, &text_source("Sent 2024-01-05 by Ann")), json!({"sentOn": "2024-01-05"}));
+    }
+
+    #[test]
+    fn labels_split_camel_case_and_read_number_abbreviations() {
+        assert_eq!(label_forms("invoiceNumber", &json!({})), vec!["invoice number"]);
+        assert_eq!(label_forms("VATId", &json!({})), vec!["vat id"]);
+        assert_eq!(normalise_label("Invoice #"), "invoice number");
+        assert_eq!(normalise_label("PO Nr."), "po number");
+        assert_eq!(columns("Total      $1,234.50\tEUR"), vec!["Total", "$1,234.50", "EUR"]);
+    }
+}

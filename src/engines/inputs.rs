@@ -1,0 +1,187 @@
+//! Decoding input files into a [`Document`].
+//!
+//! | inputType (aliases)              | how                                                         |
+//! |----------------------------------|-------------------------------------------------------------|
+//! | `text` (`txt`)                   | UTF-8 (invalid bytes replaced)                               |
+//! | `json`                           | parsed; `text` is the pretty-printed value                   |
+//! | `csv`                            | RFC 4180 ([`super::csv`]); rows keyed by the header line     |
+//! | `html` (`htm`)                   | tags stripped ([`super::html`])                             |
+//! | `email` (`eml`)                  | `mail-parser`: headers, text body (HTML stripped when there  |
+//! |                                  | is no text part), attachments decoded by content type/name   |
+//! | `pdf`                            | text layer by `pdftotext -layout`; pages split on form feed  |
+//! | `png` `jpeg` (`jpg` `jfif`) `webp` `tiff` (`tif`) | OCR by `tesseract`; bytes kept in `image` |
+//!
+//! `heic`/`heif` are not decoded: Debian's Leptonica (under Tesseract) cannot read them.
+//! Attachments of an unsupported type are skipped (an e-mail still decodes).
+
+use super::{csv, html, tools, Document, EmailHeaders, EngineError};
+use mail_parser::{MessageParser, MimeHeaders};
+use serde_json::Value;
+
+pub fn supported_input_type(input_type: &str) -> Option<&'static str> {
+    Some(match input_type.trim().to_ascii_lowercase().as_str() {
+        "text" | "txt" => "text",
+        "json" => "json",
+        "csv" => "csv",
+        "html" | "htm" => "html",
+        "email" | "eml" => "email",
+        "pdf" => "pdf",
+        "png" => "png",
+        "jpeg" | "jpg" | "jfif" => "jpeg",
+        "webp" => "webp",
+        "tiff" | "tif" => "tiff",
+        _ => return None,
+    })
+}
+
+pub fn decode(input_type: &str, bytes: &[u8]) -> Result<Document, EngineError> {
+    let Some(kind) = supported_input_type(input_type) else {
+        return Err(EngineError::new("unsupported_input", format!("unsupported inputType {input_type}")));
+    };
+    match kind {
+        "text" => Ok(text_document("text", utf8(bytes))),
+        "json" => decode_json(bytes),
+        "csv" => decode_csv(bytes),
+        "html" => Ok(text_document("html", html::to_text(&utf8(bytes)))),
+        "email" => decode_email(bytes),
+        "pdf" => decode_pdf(bytes),
+        image => decode_image(image, bytes),
+    }
+}
+
+pub fn decoding_error(message: impl Into<String>) -> EngineError {
+    EngineError::new("input_decoding", message)
+}
+
+fn utf8(bytes: &[u8]) -> String {
+    let text = String::from_utf8_lossy(bytes);
+    text.strip_prefix('\u{feff}').unwrap_or(&text).to_string()
+}
+
+fn text_document(input_type: &str, text: String) -> Document {
+    Document { input_type: input_type.into(), pages: vec![text.clone()], text, ..Document::default() }
+}
+
+fn decode_json(bytes: &[u8]) -> Result<Document, EngineError> {
+    let value: Value = serde_json::from_slice(bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(bytes))
+        .map_err(|err| decoding_error(format!("invalid JSON: {err}")))?;
+    let text = serde_json::to_string_pretty(&value).unwrap_or_default();
+    Ok(Document { json: Some(value), ..text_document("json", text) })
+}
+
+fn decode_csv(bytes: &[u8]) -> Result<Document, EngineError> {
+    let text = utf8(bytes);
+    let rows = csv::rows(&text).map_err(|err| decoding_error(format!("invalid CSV: {err}")))?;
+    Ok(Document { rows: Some(rows), ..text_document("csv", text) })
+}
+
+fn decode_pdf(bytes: &[u8]) -> Result<Document, EngineError> {
+    let layout = tools::pdf_text(bytes)?;
+    let mut pages: Vec<String> = layout.split('\u{c}').map(str::to_string).collect();
+    // pdftotext ends every page with a form feed: the piece after the last one is empty.
+    if pages.len() > 1 && pages.last().is_some_and(|p| p.trim().is_empty()) {
+        pages.pop();
+    }
+    Ok(Document { input_type: "pdf".into(), text: pages.join("\n"), pages, ..Document::default() })
+}
+
+fn decode_image(input_type: &str, bytes: &[u8]) -> Result<Document, EngineError> {
+    let text = tools::ocr(input_type, bytes)?;
+    Ok(Document { image: Some(bytes.to_vec()), ..text_document(input_type, text) })
+}
+
+fn decode_email(bytes: &[u8]) -> Result<Document, EngineError> {
+    let message = MessageParser::default()
+        .parse(bytes)
+        .ok_or_else(|| decoding_error("not an e-mail message (no headers found)"))?;
+    let addresses = |address: Option<&mail_parser::Address>| -> String {
+        address
+            .map(|a| a.iter().filter_map(|addr| addr.address()).collect::<Vec<_>>().join(", "))
+            .unwrap_or_default()
+    };
+    let headers = EmailHeaders {
+        to: addresses(message.to()),
+        delivered_to: message.header_raw("Delivered-To").map(|v| v.trim().to_string()).unwrap_or_default(),
+        from: addresses(message.from()),
+        subject: message.subject().unwrap_or_default().to_string(),
+    };
+    let plain: Vec<String> = message
+        .text_bodies()
+        .filter(|part| part.is_text() && !part.is_text_html())
+        .filter_map(|part| part.text_contents().map(str::to_string))
+        .collect();
+    let body = if plain.is_empty() {
+        let html_parts: Vec<String> =
+            message.html_bodies().filter_map(|part| part.text_contents().map(html::to_text)).collect();
+        html_parts.join("\n\n")
+    } else {
+        plain.join("\n\n")
+    };
+    let mut attachments = Vec::new();
+    for part in message.attachments() {
+        let name = part.attachment_name().map(str::to_string);
+        let content_type = part
+            .content_type()
+            .map(|ct| format!("{}/{}", ct.ctype(), ct.subtype().unwrap_or_default()).to_ascii_lowercase());
+        let Some(kind) = attachment_type(content_type.as_deref(), name.as_deref()) else { continue };
+        let decoded = match part.message() {
+            Some(inner) => decode_email(inner.raw_message()),
+            None => decode(kind, part.contents()),
+        };
+        let mut document = decoded.map_err(|err| {
+            decoding_error(format!("attachment {}: {}", name.as_deref().unwrap_or("(unnamed)"), err.message))
+        })?;
+        document.file_name = name;
+        attachments.push(document);
+    }
+    Ok(Document { email: Some(headers), attachments, ..text_document("email", body) })
+}
+
+/// The input type of an attachment, by content type, else by file extension.
+fn attachment_type(content_type: Option<&str>, name: Option<&str>) -> Option<&'static str> {
+    let by_content_type = content_type.and_then(|ct| match ct {
+        "text/plain" => Some("text"),
+        "text/csv" => Some("csv"),
+        "text/html" => Some("html"),
+        "application/json" => Some("json"),
+        "application/pdf" => Some("pdf"),
+        "message/rfc822" => Some("email"),
+        "image/png" => Some("png"),
+        "image/jpeg" | "image/jpg" => Some("jpeg"),
+        "image/webp" => Some("webp"),
+        "image/tiff" => Some("tiff"),
+        _ => None,
+    });
+    by_content_type.or_else(|| {
+        let extension = name?.rsplit_once('.')?.1;
+        supported_input_type(extension)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn aliases_are_normalised_and_unknown_types_refused() {
+        assert_eq!(supported_input_type("JFIF"), Some("jpeg"));
+        assert_eq!(supported_input_type("jpg"), Some("jpeg"));
+        assert_eq!(supported_input_type("eml"), Some("email"));
+        assert_eq!(supported_input_type("docx"), None);
+        assert_eq!(supported_input_type("heic"), None);
+    }
+
+    #[test]
+    fn invalid_json_is_a_decoding_error() {
+        let err = decode("json", b"{nope").unwrap_err();
+        assert_eq!(err.kind, "input_decoding");
+        assert!(err.message.starts_with("invalid JSON"), "{}", err.message);
+    }
+
+    #[test]
+    fn attachments_are_typed_by_content_type_then_extension() {
+        assert_eq!(attachment_type(Some("application/pdf"), Some("x.bin")), Some("pdf"));
+        assert_eq!(attachment_type(Some("application/octet-stream"), Some("scan.JPG")), Some("jpeg"));
+        assert_eq!(attachment_type(Some("application/zip"), Some("a.zip")), None);
+    }
+}

@@ -1,0 +1,328 @@
+//! A JMESPath subset, for `payload_shaping`'s `shapingSchema`, enrich's `sourceField`,
+//! split's `itemsPath` and extraction's `x-path`:
+//!
+//! - field paths `a.b.c`, quoted fields `"a b"`, the current node `@`;
+//! - indexes `a[0]`, `a[-1]` (from the end);
+//! - projections `a[*].b` (each element; nulls dropped) and flatten `a[].b`;
+//! - multiselect hashes `{total: amount, who: customer.name}` and lists `[a, b.c]`, also
+//!   after a projection: `items[*].{sku: id, n: qty}`.
+//!
+//! Not supported (a clear error names the position): filters `[?…]`, slices, pipes, functions,
+//! literals, `*` on objects. A missing field is `null`, as in JMESPath.
+
+use super::EngineError;
+use serde_json::{Map, Value};
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Expr {
+    Current,
+    Field(String),
+    Index(i64),
+    /// `left.right`: right applied to the value of left.
+    Sub(Box<Expr>, Box<Expr>),
+    /// `left[*]right` (or `left[]right` when `flatten`): right applied to each element.
+    Project {
+        left: Box<Expr>,
+        right: Box<Expr>,
+        flatten: bool,
+    },
+    Hash(Vec<(String, Expr)>),
+    List(Vec<Expr>),
+}
+
+/// Parses an expression of the subset.
+pub fn parse(expression: &str) -> Result<Expr, EngineError> {
+    let mut parser = Parser { chars: expression.chars().collect(), at: 0, source: expression };
+    let expr = parser.expression()?;
+    parser.skip_spaces();
+    if parser.at < parser.chars.len() {
+        return Err(parser.error("unexpected character"));
+    }
+    Ok(expr)
+}
+
+/// Parses and evaluates in one go.
+pub fn search(expression: &str, value: &Value) -> Result<Value, EngineError> {
+    Ok(evaluate(&parse(expression)?, value))
+}
+
+pub fn evaluate(expr: &Expr, value: &Value) -> Value {
+    match expr {
+        Expr::Current => value.clone(),
+        Expr::Field(name) => value.get(name).cloned().unwrap_or(Value::Null),
+        Expr::Index(i) => match value {
+            Value::Array(items) => {
+                let index = if *i < 0 { items.len() as i64 + i } else { *i };
+                usize::try_from(index).ok().and_then(|i| items.get(i)).cloned().unwrap_or(Value::Null)
+            }
+            _ => Value::Null,
+        },
+        Expr::Sub(left, right) => match evaluate(left, value) {
+            Value::Null => Value::Null,
+            inner => evaluate(right, &inner),
+        },
+        Expr::Project { left, right, flatten } => {
+            let Value::Array(items) = evaluate(left, value) else { return Value::Null };
+            let items: Vec<Value> = if *flatten {
+                items
+                    .into_iter()
+                    .flat_map(|item| match item {
+                        Value::Array(inner) => inner,
+                        other => vec![other],
+                    })
+                    .collect()
+            } else {
+                items
+            };
+            Value::Array(items.iter().map(|item| evaluate(right, item)).filter(|v| !v.is_null()).collect())
+        }
+        Expr::Hash(entries) => {
+            if value.is_null() {
+                return Value::Null;
+            }
+            let map: Map<String, Value> =
+                entries.iter().map(|(key, expr)| (key.clone(), evaluate(expr, value))).collect();
+            Value::Object(map)
+        }
+        Expr::List(items) => {
+            if value.is_null() {
+                return Value::Null;
+            }
+            Value::Array(items.iter().map(|expr| evaluate(expr, value)).collect())
+        }
+    }
+}
+
+struct Parser<'a> {
+    chars: Vec<char>,
+    at: usize,
+    source: &'a str,
+}
+
+impl Parser<'_> {
+    fn error(&self, what: &str) -> EngineError {
+        EngineError::new(
+            "invalid_config",
+            format!(
+                "JMESPath `{}`: {what} at position {} (supported: see the shaping docs)",
+                self.source, self.at
+            ),
+        )
+    }
+
+    fn peek(&self) -> Option<char> {
+        self.chars.get(self.at).copied()
+    }
+
+    fn skip_spaces(&mut self) {
+        while self.peek().is_some_and(char::is_whitespace) {
+            self.at += 1;
+        }
+    }
+
+    fn eat(&mut self, c: char) -> bool {
+        self.skip_spaces();
+        if self.peek() == Some(c) {
+            self.at += 1;
+            true
+        } else {
+            false
+        }
+    }
+
+    fn expression(&mut self) -> Result<Expr, EngineError> {
+        let first = self.primary()?;
+        self.chain(first)
+    }
+
+    /// `.field`, `[n]`, `[*]`, `[]` after a value.
+    fn chain(&mut self, mut left: Expr) -> Result<Expr, EngineError> {
+        loop {
+            self.skip_spaces();
+            match self.peek() {
+                Some('.') => {
+                    self.at += 1;
+                    self.skip_spaces();
+                    let right = match self.peek() {
+                        Some('{') => self.hash()?,
+                        Some('[') => self.list()?,
+                        _ => Expr::Field(self.identifier()?),
+                    };
+                    left = Expr::Sub(Box::new(left), Box::new(right));
+                }
+                Some('[') => {
+                    if let Some(flatten) = self.projection_bracket() {
+                        let right = self.chain(Expr::Current)?;
+                        return Ok(Expr::Project { left: Box::new(left), right: Box::new(right), flatten });
+                    }
+                    let index = self.index()?;
+                    left = Expr::Sub(Box::new(left), Box::new(Expr::Index(index)));
+                }
+                _ => return Ok(left),
+            }
+        }
+    }
+
+    /// Consumes `[*]` (→ `Some(false)`) or `[]` (→ `Some(true)`).
+    fn projection_bracket(&mut self) -> Option<bool> {
+        let rest: String = self.chars[self.at..].iter().filter(|c| !c.is_whitespace()).take(3).collect();
+        let flatten = if rest.starts_with("[*]") {
+            false
+        } else if rest.starts_with("[]") {
+            true
+        } else {
+            return None;
+        };
+        let closing = self.chars[self.at..].iter().position(|&c| c == ']').unwrap_or(0);
+        self.at += closing + 1;
+        Some(flatten)
+    }
+
+    fn index(&mut self) -> Result<i64, EngineError> {
+        self.eat('[');
+        self.skip_spaces();
+        let start = self.at;
+        if self.peek() == Some('-') {
+            self.at += 1;
+        }
+        while self.peek().is_some_and(|c| c.is_ascii_digit()) {
+            self.at += 1;
+        }
+        let number: String = self.chars[start..self.at].iter().collect();
+        let index = number.parse().map_err(|_| self.error("expected an index, `*` or `]`"))?;
+        if !self.eat(']') {
+            return Err(self.error("expected `]`"));
+        }
+        Ok(index)
+    }
+
+    fn primary(&mut self) -> Result<Expr, EngineError> {
+        self.skip_spaces();
+        match self.peek() {
+            Some('@') => {
+                self.at += 1;
+                Ok(Expr::Current)
+            }
+            Some('{') => self.hash(),
+            Some('[') => {
+                let rest: String = self.chars[self.at + 1..].iter().filter(|c| !c.is_whitespace()).collect();
+                let is_index = rest.starts_with('*')
+                    || rest.starts_with(']')
+                    || rest.starts_with(|c: char| c.is_ascii_digit() || c == '-');
+                if is_index {
+                    Ok(Expr::Current)
+                } else {
+                    self.list()
+                }
+            }
+            _ => Ok(Expr::Field(self.identifier()?)),
+        }
+    }
+
+    fn identifier(&mut self) -> Result<String, EngineError> {
+        self.skip_spaces();
+        if self.peek() == Some('"') {
+            self.at += 1;
+            let start = self.at;
+            while self.peek().is_some_and(|c| c != '"') {
+                self.at += 1;
+            }
+            if self.peek() != Some('"') {
+                return Err(self.error("unclosed quoted identifier"));
+            }
+            let name = self.chars[start..self.at].iter().collect();
+            self.at += 1;
+            return Ok(name);
+        }
+        let start = self.at;
+        while self.peek().is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '-' || c == '$') {
+            self.at += 1;
+        }
+        if start == self.at {
+            return Err(self.error("expected a field name"));
+        }
+        Ok(self.chars[start..self.at].iter().collect())
+    }
+
+    fn hash(&mut self) -> Result<Expr, EngineError> {
+        self.eat('{');
+        let mut entries = Vec::new();
+        loop {
+            let key = self.identifier()?;
+            if !self.eat(':') {
+                return Err(self.error("expected `:` after a key"));
+            }
+            entries.push((key, self.expression()?));
+            if self.eat('}') {
+                return Ok(Expr::Hash(entries));
+            }
+            if !self.eat(',') {
+                return Err(self.error("expected `,` or `}`"));
+            }
+        }
+    }
+
+    fn list(&mut self) -> Result<Expr, EngineError> {
+        self.eat('[');
+        let mut items = Vec::new();
+        loop {
+            items.push(self.expression()?);
+            if self.eat(']') {
+                return Ok(Expr::List(items));
+            }
+            if !self.eat(',') {
+                return Err(self.error("expected `,` or `]`"));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn doc() -> Value {
+        json!({
+            "invoice": {"number": "INV-42", "total": 12.5},
+            "customer name": "Acme",
+            "items": [{"sku": "A", "qty": 1}, {"sku": "B", "qty": 2}, {"qty": 3}],
+            "pages": [[1, 2], [3]]
+        })
+    }
+
+    #[test]
+    fn paths_indexes_and_projections() {
+        let d = doc();
+        assert_eq!(search("invoice.number", &d).unwrap(), json!("INV-42"));
+        assert_eq!(search("\"customer name\"", &d).unwrap(), json!("Acme"));
+        assert_eq!(search("items[1].sku", &d).unwrap(), json!("B"));
+        assert_eq!(search("items[-1].qty", &d).unwrap(), json!(3));
+        assert_eq!(search("items[*].sku", &d).unwrap(), json!(["A", "B"]));
+        assert_eq!(search("pages[]", &d).unwrap(), json!([1, 2, 3]));
+        assert_eq!(search("missing.field", &d).unwrap(), Value::Null);
+        assert_eq!(search("@", &json!(3)).unwrap(), json!(3));
+    }
+
+    #[test]
+    fn multiselect_hashes_and_lists() {
+        let d = doc();
+        assert_eq!(
+            search("{id: invoice.number, amount: invoice.total, first: items[0].sku}", &d).unwrap(),
+            json!({"id": "INV-42", "amount": 12.5, "first": "A"})
+        );
+        assert_eq!(
+            search("items[*].{code: sku, n: qty}", &d).unwrap(),
+            json!([{"code": "A", "n": 1}, {"code": "B", "n": 2}, {"code": null, "n": 3}])
+        );
+        assert_eq!(search("[invoice.number, items[0].qty]", &d).unwrap(), json!(["INV-42", 1]));
+    }
+
+    #[test]
+    fn unsupported_syntax_is_named() {
+        let err = parse("items[?qty > `1`]").unwrap_err();
+        assert_eq!(err.kind, "invalid_config");
+        assert!(err.message.contains("position 6"), "{}", err.message);
+        assert!(parse("a |").is_err());
+    }
+}

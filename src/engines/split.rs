@@ -1,0 +1,178 @@
+//! Split: one item per piece of the input.
+//!
+//! - `splitType: "print_page"` (SDK): one item per page of a document (a PDF's pages; other
+//!   documents have one page).
+//! - `splitConfig` (canon extension): `{by, itemsPath?, delimiter?}` with `by`:
+//!   - `"pages"`: as `print_page`;
+//!   - `"rows"`: one JSON item per CSV row (or per element of a JSON array input);
+//!   - `"attachments"`: one document per e-mail attachment;
+//!   - `"items"`: one JSON item per element of the array at `itemsPath` (JMESPath subset;
+//!     default: the input itself) of a JSON input;
+//!   - `"delimiter"`: one text document per piece of the text between occurrences of
+//!     `delimiter` (required; empty pieces dropped).
+//! - Neither set: pages for a document, items for a JSON input.
+//! - `splitType: "semantic_page"` is not supported (an `unsupported` error).
+//!
+//! Each item's event output: `{outputType, printPageOutput: {itemOffset, itemCount}}`, where
+//! `outputType` is `print_page` for pages and the `by` value otherwise (0-based offsets);
+//! attachments add `fileName`.
+
+use super::{invalid_config, payload_value, setting, shaping, Document, EngineError, Payload, SplitItem};
+use crate::functions::model::FunctionVersion;
+use serde_json::{json, Value};
+
+pub fn run(function: &FunctionVersion, input: &Payload) -> Result<Vec<SplitItem>, EngineError> {
+    let config = setting(function, "splitConfig");
+    let by = config.and_then(|c| c.get("by")).and_then(Value::as_str);
+    let split_type = setting(function, "splitType").and_then(Value::as_str);
+    let by = match (by, split_type) {
+        (Some(by), _) => by,
+        (None, Some("print_page")) => "pages",
+        (None, Some("semantic_page")) => {
+            return Err(EngineError::new(
+                "unsupported",
+                "splitType semantic_page is not supported; use print_page",
+            ))
+        }
+        (None, Some(other)) => return Err(invalid_config(format!("unknown splitType {other}"))),
+        (None, None) if matches!(input, Payload::Json(_)) => "items",
+        (None, None) => "pages",
+    };
+    let setting_str = |name: &str| config.and_then(|c| c.get(name)).and_then(Value::as_str);
+    let pieces: Vec<(Payload, Option<String>)> = match by {
+        "pages" => document(input, by)?
+            .pages
+            .iter()
+            .map(|page| (Payload::Document(text_document(page)), None))
+            .collect(),
+        "rows" => rows(input)?.into_iter().map(|row| (Payload::Json(row), None)).collect(),
+        "attachments" => document(input, by)?
+            .attachments
+            .iter()
+            .map(|a| (Payload::Document(a.clone()), a.file_name.clone()))
+            .collect(),
+        "items" => items(input, setting_str("itemsPath").unwrap_or("@"))?
+            .into_iter()
+            .map(|item| (Payload::Json(item), None))
+            .collect(),
+        "delimiter" => {
+            let delimiter = setting_str("delimiter").filter(|d| !d.is_empty()).ok_or_else(|| {
+                invalid_config("splitConfig.by \"delimiter\" needs a non-empty `delimiter`")
+            })?;
+            text_of(input)
+                .split(delimiter)
+                .map(str::trim)
+                .filter(|piece| !piece.is_empty())
+                .map(|piece| (Payload::Document(text_document(piece)), None))
+                .collect()
+        }
+        other => return Err(invalid_config(format!("unknown splitConfig.by {other:?}"))),
+    };
+    let count = pieces.len();
+    let output_type = if by == "pages" { "print_page" } else { by };
+    Ok(pieces
+        .into_iter()
+        .enumerate()
+        .map(|(offset, (payload, file_name))| {
+            let mut output = json!({
+                "outputType": output_type,
+                "printPageOutput": {"itemOffset": offset, "itemCount": count},
+            });
+            if let Some(name) = file_name {
+                output["fileName"] = Value::String(name);
+            }
+            SplitItem { payload, output }
+        })
+        .collect())
+}
+
+fn document<'a>(input: &'a Payload, by: &str) -> Result<&'a Document, EngineError> {
+    match input {
+        Payload::Document(document) => Ok(document),
+        Payload::Json(_) => Err(invalid_config(format!("split by {by} needs a document input, not JSON"))),
+    }
+}
+
+fn text_document(text: &str) -> Document {
+    Document {
+        input_type: "text".into(),
+        text: text.to_string(),
+        pages: vec![text.to_string()],
+        ..Document::default()
+    }
+}
+
+fn text_of(input: &Payload) -> String {
+    match input {
+        Payload::Document(document) => document.text.clone(),
+        Payload::Json(Value::String(text)) => text.clone(),
+        Payload::Json(value) => value.to_string(),
+    }
+}
+
+fn rows(input: &Payload) -> Result<Vec<Value>, EngineError> {
+    match input {
+        Payload::Document(Document { rows: Some(rows), .. }) => {
+            Ok(rows.iter().cloned().map(Value::Object).collect())
+        }
+        Payload::Document(Document { json: Some(Value::Array(items)), .. })
+        | Payload::Json(Value::Array(items)) => Ok(items.clone()),
+        _ => Err(invalid_config("split by rows needs a CSV input (or a JSON array)")),
+    }
+}
+
+fn items(input: &Payload, path: &str) -> Result<Vec<Value>, EngineError> {
+    let value = match input {
+        Payload::Document(Document { json: Some(json), .. }) => json.clone(),
+        other => payload_value(other),
+    };
+    match shaping::search(path, &value)? {
+        Value::Array(items) => Ok(items),
+        _ => Err(invalid_config(format!("split by items: `{path}` is not an array in the input"))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn split(body: Value, input: Payload) -> Result<Vec<SplitItem>, EngineError> {
+        let function = FunctionVersion {
+            function_id: "f".into(),
+            function_name: "splitter".into(),
+            version_num: 1,
+            function_type: "split".into(),
+            body,
+        };
+        run(&function, &input)
+    }
+
+    #[test]
+    fn items_at_a_path_report_offset_and_count() {
+        let input = Payload::Json(json!({"order": {"lines": [{"sku": "A"}, {"sku": "B"}]}}));
+        let items =
+            split(json!({"splitConfig": {"by": "items", "itemsPath": "order.lines"}}), input).unwrap();
+        assert_eq!(items.len(), 2);
+        assert!(matches!(&items[1].payload, Payload::Json(v) if v == &json!({"sku": "B"})));
+        assert_eq!(
+            items[1].output,
+            json!({"outputType": "items", "printPageOutput": {"itemOffset": 1, "itemCount": 2}})
+        );
+    }
+
+    #[test]
+    fn delimiter_pieces_and_semantic_pages() {
+        let input = Payload::Json(json!("one\n---\n\n---\ntwo"));
+        let items =
+            split(json!({"splitConfig": {"by": "delimiter", "delimiter": "---"}}), input.clone()).unwrap();
+        let texts: Vec<String> = items
+            .iter()
+            .map(|i| match &i.payload {
+                Payload::Document(d) => d.text.clone(),
+                Payload::Json(_) => String::new(),
+            })
+            .collect();
+        assert_eq!(texts, vec!["one", "two"]);
+        assert_eq!(split(json!({"splitType": "semantic_page"}), input).unwrap_err().kind, "unsupported");
+    }
+}

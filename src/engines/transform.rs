@@ -1,0 +1,33 @@
+//! Built-in transform and extract.
+//!
+//! - `payload_shaping` (or any transform with a `shapingSchema`): the JMESPath-subset
+//!   expression of [`super::shaping`] applied to the JSON input (a document input is seen as
+//!   [`super::document_value`]).
+//! - Otherwise, with an `outputSchema`: schema-guided extraction ([`super::extract`]), then
+//!   validation against the schema.
+//! - Without either, the input comes out as JSON (JSON unchanged, a document as
+//!   [`super::document_value`]).
+
+use super::extract::{extract as extract_values, Source};
+use super::{output_schema, payload_value, schema, setting, shaping, EngineError, Payload};
+use crate::functions::model::FunctionVersion;
+use serde_json::Value;
+
+pub fn run(function: &FunctionVersion, input: &Payload) -> Result<Value, EngineError> {
+    if let Some(expression) = setting(function, "shapingSchema") {
+        let expression = expression
+            .as_str()
+            .ok_or_else(|| super::invalid_config("shapingSchema must be a JMESPath expression (a string)"))?;
+        let shaped = shaping::search(expression, &payload_value(input))?;
+        schema::validate_optional(output_schema(function), &shaped)?;
+        return Ok(shaped);
+    }
+    extract(function, input)
+}
+
+pub fn extract(function: &FunctionVersion, input: &Payload) -> Result<Value, EngineError> {
+    let Some(schema) = output_schema(function) else { return Ok(payload_value(input)) };
+    let output = extract_values(schema, &Source::of(input));
+    schema::validate(schema, &output)?;
+    Ok(output)
+}
