@@ -22,13 +22,6 @@ pub fn invoice_schema() -> Value {
 }
 
 impl TestApp {
-    /// Creates a function and returns its body.
-    pub async fn create_function(&self, body: Value) -> Value {
-        let response = self.post("/v3/functions", body.clone()).await;
-        assert_eq!(response.status(), 200, "creating function {body}");
-        json(response).await
-    }
-
     /// Creates an extract function with `schema`.
     pub async fn extract_function(&self, name: &str, schema: Value) -> Value {
         self.create_function(json!({
@@ -38,7 +31,7 @@ impl TestApp {
     }
 
     /// Creates a workflow of `nodes` (node name = function name) and `edges`.
-    pub async fn create_workflow(&self, name: &str, nodes: &[&str], edges: &[(&str, &str)]) -> Value {
+    pub async fn pipeline(&self, name: &str, nodes: &[&str], edges: &[(&str, &str)]) -> Value {
         let body = json!({
             "name": name,
             "mainNodeName": nodes[0],
@@ -80,7 +73,7 @@ impl TestApp {
 async fn a_waited_call_returns_the_completed_call_with_its_output_event() {
     let app = spawn_app().await;
     app.extract_function("invoice", invoice_schema()).await;
-    app.create_workflow("invoices", &["invoice"], &[]).await;
+    app.pipeline("invoices", &["invoice"], &[]).await;
     let (status, body) = app.call_text("invoices", INVOICE, json!({}), true).await;
     assert_eq!(status, 200, "{body}");
     let call = &body["call"];
@@ -114,7 +107,7 @@ async fn a_waited_call_returns_the_completed_call_with_its_output_event() {
 async fn a_call_without_wait_is_accepted_and_finishes_later() {
     let app = spawn_app().await;
     app.extract_function("invoice", invoice_schema()).await;
-    app.create_workflow("invoices", &["invoice"], &[]).await;
+    app.pipeline("invoices", &["invoice"], &[]).await;
     let (status, body) = app.call_text("invoices", INVOICE, json!({}), false).await;
     assert_eq!(status, 202, "{body}");
     assert!(matches!(body["call"]["status"].as_str(), Some("pending" | "running" | "completed")), "{body}");
@@ -127,7 +120,7 @@ async fn a_call_without_wait_is_accepted_and_finishes_later() {
 async fn the_same_call_reference_returns_the_existing_call() {
     let app = spawn_app().await;
     app.extract_function("invoice", invoice_schema()).await;
-    app.create_workflow("invoices", &["invoice"], &[]).await;
+    app.pipeline("invoices", &["invoice"], &[]).await;
     let reference = json!({ "callReferenceID": "upload-77" });
     let (_, first) = app.call_text("invoices", INVOICE, reference.clone(), true).await;
     let (status, second) = app.call_text("invoices", "Something else entirely", reference, true).await;
@@ -144,7 +137,7 @@ async fn the_same_call_reference_returns_the_existing_call() {
 async fn an_unsupported_input_type_or_unknown_workflow_is_refused() {
     let app = spawn_app().await;
     app.extract_function("invoice", invoice_schema()).await;
-    app.create_workflow("invoices", &["invoice"], &[]).await;
+    app.pipeline("invoices", &["invoice"], &[]).await;
     let body = json!({ "input": { "singleFile": { "inputContent": "AAAA", "inputType": "mp4" } } });
     let error = assert_error(app.post("/v3/workflows/invoices/call", body.clone()).await, 400).await;
     assert!(error["message"].as_str().unwrap().contains("unsupported inputType"), "{error}");
@@ -157,7 +150,7 @@ async fn an_unsupported_input_type_or_unknown_workflow_is_refused() {
 async fn output_that_breaks_the_schema_fails_the_call_with_an_error_event() {
     let app = spawn_app().await;
     app.extract_function("invoice", invoice_schema()).await;
-    app.create_workflow("invoices", &["invoice"], &[]).await;
+    app.pipeline("invoices", &["invoice"], &[]).await;
     let (status, body) = app.call_text("invoices", "Nothing labelled here at all.", json!({}), true).await;
     assert_eq!(status, 200, "node failures never change the HTTP status: {body}");
     let call = &body["call"];
@@ -187,7 +180,7 @@ async fn outputs_and_errors_can_both_be_present_and_the_call_then_fails() {
     app.extract_function("invoice", invoice_schema()).await;
     let strict = json!({"type": "object", "properties": {"iban": {"type": "string"}}, "required": ["iban"]});
     app.extract_function("bank", strict).await;
-    app.create_workflow("both", &["router", "invoice", "bank"], &[("router", "invoice"), ("router", "bank")]).await;
+    app.pipeline("both", &["router", "invoice", "bank"], &[("router", "invoice"), ("router", "bank")]).await;
     let (_, body) = app.call_text("both", INVOICE, json!({}), true).await;
     let call = &body["call"];
     assert_eq!(call["status"], "failed", "{body}");
@@ -221,7 +214,7 @@ async fn a_split_fans_out_to_transforms_whose_outputs_a_join_merges() {
     app.create_function(json!({"functionName": "merge", "type": "join", "joinType": "standard",
         "description": "all invoices", "outputSchemaName": "All", "outputSchema": {"type": "object"}}))
     .await;
-    app.create_workflow("batch", &["pages", "invoice", "merge"], &[("pages", "invoice"), ("invoice", "merge")]).await;
+    app.pipeline("batch", &["pages", "invoice", "merge"], &[("pages", "invoice"), ("invoice", "merge")]).await;
     let text = format!("{INVOICE}---\n{}---\n{}", INVOICE.replace("INV-42", "INV-43"), INVOICE.replace("INV-42", "INV-44"));
     let (_, body) = app.call_text("batch", &text, json!({}), true).await;
     let call = &body["call"];
@@ -251,7 +244,7 @@ async fn a_terminal_split_emits_one_event_per_item() {
     app.create_function(json!({"functionName": "pages", "type": "split", "splitType": "print_page",
         "splitConfig": {"by": "delimiter", "delimiter": "---"}}))
     .await;
-    app.create_workflow("split-only", &["pages"], &[]).await;
+    app.pipeline("split-only", &["pages"], &[]).await;
     let (_, body) = app.call_text("split-only", "one---two---three", json!({}), true).await;
     let outputs = body["call"]["outputs"].as_array().unwrap().clone();
     assert_eq!(outputs.len(), 3, "{body}");
@@ -266,7 +259,7 @@ async fn a_terminal_split_emits_one_event_per_item() {
 async fn event_lists_filter_sort_and_page_both_ways() {
     let app = spawn_app().await;
     app.extract_function("invoice", invoice_schema()).await;
-    app.create_workflow("invoices", &["invoice"], &[]).await;
+    app.pipeline("invoices", &["invoice"], &[]).await;
     let mut call_ids = Vec::new();
     for i in 0..5 {
         let (_, body) = app.call_text("invoices", INVOICE, json!({ "callReferenceID": format!("ref-{i}") }), true).await;
@@ -315,7 +308,7 @@ async fn a_call_cut_off_by_a_crash_resumes_without_emitting_an_event_twice() {
         "outputSchema": {"type": "object", "properties": {"vendor": {"type": "string"}}}}))
     .await;
     app.extract_function("invoice", invoice_schema()).await;
-    app.create_workflow("two-steps", &["router", "invoice"], &[("router", "invoice")]).await;
+    app.pipeline("two-steps", &["router", "invoice"], &[("router", "invoice")]).await;
     let (status, body) = app.call_text("two-steps", INVOICE, json!({}), false).await;
     assert_eq!(status, 202);
     let call_id = body["call"]["callID"].as_str().unwrap().to_string();
