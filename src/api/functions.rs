@@ -5,6 +5,7 @@ use super::auth::Caller;
 use super::error::{ApiError, ErrorBody};
 use super::extract::{bool_param, int_param, list_param, ApiJson, ApiQuery};
 use crate::app::AppState;
+use crate::error::ServiceError;
 use crate::functions::listing::{id_page, version_page, version_refs};
 use crate::functions::service::{FunctionFilter, FunctionInput};
 use crate::functions::Author;
@@ -85,6 +86,19 @@ pub struct ListVersions {
     /// 1..100, default 50.
     #[param(value_type = Option<i32>)]
     pub limit: Option<String>,
+}
+
+/// Values of an array filter; sent but empty (`tags=`) is 400, as each array needs an item.
+pub(super) fn array_param(name: &str, raw: &[String]) -> Result<Vec<String>, ApiError> {
+    let values = list_param(raw);
+    if values.is_empty() && !raw.is_empty() {
+        return Err(ServiceError::invalid_field(
+            name,
+            "give at least one value (or leave the parameter out)",
+        )
+        .into());
+    }
+    Ok(values)
 }
 
 /// The author of a change, for audit records.
@@ -185,20 +199,20 @@ pub async fn list(
 ) -> Result<Json<Value>, ApiError> {
     let include = include_extra(query.include_extra_settings.as_deref())?;
     let filter = FunctionFilter {
-        function_ids: list_param(&query.function_ids),
-        function_names: list_param(&query.function_names),
+        function_ids: array_param("functionIDs", &query.function_ids)?,
+        function_names: array_param("functionNames", &query.function_names)?,
         display_name: query.display_name.filter(|s| !s.is_empty()),
-        tags: list_param(&query.tags),
-        types: list_param(&query.types),
-        workflow_ids: list_param(&query.workflow_ids),
-        workflow_names: list_param(&query.workflow_names),
+        tags: array_param("tags", &query.tags)?,
+        types: array_param("types", &query.types)?,
+        workflow_ids: array_param("workflowIDs", &query.workflow_ids)?,
+        workflow_names: array_param("workflowNames", &query.workflow_names)?,
         workflow_id_versions: version_refs(
             "workflowIDVersionNums",
-            &list_param(&query.workflow_id_version_nums),
+            &array_param("workflowIDVersionNums", &query.workflow_id_version_nums)?,
         )?,
         workflow_name_versions: version_refs(
             "workflowNameVersionNums",
-            &list_param(&query.workflow_name_version_nums),
+            &array_param("workflowNameVersionNums", &query.workflow_name_version_nums)?,
         )?,
     };
     let page = id_page(

@@ -3,8 +3,8 @@
 
 use super::auth::Caller;
 use super::error::{ApiError, ErrorBody};
-use super::extract::{int_param, list_param, ApiJson, ApiQuery};
-use super::functions::{author, versions_page, ListVersions};
+use super::extract::{int_param, ApiJson, ApiQuery};
+use super::functions::{array_param, author, versions_page, ListVersions};
 use crate::app::AppState;
 use crate::functions::listing::{id_page, version_refs};
 use crate::functions::workflows::{WorkflowFilter, WorkflowInput};
@@ -132,19 +132,19 @@ pub async fn list(
     ApiQuery(query): ApiQuery<ListWorkflows>,
 ) -> Result<Json<Value>, ApiError> {
     let filter = WorkflowFilter {
-        workflow_ids: list_param(&query.workflow_ids),
-        workflow_names: list_param(&query.workflow_names),
+        workflow_ids: array_param("workflowIDs", &query.workflow_ids)?,
+        workflow_names: array_param("workflowNames", &query.workflow_names)?,
         display_name: query.display_name.filter(|s| !s.is_empty()),
-        tags: list_param(&query.tags),
-        function_ids: list_param(&query.function_ids),
-        function_names: list_param(&query.function_names),
+        tags: array_param("tags", &query.tags)?,
+        function_ids: array_param("functionIDs", &query.function_ids)?,
+        function_names: array_param("functionNames", &query.function_names)?,
         function_id_versions: version_refs(
             "functionIDVersionNums",
-            &list_param(&query.function_id_version_nums),
+            &array_param("functionIDVersionNums", &query.function_id_version_nums)?,
         )?,
         function_name_versions: version_refs(
             "functionNameVersionNums",
-            &list_param(&query.function_name_version_nums),
+            &array_param("functionNameVersionNums", &query.function_name_version_nums)?,
         )?,
     };
     let page = id_page(

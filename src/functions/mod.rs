@@ -26,7 +26,10 @@
 //!   filter, sort and page them in the service (every filter ANDed; `totalCount` counts all
 //!   matches, ignoring the cursor). Version filters (`<id>.<n>`, `<name>.<n>`) on the
 //!   workflow list match the workflow's current version; on the function list the
-//!   `workflow…VersionNums` filters match that workflow version exactly.
+//!   `workflow…VersionNums` filters match that workflow version exactly. This reads every
+//!   function or workflow of the environment per request: fine for thousands, not millions.
+//! - **Version histories** list oldest first by default (`sortOrder=desc` for newest
+//!   first), paged by `versionNum` cursors, like every list of the spec (`asc` default).
 
 pub mod listing;
 pub mod model;

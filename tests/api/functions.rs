@@ -456,3 +456,38 @@ async fn the_function_list_applies_every_filter_and_pages_both_ways() {
         assert_error(app.get(&format!("/v3/functions?{bad}")).await, 400).await;
     }
 }
+
+#[tokio::test]
+async fn the_function_and_workflow_endpoints_are_in_the_openapi_document() {
+    let app = spawn_app().await;
+    let doc = json(app.get("/openapi.json").await).await;
+    for (path, method, errors) in [
+        ("/v3/functions", "post", &["400", "401", "409"][..]),
+        ("/v3/functions", "get", &["400", "401"][..]),
+        ("/v3/functions/{functionName}", "get", &["404"][..]),
+        ("/v3/functions/{functionName}", "patch", &["400", "404", "409"][..]),
+        ("/v3/functions/{functionName}", "delete", &["404", "409"][..]),
+        ("/v3/functions/{functionName}/versions", "get", &["400", "404"][..]),
+        ("/v3/functions/{functionName}/versions/{versionNum}", "get", &["404"][..]),
+        ("/v3/workflows", "post", &["400", "409", "422"][..]),
+        ("/v3/workflows", "get", &["400", "401"][..]),
+        ("/v3/workflows/{workflowName}", "get", &["404"][..]),
+        ("/v3/workflows/{workflowName}", "patch", &["400", "404", "409", "422"][..]),
+        ("/v3/workflows/{workflowName}", "delete", &["404"][..]),
+        ("/v3/workflows/{workflowName}/versions", "get", &["400", "404"][..]),
+        ("/v3/workflows/{workflowName}/versions/{versionNum}", "get", &["404"][..]),
+    ] {
+        let operation = &doc["paths"][path][method];
+        assert!(operation.is_object(), "{method} {path} is documented");
+        for status in errors {
+            assert!(operation["responses"][status].is_object(), "{method} {path} documents {status}");
+        }
+    }
+    let params = doc["paths"]["/v3/workflows"]["get"]["parameters"].as_array().unwrap();
+    let names: Vec<&str> = params.iter().map(|p| p["name"].as_str().unwrap()).collect();
+    for name in
+        ["workflowIDs", "functionIDVersionNums", "functionNameVersionNums", "sortOrder", "endingBefore"]
+    {
+        assert!(names.contains(&name), "{name} in {names:?}");
+    }
+}
