@@ -312,13 +312,18 @@ impl FunctionsService {
         let body = build_body(&function_type, &input, None)?;
         let now = ids::now_millis();
         let action = author.action(now);
-        let audit = json!({ "functionCreatedBy": action, "functionLastUpdatedBy": action, "versionCreatedBy": action });
+        let audit = json!({
+            "functionCreatedBy": action,
+            "functionLastUpdatedBy": action,
+            "versionCreatedBy": action,
+        });
         let head =
             FunctionRow { id: ids::new_id("fn"), name, current_version: 1, created_at: now, updated_at: now };
         let version = StoredFunctionVersion { version_num: 1, function_type, body, audit, created_at: now };
         if !self.records.insert_function(owner(tenant), &head, &version).await? {
             return Err(ServiceError::Conflict(format!(
-                "function name already exists: {:?} is taken in this environment; choose another functionName",
+                "function name already exists: {:?} is taken in this environment; choose another \
+                 functionName",
                 head.name
             )));
         }
@@ -351,7 +356,11 @@ impl FunctionsService {
         let now = ids::now_millis();
         let action = author.action(now);
         let created_by = current.version.audit.get("functionCreatedBy").cloned().unwrap_or(Value::Null);
-        let audit = json!({ "functionCreatedBy": created_by, "functionLastUpdatedBy": action, "versionCreatedBy": action });
+        let audit = json!({
+            "functionCreatedBy": created_by,
+            "functionLastUpdatedBy": action,
+            "versionCreatedBy": action,
+        });
         let version = StoredFunctionVersion {
             version_num: current.head.current_version + 1,
             function_type,

@@ -313,8 +313,8 @@ async fn deleting_a_function_a_workflow_runs_is_a_409_naming_the_workflow() {
     let app = spawn_app().await;
     let function = app.transform("invoice", json!({})).await;
     let id = function["functionID"].as_str().unwrap().to_string();
-    app.create_workflow(json!({ "name": "books", "mainNodeName": "invoice", "nodes": [{ "function": { "name": "invoice" } }] }))
-        .await;
+    let only = json!([{ "function": { "name": "invoice" } }]);
+    app.create_workflow(json!({ "name": "books", "mainNodeName": "invoice", "nodes": only })).await;
     let error = assert_error(app.delete("/v3/functions/invoice").await, 409).await;
     assert!(error["message"].as_str().unwrap().contains("\"books\""), "{error}");
 
@@ -401,7 +401,9 @@ async fn the_function_list_applies_every_filter_and_pages_both_ways() {
     let app = spawn_app().await;
     let a =
         app.transform("alpha", json!({ "displayName": "Invoice Reader", "tags": ["finance", "in"] })).await;
-    let b = app.create_function(json!({ "functionName": "beta", "type": "route", "displayName": "Mail sorter", "tags": ["mail"] })).await;
+    let b =
+        json!({ "functionName": "beta", "type": "route", "displayName": "Mail sorter", "tags": ["mail"] });
+    let b = app.create_function(b).await;
     let c =
         app.create_function(json!({ "functionName": "gamma", "type": "extract", "tags": ["finance"] })).await;
     let d = app.create_function(json!({ "functionName": "delta", "type": "split" })).await;

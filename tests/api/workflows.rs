@@ -28,7 +28,9 @@ impl TestApp {
     async fn three_functions(&self) -> (Value, Value, Value) {
         (
             self.create_function(json!({ "functionName": "extract", "type": "extract" })).await,
-            self.create_function(json!({ "functionName": "route", "type": "route" })).await,
+            self.create_function(json!({ "functionName": "route", "type": "route",
+                "classifications": [{ "name": "invoice" }, { "name": "receipt" }] }))
+                .await,
             self.create_function(json!({ "functionName": "send", "type": "send" })).await,
         )
     }
@@ -129,6 +131,15 @@ async fn graph_errors_are_422s_naming_the_problem() {
         (json!({ "edges": [edge("extract", "ghost")] }), "\"ghost\""),
         (json!({ "edges": [edge("ghost", "route")] }), "\"ghost\""),
         (json!({ "edges": [edge("route", "extract")] }), "main node"),
+        (
+            json!({ "edges": [{ "sourceNodeName": "extract", "destinationNodeName": "route", "destinationName": "x" }] }),
+            "no outlet named \"x\"",
+        ),
+        (
+            json!({ "edges": [edge("extract", "route"),
+                { "sourceNodeName": "route", "destinationNodeName": "send", "destinationName": "memo" }] }),
+            "invoice, receipt",
+        ),
         (json!({ "nodes": [node("extract"), node("extract")] }), "more than one node"),
         (json!({ "nodes": [node("extract"), node("nothing")] }), "no function is named \"nothing\""),
         (json!({ "nodes": [node("extract"), { "function": { "id": "fn_NOPE" } }] }), "no function has ID"),
@@ -163,7 +174,8 @@ async fn a_workflow_without_nodes_or_with_a_malformed_field_is_a_400() {
             "nodes[0].function",
         ),
         (
-            json!({ "name": "w", "mainNodeName": "extract", "nodes": [{ "function": { "name": "extract" }, "metadata": 3 }] }),
+            json!({ "name": "w", "mainNodeName": "extract",
+                "nodes": [{ "function": { "name": "extract" }, "metadata": 3 }] }),
             "nodes[0].metadata",
         ),
         (
@@ -357,7 +369,8 @@ async fn the_workflow_list_applies_every_filter_and_counts_the_matches() {
     app.update_function("extract", json!({ "displayName": "v2" })).await;
     let b = app
         .create_workflow(json!({ "name": "beta", "displayName": "Mail", "tags": ["mail", "finance"],
-            "mainNodeName": "route", "nodes": [node("route"), node("extract")], "edges": [edge("route", "extract")] }))
+            "mainNodeName": "route", "nodes": [node("route"), node("extract")],
+            "edges": [edge("route", "extract")] }))
         .await;
     let c = app
         .create_workflow(
