@@ -7,6 +7,7 @@ use super::extract::{bool_param, int_param, list_param, ApiJson, ApiQuery};
 use crate::app::AppState;
 use crate::error::ServiceError;
 use crate::functions::listing::{id_page, version_page, version_refs};
+use crate::functions::schema::{FunctionEnvelope, FunctionPage, FunctionVersionPage};
 use crate::functions::service::{FunctionFilter, FunctionInput};
 use crate::functions::Author;
 use axum::extract::{Path, State};
@@ -125,10 +126,8 @@ pub(super) fn versions_page(query: &ListVersions) -> Result<crate::functions::li
 /// classify (or its legacy name route), split, send, enrich, parse, payload_shaping, render.
 /// `outputSchema` must be a JSON Schema object within 64 KiB, 10 levels of subschemas and
 /// 500 properties (else 400 "model state limit exceeded").
-#[utoipa::path(post, path = "/v3/functions", tag = "functions", request_body(content = Object,
-        description = "`functionName`, `type`, `displayName`, `tags`, `outputSchema`, `outputSchemaName`, \
-            `tabularChunkingEnabled`, `extraConfig` and the type's own settings, as in bem-sdk"),
-    responses((status = 200, description = "`{function}`", body = Object),
+#[utoipa::path(post, path = "/v3/functions", tag = "functions", request_body = FunctionInput,
+    responses((status = 200, body = FunctionEnvelope),
         (status = 400, description = "bad name, type, schema or setting", body = ErrorBody),
         (status = 401, body = ErrorBody), (status = 409, description = "function name already exists", body = ErrorBody),
         (status = 429, body = ErrorBody)))]
@@ -144,7 +143,7 @@ pub async fn create(
 
 /// A function at its current version, with the workflows that use any of its versions.
 #[utoipa::path(get, path = "/v3/functions/{functionName}", tag = "functions", params(("functionName" = String, Path), IncludeExtra),
-    responses((status = 200, description = "`{function}`", body = Object), (status = 401, body = ErrorBody),
+    responses((status = 200, body = FunctionEnvelope), (status = 401, body = ErrorBody),
         (status = 404, body = ErrorBody), (status = 429, body = ErrorBody)))]
 pub async fn get(
     State(state): State<AppState>,
@@ -159,8 +158,8 @@ pub async fn get(
 /// Update a function: writes the next immutable version (what is sent replaces the previous
 /// version's value; the rest is kept). `functionName` renames it.
 #[utoipa::path(patch, path = "/v3/functions/{functionName}", tag = "functions", params(("functionName" = String, Path)),
-    request_body(content = Object, description = "any fields of create"),
-    responses((status = 200, description = "`{function}` at its new version", body = Object),
+    request_body = FunctionInput,
+    responses((status = 200, description = "the function at its new version", body = FunctionEnvelope),
         (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody),
         (status = 409, description = "new name taken", body = ErrorBody), (status = 429, body = ErrorBody)))]
 pub async fn update(
@@ -190,7 +189,7 @@ pub async fn delete(
 
 /// List the environment's functions at their current version. Filters AND together.
 #[utoipa::path(get, path = "/v3/functions", tag = "functions", params(ListFunctions),
-    responses((status = 200, description = "`{functions, totalCount}`", body = Object), (status = 400, body = ErrorBody),
+    responses((status = 200, body = FunctionPage), (status = 400, body = ErrorBody),
         (status = 401, body = ErrorBody), (status = 429, body = ErrorBody)))]
 pub async fn list(
     State(state): State<AppState>,
@@ -230,7 +229,7 @@ pub async fn list(
 /// that run it.
 #[utoipa::path(get, path = "/v3/functions/{functionName}/versions", tag = "functions",
     params(("functionName" = String, Path), ListVersions),
-    responses((status = 200, description = "`{versions, totalCount}`", body = Object), (status = 400, body = ErrorBody),
+    responses((status = 200, body = FunctionVersionPage), (status = 400, body = ErrorBody),
         (status = 401, body = ErrorBody), (status = 404, body = ErrorBody), (status = 429, body = ErrorBody)))]
 pub async fn versions(
     State(state): State<AppState>,
@@ -248,7 +247,7 @@ pub async fn versions(
 /// with `includeExtraSettings=true`.
 #[utoipa::path(get, path = "/v3/functions/{functionName}/versions/{versionNum}", tag = "functions",
     params(("functionName" = String, Path), ("versionNum" = i64, Path), IncludeExtra),
-    responses((status = 200, description = "`{function}`", body = Object), (status = 400, body = ErrorBody),
+    responses((status = 200, body = FunctionEnvelope), (status = 400, body = ErrorBody),
         (status = 401, body = ErrorBody), (status = 404, body = ErrorBody), (status = 429, body = ErrorBody)))]
 pub async fn version(
     State(state): State<AppState>,

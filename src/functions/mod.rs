@@ -33,6 +33,7 @@
 
 pub mod listing;
 pub mod model;
+pub mod schema;
 pub mod service;
 pub mod validate;
 pub mod workflows;

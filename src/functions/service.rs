@@ -19,6 +19,7 @@ use crate::store::records::functions::{
 use crate::store::records::Records;
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
+use utoipa::ToSchema;
 
 /// Functions and workflows of every tenant.
 #[derive(Clone)]
@@ -26,8 +27,9 @@ pub struct FunctionsService {
     pub records: Records,
 }
 
-/// A function as sent to create or update it (every field optional on update).
-#[derive(Debug, Default, Deserialize)]
+/// A function as sent to create or update it (`functionName` and `type` required on create,
+/// every field optional on update), plus the type's own settings as bem-sdk names them.
+#[derive(Debug, Default, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct FunctionInput {
     pub function_name: Option<String>,
@@ -35,12 +37,17 @@ pub struct FunctionInput {
     pub function_type: Option<String>,
     pub display_name: Option<String>,
     pub tags: Option<Vec<String>>,
+    /// A JSON Schema object (at most 64 KiB, 10 levels of subschemas, 500 properties).
+    #[schema(value_type = Option<Object>)]
     pub output_schema: Option<Value>,
     pub output_schema_name: Option<String>,
     pub tabular_chunking_enabled: Option<bool>,
+    /// Free-form settings, stored verbatim and shown with `includeExtraSettings=true`.
+    #[schema(value_type = Option<Object>)]
     pub extra_config: Option<Value>,
     /// The type's own settings (`classifications`, `webhookUrl`, `splitType`, …).
     #[serde(flatten)]
+    #[schema(value_type = Object)]
     pub settings: Map<String, Value>,
 }
 

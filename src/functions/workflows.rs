@@ -23,9 +23,10 @@ use crate::store::records::functions::Saved;
 use crate::store::records::workflows::{Pin, StoredWorkflowVersion, WorkflowRecord, WorkflowRow};
 use serde::Deserialize;
 use serde_json::{json, Value};
+use utoipa::ToSchema;
 
 /// A workflow as sent to create or update it (every field optional on update).
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct WorkflowInput {
     pub name: Option<String>,
@@ -37,15 +38,16 @@ pub struct WorkflowInput {
     pub connectors: Option<Vec<ConnectorInput>>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, ToSchema)]
 pub struct NodeInput {
     pub name: Option<String>,
     pub function: FunctionRef,
+    #[schema(value_type = Option<Object>)]
     pub metadata: Option<Value>,
 }
 
 /// A function by `id` or `name`, optionally pinned to `versionNum`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct FunctionRef {
     pub id: Option<String>,
@@ -53,16 +55,17 @@ pub struct FunctionRef {
     pub version_num: Option<i64>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct EdgeInput {
     pub source_node_name: String,
     pub destination_node_name: String,
     pub destination_name: Option<String>,
+    #[schema(value_type = Option<Object>)]
     pub metadata: Option<Value>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, ToSchema)]
 pub struct ConnectorInput {
     pub name: String,
     #[serde(rename = "type")]
@@ -72,9 +75,10 @@ pub struct ConnectorInput {
     pub paragon: Option<ParagonInput>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, ToSchema)]
 pub struct ParagonInput {
     pub integration: Option<String>,
+    #[schema(value_type = Option<Object>)]
     pub configuration: Option<Value>,
 }
 

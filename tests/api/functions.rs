@@ -485,6 +485,18 @@ async fn the_function_and_workflow_endpoints_are_in_the_openapi_document() {
             assert!(operation["responses"][status].is_object(), "{method} {path} documents {status}");
         }
     }
+    let schemas = &doc["components"]["schemas"];
+    for (schema, field) in [
+        ("Function", "usedInWorkflows"),
+        ("FunctionInput", "outputSchema"),
+        ("Workflow", "mainNodeName"),
+        ("WorkflowInput", "nodes"),
+        ("WorkflowDeleted", "connectorErrors"),
+    ] {
+        // FunctionInput flattens the type's settings, so its fields sit in an `allOf`.
+        let text = schemas[schema].to_string();
+        assert!(text.contains(&format!("\"{field}\":{{")), "{schema}.{field} in {text}");
+    }
     let params = doc["paths"]["/v3/workflows"]["get"]["parameters"].as_array().unwrap();
     let names: Vec<&str> = params.iter().map(|p| p["name"].as_str().unwrap()).collect();
     for name in
@@ -492,4 +504,34 @@ async fn the_function_and_workflow_endpoints_are_in_the_openapi_document() {
     {
         assert!(names.contains(&name), "{name} in {names:?}");
     }
+}
+
+/// Reads a response into its documented shape (unknown fields refused).
+pub fn documented<T: serde::de::DeserializeOwned>(body: Value) -> T {
+    match serde_json::from_value(body.clone()) {
+        Ok(parsed) => parsed,
+        Err(err) => panic!("{body} does not match the documented shape: {err}"),
+    }
+}
+
+#[tokio::test]
+async fn function_responses_have_exactly_the_documented_shape() {
+    use canon::functions::schema::{FunctionEnvelope, FunctionPage, FunctionVersionPage};
+    let app = spawn_app().await;
+    app.transform("invoice", json!({ "displayName": "Invoices", "extraConfig": { "x": 1 } })).await;
+    let only = json!([{ "function": { "name": "invoice" } }]);
+    app.create_workflow(json!({ "name": "books", "mainNodeName": "invoice", "nodes": only })).await;
+    let response = app.patch("/v3/functions/invoice", json!({ "tags": ["a"] })).await;
+    let updated: FunctionEnvelope = documented(json(response).await);
+    assert_eq!(updated.function.version_num, 2);
+    let read: FunctionEnvelope =
+        documented(app.read("/v3/functions/invoice?includeExtraSettings=true").await);
+    assert_eq!(read.function.extra_config, Some(json!({ "x": 1 })));
+    assert_eq!(read.function.used_in_workflows[0].used_in_workflow_version_nums, vec![1]);
+    let version: FunctionEnvelope = documented(app.read("/v3/functions/invoice/versions/1").await);
+    assert_eq!(version.function.audit.version_created_by.api_key_name.as_deref(), Some("test"));
+    let page: FunctionPage = documented(app.read("/v3/functions").await);
+    assert_eq!(page.total_count, 1);
+    let versions: FunctionVersionPage = documented(app.read("/v3/functions/invoice/versions").await);
+    assert_eq!(versions.versions.len(), 2);
 }

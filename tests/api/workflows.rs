@@ -2,7 +2,7 @@
 //! graph validation (422s with their messages), delete, the list with every filter and
 //! paging, tenancy and the executor's loader.
 
-use crate::functions::listed;
+use crate::functions::{documented, listed};
 use crate::helpers::{assert_error, json, spawn_app, TestApp};
 use canon::store::records::collections::Owner;
 use canon::store::records::keys::Environment;
@@ -443,4 +443,33 @@ async fn the_workflow_list_pages_both_ways_in_both_orders() {
     assert_eq!(list(format!("limit=2&sortOrder=desc&startingAfter={}", all[3])).await, (slice(&[2, 1]), 5));
     assert_eq!(list(format!("limit=2&sortOrder=desc&endingBefore={}", all[1])).await, (slice(&[3, 2]), 5));
     assert_eq!(list("sortOrder=asc".into()).await, (slice(&[0, 1, 2, 3, 4]), 5));
+}
+
+#[tokio::test]
+async fn workflow_responses_have_exactly_the_documented_shape() {
+    use canon::functions::schema::{
+        WorkflowDeleted, WorkflowEnvelope, WorkflowPage, WorkflowUpdated, WorkflowVersionPage,
+    };
+    let app = spawn_app().await;
+    app.three_functions().await;
+    let body = json!({ "name": "intake", "displayName": "Intake", "tags": ["t"], "mainNodeName": "route",
+        "nodes": [node("route"), node("send")],
+        "edges": [{ "sourceNodeName": "route", "destinationNodeName": "send", "destinationName": "invoice",
+            "metadata": { "m": 1 } }],
+        "connectors": [{ "name": "drive", "type": "paragon", "paragon": { "configuration": { "a": 1 } } }] });
+    let created: WorkflowEnvelope = documented(json(app.post("/v3/workflows", body).await).await);
+    assert_eq!(created.workflow.connectors.len(), 1);
+    let updated: WorkflowUpdated =
+        documented(app.update_workflow("intake", json!({ "connectors": [] })).await);
+    assert!(updated.workflow.connectors.is_empty() && updated.connector_errors.is_empty());
+    let read: WorkflowEnvelope = documented(app.read("/v3/workflows/intake").await);
+    assert_eq!(read.workflow.edges[0].destination_name.as_deref(), Some("invoice"));
+    let version: WorkflowEnvelope = documented(app.read("/v3/workflows/intake/versions/1").await);
+    assert_eq!(version.workflow.version_num, 1);
+    let page: WorkflowPage = documented(app.read("/v3/workflows").await);
+    assert_eq!(page.total_count, 1);
+    let versions: WorkflowVersionPage = documented(app.read("/v3/workflows/intake/versions").await);
+    assert_eq!(versions.total_count, 2);
+    let deleted: WorkflowDeleted = documented(json(app.delete("/v3/workflows/intake").await).await);
+    assert_eq!(deleted.workflow.version_num, 2);
 }
