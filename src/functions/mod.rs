@@ -22,6 +22,9 @@
 //! - **Audit records** name the caller: `apiKeyName` for an API key; `userID` and
 //!   `userEmail` for a dashboard token. `emailAddress` (actions arriving by e-mail) never
 //!   applies. Each version keeps the audit block it was written with.
+//! - **`usedInWorkflows`** on a function (get, list) names every live workflow with a
+//!   version running any version of it; on a function version (the version endpoints) only
+//!   the workflow versions running that very version.
 //! - **Lists** read the environment's functions or workflows at their current version and
 //!   filter, sort and page them in the service (every filter ANDed; `totalCount` counts all
 //!   matches, ignoring the cursor). Version filters (`<id>.<n>`, `<name>.<n>`) on the

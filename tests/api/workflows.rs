@@ -473,3 +473,18 @@ async fn workflow_responses_have_exactly_the_documented_shape() {
     let deleted: WorkflowDeleted = documented(json(app.delete("/v3/workflows/intake").await).await);
     assert_eq!(deleted.workflow.version_num, 2);
 }
+
+#[tokio::test]
+async fn functions_and_workflows_survive_a_restart() {
+    let mut app = spawn_app().await;
+    app.three_functions().await;
+    app.update_function("extract", json!({ "displayName": "v2" })).await;
+    let created = app
+        .create_workflow(json!({ "name": "intake", "mainNodeName": "extract", "nodes": [node("extract")] }))
+        .await;
+    app.restart().await;
+    assert_eq!(app.read("/v3/workflows/intake").await["workflow"], created);
+    let function = app.read("/v3/functions/extract/versions/1").await["function"].clone();
+    assert_eq!((function["versionNum"].clone(), function.get("displayName")), (json!(1), None));
+    assert_eq!(app.read("/v3/functions/extract").await["function"]["displayName"], "v2");
+}
