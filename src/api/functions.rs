@@ -5,7 +5,9 @@ use super::auth::Caller;
 use super::error::{ApiError, ErrorBody};
 use super::extract::{bool_param, int_param, list_param, ApiJson, ApiQuery};
 use crate::app::AppState;
+use crate::error::ServiceError;
 use crate::functions::listing::{id_page, version_page, version_refs};
+use crate::functions::schema::{FunctionEnvelope, FunctionPage, FunctionVersionPage};
 use crate::functions::service::{FunctionFilter, FunctionInput};
 use crate::functions::Author;
 use axum::extract::{Path, State};
@@ -87,6 +89,19 @@ pub struct ListVersions {
     pub limit: Option<String>,
 }
 
+/// Values of an array filter; sent but empty (`tags=`) is 400, as each array needs an item.
+pub(super) fn array_param(name: &str, raw: &[String]) -> Result<Vec<String>, ApiError> {
+    let values = list_param(raw);
+    if values.is_empty() && !raw.is_empty() {
+        return Err(ServiceError::invalid_field(
+            name,
+            "give at least one value (or leave the parameter out)",
+        )
+        .into());
+    }
+    Ok(values)
+}
+
 /// The author of a change, for audit records.
 pub(super) async fn author(state: &AppState, caller: &Caller) -> Result<Author, ApiError> {
     let user = caller.user.as_ref().map(|u| u.user_id.clone());
@@ -111,10 +126,8 @@ pub(super) fn versions_page(query: &ListVersions) -> Result<crate::functions::li
 /// classify (or its legacy name route), split, send, enrich, parse, payload_shaping, render.
 /// `outputSchema` must be a JSON Schema object within 64 KiB, 10 levels of subschemas and
 /// 500 properties (else 400 "model state limit exceeded").
-#[utoipa::path(post, path = "/v3/functions", tag = "functions", request_body(content = Object,
-        description = "`functionName`, `type`, `displayName`, `tags`, `outputSchema`, `outputSchemaName`, \
-            `tabularChunkingEnabled`, `extraConfig` and the type's own settings, as in bem-sdk"),
-    responses((status = 200, description = "`{function}`", body = Object),
+#[utoipa::path(post, path = "/v3/functions", tag = "functions", request_body = FunctionInput,
+    responses((status = 200, body = FunctionEnvelope),
         (status = 400, description = "bad name, type, schema or setting", body = ErrorBody),
         (status = 401, body = ErrorBody), (status = 409, description = "function name already exists", body = ErrorBody),
         (status = 429, body = ErrorBody)))]
@@ -130,7 +143,7 @@ pub async fn create(
 
 /// A function at its current version, with the workflows that use any of its versions.
 #[utoipa::path(get, path = "/v3/functions/{functionName}", tag = "functions", params(("functionName" = String, Path), IncludeExtra),
-    responses((status = 200, description = "`{function}`", body = Object), (status = 401, body = ErrorBody),
+    responses((status = 200, body = FunctionEnvelope), (status = 401, body = ErrorBody),
         (status = 404, body = ErrorBody), (status = 429, body = ErrorBody)))]
 pub async fn get(
     State(state): State<AppState>,
@@ -145,8 +158,8 @@ pub async fn get(
 /// Update a function: writes the next immutable version (what is sent replaces the previous
 /// version's value; the rest is kept). `functionName` renames it.
 #[utoipa::path(patch, path = "/v3/functions/{functionName}", tag = "functions", params(("functionName" = String, Path)),
-    request_body(content = Object, description = "any fields of create"),
-    responses((status = 200, description = "`{function}` at its new version", body = Object),
+    request_body = FunctionInput,
+    responses((status = 200, description = "the function at its new version", body = FunctionEnvelope),
         (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody),
         (status = 409, description = "new name taken", body = ErrorBody), (status = 429, body = ErrorBody)))]
 pub async fn update(
@@ -176,7 +189,7 @@ pub async fn delete(
 
 /// List the environment's functions at their current version. Filters AND together.
 #[utoipa::path(get, path = "/v3/functions", tag = "functions", params(ListFunctions),
-    responses((status = 200, description = "`{functions, totalCount}`", body = Object), (status = 400, body = ErrorBody),
+    responses((status = 200, body = FunctionPage), (status = 400, body = ErrorBody),
         (status = 401, body = ErrorBody), (status = 429, body = ErrorBody)))]
 pub async fn list(
     State(state): State<AppState>,
@@ -185,20 +198,20 @@ pub async fn list(
 ) -> Result<Json<Value>, ApiError> {
     let include = include_extra(query.include_extra_settings.as_deref())?;
     let filter = FunctionFilter {
-        function_ids: list_param(&query.function_ids),
-        function_names: list_param(&query.function_names),
+        function_ids: array_param("functionIDs", &query.function_ids)?,
+        function_names: array_param("functionNames", &query.function_names)?,
         display_name: query.display_name.filter(|s| !s.is_empty()),
-        tags: list_param(&query.tags),
-        types: list_param(&query.types),
-        workflow_ids: list_param(&query.workflow_ids),
-        workflow_names: list_param(&query.workflow_names),
+        tags: array_param("tags", &query.tags)?,
+        types: array_param("types", &query.types)?,
+        workflow_ids: array_param("workflowIDs", &query.workflow_ids)?,
+        workflow_names: array_param("workflowNames", &query.workflow_names)?,
         workflow_id_versions: version_refs(
             "workflowIDVersionNums",
-            &list_param(&query.workflow_id_version_nums),
+            &array_param("workflowIDVersionNums", &query.workflow_id_version_nums)?,
         )?,
         workflow_name_versions: version_refs(
             "workflowNameVersionNums",
-            &list_param(&query.workflow_name_version_nums),
+            &array_param("workflowNameVersionNums", &query.workflow_name_version_nums)?,
         )?,
     };
     let page = id_page(
@@ -216,7 +229,7 @@ pub async fn list(
 /// that run it.
 #[utoipa::path(get, path = "/v3/functions/{functionName}/versions", tag = "functions",
     params(("functionName" = String, Path), ListVersions),
-    responses((status = 200, description = "`{versions, totalCount}`", body = Object), (status = 400, body = ErrorBody),
+    responses((status = 200, body = FunctionVersionPage), (status = 400, body = ErrorBody),
         (status = 401, body = ErrorBody), (status = 404, body = ErrorBody), (status = 429, body = ErrorBody)))]
 pub async fn versions(
     State(state): State<AppState>,
@@ -234,7 +247,7 @@ pub async fn versions(
 /// with `includeExtraSettings=true`.
 #[utoipa::path(get, path = "/v3/functions/{functionName}/versions/{versionNum}", tag = "functions",
     params(("functionName" = String, Path), ("versionNum" = i64, Path), IncludeExtra),
-    responses((status = 200, description = "`{function}`", body = Object), (status = 400, body = ErrorBody),
+    responses((status = 200, body = FunctionEnvelope), (status = 400, body = ErrorBody),
         (status = 401, body = ErrorBody), (status = 404, body = ErrorBody), (status = 429, body = ErrorBody)))]
 pub async fn version(
     State(state): State<AppState>,

@@ -3,10 +3,13 @@
 
 use super::auth::Caller;
 use super::error::{ApiError, ErrorBody};
-use super::extract::{int_param, list_param, ApiJson, ApiQuery};
-use super::functions::{author, versions_page, ListVersions};
+use super::extract::{int_param, ApiJson, ApiQuery};
+use super::functions::{array_param, author, versions_page, ListVersions};
 use crate::app::AppState;
 use crate::functions::listing::{id_page, version_refs};
+use crate::functions::schema::{
+    WorkflowDeleted, WorkflowEnvelope, WorkflowPage, WorkflowUpdated, WorkflowVersionPage,
+};
 use crate::functions::workflows::{WorkflowFilter, WorkflowInput};
 use axum::extract::{Path, State};
 use axum::Json;
@@ -58,11 +61,8 @@ pub struct ListWorkflows {
 /// Create a workflow (version 1): a DAG of nodes, each running a function pinned to a version
 /// (its current one unless `versionNum` is given), and edges. Nodes without a name take their
 /// function's.
-#[utoipa::path(post, path = "/v3/workflows", tag = "workflows", request_body(content = Object,
-        description = "`name`, `mainNodeName`, `nodes` [{name?, function {id | name, versionNum?}, metadata?}], \
-            `edges` [{sourceNodeName, destinationNodeName, destinationName?, metadata?}], `displayName`, `tags`, \
-            `connectors` [{name, type: paragon, paragon?}]"),
-    responses((status = 200, description = "`{workflow}`", body = Object),
+#[utoipa::path(post, path = "/v3/workflows", tag = "workflows", request_body = WorkflowInput,
+    responses((status = 200, body = WorkflowEnvelope),
         (status = 400, description = "no nodes, bad name or field", body = ErrorBody), (status = 401, body = ErrorBody),
         (status = 409, description = "workflow name already exists", body = ErrorBody),
         (status = 422, description = "unknown function or version, duplicate node, bad mainNodeName, unknown \
@@ -80,7 +80,7 @@ pub async fn create(
 
 /// A workflow at its current version.
 #[utoipa::path(get, path = "/v3/workflows/{workflowName}", tag = "workflows", params(("workflowName" = String, Path)),
-    responses((status = 200, description = "`{workflow}`", body = Object), (status = 401, body = ErrorBody),
+    responses((status = 200, body = WorkflowEnvelope), (status = 401, body = ErrorBody),
         (status = 404, body = ErrorBody), (status = 429, body = ErrorBody)))]
 pub async fn get(
     State(state): State<AppState>,
@@ -94,8 +94,8 @@ pub async fn get(
 /// `edges`) replace the graph together, or are left out to keep it; `connectors`, when sent,
 /// replace the set (entries with `connectorID` update that connector).
 #[utoipa::path(patch, path = "/v3/workflows/{workflowName}", tag = "workflows", params(("workflowName" = String, Path)),
-    request_body(content = Object, description = "any fields of create"),
-    responses((status = 200, description = "`{workflow, connectorErrors}`", body = Object), (status = 400, body = ErrorBody),
+    request_body = WorkflowInput,
+    responses((status = 200, body = WorkflowUpdated), (status = 400, body = ErrorBody),
         (status = 401, body = ErrorBody), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody),
         (status = 422, body = ErrorBody), (status = 429, body = ErrorBody)))]
 pub async fn update(
@@ -112,7 +112,7 @@ pub async fn update(
 /// Delete a workflow with every version and its connectors. 200 with the workflow deleted
 /// and per-connector teardown errors (canon integrates with no third party, so none).
 #[utoipa::path(delete, path = "/v3/workflows/{workflowName}", tag = "workflows", params(("workflowName" = String, Path)),
-    responses((status = 200, description = "`{workflow: {id, name, versionNum}, connectorErrors: []}`", body = Object),
+    responses((status = 200, body = WorkflowDeleted),
         (status = 401, body = ErrorBody), (status = 404, body = ErrorBody), (status = 429, body = ErrorBody)))]
 pub async fn delete(
     State(state): State<AppState>,
@@ -124,7 +124,7 @@ pub async fn delete(
 
 /// List the environment's workflows at their current version. Filters AND together.
 #[utoipa::path(get, path = "/v3/workflows", tag = "workflows", params(ListWorkflows),
-    responses((status = 200, description = "`{workflows, totalCount}`", body = Object), (status = 400, body = ErrorBody),
+    responses((status = 200, body = WorkflowPage), (status = 400, body = ErrorBody),
         (status = 401, body = ErrorBody), (status = 429, body = ErrorBody)))]
 pub async fn list(
     State(state): State<AppState>,
@@ -132,19 +132,19 @@ pub async fn list(
     ApiQuery(query): ApiQuery<ListWorkflows>,
 ) -> Result<Json<Value>, ApiError> {
     let filter = WorkflowFilter {
-        workflow_ids: list_param(&query.workflow_ids),
-        workflow_names: list_param(&query.workflow_names),
+        workflow_ids: array_param("workflowIDs", &query.workflow_ids)?,
+        workflow_names: array_param("workflowNames", &query.workflow_names)?,
         display_name: query.display_name.filter(|s| !s.is_empty()),
-        tags: list_param(&query.tags),
-        function_ids: list_param(&query.function_ids),
-        function_names: list_param(&query.function_names),
+        tags: array_param("tags", &query.tags)?,
+        function_ids: array_param("functionIDs", &query.function_ids)?,
+        function_names: array_param("functionNames", &query.function_names)?,
         function_id_versions: version_refs(
             "functionIDVersionNums",
-            &list_param(&query.function_id_version_nums),
+            &array_param("functionIDVersionNums", &query.function_id_version_nums)?,
         )?,
         function_name_versions: version_refs(
             "functionNameVersionNums",
-            &list_param(&query.function_name_version_nums),
+            &array_param("functionNameVersionNums", &query.function_name_version_nums)?,
         )?,
     };
     let page = id_page(
@@ -162,7 +162,7 @@ pub async fn list(
 /// not shown on versions).
 #[utoipa::path(get, path = "/v3/workflows/{workflowName}/versions", tag = "workflows",
     params(("workflowName" = String, Path), ListVersions),
-    responses((status = 200, description = "`{versions, totalCount}`", body = Object), (status = 400, body = ErrorBody),
+    responses((status = 200, body = WorkflowVersionPage), (status = 400, body = ErrorBody),
         (status = 401, body = ErrorBody), (status = 404, body = ErrorBody), (status = 429, body = ErrorBody)))]
 pub async fn versions(
     State(state): State<AppState>,
@@ -178,7 +178,7 @@ pub async fn versions(
 /// One immutable version of a workflow.
 #[utoipa::path(get, path = "/v3/workflows/{workflowName}/versions/{versionNum}", tag = "workflows",
     params(("workflowName" = String, Path), ("versionNum" = i64, Path)),
-    responses((status = 200, description = "`{workflow}`", body = Object), (status = 400, body = ErrorBody),
+    responses((status = 200, body = WorkflowEnvelope), (status = 400, body = ErrorBody),
         (status = 401, body = ErrorBody), (status = 404, body = ErrorBody), (status = 429, body = ErrorBody)))]
 pub async fn version(
     State(state): State<AppState>,

@@ -86,7 +86,9 @@ pub fn version_refs(field: &str, entries: &[String]) -> Result<Vec<(String, i64)
                 .ok_or_else(|| {
                     ServiceError::invalid_field(
                         field,
-                        format!("entries must look like <id or name>.<versionNum>, e.g. invoice.3 (got {entry:?})"),
+                        format!(
+                            "entries must look like <id or name>.<versionNum>, e.g. invoice.3 (got {entry:?})"
+                        ),
                     )
                 })
         })

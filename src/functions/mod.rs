@@ -22,14 +22,21 @@
 //! - **Audit records** name the caller: `apiKeyName` for an API key; `userID` and
 //!   `userEmail` for a dashboard token. `emailAddress` (actions arriving by e-mail) never
 //!   applies. Each version keeps the audit block it was written with.
+//! - **`usedInWorkflows`** on a function (get, list) names every live workflow with a
+//!   version running any version of it; on a function version (the version endpoints) only
+//!   the workflow versions running that very version.
 //! - **Lists** read the environment's functions or workflows at their current version and
 //!   filter, sort and page them in the service (every filter ANDed; `totalCount` counts all
 //!   matches, ignoring the cursor). Version filters (`<id>.<n>`, `<name>.<n>`) on the
 //!   workflow list match the workflow's current version; on the function list the
-//!   `workflow…VersionNums` filters match that workflow version exactly.
+//!   `workflow…VersionNums` filters match that workflow version exactly. This reads every
+//!   function or workflow of the environment per request: fine for thousands, not millions.
+//! - **Version histories** list oldest first by default (`sortOrder=desc` for newest
+//!   first), paged by `versionNum` cursors, like every list of the spec (`asc` default).
 
 pub mod listing;
 pub mod model;
+pub mod schema;
 pub mod service;
 pub mod validate;
 pub mod workflows;

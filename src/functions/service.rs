@@ -19,6 +19,7 @@ use crate::store::records::functions::{
 use crate::store::records::Records;
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
+use utoipa::ToSchema;
 
 /// Functions and workflows of every tenant.
 #[derive(Clone)]
@@ -26,8 +27,9 @@ pub struct FunctionsService {
     pub records: Records,
 }
 
-/// A function as sent to create or update it (every field optional on update).
-#[derive(Debug, Default, Deserialize)]
+/// A function as sent to create or update it (`functionName` and `type` required on create,
+/// every field optional on update), plus the type's own settings as bem-sdk names them.
+#[derive(Debug, Default, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct FunctionInput {
     pub function_name: Option<String>,
@@ -35,12 +37,17 @@ pub struct FunctionInput {
     pub function_type: Option<String>,
     pub display_name: Option<String>,
     pub tags: Option<Vec<String>>,
+    /// A JSON Schema object (at most 64 KiB, 10 levels of subschemas, 500 properties).
+    #[schema(value_type = Option<Object>)]
     pub output_schema: Option<Value>,
     pub output_schema_name: Option<String>,
     pub tabular_chunking_enabled: Option<bool>,
+    /// Free-form settings, stored verbatim and shown with `includeExtraSettings=true`.
+    #[schema(value_type = Option<Object>)]
     pub extra_config: Option<Value>,
     /// The type's own settings (`classifications`, `webhookUrl`, `splitType`, …).
     #[serde(flatten)]
+    #[schema(value_type = Object)]
     pub settings: Map<String, Value>,
 }
 
@@ -312,13 +319,18 @@ impl FunctionsService {
         let body = build_body(&function_type, &input, None)?;
         let now = ids::now_millis();
         let action = author.action(now);
-        let audit = json!({ "functionCreatedBy": action, "functionLastUpdatedBy": action, "versionCreatedBy": action });
+        let audit = json!({
+            "functionCreatedBy": action,
+            "functionLastUpdatedBy": action,
+            "versionCreatedBy": action,
+        });
         let head =
             FunctionRow { id: ids::new_id("fn"), name, current_version: 1, created_at: now, updated_at: now };
         let version = StoredFunctionVersion { version_num: 1, function_type, body, audit, created_at: now };
         if !self.records.insert_function(owner(tenant), &head, &version).await? {
             return Err(ServiceError::Conflict(format!(
-                "function name already exists: {:?} is taken in this environment; choose another functionName",
+                "function name already exists: {:?} is taken in this environment; choose another \
+                 functionName",
                 head.name
             )));
         }
@@ -351,7 +363,11 @@ impl FunctionsService {
         let now = ids::now_millis();
         let action = author.action(now);
         let created_by = current.version.audit.get("functionCreatedBy").cloned().unwrap_or(Value::Null);
-        let audit = json!({ "functionCreatedBy": created_by, "functionLastUpdatedBy": action, "versionCreatedBy": action });
+        let audit = json!({
+            "functionCreatedBy": created_by,
+            "functionLastUpdatedBy": action,
+            "versionCreatedBy": action,
+        });
         let version = StoredFunctionVersion {
             version_num: current.head.current_version + 1,
             function_type,

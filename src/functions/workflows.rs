@@ -9,7 +9,9 @@
 //! without `versionNum` is pinned to the function's current version (see the module docs
 //! of [`super`]). Errors: no nodes or a malformed field → 400; an unknown function or
 //! version, duplicate node names, a `mainNodeName` not among the nodes or receiving an edge,
-//! an edge to or from an unknown node, a cycle → 422; a name collision → 409.
+//! an edge to or from an unknown node, a cycle, an edge's `destinationName` that is not an
+//! outlet of its source (a classification or semantic item class name of the pinned
+//! function version) → 422; a name collision → 409.
 
 use super::listing::Page;
 use super::service::FunctionsService;
@@ -21,9 +23,10 @@ use crate::store::records::functions::Saved;
 use crate::store::records::workflows::{Pin, StoredWorkflowVersion, WorkflowRecord, WorkflowRow};
 use serde::Deserialize;
 use serde_json::{json, Value};
+use utoipa::ToSchema;
 
 /// A workflow as sent to create or update it (every field optional on update).
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct WorkflowInput {
     pub name: Option<String>,
@@ -35,15 +38,16 @@ pub struct WorkflowInput {
     pub connectors: Option<Vec<ConnectorInput>>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, ToSchema)]
 pub struct NodeInput {
     pub name: Option<String>,
     pub function: FunctionRef,
+    #[schema(value_type = Option<Object>)]
     pub metadata: Option<Value>,
 }
 
 /// A function by `id` or `name`, optionally pinned to `versionNum`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct FunctionRef {
     pub id: Option<String>,
@@ -51,16 +55,17 @@ pub struct FunctionRef {
     pub version_num: Option<i64>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct EdgeInput {
     pub source_node_name: String,
     pub destination_node_name: String,
     pub destination_name: Option<String>,
+    #[schema(value_type = Option<Object>)]
     pub metadata: Option<Value>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, ToSchema)]
 pub struct ConnectorInput {
     pub name: String,
     #[serde(rename = "type")]
@@ -70,9 +75,10 @@ pub struct ConnectorInput {
     pub paragon: Option<ParagonInput>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, ToSchema)]
 pub struct ParagonInput {
     pub integration: Option<String>,
+    #[schema(value_type = Option<Object>)]
     pub configuration: Option<Value>,
 }
 
@@ -183,6 +189,19 @@ fn connectors(given: Vec<ConnectorInput>, previous: &Value) -> ServiceResult<Vec
         .collect()
 }
 
+/// The labelled outlets of a function version that edges may name as `destinationName`:
+/// its classifications' names (classify, route) or its semantic split's item classes.
+fn outlets(body: &Value) -> Vec<String> {
+    let names = |list: &Value| -> Vec<String> {
+        list.as_array()
+            .map(|items| items.iter().filter_map(|item| item["name"].as_str().map(String::from)).collect())
+            .unwrap_or_default()
+    };
+    let mut outlets = names(&body["classifications"]);
+    outlets.extend(names(&body["semanticPageSplitConfig"]["itemClasses"]));
+    outlets
+}
+
 /// A workflow (current, or one version) as the API returns it.
 fn workflow_json(head: &WorkflowRow, version: &StoredWorkflowVersion, current: bool) -> Value {
     let body = &version.body;
@@ -260,93 +279,119 @@ impl FunctionsService {
         }
         let mut stored_nodes = Vec::new();
         let mut pins = Vec::new();
+        let mut bodies = Vec::new();
         for (index, node) in nodes.into_iter().enumerate() {
-            let field = format!("nodes[{index}]");
-            if let Some(name) = &node.name {
-                validate::name(&format!("{field}.name"), name)?;
-            }
-            let metadata = metadata(format!("{field}.metadata"), node.metadata)?;
-            let reference = node.function;
-            if reference.version_num.is_some_and(|v| v < 1) {
-                return Err(ServiceError::invalid_field(
-                    &format!("{field}.function.versionNum"),
-                    "must be 1 or more",
-                ));
-            }
-            let head = match (&reference.id, &reference.name) {
-                (Some(id), _) => {
-                    self.records.find_function_by_id(owner(tenant), id).await?.ok_or_else(|| {
-                        unprocessable(
-                            format!("{field}.function.id"),
-                            format!("{field}.function: no function has ID {id:?}"),
-                        )
-                    })?
-                }
-                (None, Some(name)) => {
-                    self.records.find_function(owner(tenant), name).await?.map(|r| r.head).ok_or_else(
-                        || {
-                            unprocessable(
-                                format!("{field}.function.name"),
-                                format!("{field}.function: no function is named {name:?}"),
-                            )
-                        },
-                    )?
-                }
-                (None, None) => {
-                    return Err(ServiceError::invalid_field(
-                        &format!("{field}.function"),
-                        "give the function's id or name",
-                    ))
-                }
-            };
-            if let (Some(_), Some(name)) = (&reference.id, &reference.name) {
-                if *name != head.name {
-                    return Err(unprocessable(
-                        format!("{field}.function"),
-                        format!(
-                            "{field}.function: ID {:?} is function {:?}, not {name:?}",
-                            head.id, head.name
-                        ),
-                    ));
-                }
-            }
-            let version = reference.version_num.unwrap_or(head.current_version);
-            if version > head.current_version {
-                return Err(unprocessable(
-                    format!("{field}.function.versionNum"),
-                    format!(
-                        "{field}.function: function {:?} has no version {version} (its latest is {})",
-                        head.name, head.current_version
-                    ),
-                ));
-            }
-            let name = node.name.unwrap_or_else(|| head.name.clone());
-            stored_nodes.push(json!({
-                "name": name,
-                "function": { "id": head.id, "name": head.name, "versionNum": version },
-                "metadata": metadata,
-            }));
-            pins.push((head.id, head.name, version));
+            let (stored, pin, body) = self.resolve_node(tenant, index, node).await?;
+            stored_nodes.push(stored);
+            pins.push(pin);
+            bodies.push(body);
         }
+        let names: Vec<String> =
+            stored_nodes.iter().map(|n| n["name"].as_str().unwrap_or_default().to_string()).collect();
         let mut stored_edges = Vec::new();
         let mut pairs = Vec::new();
-        for (index, edge) in edges.into_iter().enumerate() {
-            let metadata = metadata(format!("edges[{index}].metadata"), edge.metadata)?;
+        for (index, edge) in edges.iter().enumerate() {
+            let metadata = metadata(format!("edges[{index}].metadata"), edge.metadata.clone())?;
             let mut stored = json!({
                 "sourceNodeName": edge.source_node_name,
                 "destinationNodeName": edge.destination_node_name,
                 "metadata": metadata,
             });
-            if let Some(outlet) = edge.destination_name {
+            if let Some(outlet) = &edge.destination_name {
                 stored["destinationName"] = json!(outlet);
             }
-            pairs.push((edge.source_node_name, edge.destination_node_name));
+            pairs.push((edge.source_node_name.clone(), edge.destination_node_name.clone()));
             stored_edges.push(stored);
         }
-        let names: Vec<String> =
-            stored_nodes.iter().map(|n| n["name"].as_str().unwrap_or_default().to_string()).collect();
         validate::topology(&main, &names, &pairs)?;
+        for (index, edge) in edges.iter().enumerate() {
+            let Some(outlet) = &edge.destination_name else { continue };
+            let source = names.iter().position(|n| *n == edge.source_node_name).unwrap_or_default();
+            let known = outlets(&bodies[source]);
+            if !known.contains(outlet) {
+                let offered = if known.is_empty() { "none".to_string() } else { known.join(", ") };
+                return Err(unprocessable(
+                    format!("edges[{index}].destinationName"),
+                    format!(
+                        "edges[{index}].destinationName: node {:?} has no outlet named {outlet:?} (its \
+                         classifications or item classes: {offered})",
+                        edge.source_node_name
+                    ),
+                ));
+            }
+        }
         Ok(Topology { main, nodes: stored_nodes, edges: stored_edges, pins })
+    }
+
+    /// One node: its function found by ID or name and pinned (to `versionNum`, else the
+    /// current version); the stored node, its pin and the pinned version's body.
+    async fn resolve_node(
+        &self,
+        tenant: &Tenant,
+        index: usize,
+        node: NodeInput,
+    ) -> ServiceResult<(Value, Pin, Value)> {
+        let field = format!("nodes[{index}]");
+        if let Some(name) = &node.name {
+            validate::name(&format!("{field}.name"), name)?;
+        }
+        let metadata = metadata(format!("{field}.metadata"), node.metadata)?;
+        let reference = node.function;
+        if reference.version_num.is_some_and(|v| v < 1) {
+            return Err(ServiceError::invalid_field(
+                &format!("{field}.function.versionNum"),
+                "must be 1 or more",
+            ));
+        }
+        let head = match (&reference.id, &reference.name) {
+            (Some(id), _) => self.records.find_function_by_id(owner(tenant), id).await?.ok_or_else(|| {
+                unprocessable(
+                    format!("{field}.function.id"),
+                    format!("{field}.function: no function has ID {id:?}"),
+                )
+            })?,
+            (None, Some(name)) => {
+                self.records.find_function(owner(tenant), name).await?.map(|r| r.head).ok_or_else(|| {
+                    unprocessable(
+                        format!("{field}.function.name"),
+                        format!("{field}.function: no function is named {name:?}"),
+                    )
+                })?
+            }
+            (None, None) => {
+                return Err(ServiceError::invalid_field(
+                    &format!("{field}.function"),
+                    "give the function's id or name",
+                ))
+            }
+        };
+        if let (Some(_), Some(name)) = (&reference.id, &reference.name) {
+            if *name != head.name {
+                return Err(unprocessable(
+                    format!("{field}.function"),
+                    format!("{field}.function: ID {:?} is function {:?}, not {name:?}", head.id, head.name),
+                ));
+            }
+        }
+        let version = reference.version_num.unwrap_or(head.current_version);
+        let pinned =
+            self.records.function_version_by_id(owner(tenant), &head.id, version).await?.ok_or_else(
+                || {
+                    unprocessable(
+                        format!("{field}.function.versionNum"),
+                        format!(
+                            "{field}.function: function {:?} has no version {version} (its latest is {})",
+                            head.name, head.current_version
+                        ),
+                    )
+                },
+            )?;
+        let stored = json!({
+            "name": node.name.unwrap_or_else(|| head.name.clone()),
+            "function": { "id": head.id, "name": head.name, "versionNum": version },
+            "metadata": metadata,
+        });
+        Ok((stored, (head.id, head.name, version), pinned.version.body))
     }
 
     /// Creates a workflow at version 1.
@@ -372,7 +417,11 @@ impl FunctionsService {
             "nodes": topology.nodes,
             "edges": topology.edges,
             "connectors": connectors,
-            "audit": { "workflowCreatedBy": action, "workflowLastUpdatedBy": action, "versionCreatedBy": action },
+            "audit": {
+                "workflowCreatedBy": action,
+                "workflowLastUpdatedBy": action,
+                "versionCreatedBy": action,
+            },
         });
         let head = WorkflowRow {
             id: ids::new_id("wf"),
@@ -455,7 +504,11 @@ impl FunctionsService {
             "nodes": topology.nodes,
             "edges": topology.edges,
             "connectors": connectors,
-            "audit": { "workflowCreatedBy": created_by, "workflowLastUpdatedBy": action, "versionCreatedBy": action },
+            "audit": {
+                "workflowCreatedBy": created_by,
+                "workflowLastUpdatedBy": action,
+                "versionCreatedBy": action,
+            },
         });
         let version =
             StoredWorkflowVersion { version_num: current.head.current_version + 1, body, created_at: now };
@@ -495,7 +548,11 @@ impl FunctionsService {
             return Err(ServiceError::not_found("workflow", name));
         }
         Ok(json!({
-            "workflow": { "id": record.head.id, "name": record.head.name, "versionNum": record.head.current_version },
+            "workflow": {
+                "id": record.head.id,
+                "name": record.head.name,
+                "versionNum": record.head.current_version,
+            },
             "connectorErrors": [],
         }))
     }

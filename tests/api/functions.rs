@@ -313,8 +313,8 @@ async fn deleting_a_function_a_workflow_runs_is_a_409_naming_the_workflow() {
     let app = spawn_app().await;
     let function = app.transform("invoice", json!({})).await;
     let id = function["functionID"].as_str().unwrap().to_string();
-    app.create_workflow(json!({ "name": "books", "mainNodeName": "invoice", "nodes": [{ "function": { "name": "invoice" } }] }))
-        .await;
+    let only = json!([{ "function": { "name": "invoice" } }]);
+    app.create_workflow(json!({ "name": "books", "mainNodeName": "invoice", "nodes": only })).await;
     let error = assert_error(app.delete("/v3/functions/invoice").await, 409).await;
     assert!(error["message"].as_str().unwrap().contains("\"books\""), "{error}");
 
@@ -401,7 +401,9 @@ async fn the_function_list_applies_every_filter_and_pages_both_ways() {
     let app = spawn_app().await;
     let a =
         app.transform("alpha", json!({ "displayName": "Invoice Reader", "tags": ["finance", "in"] })).await;
-    let b = app.create_function(json!({ "functionName": "beta", "type": "route", "displayName": "Mail sorter", "tags": ["mail"] })).await;
+    let b =
+        json!({ "functionName": "beta", "type": "route", "displayName": "Mail sorter", "tags": ["mail"] });
+    let b = app.create_function(b).await;
     let c =
         app.create_function(json!({ "functionName": "gamma", "type": "extract", "tags": ["finance"] })).await;
     let d = app.create_function(json!({ "functionName": "delta", "type": "split" })).await;
@@ -455,4 +457,81 @@ async fn the_function_list_applies_every_filter_and_pages_both_ways() {
     ] {
         assert_error(app.get(&format!("/v3/functions?{bad}")).await, 400).await;
     }
+}
+
+#[tokio::test]
+async fn the_function_and_workflow_endpoints_are_in_the_openapi_document() {
+    let app = spawn_app().await;
+    let doc = json(app.get("/openapi.json").await).await;
+    for (path, method, errors) in [
+        ("/v3/functions", "post", &["400", "401", "409"][..]),
+        ("/v3/functions", "get", &["400", "401"][..]),
+        ("/v3/functions/{functionName}", "get", &["404"][..]),
+        ("/v3/functions/{functionName}", "patch", &["400", "404", "409"][..]),
+        ("/v3/functions/{functionName}", "delete", &["404", "409"][..]),
+        ("/v3/functions/{functionName}/versions", "get", &["400", "404"][..]),
+        ("/v3/functions/{functionName}/versions/{versionNum}", "get", &["404"][..]),
+        ("/v3/workflows", "post", &["400", "409", "422"][..]),
+        ("/v3/workflows", "get", &["400", "401"][..]),
+        ("/v3/workflows/{workflowName}", "get", &["404"][..]),
+        ("/v3/workflows/{workflowName}", "patch", &["400", "404", "409", "422"][..]),
+        ("/v3/workflows/{workflowName}", "delete", &["404"][..]),
+        ("/v3/workflows/{workflowName}/versions", "get", &["400", "404"][..]),
+        ("/v3/workflows/{workflowName}/versions/{versionNum}", "get", &["404"][..]),
+    ] {
+        let operation = &doc["paths"][path][method];
+        assert!(operation.is_object(), "{method} {path} is documented");
+        for status in errors {
+            assert!(operation["responses"][status].is_object(), "{method} {path} documents {status}");
+        }
+    }
+    let schemas = &doc["components"]["schemas"];
+    for (schema, field) in [
+        ("Function", "usedInWorkflows"),
+        ("FunctionInput", "outputSchema"),
+        ("Workflow", "mainNodeName"),
+        ("WorkflowInput", "nodes"),
+        ("WorkflowDeleted", "connectorErrors"),
+    ] {
+        // FunctionInput flattens the type's settings, so its fields sit in an `allOf`.
+        let text = schemas[schema].to_string();
+        assert!(text.contains(&format!("\"{field}\":{{")), "{schema}.{field} in {text}");
+    }
+    let params = doc["paths"]["/v3/workflows"]["get"]["parameters"].as_array().unwrap();
+    let names: Vec<&str> = params.iter().map(|p| p["name"].as_str().unwrap()).collect();
+    for name in
+        ["workflowIDs", "functionIDVersionNums", "functionNameVersionNums", "sortOrder", "endingBefore"]
+    {
+        assert!(names.contains(&name), "{name} in {names:?}");
+    }
+}
+
+/// Reads a response into its documented shape (unknown fields refused).
+pub fn documented<T: serde::de::DeserializeOwned>(body: Value) -> T {
+    match serde_json::from_value(body.clone()) {
+        Ok(parsed) => parsed,
+        Err(err) => panic!("{body} does not match the documented shape: {err}"),
+    }
+}
+
+#[tokio::test]
+async fn function_responses_have_exactly_the_documented_shape() {
+    use canon::functions::schema::{FunctionEnvelope, FunctionPage, FunctionVersionPage};
+    let app = spawn_app().await;
+    app.transform("invoice", json!({ "displayName": "Invoices", "extraConfig": { "x": 1 } })).await;
+    let only = json!([{ "function": { "name": "invoice" } }]);
+    app.create_workflow(json!({ "name": "books", "mainNodeName": "invoice", "nodes": only })).await;
+    let response = app.patch("/v3/functions/invoice", json!({ "tags": ["a"] })).await;
+    let updated: FunctionEnvelope = documented(json(response).await);
+    assert_eq!(updated.function.version_num, 2);
+    let read: FunctionEnvelope =
+        documented(app.read("/v3/functions/invoice?includeExtraSettings=true").await);
+    assert_eq!(read.function.extra_config, Some(json!({ "x": 1 })));
+    assert_eq!(read.function.used_in_workflows[0].used_in_workflow_version_nums, vec![1]);
+    let version: FunctionEnvelope = documented(app.read("/v3/functions/invoice/versions/1").await);
+    assert_eq!(version.function.audit.version_created_by.api_key_name.as_deref(), Some("test"));
+    let page: FunctionPage = documented(app.read("/v3/functions").await);
+    assert_eq!(page.total_count, 1);
+    let versions: FunctionVersionPage = documented(app.read("/v3/functions/invoice/versions").await);
+    assert_eq!(versions.versions.len(), 2);
 }

@@ -2,7 +2,7 @@
 //! graph validation (422s with their messages), delete, the list with every filter and
 //! paging, tenancy and the executor's loader.
 
-use crate::functions::listed;
+use crate::functions::{documented, listed};
 use crate::helpers::{assert_error, json, spawn_app, TestApp};
 use canon::store::records::collections::Owner;
 use canon::store::records::keys::Environment;
@@ -28,7 +28,9 @@ impl TestApp {
     async fn three_functions(&self) -> (Value, Value, Value) {
         (
             self.create_function(json!({ "functionName": "extract", "type": "extract" })).await,
-            self.create_function(json!({ "functionName": "route", "type": "route" })).await,
+            self.create_function(json!({ "functionName": "route", "type": "route",
+                "classifications": [{ "name": "invoice" }, { "name": "receipt" }] }))
+                .await,
             self.create_function(json!({ "functionName": "send", "type": "send" })).await,
         )
     }
@@ -129,6 +131,15 @@ async fn graph_errors_are_422s_naming_the_problem() {
         (json!({ "edges": [edge("extract", "ghost")] }), "\"ghost\""),
         (json!({ "edges": [edge("ghost", "route")] }), "\"ghost\""),
         (json!({ "edges": [edge("route", "extract")] }), "main node"),
+        (
+            json!({ "edges": [{ "sourceNodeName": "extract", "destinationNodeName": "route", "destinationName": "x" }] }),
+            "no outlet named \"x\"",
+        ),
+        (
+            json!({ "edges": [edge("extract", "route"),
+                { "sourceNodeName": "route", "destinationNodeName": "send", "destinationName": "memo" }] }),
+            "invoice, receipt",
+        ),
         (json!({ "nodes": [node("extract"), node("extract")] }), "more than one node"),
         (json!({ "nodes": [node("extract"), node("nothing")] }), "no function is named \"nothing\""),
         (json!({ "nodes": [node("extract"), { "function": { "id": "fn_NOPE" } }] }), "no function has ID"),
@@ -163,7 +174,8 @@ async fn a_workflow_without_nodes_or_with_a_malformed_field_is_a_400() {
             "nodes[0].function",
         ),
         (
-            json!({ "name": "w", "mainNodeName": "extract", "nodes": [{ "function": { "name": "extract" }, "metadata": 3 }] }),
+            json!({ "name": "w", "mainNodeName": "extract",
+                "nodes": [{ "function": { "name": "extract" }, "metadata": 3 }] }),
             "nodes[0].metadata",
         ),
         (
@@ -357,7 +369,8 @@ async fn the_workflow_list_applies_every_filter_and_counts_the_matches() {
     app.update_function("extract", json!({ "displayName": "v2" })).await;
     let b = app
         .create_workflow(json!({ "name": "beta", "displayName": "Mail", "tags": ["mail", "finance"],
-            "mainNodeName": "route", "nodes": [node("route"), node("extract")], "edges": [edge("route", "extract")] }))
+            "mainNodeName": "route", "nodes": [node("route"), node("extract")],
+            "edges": [edge("route", "extract")] }))
         .await;
     let c = app
         .create_workflow(
@@ -430,4 +443,48 @@ async fn the_workflow_list_pages_both_ways_in_both_orders() {
     assert_eq!(list(format!("limit=2&sortOrder=desc&startingAfter={}", all[3])).await, (slice(&[2, 1]), 5));
     assert_eq!(list(format!("limit=2&sortOrder=desc&endingBefore={}", all[1])).await, (slice(&[3, 2]), 5));
     assert_eq!(list("sortOrder=asc".into()).await, (slice(&[0, 1, 2, 3, 4]), 5));
+}
+
+#[tokio::test]
+async fn workflow_responses_have_exactly_the_documented_shape() {
+    use canon::functions::schema::{
+        WorkflowDeleted, WorkflowEnvelope, WorkflowPage, WorkflowUpdated, WorkflowVersionPage,
+    };
+    let app = spawn_app().await;
+    app.three_functions().await;
+    let body = json!({ "name": "intake", "displayName": "Intake", "tags": ["t"], "mainNodeName": "route",
+        "nodes": [node("route"), node("send")],
+        "edges": [{ "sourceNodeName": "route", "destinationNodeName": "send", "destinationName": "invoice",
+            "metadata": { "m": 1 } }],
+        "connectors": [{ "name": "drive", "type": "paragon", "paragon": { "configuration": { "a": 1 } } }] });
+    let created: WorkflowEnvelope = documented(json(app.post("/v3/workflows", body).await).await);
+    assert_eq!(created.workflow.connectors.len(), 1);
+    let updated: WorkflowUpdated =
+        documented(app.update_workflow("intake", json!({ "connectors": [] })).await);
+    assert!(updated.workflow.connectors.is_empty() && updated.connector_errors.is_empty());
+    let read: WorkflowEnvelope = documented(app.read("/v3/workflows/intake").await);
+    assert_eq!(read.workflow.edges[0].destination_name.as_deref(), Some("invoice"));
+    let version: WorkflowEnvelope = documented(app.read("/v3/workflows/intake/versions/1").await);
+    assert_eq!(version.workflow.version_num, 1);
+    let page: WorkflowPage = documented(app.read("/v3/workflows").await);
+    assert_eq!(page.total_count, 1);
+    let versions: WorkflowVersionPage = documented(app.read("/v3/workflows/intake/versions").await);
+    assert_eq!(versions.total_count, 2);
+    let deleted: WorkflowDeleted = documented(json(app.delete("/v3/workflows/intake").await).await);
+    assert_eq!(deleted.workflow.version_num, 2);
+}
+
+#[tokio::test]
+async fn functions_and_workflows_survive_a_restart() {
+    let mut app = spawn_app().await;
+    app.three_functions().await;
+    app.update_function("extract", json!({ "displayName": "v2" })).await;
+    let created = app
+        .create_workflow(json!({ "name": "intake", "mainNodeName": "extract", "nodes": [node("extract")] }))
+        .await;
+    app.restart().await;
+    assert_eq!(app.read("/v3/workflows/intake").await["workflow"], created);
+    let function = app.read("/v3/functions/extract/versions/1").await["function"].clone();
+    assert_eq!((function["versionNum"].clone(), function.get("displayName")), (json!(1), None));
+    assert_eq!(app.read("/v3/functions/extract").await["function"]["displayName"], "v2");
 }

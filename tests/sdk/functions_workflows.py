@@ -22,7 +22,10 @@ assert created.function_id.startswith("fn_") and created.version_num == 1, creat
 assert created.type == "extract" and created.output_schema == schema, created
 assert created.audit.function_created_by.api_key_name == "test", created.audit
 for name in ["sdk-router", "sdk-sender"]:
-    client.functions.create(function_name=name, type="classify" if name == "sdk-router" else "send")
+    if name == "sdk-router":
+        client.functions.create(function_name=name, type="classify", classifications=[{"name": "invoice"}])
+    else:
+        client.functions.create(function_name=name, type="send")
 try:
     client.functions.create(function_name="sdk-invoice", type="extract")
     raise AssertionError("duplicate name accepted")

@@ -131,7 +131,8 @@ impl Records {
     ) -> Result<bool, RecordError> {
         let mut tx = self.pool.begin().await?;
         let done = sqlx::query(
-            "INSERT INTO functions (id, account_id, environment, name, current_version, created_at, updated_at) \
+            "INSERT INTO functions \
+                 (id, account_id, environment, name, current_version, created_at, updated_at) \
              VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (account_id, environment, name) DO NOTHING",
         )
         .bind(&head.id)
