@@ -179,6 +179,21 @@ mod tests {
     }
 
     #[test]
+    fn an_html_only_email_body_is_stripped_to_text() {
+        let eml = "From: Ann <ann@a.example>\r\nTo: b@b.example, c@c.example\r\nSubject: Hi\r\n\
+                   Content-Type: text/html; charset=utf-8\r\n\r\n\
+                   <p>Total: <b>$5</b></p><script>alert(1)</script>";
+        let document = decode("email", eml.as_bytes()).unwrap();
+        assert_eq!(document.text, "Total: $5");
+        let headers = document.email.unwrap();
+        assert_eq!(
+            (headers.from.as_str(), headers.to.as_str()),
+            ("ann@a.example", "b@b.example, c@c.example")
+        );
+        assert!(document.attachments.is_empty());
+    }
+
+    #[test]
     fn attachments_are_typed_by_content_type_then_extension() {
         assert_eq!(attachment_type(Some("application/pdf"), Some("x.bin")), Some("pdf"));
         assert_eq!(attachment_type(Some("application/octet-stream"), Some("scan.JPG")), Some("jpeg"));
