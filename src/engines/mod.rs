@@ -156,7 +156,9 @@ pub async fn run(
     input: &Payload,
     context: &Context,
 ) -> Result<Outcome, EngineError> {
-    let model = llm::LlmConfig::of(function)?;
+    // A shaping expression is exact by definition: it never goes to a model.
+    let shaping = setting(function, "shapingSchema").is_some();
+    let model = if shaping { None } else { llm::LlmConfig::of(function)? };
     match (function.kind(), model) {
         (Kind::Transform | Kind::Extract, Some(model)) => {
             llm::extract(&model, function, input, context).await.map(Outcome::Output)

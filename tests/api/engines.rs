@@ -122,6 +122,15 @@ async fn a_scanned_png_is_read_by_tesseract() {
     assert_eq!(extracted["total"], 1234.5);
 }
 
+#[test]
+fn a_pdf_without_a_text_layer_is_read_by_ocr() {
+    let document = decode("pdf", "scanned-invoice.pdf");
+    assert_eq!(document.pages.len(), 1);
+    for words in ["ACME WIDGETS", "INV-2024-017", "$1,234.50"] {
+        assert!(document.text.contains(words), "OCR text lacks {words:?}: {:?}", document.text);
+    }
+}
+
 #[tokio::test]
 async fn an_email_gives_headers_body_and_decoded_attachments() {
     let document = decode("eml", "purchase-order.eml");
