@@ -10,7 +10,8 @@
 //! - an array-of-objects property with no matching key takes the input itself when it is an
 //!   array (CSV rows); an object property with no matching key is filled from the same input.
 //!
-//! Text input (text, PDF, OCR, HTML, e-mail with its headers and attachments):
+//! Text input (text, PDF, OCR, HTML, e-mail with its headers and attachments; a property
+//! not found in an e-mail's first JSON or CSV attachment is looked for in its text):
 //! - labelled values `Label: value`, or a label and a value in neighbouring layout columns
 //!   (two or more spaces apart), or a value on the line under `Label:`; the label must be the
 //!   property name split into words (`invoiceNumber` → "invoice number"), its `title` or an
@@ -44,16 +45,23 @@ impl Source {
         }
     }
 
+    /// A JSON or CSV document is its value; any other document is its text, plus the value of
+    /// its first JSON or CSV attachment (an e-mail's order lines).
     fn of_document(document: &Document) -> Self {
-        if let Some(json) = &document.json {
-            return Self { json: Some(json.clone()), text: String::new() };
+        if let Some(json) = structured(document) {
+            return Self { json: Some(json), text: String::new() };
         }
-        if let Some(rows) = &document.rows {
-            let rows = rows.iter().cloned().map(Value::Object).collect();
-            return Self { json: Some(Value::Array(rows)), text: String::new() };
-        }
-        Self { json: None, text: extraction_text(document) }
+        let json = document.attachments.iter().find_map(structured);
+        Self { json, text: extraction_text(document) }
     }
+}
+
+fn structured(document: &Document) -> Option<Value> {
+    if let Some(json) = &document.json {
+        return Some(json.clone());
+    }
+    let rows = document.rows.as_ref()?;
+    Some(Value::Array(rows.iter().cloned().map(Value::Object).collect()))
 }
 
 /// A document's text for labelled values: e-mail headers first, then the body, then the
@@ -120,7 +128,8 @@ fn property_value(name: &str, property: &Value, scope: Option<&Value>, text: &st
         if let Some(found) = find_key(scope, &key_forms(name, property)) {
             return convert(property, found, false);
         }
-        if schema_type(property) == Some("array") && scope.is_array() {
+        let of_objects = property.get("items").is_some_and(is_object);
+        if schema_type(property) == Some("array") && of_objects && scope.is_array() {
             return convert(property, scope, false);
         }
         if is_object(property) {

@@ -18,11 +18,11 @@
 //!   (`enrichedContent`, [`enrich`]).
 //!
 //! Errors carry a `kind`: `input_decoding`, `unsupported_input`, `invalid_config`,
-//! `output_schema`, `unsupported`, `send_failed`, `embedding_error`, `search_error`,
-//! `model_error`.
+//! `output_schema`, `unsupported`, `send_failed`, `classification_failed`,
+//! `embedding_error`, `search_error`, `model_error`.
 //!
-//! [`decode`] runs external programs (pdftotext, tesseract) and blocks: call it from
-//! `tokio::task::spawn_blocking`.
+//! [`decode`] runs external programs (pdftotext, pdftoppm, tesseract; up to 60 s for a PDF,
+//! 120 s per image) and blocks: call it from `tokio::task::spawn_blocking`.
 
 pub mod analyze;
 pub mod classify;
@@ -157,7 +157,9 @@ pub async fn run(
     input: &Payload,
     context: &Context,
 ) -> Result<Outcome, EngineError> {
-    let model = llm::LlmConfig::of(function)?;
+    // A shaping expression is exact by definition: it never goes to a model.
+    let shaping = setting(function, "shapingSchema").is_some();
+    let model = if shaping { None } else { llm::LlmConfig::of(function)? };
     match (function.kind(), model) {
         (Kind::Transform | Kind::Extract, Some(model)) => {
             llm::extract(&model, function, input, context).await.map(Outcome::Output)

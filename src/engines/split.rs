@@ -161,6 +161,17 @@ mod tests {
     }
 
     #[test]
+    fn csv_rows_become_json_items() {
+        let csv = super::super::inputs::decode("csv", b"sku,qty\nA,1\nB,2\n").unwrap();
+        let items = split(json!({"splitConfig": {"by": "rows"}}), Payload::Document(csv)).unwrap();
+        assert_eq!(items.len(), 2);
+        assert!(matches!(&items[0].payload, Payload::Json(v) if v == &json!({"sku": "A", "qty": "1"})));
+        assert_eq!(items[0].output["outputType"], "rows");
+        let err = split(json!({"splitConfig": {"by": "rows"}}), Payload::Json(json!({"a": 1}))).unwrap_err();
+        assert_eq!(err.kind, "invalid_config");
+    }
+
+    #[test]
     fn delimiter_pieces_and_semantic_pages() {
         let input = Payload::Json(json!("one\n---\n\n---\ntwo"));
         let items =

@@ -1,5 +1,5 @@
-//! The external programs decoding runs: `pdftotext` (Debian's poppler-utils) and
-//! `tesseract` (tesseract-ocr, with tesseract-ocr-eng). `scripts/provision.sh` installs
+//! The external programs decoding runs: `pdftotext` and `pdftoppm` (Debian's poppler-utils)
+//! and `tesseract` (tesseract-ocr, with tesseract-ocr-eng). `scripts/provision.sh` installs
 //! them. Input and output go through temporary files under `std::env::temp_dir()` (no pipe
 //! to fill up), and every run is time-bounded: a stuck tool is killed.
 
@@ -21,6 +21,24 @@ pub fn pdf_text(bytes: &[u8]) -> Result<String, EngineError> {
     command.args(["-layout", "-enc", "UTF-8"]).arg(&input.0).arg(&output.0);
     run(command, None, PDF_TIMEOUT, "pdftotext", "poppler-utils")?;
     read(&output.0)
+}
+
+/// Each page of a PDF rendered as a PNG at `dpi`, in page order (for OCR of scanned PDFs).
+pub fn pdf_page_images(bytes: &[u8], dpi: u32) -> Result<Vec<Vec<u8>>, EngineError> {
+    let input = TempFile::with(bytes, "pdf")?;
+    let folder = TempFile::path_for("pages");
+    std::fs::create_dir(&folder.0)
+        .map_err(|err| decoding_error(format!("creating a temporary folder: {err}")))?;
+    let mut command = Command::new("pdftoppm");
+    command.args(["-r", &dpi.to_string(), "-png"]).arg(&input.0).arg(folder.0.join("page"));
+    run(command, None, PDF_TIMEOUT, "pdftoppm", "poppler-utils")?;
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&folder.0)
+        .map_err(|err| decoding_error(format!("reading rendered pages: {err}")))?
+        .filter_map(|entry| entry.ok().map(|e| e.path()))
+        .collect();
+    // pdftoppm pads page numbers to one width, so names sort in page order.
+    files.sort();
+    files.iter().map(|file| std::fs::read(file).map_err(|err| decoding_error(err.to_string()))).collect()
 }
 
 /// The OCR text of an image (English).
@@ -81,7 +99,7 @@ fn run(
     Err(decoding_error(format!("{tool} failed ({status}): {message}")))
 }
 
-/// A file removed when dropped.
+/// A file (or folder) removed when dropped.
 struct TempFile(PathBuf);
 
 impl TempFile {
@@ -99,6 +117,10 @@ impl TempFile {
 
 impl Drop for TempFile {
     fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
+        if self.0.is_dir() {
+            let _ = std::fs::remove_dir_all(&self.0);
+        } else {
+            let _ = std::fs::remove_file(&self.0);
+        }
     }
 }

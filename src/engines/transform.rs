@@ -31,3 +31,40 @@ pub fn extract(function: &FunctionVersion, input: &Payload) -> Result<Value, Eng
     schema::validate(schema, &output)?;
     Ok(output)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engines::Document;
+    use serde_json::json;
+
+    fn transform(body: Value) -> FunctionVersion {
+        FunctionVersion {
+            function_id: "f".into(),
+            function_name: "t".into(),
+            version_num: 1,
+            function_type: "transform".into(),
+            body,
+        }
+    }
+
+    #[test]
+    fn without_a_schema_the_input_comes_out_as_json() {
+        let document = Document {
+            input_type: "text".into(),
+            text: "hi".into(),
+            pages: vec!["hi".into()],
+            ..Document::default()
+        };
+        let output = run(&transform(json!({})), &Payload::Document(document)).unwrap();
+        assert_eq!(output, json!({"inputType": "text", "text": "hi"}));
+        assert_eq!(run(&transform(json!({})), &Payload::Json(json!([1]))).unwrap(), json!([1]));
+    }
+
+    #[test]
+    fn a_shaping_schema_must_be_a_string() {
+        let err =
+            run(&transform(json!({"shapingSchema": {"a": "b"}})), &Payload::Json(json!({}))).unwrap_err();
+        assert_eq!(err.kind, "invalid_config");
+    }
+}

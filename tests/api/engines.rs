@@ -122,6 +122,15 @@ async fn a_scanned_png_is_read_by_tesseract() {
     assert_eq!(extracted["total"], 1234.5);
 }
 
+#[test]
+fn a_pdf_without_a_text_layer_is_read_by_ocr() {
+    let document = decode("pdf", "scanned-invoice.pdf");
+    assert_eq!(document.pages.len(), 1);
+    for words in ["ACME WIDGETS", "INV-2024-017", "$1,234.50"] {
+        assert!(document.text.contains(words), "OCR text lacks {words:?}: {:?}", document.text);
+    }
+}
+
 #[tokio::test]
 async fn an_email_gives_headers_body_and_decoded_attachments() {
     let document = decode("eml", "purchase-order.eml");
@@ -143,13 +152,20 @@ async fn an_email_gives_headers_body_and_decoded_attachments() {
     let schema = json!({"type": "object", "properties": {
         "poNumber": {"type": "string", "title": "PO number"},
         "deliveryDate": {"type": "string", "format": "date"},
-        "from": {"type": "string", "format": "email"}
+        "from": {"type": "string", "format": "email"},
+        "lines": {"type": "array", "items": {"type": "object", "properties": {
+            "sku": {"type": "string"}, "qty": {"type": "integer"}, "unitPrice": {"type": "number"}}}}
     }});
     let extracted =
         engines::transform::extract(&function("extract", json!({"outputSchema": schema})), &input).unwrap();
     assert_eq!(
         extracted,
-        json!({"poNumber": "PO-7781", "deliveryDate": "2024-03-22", "from": "orders@globex.example"})
+        json!({
+            "poNumber": "PO-7781",
+            "deliveryDate": "2024-03-22",
+            "from": "orders@globex.example",
+            "lines": [{"sku": "W-100", "qty": 4, "unitPrice": 12.5}, {"sku": "W-200", "qty": 1, "unitPrice": 99.0}]
+        })
     );
 
     let split = function("split", json!({"splitConfig": {"by": "attachments"}}));
@@ -322,6 +338,91 @@ async fn send_posts_to_a_webhook_and_writes_to_a_folder() {
     let stored = output(&send, &payload, &context).await;
     let key = stored["s3Output"]["key"].as_str().unwrap();
     assert!(app.config.data_dir.join("outbox").join(key).is_file(), "{stored}");
+}
+
+/// A stand-in for an S3-compatible endpoint: records each PUT (path, headers, body).
+async fn object_store_stub() -> (String, Arc<Mutex<Vec<(String, axum::http::HeaderMap, Vec<u8>)>>>) {
+    type Puts = Arc<Mutex<Vec<(String, axum::http::HeaderMap, Vec<u8>)>>>;
+    let puts: Puts = Arc::new(Mutex::new(Vec::new()));
+    async fn put(
+        State(puts): State<Puts>,
+        uri: axum::http::Uri,
+        headers: axum::http::HeaderMap,
+        body: axum::body::Bytes,
+    ) -> StatusCode {
+        puts.lock().unwrap().push((uri.path().to_string(), headers, body.to_vec()));
+        StatusCode::OK
+    }
+    let router = axum::Router::new().route("/{*path}", axum::routing::put(put)).with_state(puts.clone());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, router).await });
+    (format!("http://{address}"), puts)
+}
+
+/// No real S3 here: this checks the request canon signs and sends (path-style key, payload
+/// hash, SigV4 authorization over the headers actually sent), not that AWS accepts it.
+#[tokio::test]
+async fn send_to_an_s3_endpoint_puts_a_signed_object() {
+    let app = spawn_app().await;
+    let context = context(&app);
+    // Variables of this test only (tests share the process environment).
+    std::env::set_var("ENGINES_TEST_S3_KEY_ID", "AKIDENGINESTEST");
+    std::env::set_var("ENGINES_TEST_S3_SECRET", "engines-test-secret");
+    let (endpoint, puts) = object_store_stub().await;
+    let send = function(
+        "send",
+        json!({"destinationType": "s3", "s3Bucket": "invoices", "s3Prefix": "in", "s3Endpoint": endpoint,
+               "s3Region": "eu-west-1", "s3AccessKeyIdEnv": "ENGINES_TEST_S3_KEY_ID",
+               "s3SecretAccessKeyEnv": "ENGINES_TEST_S3_SECRET"}),
+    );
+    let payload = Payload::Json(json!({"invoiceNumber": "INV-42"}));
+    let stored = output(&send, &payload, &context).await;
+    let key = stored["s3Output"]["key"].as_str().unwrap().to_string();
+    assert_eq!(stored["s3Output"]["bucketName"], "invoices");
+    assert!(key.starts_with("in/") && key.ends_with(".json"), "{key}");
+
+    let (path, headers, body) = puts.lock().unwrap().pop().expect("one PUT");
+    assert_eq!(path, format!("/invoices/{key}"));
+    assert_eq!(serde_json::from_slice::<Value>(&body).unwrap(), json!({"invoiceNumber": "INV-42"}));
+    let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).unwrap_or_default().to_string();
+    let payload_hash = engines::sigv4::sha256_hex(&body);
+    assert_eq!(header("x-amz-content-sha256"), payload_hash);
+    let amz_date = header("x-amz-date");
+    let host = header("host");
+    let signed = [
+        ("host", host.as_str()),
+        ("x-amz-content-sha256", payload_hash.as_str()),
+        ("x-amz-date", amz_date.as_str()),
+    ];
+    let expected = engines::sigv4::authorization(
+        &engines::sigv4::Request {
+            method: "PUT",
+            path: &path,
+            query: "",
+            headers: &signed,
+            payload_sha256: &payload_hash,
+            amz_date: &amz_date,
+        },
+        &engines::sigv4::Credentials {
+            access_key_id: "AKIDENGINESTEST",
+            secret_access_key: "engines-test-secret",
+            region: "eu-west-1",
+        },
+    );
+    assert_eq!(header("authorization"), expected);
+    assert!(expected.starts_with(&format!(
+        "AWS4-HMAC-SHA256 Credential=AKIDENGINESTEST/{}/eu-west-1/s3/aws4_request",
+        &amz_date[..8]
+    )));
+
+    let unset = function(
+        "send",
+        json!({"destinationType": "s3", "s3Bucket": "b", "s3Endpoint": endpoint,
+               "s3AccessKeyIdEnv": "ENGINES_TEST_UNSET_VARIABLE"}),
+    );
+    let err = engines::run(&unset, &payload, &context).await.unwrap_err();
+    assert!(err.message.contains("ENGINES_TEST_UNSET_VARIABLE"), "{err}");
 }
 
 #[tokio::test]
