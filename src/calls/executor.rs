@@ -112,13 +112,13 @@ impl<'a> Execution<'a> {
         self.service.records.set_call_status(&self.call.id, "running", None).await?;
         let order = topological_order(&self.plan)?;
         let mut arriving: HashMap<String, Vec<Activation>> = HashMap::new();
-        arriving.insert(self.plan.workflow.main_node_name.clone(), self.roots()?);
+        arriving.insert(self.plan.workflow.main_node_name.clone(), self.roots().await?);
         for node in order {
             let Some(activations) = arriving.remove(&node) else { continue };
             let function = self.plan.functions.get(&node).cloned().context("node without a function")?;
             if function.kind() == Kind::Join {
                 let first = activations[0].clone();
-                let inputs: Vec<Value> = activations.iter().map(|a| payload_value(&a.payload)).collect();
+                let inputs: Vec<Value> = activations.iter().map(|a| engines::payload_value(&a.payload)).collect();
                 let joined = Activation { item_key: "join".into(), item_offset: 0, item_count: 1, ..first };
                 self.run_node(&node, &function, joined, Some(inputs), &mut arriving).await?;
             } else {
@@ -132,13 +132,16 @@ impl<'a> Execution<'a> {
 
     /// The call's files, decoded, one activation each (a file that cannot be decoded
     /// becomes an error event of the main node).
-    fn roots(&mut self) -> anyhow::Result<Vec<Activation>> {
+    async fn roots(&mut self) -> anyhow::Result<Vec<Activation>> {
         let files: Vec<InputFile> = serde_json::from_str(&self.call.input).context("call input")?;
         let count = files.len() as i64;
         let mut roots = Vec::new();
         for (index, file) in files.into_iter().enumerate() {
             let bytes = base64::engine::general_purpose::STANDARD.decode(&file.content).context("input base64")?;
-            let payload = match engines::decode(&file.input_type, &bytes) {
+            // Decoding runs pdftotext and Tesseract: off the async workers.
+            let input_type = file.input_type.clone();
+            let decoded = tokio::task::spawn_blocking(move || engines::decode(&input_type, &bytes)).await?;
+            let payload = match decoded {
                 Ok(mut document) => {
                     document.file_name = document.file_name.or(file.file_name.clone());
                     if self.inbound_email.is_none() {
@@ -433,14 +436,6 @@ fn topological_order(plan: &Plan) -> anyhow::Result<Vec<String>> {
     }
     anyhow::ensure!(order.len() == incoming.len(), "workflow {} has a cycle", plan.workflow.workflow_name);
     Ok(order)
-}
-
-/// A payload as a join input: JSON as is, a document as its text and type.
-fn payload_value(payload: &Payload) -> Value {
-    match payload {
-        Payload::Json(value) => value.clone(),
-        Payload::Document(document) => json!({ "inputType": document.input_type, "text": document.text }),
-    }
 }
 
 /// What a trace shows as a run's input (documents summarised, not copied whole).

@@ -120,7 +120,6 @@ impl CallService {
     /// Starts a call of the workflow's current version (or returns the call its reference
     /// already names), waiting for it when asked.
     pub async fn submit(&self, tenant: &Tenant, workflow_name: &str, request: CallRequest) -> ServiceResult<Submitted> {
-        let files = check_files(request.files)?;
         if let Some(metadata) = &request.metadata {
             if !metadata.is_object() {
                 return Err(ServiceError::invalid_field("metadata", "must be a JSON object"));
@@ -134,6 +133,7 @@ impl CallService {
             .current_workflow(owner(tenant), workflow_name)
             .await?
             .ok_or_else(|| ServiceError::not_found("workflow", workflow_name))?;
+        let files = check_files(request.files)?;
         let plan = self.resolve(tenant, workflow).await?;
         if let Some(bucket) = &request.bucket {
             if plan.functions.values().any(linking::links)

@@ -76,25 +76,37 @@ enum Shape {
 /// A type's setting: field, JSON shape, default (as JSON text) when never given.
 type Setting = (&'static str, Shape, Option<&'static str>);
 
-const BOUNDING: &[Setting] =
-    &[("enableBoundingBoxes", Shape::Bool, Some("false")), ("preCount", Shape::Bool, Some("false"))];
 const CLASSIFY: &[Setting] = &[
     ("classifications", Shape::List, Some("[]")),
     ("description", Shape::Text, Some("\"\"")),
     ("nativeVisualInput", Shape::Bool, None),
 ];
+// canon's own settings beside bem-sdk's: an S3-compatible endpoint for `s3` /
+// `object_store` sends (see `engines::send`), `splitConfig` (`engines::split`) and
+// `linkAcrossDocuments` (`calls::linking`).
 const SEND: &[Setting] = &[
     ("destinationType", Shape::Text, Some("\"webhook\"")),
     ("webhookUrl", Shape::Text, None),
     ("webhookSigningEnabled", Shape::Bool, None),
     ("s3Bucket", Shape::Text, None),
     ("s3Prefix", Shape::Text, None),
+    ("s3Endpoint", Shape::Text, None),
+    ("s3Region", Shape::Text, None),
+    ("s3AccessKeyIdEnv", Shape::Text, None),
+    ("s3SecretAccessKeyEnv", Shape::Text, None),
     ("googleDriveFolderId", Shape::Text, None),
 ];
 const SPLIT: &[Setting] = &[
     ("splitType", Shape::Text, Some("\"print_page\"")),
     ("printPageSplitConfig", Shape::Object, None),
     ("semanticPageSplitConfig", Shape::Object, None),
+    ("splitConfig", Shape::Object, None),
+];
+const LINKING: &[Setting] = &[("linkAcrossDocuments", Shape::Bool, None)];
+const EXTRACTING: &[Setting] = &[
+    ("enableBoundingBoxes", Shape::Bool, Some("false")),
+    ("preCount", Shape::Bool, Some("false")),
+    ("linkAcrossDocuments", Shape::Bool, None),
 ];
 const JOIN: &[Setting] =
     &[("description", Shape::Text, Some("\"\"")), ("joinType", Shape::Text, Some("\"standard\""))];
@@ -105,7 +117,8 @@ const RENDER: &[Setting] = &[("renderConfig", Shape::Object, None)];
 
 fn settings_of(function_type: &str) -> &'static [Setting] {
     match function_type {
-        "extract" | "analyze" => BOUNDING,
+        "extract" | "analyze" => EXTRACTING,
+        "transform" => LINKING,
         "classify" | "route" => CLASSIFY,
         "send" => SEND,
         "split" => SPLIT,
@@ -121,7 +134,7 @@ fn settings_of(function_type: &str) -> &'static [Setting] {
 /// The values an enumerated setting allows.
 fn allowed_values(field: &str) -> Option<&'static [&'static str]> {
     match field {
-        "destinationType" => Some(&["webhook", "s3", "google_drive"]),
+        "destinationType" => Some(&["webhook", "s3", "object_store", "google_drive"]),
         "splitType" => Some(&["print_page", "semantic_page"]),
         "joinType" => Some(&["standard"]),
         _ => None,
