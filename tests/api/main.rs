@@ -15,6 +15,7 @@ mod graphql;
 mod helpers;
 mod jobs;
 mod lifecycle;
+mod pipeline_inputs;
 mod platform;
 mod restart;
 mod review;
