@@ -86,7 +86,8 @@ async fn main() -> anyhow::Result<()> {
     let mut direct = Vec::with_capacity(SEQUENTIAL);
     for _ in 0..SEQUENTIAL {
         let started = Instant::now();
-        let mut payload = Payload::Document(engines::decode("text", TEXT.as_bytes()).map_err(|e| anyhow::anyhow!("{e}"))?);
+        let mut payload =
+            Payload::Document(engines::decode("text", TEXT.as_bytes()).map_err(|e| anyhow::anyhow!("{e}"))?);
         for function in &chain {
             match engines::run(function, &payload, &context).await.map_err(|e| anyhow::anyhow!("{e}"))? {
                 Outcome::Output(output) | Outcome::Routed { output, .. } => payload = Payload::Json(output),
@@ -102,10 +103,16 @@ async fn main() -> anyhow::Result<()> {
     println!("calls: 3-node built-in workflow (extract -> transform -> send to a folder), wait=true");
     println!("  sequential: p50 {} ms, p99 {} ms over {SEQUENTIAL} calls", common::ms(p50), common::ms(p99));
     println!("  concurrent ({IN_FLIGHT} in flight): {calls_per_second:.1} calls/s over {CONCURRENT} calls");
-    println!("  engines directly: mean {} ms per call ({:.1} calls/s on one task)", common::ms(direct_mean),
-        1.0 / direct_mean.as_secs_f64());
-    println!("  ratio engines/API per call: {:.3} (mean {} ms through the API)",
-        direct_mean.as_secs_f64() / api_mean.as_secs_f64(), common::ms(api_mean));
+    println!(
+        "  engines directly: mean {} ms per call ({:.1} calls/s on one task)",
+        common::ms(direct_mean),
+        1.0 / direct_mean.as_secs_f64()
+    );
+    println!(
+        "  ratio engines/API per call: {:.3} (mean {} ms through the API)",
+        direct_mean.as_secs_f64() / api_mean.as_secs_f64(),
+        common::ms(api_mean)
+    );
     bench.stop().await;
     Ok(())
 }

@@ -13,7 +13,7 @@ use super::auth::Caller;
 use super::error::{ApiError, ErrorBody};
 use super::extract::{bool_param, int_param, list_param, parse_json, ApiQuery};
 use crate::app::AppState;
-use crate::calls::CallRequest;
+use crate::calls::{CallRequest, SubmittedFile};
 use crate::pagination::{Limits, PageRequest};
 use crate::store::records::calls::CallFilter;
 use axum::extract::{FromRequest, Multipart, Path, Request, State};
@@ -119,7 +119,10 @@ pub async fn submit(
 /// `{call}`, with `error` when the call failed.
 fn envelope(call: Value) -> Value {
     let error = (call.get("status").and_then(Value::as_str) == Some("failed")).then(|| {
-        call.pointer("/errors/0/message").and_then(Value::as_str).unwrap_or("a node of the workflow failed").to_string()
+        call.pointer("/errors/0/message")
+            .and_then(Value::as_str)
+            .unwrap_or("a node of the workflow failed")
+            .to_string()
     });
     match error {
         Some(error) => json!({ "call": call, "error": error }),
@@ -148,7 +151,12 @@ fn read_json(body: CallBody) -> Result<CallRequest, ApiError> {
                     Some(json!({ "field": format!("inputs[{i}].inputContent") })),
                 )
             })?;
-            Ok((file.input_type, bytes, file.item_reference_id, None))
+            Ok(SubmittedFile {
+                input_type: file.input_type,
+                bytes,
+                item_reference_id: file.item_reference_id,
+                file_name: None,
+            })
         })
         .collect::<Result<Vec<_>, ApiError>>()?;
     Ok(CallRequest {
@@ -166,7 +174,11 @@ fn content_bytes(input_type: &str, content: &str) -> Option<Vec<u8>> {
     let compact: String = content.chars().filter(|c| !c.is_whitespace()).collect();
     let decoded = base64::engine::general_purpose::STANDARD.decode(&compact).ok();
     if matches!(input_type, "text" | "json" | "csv" | "html" | "email" | "xml") {
-        return Some(decoded.filter(|bytes| std::str::from_utf8(bytes).is_ok()).unwrap_or_else(|| content.as_bytes().to_vec()));
+        return Some(
+            decoded
+                .filter(|bytes| std::str::from_utf8(bytes).is_ok())
+                .unwrap_or_else(|| content.as_bytes().to_vec()),
+        );
     }
     decoded
 }
@@ -207,14 +219,15 @@ async fn read_multipart(mut multipart: Multipart) -> Result<CallRequest, ApiErro
         }
     }
     for (file_name, content_type, bytes) in parts {
-        let guessed = input_type.clone().or_else(|| guess_type(file_name.as_deref(), content_type.as_deref()));
+        let guessed =
+            input_type.clone().or_else(|| guess_type(file_name.as_deref(), content_type.as_deref()));
         let input_type = guessed.ok_or_else(|| {
             ApiError::bad_request(
                 "unsupported inputType: send an inputType field or a file name with a known extension",
                 Some(json!({ "field": "inputType" })),
             )
         })?;
-        call.files.push((input_type, bytes, None, file_name));
+        call.files.push(SubmittedFile { input_type, bytes, item_reference_id: None, file_name });
     }
     Ok(call)
 }
@@ -302,7 +315,9 @@ pub async fn list(
         "wc",
     )?;
     let statuses = list_param(&query.statuses);
-    if let Some(bad) = statuses.iter().find(|s| !matches!(s.as_str(), "pending" | "running" | "completed" | "failed")) {
+    if let Some(bad) =
+        statuses.iter().find(|s| !matches!(s.as_str(), "pending" | "running" | "completed" | "failed"))
+    {
         return Err(ApiError::bad_request(
             format!("statuses: {bad:?} is not one of pending, running, completed, failed"),
             Some(json!({ "field": "statuses" })),
@@ -320,21 +335,30 @@ pub async fn list(
     if !call_types.is_empty() && !call_types.iter().any(|t| t == "workflow") {
         return Ok(Json(json!({ "calls": [], "totalCount": 0 })));
     }
-    let (calls, total) = state.calls.list(&auth.tenant, &filter, &page, ascending(query.sort_order.as_deref())?).await?;
+    let (calls, total) =
+        state.calls.list(&auth.tenant, &filter, &page, ascending(query.sort_order.as_deref())?).await?;
     Ok(Json(json!({ "calls": calls, "totalCount": total })))
 }
 
 /// One call: `{call: {callID, status, outputs, errors, url, traceUrl, …}}`.
 #[utoipa::path(get, path = "/v3/calls/{callID}", tag = "calls", params(("callID" = String, Path)),
     responses((status = 200, body = Object), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody), (status = 429, body = ErrorBody)))]
-pub async fn get(State(state): State<AppState>, auth: Caller, Path(id): Path<String>) -> Result<Json<Value>, ApiError> {
+pub async fn get(
+    State(state): State<AppState>,
+    auth: Caller,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, ApiError> {
     Ok(Json(envelope(state.calls.get(&auth.tenant, &id).await?)))
 }
 
 /// A call's trace: every node run with its input, output, timing and error, and every event.
 #[utoipa::path(get, path = "/v3/calls/{callID}/trace", tag = "calls", params(("callID" = String, Path)),
     responses((status = 200, body = Object), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody), (status = 429, body = ErrorBody)))]
-pub async fn trace(State(state): State<AppState>, auth: Caller, Path(id): Path<String>) -> Result<Json<Value>, ApiError> {
+pub async fn trace(
+    State(state): State<AppState>,
+    auth: Caller,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, ApiError> {
     Ok(Json(state.calls.trace(&auth.tenant, &id).await?))
 }
 

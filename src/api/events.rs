@@ -68,8 +68,19 @@ enum Surface {
     Events,
 }
 
-async fn list(state: &AppState, caller: &Caller, query: ListEvents, surface: Surface) -> Result<(Vec<Value>, i64), ApiError> {
-    let page = PageRequest::parse(int_param("limit", query.limit.as_deref())?, query.starting_after, query.ending_before, LIMITS, "")?;
+async fn list(
+    state: &AppState,
+    caller: &Caller,
+    query: ListEvents,
+    surface: Surface,
+) -> Result<(Vec<Value>, i64), ApiError> {
+    let page = PageRequest::parse(
+        int_param("limit", query.limit.as_deref())?,
+        query.starting_after,
+        query.ending_before,
+        LIMITS,
+        "",
+    )?;
     let function_version_nums = list_param(&query.function_version_nums)
         .iter()
         .map(|n| int_param("functionVersionNums", Some(n)).map(Option::unwrap_or_default))
@@ -91,7 +102,8 @@ async fn list(state: &AppState, caller: &Caller, query: ListEvents, surface: Sur
             Surface::Errors => Some(true),
             Surface::Events => None,
         },
-        include_intermediate: bool_param("includeIntermediate", query.include_intermediate.as_deref())?.unwrap_or(false),
+        include_intermediate: bool_param("includeIntermediate", query.include_intermediate.as_deref())?
+            .unwrap_or(false),
     };
     let ascending = ascending(query.sort_order.as_deref())?;
     Ok(state.calls.events(&caller.tenant, &filter, &page, ascending).await?)
@@ -112,7 +124,11 @@ pub async fn list_outputs(
 /// One output event.
 #[utoipa::path(get, path = "/v3/outputs/{eventID}", tag = "events", params(("eventID" = String, Path)),
     responses((status = 200, body = Object), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody), (status = 429, body = ErrorBody)))]
-pub async fn get_output(State(state): State<AppState>, caller: Caller, Path(id): Path<String>) -> Result<Json<Value>, ApiError> {
+pub async fn get_output(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, ApiError> {
     Ok(Json(json!({ "output": state.calls.event(&caller.tenant, &id, Some(false)).await? })))
 }
 
@@ -131,7 +147,11 @@ pub async fn list_errors(
 /// One error event.
 #[utoipa::path(get, path = "/v3/errors/{eventID}", tag = "events", params(("eventID" = String, Path)),
     responses((status = 200, body = Object), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody), (status = 429, body = ErrorBody)))]
-pub async fn get_error(State(state): State<AppState>, caller: Caller, Path(id): Path<String>) -> Result<Json<Value>, ApiError> {
+pub async fn get_error(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, ApiError> {
     Ok(Json(json!({ "error": state.calls.event(&caller.tenant, &id, Some(true)).await? })))
 }
 
@@ -150,6 +170,10 @@ pub async fn list_legacy(
 /// Legacy surface: one event, the event itself.
 #[utoipa::path(get, path = "/v1-alpha/events/{eventID}", tag = "events", params(("eventID" = String, Path)),
     responses((status = 200, body = Object), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody), (status = 429, body = ErrorBody)))]
-pub async fn get_legacy(State(state): State<AppState>, caller: Caller, Path(id): Path<String>) -> Result<Json<Value>, ApiError> {
+pub async fn get_legacy(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, ApiError> {
     Ok(Json(state.calls.event(&caller.tenant, &id, None).await?))
 }

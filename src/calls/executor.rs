@@ -118,7 +118,8 @@ impl<'a> Execution<'a> {
             let function = self.plan.functions.get(&node).cloned().context("node without a function")?;
             if function.kind() == Kind::Join {
                 let first = activations[0].clone();
-                let inputs: Vec<Value> = activations.iter().map(|a| engines::payload_value(&a.payload)).collect();
+                let inputs: Vec<Value> =
+                    activations.iter().map(|a| engines::payload_value(&a.payload)).collect();
                 let joined = Activation { item_key: "join".into(), item_offset: 0, item_count: 1, ..first };
                 self.run_node(&node, &function, joined, Some(inputs), &mut arriving).await?;
             } else {
@@ -137,7 +138,8 @@ impl<'a> Execution<'a> {
         let count = files.len() as i64;
         let mut roots = Vec::new();
         for (index, file) in files.into_iter().enumerate() {
-            let bytes = base64::engine::general_purpose::STANDARD.decode(&file.content).context("input base64")?;
+            let bytes =
+                base64::engine::general_purpose::STANDARD.decode(&file.content).context("input base64")?;
             // Decoding runs pdftotext and Tesseract: off the async workers.
             let input_type = file.input_type.clone();
             let decoded = tokio::task::spawn_blocking(move || engines::decode(&input_type, &bytes)).await?;
@@ -151,15 +153,14 @@ impl<'a> Execution<'a> {
                 }
                 Err(err) => Err(err),
             };
-            let reference_id = file
-                .item_reference_id
-                .clone()
-                .or_else(|| self.call.reference_id.clone())
-                .unwrap_or_default();
+            let reference_id =
+                file.item_reference_id.clone().or_else(|| self.call.reference_id.clone()).unwrap_or_default();
             let payload = match payload {
                 Ok(document) => Payload::Document(document),
                 // Carried as JSON so the main node's run reports the decoding error.
-                Err(err) => Payload::Json(json!({ "_decodingError": { "kind": err.kind, "message": err.message } })),
+                Err(err) => {
+                    Payload::Json(json!({ "_decodingError": { "kind": err.kind, "message": err.message } }))
+                }
             };
             roots.push(Activation {
                 item_key: if count == 1 { "root".into() } else { format!("file{index}") },
@@ -221,7 +222,9 @@ impl<'a> Execution<'a> {
                     _ => ("completed", None),
                 };
                 let stored = serde_json::to_string(&checkpoint)?;
-                records.finish_function_call(&run.id, status, Some(&stored), error, ids::now_millis()).await?;
+                records
+                    .finish_function_call(&run.id, status, Some(&stored), error, ids::now_millis())
+                    .await?;
                 (run.id, checkpoint, duration)
             }
         };
@@ -249,14 +252,21 @@ impl<'a> Execution<'a> {
                 self.forward(&info, &key, None, output, activation_context, &activation, arriving).await?;
             }
             Checkpoint::Routed { outlet, output } => {
-                self.forward(&info, &key, Some(outlet), output, activation_context, &activation, arriving).await?;
+                self.forward(&info, &key, Some(outlet), output, activation_context, &activation, arriving)
+                    .await?;
             }
             Checkpoint::Items { items } => {
                 let downstream = self.downstream(node, None);
                 let count = items.len() as i64;
                 if downstream.is_empty() {
                     for (offset, item) in items.iter().enumerate() {
-                        let body = shapes::output_event(&info, "split_item", &item.output, (offset as i64, count), None);
+                        let body = shapes::output_event(
+                            &info,
+                            "split_item",
+                            &item.output,
+                            (offset as i64, count),
+                            None,
+                        );
                         self.emit(&info, "split_item", body, false, &format!("{key}/{offset}")).await?;
                     }
                 } else {
@@ -333,7 +343,12 @@ impl<'a> Execution<'a> {
             .collect()
     }
 
-    async fn execute(&self, function: &FunctionVersion, payload: &Payload, join_inputs: Option<Vec<Value>>) -> Checkpoint {
+    async fn execute(
+        &self,
+        function: &FunctionVersion,
+        payload: &Payload,
+        join_inputs: Option<Vec<Value>>,
+    ) -> Checkpoint {
         if let Payload::Json(value) = payload {
             if let Some(err) = value.get("_decodingError") {
                 let text = |k: &str| err.get(k).and_then(Value::as_str).unwrap_or_default().to_string();
@@ -418,16 +433,19 @@ impl<'a> Execution<'a> {
 
 /// Node names in an order where every edge goes forwards (an error for a cycle).
 fn topological_order(plan: &Plan) -> anyhow::Result<Vec<String>> {
-    let mut incoming: BTreeMap<&str, usize> = plan.workflow.nodes.iter().map(|n| (n.name.as_str(), 0)).collect();
+    let mut incoming: BTreeMap<&str, usize> =
+        plan.workflow.nodes.iter().map(|n| (n.name.as_str(), 0)).collect();
     for edge in &plan.workflow.edges {
         *incoming.entry(edge.destination_node_name.as_str()).or_default() += 1;
     }
-    let mut ready: VecDeque<&str> = incoming.iter().filter(|(_, n)| **n == 0).map(|(name, _)| *name).collect();
+    let mut ready: VecDeque<&str> =
+        incoming.iter().filter(|(_, n)| **n == 0).map(|(name, _)| *name).collect();
     let mut order = Vec::new();
     while let Some(node) = ready.pop_front() {
         order.push(node.to_string());
         for edge in plan.workflow.edges.iter().filter(|e| e.source_node_name == node) {
-            let count = incoming.get_mut(edge.destination_node_name.as_str()).context("edge to an unknown node")?;
+            let count =
+                incoming.get_mut(edge.destination_node_name.as_str()).context("edge to an unknown node")?;
             *count -= 1;
             if *count == 0 {
                 ready.push_back(&edge.destination_node_name);
@@ -494,8 +512,11 @@ mod tests {
 
     #[test]
     fn nodes_run_after_every_node_that_feeds_them() {
-        let order = topological_order(&plan(&["a", "b", "c", "d"], &[("a", "c"), ("a", "b"), ("b", "d"), ("c", "d")]))
-            .unwrap();
+        let order = topological_order(&plan(
+            &["a", "b", "c", "d"],
+            &[("a", "c"), ("a", "b"), ("b", "d"), ("c", "d")],
+        ))
+        .unwrap();
         let at = |n: &str| order.iter().position(|x| x == n).unwrap();
         assert!(at("a") < at("b") && at("a") < at("c") && at("b") < at("d") && at("c") < at("d"));
     }

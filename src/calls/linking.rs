@@ -58,11 +58,14 @@ pub async fn link(
     transformation_id: &str,
 ) -> ServiceResult<()> {
     graph.ensure_tenant(tenant).await?;
-    let bucket_name = bucket_name.or_else(|| function.body.pointer("/parseConfig/defaultBucket").and_then(Value::as_str));
+    let bucket_name =
+        bucket_name.or_else(|| function.body.pointer("/parseConfig/defaultBucket").and_then(Value::as_str));
     let bucket_id = match bucket_name {
-        Some(name) => Some(bucket_by_name(graph, tenant, name).await?.ok_or_else(|| {
-            ServiceError::invalid_field("bucket", format!("no bucket named {name:?}"))
-        })?),
+        Some(name) => Some(
+            bucket_by_name(graph, tenant, name)
+                .await?
+                .ok_or_else(|| ServiceError::invalid_field("bucket", format!("no bucket named {name:?}")))?,
+        ),
         None => None,
     };
     let bucket_id = graph.write_bucket(tenant, bucket_id.as_deref()).await?;
@@ -87,7 +90,12 @@ pub async fn link(
         let tag = format!("{transformation_id}:{}", entity.pointer);
         let results = graph.seed_rows(tenant, &bucket_id, &[row], &tag, index).await?;
         let Some(entity_id) = results.into_iter().next().and_then(|r| r.entity_id) else { continue };
-        graph.create_mention(tenant, mention(entity_id.clone(), entity.surface.clone(), entity.pointer.clone())).await?;
+        graph
+            .create_mention(
+                tenant,
+                mention(entity_id.clone(), entity.surface.clone(), entity.pointer.clone()),
+            )
+            .await?;
         at_pointer.insert(entity.pointer.clone(), entity_id);
     }
     if let Some(text) = text {
@@ -99,11 +107,14 @@ pub async fn link(
             graph.create_mention(tenant, mention(matched.entity_id, matched.surface, "text".into())).await?;
         }
     }
-    let relations = schema.and_then(|s| s.get("x-relations")).and_then(Value::as_array).cloned().unwrap_or_default();
+    let relations =
+        schema.and_then(|s| s.get("x-relations")).and_then(Value::as_array).cloned().unwrap_or_default();
     for relation in relations {
         let end = |key: &str| relation.get(key).and_then(Value::as_str).and_then(|p| at_pointer.get(p));
         let relation_type = relation.get("type").and_then(Value::as_str);
-        if let (Some(source), Some(target), Some(relation_type)) = (end("source"), end("target"), relation_type) {
+        if let (Some(source), Some(target), Some(relation_type)) =
+            (end("source"), end("target"), relation_type)
+        {
             graph.create_relation(tenant, source, target, relation_type).await?;
         }
     }
@@ -115,7 +126,11 @@ fn annotated(schema: &Value, value: &Value, pointer: &str, found: &mut Vec<Found
     if let Some(type_name) = schema.get("x-entityType").and_then(Value::as_str) {
         let mut push = |surface: &str, pointer: String| {
             if !surface.trim().is_empty() {
-                found.push(Found { surface: surface.trim().to_string(), type_name: type_name.to_string(), pointer });
+                found.push(Found {
+                    surface: surface.trim().to_string(),
+                    type_name: type_name.to_string(),
+                    pointer,
+                });
             }
         };
         match value {
@@ -131,7 +146,9 @@ fn annotated(schema: &Value, value: &Value, pointer: &str, found: &mut Vec<Found
         }
         return;
     }
-    if let (Some(properties), Some(fields)) = (schema.get("properties").and_then(Value::as_object), value.as_object()) {
+    if let (Some(properties), Some(fields)) =
+        (schema.get("properties").and_then(Value::as_object), value.as_object())
+    {
         for (name, sub_schema) in properties {
             if let Some(sub_value) = fields.get(name) {
                 annotated(sub_schema, sub_value, &format!("{pointer}/{name}"), found);
@@ -146,7 +163,11 @@ fn annotated(schema: &Value, value: &Value, pointer: &str, found: &mut Vec<Found
 }
 
 /// The ID of the tenant's live bucket with exactly this name.
-pub async fn bucket_by_name(graph: &GraphService, tenant: &Tenant, name: &str) -> ServiceResult<Option<String>> {
+pub async fn bucket_by_name(
+    graph: &GraphService,
+    tenant: &Tenant,
+    name: &str,
+) -> ServiceResult<Option<String>> {
     let page = PageRequest { limit: 100, cursor: Cursor::First };
     let buckets = graph.list_buckets(tenant, &page, Some(name)).await?.buckets;
     Ok(buckets.into_iter().find(|b| b.name == name).map(|b| b.bucket_id))
@@ -170,7 +191,11 @@ mod tests {
             found.iter().map(|f| (f.surface.as_str(), f.type_name.as_str(), f.pointer.as_str())).collect();
         assert_eq!(
             seen,
-            vec![("ACME Corp.", "Company", "/vendor"), ("Ann", "Person", "/people/0"), ("Bo", "Person", "/people/1")]
+            vec![
+                ("ACME Corp.", "Company", "/vendor"),
+                ("Ann", "Person", "/people/0"),
+                ("Bo", "Person", "/people/1")
+            ]
         );
     }
 }

@@ -51,11 +51,20 @@ pub struct InputFile {
     pub file_name: Option<String>,
 }
 
+/// One file as the transport read it.
+#[derive(Debug)]
+pub struct SubmittedFile {
+    /// As sent (aliases such as `jpg` are normalised later).
+    pub input_type: String,
+    pub bytes: Vec<u8>,
+    pub item_reference_id: Option<String>,
+    pub file_name: Option<String>,
+}
+
 /// A call as submitted, once the transport has read it.
 #[derive(Debug, Default)]
 pub struct CallRequest {
-    /// `(inputType as sent, bytes, itemReferenceID, file name)` per file.
-    pub files: Vec<(String, Vec<u8>, Option<String>, Option<String>)>,
+    pub files: Vec<SubmittedFile>,
     pub wait: bool,
     pub bucket: Option<String>,
     pub call_reference_id: Option<String>,
@@ -119,7 +128,12 @@ impl CallService {
 
     /// Starts a call of the workflow's current version (or returns the call its reference
     /// already names), waiting for it when asked.
-    pub async fn submit(&self, tenant: &Tenant, workflow_name: &str, request: CallRequest) -> ServiceResult<Submitted> {
+    pub async fn submit(
+        &self,
+        tenant: &Tenant,
+        workflow_name: &str,
+        request: CallRequest,
+    ) -> ServiceResult<Submitted> {
         if let Some(metadata) = &request.metadata {
             if !metadata.is_object() {
                 return Err(ServiceError::invalid_field("metadata", "must be a JSON object"));
@@ -205,7 +219,11 @@ impl CallService {
 
     /// `{call: …}` of one of the tenant's calls.
     pub async fn get(&self, tenant: &Tenant, call_id: &str) -> ServiceResult<Value> {
-        let call = self.records.call(owner(tenant), call_id).await?.ok_or_else(|| ServiceError::not_found("call", call_id))?;
+        let call = self
+            .records
+            .call(owner(tenant), call_id)
+            .await?
+            .ok_or_else(|| ServiceError::not_found("call", call_id))?;
         self.call_json(&call).await
     }
 
@@ -217,7 +235,8 @@ impl CallService {
         page: &PageRequest,
         ascending: bool,
     ) -> ServiceResult<(Vec<Value>, i64)> {
-        let (rows, total) = self.records.list_calls(owner(tenant), filter, &page.cursor, ascending, page.limit).await?;
+        let (rows, total) =
+            self.records.list_calls(owner(tenant), filter, &page.cursor, ascending, page.limit).await?;
         let mut calls = Vec::with_capacity(rows.len());
         for row in &rows {
             calls.push(self.call_json(row).await?);
@@ -232,7 +251,11 @@ impl CallService {
 
     /// Every node run of a call and every event it emitted.
     pub async fn trace(&self, tenant: &Tenant, call_id: &str) -> ServiceResult<Value> {
-        let call = self.records.call(owner(tenant), call_id).await?.ok_or_else(|| ServiceError::not_found("call", call_id))?;
+        let call = self
+            .records
+            .call(owner(tenant), call_id)
+            .await?
+            .ok_or_else(|| ServiceError::not_found("call", call_id))?;
         let runs = self.records.function_calls(&call.id).await?;
         let events = self.records.call_events(&call.id).await?;
         Ok(shapes::trace(&call, &runs, &events))
@@ -266,7 +289,7 @@ pub fn is_final(status: &str) -> bool {
 }
 
 /// Normalises input types (400 "unsupported inputType" for any other) and encodes files.
-fn check_files(files: Vec<(String, Vec<u8>, Option<String>, Option<String>)>) -> ServiceResult<Vec<InputFile>> {
+fn check_files(files: Vec<SubmittedFile>) -> ServiceResult<Vec<InputFile>> {
     if files.is_empty() {
         return Err(ServiceError::invalid_field(
             "input",
@@ -276,7 +299,7 @@ fn check_files(files: Vec<(String, Vec<u8>, Option<String>, Option<String>)>) ->
     files
         .into_iter()
         .enumerate()
-        .map(|(index, (input_type, bytes, item_reference_id, file_name))| {
+        .map(|(index, SubmittedFile { input_type, bytes, item_reference_id, file_name })| {
             let normalised = engines::supported_input_type(&input_type).ok_or_else(|| ServiceError::Invalid {
                 message: format!("unsupported inputType {input_type:?}: send one of {}", SUPPORTED.join(", ")),
                 details: Some(json!({ "field": format!("inputs[{index}].inputType"), "error": "unsupported inputType" })),

@@ -53,7 +53,8 @@ pub fn output_event(
 ) -> Value {
     let mut event = common(info, event_type);
     // One transformation per run, except a split's items (one per item).
-    let transformation = if event_type == "split_item" { ids::new_id("tr") } else { transformation_id(info.function_call_id) };
+    let transformation =
+        if event_type == "split_item" { ids::new_id("tr") } else { transformation_id(info.function_call_id) };
     event.insert("transformationID".into(), json!(transformation));
     event.insert("transformedContent".into(), output.clone());
     event.insert("invalidProperties".into(), json!([]));
@@ -66,7 +67,8 @@ pub fn output_event(
         event.insert("joinType".into(), json!("standard"));
         event.insert("items".into(), output.get("items").cloned().unwrap_or(json!([])));
     }
-    if let Some(metadata) = info.call.metadata.as_deref().and_then(|m| serde_json::from_str::<Value>(m).ok()) {
+    if let Some(metadata) = info.call.metadata.as_deref().and_then(|m| serde_json::from_str::<Value>(m).ok())
+    {
         if let Some(content) = event.get_mut("transformedContent").and_then(Value::as_object_mut) {
             content.insert("_metadata".into(), metadata);
         }

@@ -50,7 +50,8 @@ impl GraphService {
         let keys: Vec<&String> = wanted.keys().collect();
         let mut matches: Vec<GazetteerMatch> = Vec::new();
         for chunk in keys.chunks(KEYS_PER_LOOKUP) {
-            let rows = self.run(tenant, queries::ENTITY_KEYS_LOOKUP, params! { "keys" => chunk.to_vec() }).await?;
+            let rows =
+                self.run(tenant, queries::ENTITY_KEYS_LOOKUP, params! { "keys" => chunk.to_vec() }).await?;
             for row in rows {
                 let (type_name, surface) = wanted[&str_col(&row, "key")].clone();
                 matches.push(GazetteerMatch { entity_id: str_col(&row, "entityID"), type_name, surface });

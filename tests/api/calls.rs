@@ -172,7 +172,8 @@ async fn output_that_breaks_the_schema_fails_the_call_with_an_error_event() {
     assert_eq!(read["error"]["eventType"], "error");
     assert!(read["error"]["kind"].is_string());
     assert!(read["error"]["message"].as_str().unwrap().contains("outputSchema constraint violation"));
-    let errors = json(app.get(&format!("/v3/errors?callIDs={}", call["callID"].as_str().unwrap())).await).await;
+    let errors =
+        json(app.get(&format!("/v3/errors?callIDs={}", call["callID"].as_str().unwrap())).await).await;
     assert_eq!(errors["totalCount"], 1);
     let failed = json(app.get("/v3/calls?statuses=failed").await).await;
     assert_eq!(failed["totalCount"], 1);
@@ -183,7 +184,7 @@ async fn outputs_and_errors_can_both_be_present_and_the_call_then_fails() {
     let app = spawn_app().await;
     app.create_function(json!({"functionName": "router", "type": "transform", "outputSchemaName": "Invoice",
         "outputSchema": router_schema()}))
-    .await;
+        .await;
     app.extract_function("invoice", invoice_schema()).await;
     let strict = json!({"type": "object", "properties": {"iban": {"type": "string"}}, "required": ["iban"]});
     app.extract_function("bank", strict).await;
@@ -216,13 +217,18 @@ async fn a_split_fans_out_to_transforms_whose_outputs_a_join_merges() {
     let app = spawn_app().await;
     app.create_function(json!({"functionName": "pages", "type": "split", "splitType": "print_page",
         "splitConfig": {"by": "delimiter", "delimiter": "---"}}))
-    .await;
+        .await;
     app.extract_function("invoice", invoice_schema()).await;
     app.create_function(json!({"functionName": "merge", "type": "join", "joinType": "standard",
         "description": "all invoices", "outputSchemaName": "All", "outputSchema": {"type": "object"}}))
-    .await;
-    app.pipeline("batch", &["pages", "invoice", "merge"], &[("pages", "invoice"), ("invoice", "merge")]).await;
-    let text = format!("{INVOICE}---\n{}---\n{}", INVOICE.replace("INV-42", "INV-43"), INVOICE.replace("INV-42", "INV-44"));
+        .await;
+    app.pipeline("batch", &["pages", "invoice", "merge"], &[("pages", "invoice"), ("invoice", "merge")])
+        .await;
+    let text = format!(
+        "{INVOICE}---\n{}---\n{}",
+        INVOICE.replace("INV-42", "INV-43"),
+        INVOICE.replace("INV-42", "INV-44")
+    );
     let (_, body) = app.call_text("batch", &text, json!({}), true).await;
     let call = &body["call"];
     assert_eq!(call["status"], "completed", "{body}");
@@ -236,9 +242,15 @@ async fn a_split_fans_out_to_transforms_whose_outputs_a_join_merges() {
     let trace = json(app.get(&format!("/v3/calls/{}/trace", call["callID"].as_str().unwrap())).await).await;
     let runs = trace["trace"]["functionCalls"].as_array().unwrap();
     assert_eq!(runs.iter().filter(|r| r["workflowNodeName"] == "invoice").count(), 3);
-    let intermediate = json(app.get("/v3/outputs?includeIntermediate=true&functionNames=invoice").await).await;
+    let intermediate =
+        json(app.get("/v3/outputs?includeIntermediate=true&functionNames=invoice").await).await;
     assert_eq!(intermediate["totalCount"], 3);
-    let offsets: Vec<i64> = intermediate["outputs"].as_array().unwrap().iter().map(|e| e["itemOffset"].as_i64().unwrap()).collect();
+    let offsets: Vec<i64> = intermediate["outputs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["itemOffset"].as_i64().unwrap())
+        .collect();
     let mut sorted = offsets.clone();
     sorted.sort();
     assert_eq!(sorted, vec![0, 1, 2]);
@@ -250,7 +262,7 @@ async fn a_terminal_split_emits_one_event_per_item() {
     let app = spawn_app().await;
     app.create_function(json!({"functionName": "pages", "type": "split", "splitType": "print_page",
         "splitConfig": {"by": "delimiter", "delimiter": "---"}}))
-    .await;
+        .await;
     app.pipeline("split-only", &["pages"], &[]).await;
     let (_, body) = app.call_text("split-only", "one---two---three", json!({}), true).await;
     let outputs = body["call"]["outputs"].as_array().unwrap().clone();
@@ -269,18 +281,30 @@ async fn event_lists_filter_sort_and_page_both_ways() {
     app.pipeline("invoices", &["invoice"], &[]).await;
     let mut call_ids = Vec::new();
     for i in 0..5 {
-        let (_, body) = app.call_text("invoices", INVOICE, json!({ "callReferenceID": format!("ref-{i}") }), true).await;
+        let (_, body) =
+            app.call_text("invoices", INVOICE, json!({ "callReferenceID": format!("ref-{i}") }), true).await;
         call_ids.push(body["call"]["callID"].as_str().unwrap().to_string());
     }
-    let (_, failed) = app.call_text("invoices", "no labels", json!({ "callReferenceID": "bad-1" }), true).await;
+    let (_, failed) =
+        app.call_text("invoices", "no labels", json!({ "callReferenceID": "bad-1" }), true).await;
     let all = json(app.get("/v1-alpha/events").await).await;
     assert_eq!(all["totalCount"], 6);
-    let ids: Vec<String> = all["events"].as_array().unwrap().iter().map(|e| e["eventID"].as_str().unwrap().to_string()).collect();
+    let ids: Vec<String> = all["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["eventID"].as_str().unwrap().to_string())
+        .collect();
     let mut sorted = ids.clone();
     sorted.sort();
     assert_eq!(ids, sorted, "ascending by event ID");
     let desc = json(app.get("/v1-alpha/events?sortOrder=desc").await).await;
-    let desc_ids: Vec<String> = desc["events"].as_array().unwrap().iter().map(|e| e["eventID"].as_str().unwrap().to_string()).collect();
+    let desc_ids: Vec<String> = desc["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["eventID"].as_str().unwrap().to_string())
+        .collect();
     assert_eq!(desc_ids, sorted.iter().rev().cloned().collect::<Vec<_>>());
     // Forwards two at a time, then back from the end.
     let page1 = json(app.get("/v1-alpha/events?limit=2").await).await;
@@ -288,11 +312,13 @@ async fn event_lists_filter_sort_and_page_both_ways() {
     assert_eq!(page1["events"][1]["eventID"], ids[1].as_str());
     assert_eq!(page2["events"][0]["eventID"], ids[2].as_str());
     let before = json(app.get(&format!("/v1-alpha/events?limit=2&endingBefore={}", ids[4])).await).await;
-    let before_ids: Vec<&str> = before["events"].as_array().unwrap().iter().map(|e| e["eventID"].as_str().unwrap()).collect();
+    let before_ids: Vec<&str> =
+        before["events"].as_array().unwrap().iter().map(|e| e["eventID"].as_str().unwrap()).collect();
     assert_eq!(before_ids, vec![ids[2].as_str(), ids[3].as_str()]);
     let errors_only = json(app.get("/v1-alpha/events?eventTypes=error").await).await;
     assert_eq!(errors_only["totalCount"], 1);
-    let two_calls = json(app.get(&format!("/v1-alpha/events?callIDs={},{}", call_ids[0], call_ids[1])).await).await;
+    let two_calls =
+        json(app.get(&format!("/v1-alpha/events?callIDs={},{}", call_ids[0], call_ids[1])).await).await;
     assert_eq!(two_calls["totalCount"], 2);
     let by_reference = json(app.get("/v3/errors?referenceIDSubstring=BAD").await).await;
     assert_eq!(by_reference["totalCount"], 1);
@@ -305,7 +331,11 @@ async fn event_lists_filter_sort_and_page_both_ways() {
     assert_eq!(labelled["totalCount"], 0, "nothing is corrected yet");
     assert_error(app.get("/v1-alpha/events?startingAfter=abc").await, 400).await;
     assert_error(app.get("/v1-alpha/events?limit=101").await, 400).await;
-    assert_error(app.get(&format!("/v1-alpha/events?startingAfter={}&endingBefore={}", ids[0], ids[1])).await, 400).await;
+    assert_error(
+        app.get(&format!("/v1-alpha/events?startingAfter={}&endingBefore={}", ids[0], ids[1])).await,
+        400,
+    )
+    .await;
 }
 
 #[tokio::test]
@@ -313,7 +343,7 @@ async fn a_call_cut_off_by_a_crash_resumes_without_emitting_an_event_twice() {
     let mut app = spawn_app_with(Handlers::default(), |config| config.workers = 0).await;
     app.create_function(json!({"functionName": "router", "type": "transform", "outputSchemaName": "Invoice",
         "outputSchema": router_schema()}))
-    .await;
+        .await;
     app.extract_function("invoice", invoice_schema()).await;
     app.pipeline("two-steps", &["router", "invoice"], &[("router", "invoice")]).await;
     let (status, body) = app.call_text("two-steps", INVOICE, json!({}), false).await;
@@ -331,8 +361,16 @@ async fn a_call_cut_off_by_a_crash_resumes_without_emitting_an_event_twice() {
     let pool = sqlx::AnyPool::connect(&app.config.records_url()).await.unwrap();
     sqlx::query("UPDATE function_calls SET status = 'running', output = NULL, finished_at = NULL WHERE call_id = $1 AND node_name = 'invoice'")
         .bind(&call_id).execute(&pool).await.unwrap();
-    sqlx::query("DELETE FROM events WHERE call_id = $1 AND function_name = 'invoice'").bind(&call_id).execute(&pool).await.unwrap();
-    sqlx::query("UPDATE calls SET status = 'running', finished_at = NULL WHERE id = $1").bind(&call_id).execute(&pool).await.unwrap();
+    sqlx::query("DELETE FROM events WHERE call_id = $1 AND function_name = 'invoice'")
+        .bind(&call_id)
+        .execute(&pool)
+        .await
+        .unwrap();
+    sqlx::query("UPDATE calls SET status = 'running', finished_at = NULL WHERE id = $1")
+        .bind(&call_id)
+        .execute(&pool)
+        .await
+        .unwrap();
     pool.close().await;
     app.stop().await;
     app.config.workers = 1;
@@ -343,7 +381,11 @@ async fn a_call_cut_off_by_a_crash_resumes_without_emitting_an_event_twice() {
     let after = json(app.get(&format!("/v3/calls/{call_id}/trace")).await).await;
     let events = after["trace"]["events"].as_array().unwrap();
     assert_eq!(events.len(), 2, "one event per node, none twice: {events:?}");
-    assert_eq!(events.iter().filter(|e| e["eventID"] == router_event["eventID"]).count(), 1, "the router's event is reused");
+    assert_eq!(
+        events.iter().filter(|e| e["eventID"] == router_event["eventID"]).count(),
+        1,
+        "the router's event is reused"
+    );
     let runs = after["trace"]["functionCalls"].as_array().unwrap();
     assert_eq!(runs.len(), 2);
     let all = json(app.get(&format!("/v1-alpha/events?callIDs={call_id}")).await).await;
@@ -354,9 +396,18 @@ async fn a_call_cut_off_by_a_crash_resumes_without_emitting_an_event_twice() {
 async fn the_call_and_event_endpoints_are_in_the_openapi_document() {
     let app = spawn_app().await;
     let doc = json(app.get("/openapi.json").await).await;
-    for path in ["/v3/workflows/{workflowName}/call", "/v3/calls", "/v3/calls/{callID}", "/v3/calls/{callID}/trace",
-        "/v3/outputs", "/v3/outputs/{eventID}", "/v3/errors", "/v3/errors/{eventID}", "/v1-alpha/events", "/v1-alpha/events/{eventID}"]
-    {
+    for path in [
+        "/v3/workflows/{workflowName}/call",
+        "/v3/calls",
+        "/v3/calls/{callID}",
+        "/v3/calls/{callID}/trace",
+        "/v3/outputs",
+        "/v3/outputs/{eventID}",
+        "/v3/errors",
+        "/v3/errors/{eventID}",
+        "/v1-alpha/events",
+        "/v1-alpha/events/{eventID}",
+    ] {
         assert!(doc["paths"][path].is_object(), "{path} documented");
     }
 }

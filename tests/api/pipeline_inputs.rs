@@ -29,7 +29,8 @@ impl TestApp {
     /// Calls with one base64 file of `input_type`, waiting; returns the call.
     async fn call_file(&self, workflow: &str, input_type: &str, bytes: &[u8], extra: Value) -> Value {
         let content = base64::engine::general_purpose::STANDARD.encode(bytes);
-        let mut body = json!({ "input": { "singleFile": { "inputContent": content, "inputType": input_type } } });
+        let mut body =
+            json!({ "input": { "singleFile": { "inputContent": content, "inputType": input_type } } });
         if let (Some(body), Some(extra)) = (body.as_object_mut(), extra.as_object()) {
             body.extend(extra.clone());
         }
@@ -65,8 +66,10 @@ async fn a_pdf_text_layer_is_extracted() {
 #[tokio::test]
 async fn an_email_with_an_attachment_splits_into_its_attachment_and_names_its_sender() {
     let app = spawn_app().await;
-    app.create_function(json!({"functionName": "attachments", "type": "split", "splitConfig": {"by": "attachments"}}))
-        .await;
+    app.create_function(
+        json!({"functionName": "attachments", "type": "split", "splitConfig": {"by": "attachments"}}),
+    )
+    .await;
     app.pipeline("mail", &["attachments"], &[]).await;
     let call = app.call_file("mail", "email", &fixture("purchase-order.eml"), json!({})).await;
     assert_eq!(call["status"], "completed", "{call}");
@@ -103,7 +106,14 @@ async fn linking_function(app: &TestApp) {
 async fn companies(app: &TestApp, text: &str) -> Vec<Value> {
     let graph = json(app.get("/v3/knowledge-graph").await).await;
     let named = |n: &&Value| n["canonical"].as_str().unwrap_or_default().to_lowercase().contains(text);
-    graph["nodes"].as_array().unwrap().iter().filter(|n| n["type"] == "Company").filter(named).cloned().collect()
+    graph["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|n| n["type"] == "Company")
+        .filter(named)
+        .cloned()
+        .collect()
 }
 
 #[tokio::test]
@@ -128,11 +138,18 @@ async fn two_documents_naming_one_company_two_ways_end_in_one_entity_with_two_me
     assert_eq!(surfaces, vec!["Acme Corporation", "ACME Corp."]);
     assert_eq!(mentions[0]["sectionLabel"], "/vendor");
     let transformation = one["outputs"][0]["transformationID"].as_str().unwrap();
-    assert_eq!(mentions[0]["transformationID"], transformation, "the mention names the event's transformation");
+    assert_eq!(
+        mentions[0]["transformationID"], transformation,
+        "the mention names the event's transformation"
+    );
     // The declared relation: each vendor sells to its buyer.
     let relations = json(app.get(&format!("/v3/entities/{id}/relations?direction=outbound")).await).await;
-    let targets: Vec<&str> =
-        relations["outbound"].as_array().unwrap().iter().map(|r| r["targetEntity"]["canonical"].as_str().unwrap()).collect();
+    let targets: Vec<&str> = relations["outbound"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["targetEntity"]["canonical"].as_str().unwrap())
+        .collect();
     assert_eq!(targets.len(), 2, "{relations}");
     assert!(targets.contains(&"Initech") && targets.contains(&"Umbrella Ltd"), "{targets:?}");
 }
@@ -155,8 +172,10 @@ async fn known_entities_named_in_the_text_are_linked_by_the_gazetteer() {
 #[tokio::test]
 async fn without_the_linking_setting_the_graph_is_left_alone() {
     let app = spawn_app().await;
-    app.create_function(json!({"functionName": "plain", "type": "extract", "outputSchemaName": "P", "outputSchema": {
-        "type": "object", "properties": {"vendor": {"type": "string", "x-entityType": "Company"}}}}))
+    app.create_function(
+        json!({"functionName": "plain", "type": "extract", "outputSchemaName": "P", "outputSchema": {
+        "type": "object", "properties": {"vendor": {"type": "string", "x-entityType": "Company"}}}}),
+    )
     .await;
     app.pipeline("plain", &["plain"], &[]).await;
     let call = app.call_file("plain", "text", b"Vendor: Hooli Inc.\n", json!({})).await;

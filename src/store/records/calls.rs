@@ -71,7 +71,11 @@ const FUNCTION_CALL_COLUMNS: &str = "id, call_id, node_name, item_key, function_
 impl Records {
     /// Stores a new call, or returns the call already made with the same `callReferenceID`
     /// for the same workflow since `window_start` (then `false`).
-    pub async fn insert_call(&self, call: &CallRow, window_start: i64) -> Result<(CallRow, bool), RecordError> {
+    pub async fn insert_call(
+        &self,
+        call: &CallRow,
+        window_start: i64,
+    ) -> Result<(CallRow, bool), RecordError> {
         let mut tx = self.pool.begin().await?;
         if let Some(reference) = &call.reference_id {
             let existing = sqlx::query(
@@ -160,9 +164,10 @@ impl Records {
 
     /// One of the owner's calls.
     pub async fn call(&self, owner: Owner<'_>, id: &str) -> Result<Option<CallRow>, RecordError> {
-        Ok(self.call_by_id(id).await?.filter(|call| {
-            call.account_id == owner.account_id && call.environment == owner.environment
-        }))
+        Ok(self
+            .call_by_id(id)
+            .await?
+            .filter(|call| call.account_id == owner.account_id && call.environment == owner.environment))
     }
 
     /// One page of the owner's calls and how many match in all.
@@ -193,7 +198,12 @@ impl Records {
         Ok((page_rows(rows.iter().map(call_row).collect(), cursor), total))
     }
 
-    pub async fn set_call_status(&self, id: &str, status: &str, finished_at: Option<i64>) -> Result<(), RecordError> {
+    pub async fn set_call_status(
+        &self,
+        id: &str,
+        status: &str,
+        finished_at: Option<i64>,
+    ) -> Result<(), RecordError> {
         sqlx::query("UPDATE calls SET status = $1, finished_at = $2 WHERE id = $3")
             .bind(status)
             .bind(finished_at)
@@ -264,14 +274,16 @@ impl Records {
         error: Option<&str>,
         finished_at: i64,
     ) -> Result<(), RecordError> {
-        sqlx::query("UPDATE function_calls SET status = $1, output = $2, error = $3, finished_at = $4 WHERE id = $5")
-            .bind(status)
-            .bind(output)
-            .bind(error)
-            .bind(finished_at)
-            .bind(id)
-            .execute(&self.pool)
-            .await?;
+        sqlx::query(
+            "UPDATE function_calls SET status = $1, output = $2, error = $3, finished_at = $4 WHERE id = $5",
+        )
+        .bind(status)
+        .bind(output)
+        .bind(error)
+        .bind(finished_at)
+        .bind(id)
+        .execute(&self.pool)
+        .await?;
         Ok(())
     }
 

@@ -48,7 +48,11 @@ pub struct EventFilter {
 
 impl Records {
     /// Records the event unless one with its dedupe key exists; returns the stored ID.
-    pub async fn record_pipeline_event(&self, owner: Owner<'_>, event: NewEvent<'_>) -> Result<String, RecordError> {
+    pub async fn record_pipeline_event(
+        &self,
+        owner: Owner<'_>,
+        event: NewEvent<'_>,
+    ) -> Result<String, RecordError> {
         sqlx::query(
             "INSERT INTO events (id, account_id, environment, event_type, body, created_at, call_id, \
                  function_call_id, workflow_id, workflow_name, function_id, function_name, function_version_num, \
@@ -137,8 +141,8 @@ impl Records {
         let total: i64 = conditions.bind(sqlx::query(&count_sql)).fetch_one(&self.pool).await?.get("n");
         let (sql, paged) = conditions.page_sql("body", "events", "id", cursor, ascending, limit);
         let rows = paged.bind(sqlx::query(&sql)).fetch_all(&self.pool).await?;
-        let bodies = rows.iter().filter_map(|row| serde_json::from_str(&row.get::<String, _>("body")).ok()).collect();
+        let bodies =
+            rows.iter().filter_map(|row| serde_json::from_str(&row.get::<String, _>("body")).ok()).collect();
         Ok((page_rows(bodies, cursor), total))
     }
-
 }

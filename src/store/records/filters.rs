@@ -90,8 +90,17 @@ impl Filter {
     /// `SELECT {columns} FROM {table} WHERE … ORDER BY {id} … LIMIT n` for one page of
     /// `limit`, newest-last when `ascending`. Rows come back in the order the page is
     /// read; [`page_rows`] puts them in display order.
-    pub fn page_sql(&self, columns: &str, table: &str, id: &str, cursor: &Cursor, ascending: bool, limit: u32) -> (String, Filter) {
-        let mut filter = Filter { clauses: self.clauses.clone(), binds: self.binds.iter().map(Bind::copy).collect() };
+    pub fn page_sql(
+        &self,
+        columns: &str,
+        table: &str,
+        id: &str,
+        cursor: &Cursor,
+        ascending: bool,
+        limit: u32,
+    ) -> (String, Filter) {
+        let mut filter =
+            Filter { clauses: self.clauses.clone(), binds: self.binds.iter().map(Bind::copy).collect() };
         // Reading forwards follows the sort order; `endingBefore` reads backwards from it.
         let forwards = !matches!(cursor, Cursor::Before(_));
         let reads_up = forwards == ascending;
@@ -104,11 +113,17 @@ impl Filter {
             }
         }
         let order = if reads_up { "ASC" } else { "DESC" };
-        let sql = format!("SELECT {columns} FROM {table} {} ORDER BY {id} {order} LIMIT {limit}", filter.where_clause());
+        let sql = format!(
+            "SELECT {columns} FROM {table} {} ORDER BY {id} {order} LIMIT {limit}",
+            filter.where_clause()
+        );
         (sql, filter)
     }
 
-    pub fn bind<'q>(&'q self, mut query: Query<'q, Any, AnyArguments<'q>>) -> Query<'q, Any, AnyArguments<'q>> {
+    pub fn bind<'q>(
+        &'q self,
+        mut query: Query<'q, Any, AnyArguments<'q>>,
+    ) -> Query<'q, Any, AnyArguments<'q>> {
         for bind in &self.binds {
             query = match bind {
                 Bind::Text(text) => query.bind(text.as_str()),
