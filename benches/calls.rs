@@ -27,7 +27,7 @@ fn functions(folder: &str) -> Vec<Value> {
                 "dueDate": {"type": "string", "format": "date"}, "contact": {"type": "string", "format": "email"}}}}),
         json!({"functionName": "shape", "type": "transform", "outputSchemaName": "Row", "outputSchema": {
             "type": "object", "properties": {"invoiceNumber": {"type": "string"}, "total": {"type": "number"}}}}),
-        json!({"functionName": "store", "type": "send", "destinationType": "object_store", "objectStore": {"folder": folder}}),
+        json!({"functionName": "store", "type": "send", "destinationType": "object_store", "s3Bucket": folder}),
     ]
 }
 
@@ -35,7 +35,7 @@ fn functions(folder: &str) -> Vec<Value> {
 async fn main() -> anyhow::Result<()> {
     let bench = common::start(|_| {}).await?;
     let folder = tempfile::tempdir()?;
-    let folder_path = folder.path().to_string_lossy().to_string();
+    let folder_path = format!("file://{}", folder.path().display());
     let mut versions = Vec::new();
     for function in functions(&folder_path) {
         let response = bench.post("/v3/functions", &function).send().await?;

@@ -164,6 +164,7 @@ impl App {
                 http: reqwest::Client::builder().timeout(std::time::Duration::from_secs(30)).build()?,
                 data_dir: config.data_dir.clone(),
             },
+            std::time::Duration::from_secs(config.call_wait_seconds),
         );
         let state = AppState {
             calls,

@@ -71,6 +71,9 @@ pub struct Config {
     /// Number of job-queue workers in this process.
     #[arg(long, env = "CANON_WORKERS", default_value_t = 2)]
     pub workers: usize,
+    /// How long a `wait=true` workflow call blocks before answering 202 with the running call.
+    #[arg(long, env = "CANON_CALL_WAIT_SECONDS", default_value_t = 30)]
+    pub call_wait_seconds: u64,
     /// Log format: `json` (structured, one object per line) or `text`.
     #[arg(long, env = "CANON_LOG_FORMAT", default_value = "json")]
     pub log_format: String,
@@ -100,6 +103,7 @@ impl Config {
             rate_limit_per_second: 100.0,
             rate_limit_burst: 200,
             workers: 2,
+            call_wait_seconds: 30,
             log_format: "text".into(),
         }
     }

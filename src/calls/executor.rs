@@ -311,10 +311,14 @@ impl<'a> Execution<'a> {
         let downstream = self.downstream(info.node, outlet.as_deref());
         let body = shapes::output_event(info, &event_type, &output, (offset, count), outlet.as_deref());
         let event_id = self.emit(info, &event_type, body, !downstream.is_empty(), key).await?;
+        // A route hands on what it was given (the document it classified); every other
+        // node hands on its output.
+        let handed_on =
+            if outlet.is_some() { activation.payload.clone() } else { Payload::Json(output.clone()) };
         for (destination, label) in downstream {
             arriving.entry(destination).or_default().push(Activation {
                 item_key: activation.item_key.clone(),
-                payload: Payload::Json(output.clone()),
+                payload: handed_on.clone(),
                 source_event_id: Some(event_id.clone()),
                 source_function_call_id: Some(info.function_call_id.to_string()),
                 incoming_destination: label,

@@ -30,8 +30,6 @@ pub const CALL_JOB: &str = "workflow_call";
 /// A call's job runs again after a crash or an infrastructure failure, up to this many
 /// times; node failures are events, not job failures.
 pub const CALL_JOB_ATTEMPTS: i64 = 5;
-/// How long `wait=true` blocks before answering 202 with the running call.
-pub const WAIT_LIMIT: Duration = Duration::from_secs(30);
 /// How long a `callReferenceID` keeps naming its call (decision: one day).
 pub const REFERENCE_WINDOW_MS: i64 = 24 * 60 * 60 * 1000;
 /// `metadata` bound (the SDK documents 4 KB).
@@ -93,6 +91,8 @@ pub struct CallService {
     pub engines: EngineParts,
     /// Carries the ID of each call that finishes in this process (wakes `wait=true`).
     pub finished: broadcast::Sender<String>,
+    /// How long `wait=true` blocks before answering 202 with the running call (30 s).
+    pub wait_limit: Duration,
 }
 
 /// What the engines need besides the tenant.
@@ -121,9 +121,14 @@ fn owner(tenant: &Tenant) -> Owner<'_> {
 }
 
 impl CallService {
-    pub fn new(records: Records, graph: Arc<GraphService>, engines: EngineParts) -> Self {
+    pub fn new(
+        records: Records,
+        graph: Arc<GraphService>,
+        engines: EngineParts,
+        wait_limit: Duration,
+    ) -> Self {
         let (finished, _) = broadcast::channel(1024);
-        Self { records, graph, engines, finished }
+        Self { records, graph, engines, finished, wait_limit }
     }
 
     /// Starts a call of the workflow's current version (or returns the call its reference
@@ -179,7 +184,7 @@ impl CallService {
             crate::jobs::wake();
         }
         if request.wait && !is_final(&call.status) {
-            let deadline = tokio::time::Instant::now() + WAIT_LIMIT;
+            let deadline = tokio::time::Instant::now() + self.wait_limit;
             loop {
                 match tokio::time::timeout_at(deadline, finished_rx.recv()).await {
                     Ok(Ok(id)) if id != call.id => continue,

@@ -355,7 +355,13 @@ async fn a_call_cut_off_by_a_crash_resumes_without_emitting_an_event_twice() {
     let handler = canon::calls::executor::CallJob { service: app.app().state.calls.clone() };
     handler.run(job.payload.clone()).await.unwrap();
     let before = json(app.get(&format!("/v3/calls/{call_id}/trace")).await).await;
-    let router_event = before["trace"]["events"][0].clone();
+    let router_event = before["trace"]["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["functionName"] == "router")
+        .expect("the router's event")
+        .clone();
     // ...but the process died while the second node ran: its run is left `running`, its
     // event unwritten, the call `running`, the job's lease held by a dead worker.
     let pool = sqlx::AnyPool::connect(&app.config.records_url()).await.unwrap();
@@ -410,4 +416,66 @@ async fn the_call_and_event_endpoints_are_in_the_openapi_document() {
     ] {
         assert!(doc["paths"][path].is_object(), "{path} documented");
     }
+}
+
+#[tokio::test]
+async fn a_waited_call_still_running_at_the_wait_limit_answers_202() {
+    // A webhook that answers only after the wait limit has passed.
+    let slow = axum::Router::new().route(
+        "/hook",
+        axum::routing::post(|| async {
+            tokio::time::sleep(Duration::from_secs(3)).await;
+            "ok"
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let hook = format!("http://{}/hook", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, slow).await });
+    let app = spawn_app_with(Handlers::default(), |config| config.call_wait_seconds = 1).await;
+    app.create_function(
+        json!({"functionName": "notify", "type": "send", "destinationType": "webhook", "webhookUrl": hook}),
+    )
+    .await;
+    app.pipeline("slow", &["notify"], &[]).await;
+    let (status, body) = app.call_text("slow", INVOICE, json!({}), true).await;
+    assert_eq!(status, 202, "{body}");
+    assert_eq!(body["call"]["status"], "running");
+    let call = app.finished_call(body["call"]["callID"].as_str().unwrap()).await;
+    assert_eq!(call["status"], "completed", "{call}");
+    assert_eq!(call["outputs"][0]["eventType"], "send");
+}
+
+#[tokio::test]
+async fn a_classifier_routes_the_call_down_the_edge_labelled_with_its_choice() {
+    let app = spawn_app().await;
+    app.create_function(json!({"functionName": "kind", "type": "classify", "description": "document kind",
+    "classifications": [
+        {"name": "invoice", "description": "an invoice", "regex": {"patterns": ["(?i)invoice number"]}},
+        {"name": "letter", "description": "a letter", "regex": {"patterns": ["(?i)dear "]}}
+    ]}))
+    .await;
+    app.extract_function("invoice", invoice_schema()).await;
+    app.create_function(json!({"functionName": "letter", "type": "transform", "outputSchemaName": "L",
+        "outputSchema": {"type": "object"}}))
+        .await;
+    let body = json!({
+        "name": "sorter", "mainNodeName": "kind",
+        "nodes": [{"name": "kind", "function": {"name": "kind"}}, {"name": "invoice", "function": {"name": "invoice"}},
+                  {"name": "letter", "function": {"name": "letter"}}],
+        "edges": [{"sourceNodeName": "kind", "destinationNodeName": "invoice", "destinationName": "invoice"},
+                  {"sourceNodeName": "kind", "destinationNodeName": "letter", "destinationName": "letter"}]
+    });
+    let response = app.post("/v3/workflows", body).await;
+    assert_eq!(response.status(), 200);
+    let (_, body) = app.call_text("sorter", INVOICE, json!({}), true).await;
+    let call = &body["call"];
+    assert_eq!(call["status"], "completed", "{call}");
+    let outputs = call["outputs"].as_array().unwrap();
+    assert_eq!(outputs.len(), 1, "only the chosen branch ran: {outputs:?}");
+    assert_eq!(outputs[0]["functionName"], "invoice");
+    let trace = json(app.get(&format!("/v3/calls/{}/trace", call["callID"].as_str().unwrap())).await).await;
+    let runs = trace["trace"]["functionCalls"].as_array().unwrap();
+    assert_eq!(runs.len(), 2);
+    let routed = runs.iter().find(|r| r["workflowNodeName"] == "invoice").unwrap();
+    assert_eq!(routed["incomingDestinationName"], "invoice");
 }

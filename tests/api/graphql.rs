@@ -515,9 +515,10 @@ async fn a_nested_page_of_fifty_entities_costs_a_constant_number_of_graph_querie
     }
     println!("graph queries for 50 entities with mentions, relations and far ends: {used}");
     // Page + details, mentions, outbound and inbound relations, far-end details: 6 when each
-    // level's keys meet in one batch window. Under CPU contention a level can split into two
-    // batches (the loaders batch by a 1 ms window), never into one load per entity (50+).
-    assert!(used <= 10, "{used} graph queries: something loads per entity");
+    // level's keys meet in one batch window. Under CPU contention a level can split into a
+    // few batches (the loaders batch by a 1 ms window; 11 was seen on a loaded 2-core CI
+    // machine), never into one load per entity (50+).
+    assert!(used <= 20, "{used} graph queries: something loads per entity");
 
     // Neighbourhoods of the whole page (one statement per hop, then the node records) and
     // merge histories (one).

@@ -85,12 +85,14 @@ impl Records {
         Ok(row.get("id"))
     }
 
-    /// Every event of a call in ID order, intermediate ones with `true`.
+    /// Every event of a call in the order they were recorded (KSUIDs order only by the
+    /// second), intermediate ones with `true`.
     pub async fn call_events(&self, call_id: &str) -> Result<Vec<(Value, bool)>, RecordError> {
-        let rows = sqlx::query("SELECT body, intermediate FROM events WHERE call_id = $1 ORDER BY id")
-            .bind(call_id)
-            .fetch_all(&self.pool)
-            .await?;
+        let rows =
+            sqlx::query("SELECT body, intermediate FROM events WHERE call_id = $1 ORDER BY created_at, id")
+                .bind(call_id)
+                .fetch_all(&self.pool)
+                .await?;
         Ok(rows
             .iter()
             .filter_map(|row| {
