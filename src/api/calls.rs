@@ -11,7 +11,7 @@
 
 use super::auth::Caller;
 use super::error::{ApiError, ErrorBody};
-use super::extract::{bool_param, int_param, list_param, parse_json, ApiQuery};
+use super::extract::{array_param, bool_param, int_param, parse_json, ApiQuery};
 use crate::app::AppState;
 use crate::calls::{CallRequest, SubmittedFile};
 use crate::pagination::{Limits, PageRequest};
@@ -314,7 +314,7 @@ pub async fn list(
         LIMITS,
         "wc",
     )?;
-    let statuses = list_param(&query.statuses);
+    let statuses = array_param("statuses", &query.statuses)?;
     if let Some(bad) =
         statuses.iter().find(|s| !matches!(s.as_str(), "pending" | "running" | "completed" | "failed"))
     {
@@ -324,14 +324,14 @@ pub async fn list(
         ));
     }
     let filter = CallFilter {
-        call_ids: list_param(&query.call_ids),
-        workflow_ids: list_param(&query.workflow_ids),
-        workflow_names: list_param(&query.workflow_names),
-        reference_ids: list_param(&query.reference_ids),
+        call_ids: array_param("callIDs", &query.call_ids)?,
+        workflow_ids: array_param("workflowIDs", &query.workflow_ids)?,
+        workflow_names: array_param("workflowNames", &query.workflow_names)?,
+        reference_ids: array_param("referenceIDs", &query.reference_ids)?,
         reference_id_substring: query.reference_id_substring.filter(|s| !s.is_empty()),
         statuses,
     };
-    let call_types = list_param(&query.call_types);
+    let call_types = array_param("callTypes", &query.call_types)?;
     if !call_types.is_empty() && !call_types.iter().any(|t| t == "workflow") {
         return Ok(Json(json!({ "calls": [], "totalCount": 0 })));
     }

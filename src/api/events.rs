@@ -5,7 +5,7 @@
 use super::auth::Caller;
 use super::calls::ascending;
 use super::error::{ApiError, ErrorBody};
-use super::extract::{bool_param, int_param, list_param, ApiQuery};
+use super::extract::{array_param, bool_param, int_param, ApiQuery};
 use crate::app::AppState;
 use crate::pagination::{Limits, PageRequest};
 use crate::store::records::events::EventFilter;
@@ -81,20 +81,20 @@ async fn list(
         LIMITS,
         "",
     )?;
-    let function_version_nums = list_param(&query.function_version_nums)
+    let function_version_nums = array_param("functionVersionNums", &query.function_version_nums)?
         .iter()
         .map(|n| int_param("functionVersionNums", Some(n)).map(Option::unwrap_or_default))
         .collect::<Result<Vec<i64>, ApiError>>()?;
     let filter = EventFilter {
-        event_ids: list_param(&query.event_ids),
-        call_ids: list_param(&query.call_ids),
-        event_types: list_param(&query.event_types),
-        workflow_ids: list_param(&query.workflow_ids),
-        workflow_names: list_param(&query.workflow_names),
-        function_ids: list_param(&query.function_ids),
-        function_names: list_param(&query.function_names),
+        event_ids: array_param("eventIDs", &query.event_ids)?,
+        call_ids: array_param("callIDs", &query.call_ids)?,
+        event_types: array_param("eventTypes", &query.event_types)?,
+        workflow_ids: array_param("workflowIDs", &query.workflow_ids)?,
+        workflow_names: array_param("workflowNames", &query.workflow_names)?,
+        function_ids: array_param("functionIDs", &query.function_ids)?,
+        function_names: array_param("functionNames", &query.function_names)?,
         function_version_nums,
-        reference_ids: list_param(&query.reference_ids),
+        reference_ids: array_param("referenceIDs", &query.reference_ids)?,
         reference_id_substring: query.reference_id_substring.filter(|s| !s.is_empty()),
         is_labelled: bool_param("isLabelled", query.is_labelled.as_deref())?,
         errors: match surface {

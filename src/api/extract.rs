@@ -109,6 +109,18 @@ pub fn list_param(values: &[String]) -> Vec<String> {
         .collect()
 }
 
+/// Values of an array filter; sent but empty (`tags=`) is 400, as each array needs an item.
+pub fn array_param(name: &str, raw: &[String]) -> Result<Vec<String>, ApiError> {
+    let values = list_param(raw);
+    if values.is_empty() && !raw.is_empty() {
+        return Err(ApiError::bad_request(
+            format!("{name}: give at least one value (or leave the parameter out)"),
+            Some(json!({ "field": name, "error": "give at least one value (or leave the parameter out)" })),
+        ));
+    }
+    Ok(values)
+}
+
 /// An RFC 3339 instant, normalised to the stored form (UTC, milliseconds) for comparison.
 pub fn time_param(name: &str, raw: Option<&str>) -> Result<Option<String>, ApiError> {
     raw.map(|text| {

@@ -3,8 +3,8 @@
 
 use super::auth::Caller;
 use super::error::{ApiError, ErrorBody};
-use super::extract::{int_param, ApiJson, ApiQuery};
-use super::functions::{array_param, author, versions_page, ListVersions};
+use super::extract::{array_param, int_param, ApiJson, ApiQuery};
+use super::functions::{author, versions_page, ListVersions};
 use crate::app::AppState;
 use crate::functions::listing::{id_page, version_refs};
 use crate::functions::schema::{

@@ -9,6 +9,24 @@ use std::time::Duration;
 
 const INVOICE: &str = "Invoice number: INV-42\nVendor: ACME Corp.\nTotal: $1,234.50\nDue date: 2026-01-31\n";
 
+/// The spec's fields common to output and error events (`inboundEmail` only for e-mails).
+const COMMON_FIELDS: [&str; 14] = [
+    "eventID",
+    "eventType",
+    "createdAt",
+    "referenceID",
+    "functionCallTryNumber",
+    "functionCallID",
+    "functionID",
+    "functionName",
+    "functionVersionNum",
+    "callID",
+    "workflowID",
+    "workflowName",
+    "workflowVersionNum",
+    "metadata",
+];
+
 pub fn invoice_schema() -> Value {
     json!({
         "type": "object",
@@ -100,6 +118,12 @@ async fn a_waited_call_returns_the_completed_call_with_its_output_event() {
     assert_eq!(event["workflowName"], "invoices");
     assert_eq!(event["itemOffset"], 0);
     assert_eq!(event["itemCount"], 1);
+    for field in
+        COMMON_FIELDS.iter().chain(["transformationID", "transformedContent", "invalidProperties"].iter())
+    {
+        assert!(event.get(field).is_some(), "the spec's event field {field} in {event}");
+    }
+    assert!(event["metadata"]["durationFunctionToEventSeconds"].is_number());
     let event_id = event["eventID"].as_str().unwrap();
     assert!(canon::ids::is_ksuid(event_id), "{event_id} is a KSUID");
     assert!(event["transformationID"].as_str().unwrap().starts_with("tr_"));
@@ -169,6 +193,10 @@ async fn output_that_breaks_the_schema_fails_the_call_with_an_error_event() {
     assert!(error["functionCallID"].as_str().unwrap().starts_with("fc_"));
     let event_id = error["eventID"].as_str().unwrap();
     let read = json(app.get(&format!("/v3/errors/{event_id}")).await).await;
+    for field in COMMON_FIELDS {
+        assert!(read["error"].get(field).is_some(), "the spec's common field {field} in {read}");
+    }
+    assert!(read["error"].get("transformedContent").is_none(), "no transformation fields on an error event");
     assert_eq!(read["error"]["eventType"], "error");
     assert!(read["error"]["kind"].is_string());
     assert!(read["error"]["message"].as_str().unwrap().contains("outputSchema constraint violation"));
@@ -331,6 +359,7 @@ async fn event_lists_filter_sort_and_page_both_ways() {
     assert_eq!(labelled["totalCount"], 0, "nothing is corrected yet");
     assert_error(app.get("/v1-alpha/events?startingAfter=abc").await, 400).await;
     assert_error(app.get("/v1-alpha/events?limit=101").await, 400).await;
+    assert_error(app.get("/v1-alpha/events?eventIDs=").await, 400).await;
     assert_error(
         app.get(&format!("/v1-alpha/events?startingAfter={}&endingBefore={}", ids[0], ids[1])).await,
         400,
