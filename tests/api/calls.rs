@@ -160,7 +160,12 @@ async fn the_same_call_reference_returns_the_existing_call() {
     assert_eq!(second["call"]["callReferenceID"], "upload-77");
     let list = json(app.get("/v3/calls?referenceIDs=upload-77").await).await;
     assert_eq!(list["totalCount"], 1);
-    let outputs = json(app.get("/v3/outputs?referenceIDs=upload-77").await).await;
+    // The key is per workflow: another workflow with the same reference makes its own call.
+    app.pipeline("invoices-too", &["invoice"], &[]).await;
+    let (_, other) =
+        app.call_text("invoices-too", INVOICE, json!({ "callReferenceID": "upload-77" }), true).await;
+    assert_ne!(other["call"]["callID"], first["call"]["callID"]);
+    let outputs = json(app.get("/v3/outputs?referenceIDs=upload-77&workflowNames=invoices").await).await;
     assert_eq!(outputs["totalCount"], 1, "one call, one output: {outputs}");
 }
 

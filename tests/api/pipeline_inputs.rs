@@ -182,3 +182,19 @@ async fn without_the_linking_setting_the_graph_is_left_alone() {
     assert_eq!(call["status"], "completed", "{call}");
     assert!(companies(&app, "hooli").await.is_empty());
 }
+
+#[tokio::test]
+async fn linked_entities_land_in_the_bucket_the_call_names() {
+    let app = spawn_app().await;
+    let bucket = app.create_bucket("suppliers").await;
+    linking_function(&app).await;
+    let text = b"Invoice number: INV-5\nVendor: Stark Industries\nBuyer: Wayne Enterprises\n";
+    let call = app.call_file("linked", "text", text, json!({"bucket": "suppliers"})).await;
+    assert_eq!(call["status"], "completed", "{call}");
+    let stark = companies(&app, "stark").await;
+    let entity = json(app.get(&format!("/v3/entities/{}", stark[0]["id"].as_str().unwrap())).await).await;
+    assert_eq!(entity["bucketID"], bucket.as_str());
+    let body = json!({ "input": { "singleFile": { "inputContent": "aGk=", "inputType": "text" } }, "bucket": "nope" });
+    let error = crate::helpers::assert_error(app.post("/v3/workflows/linked/call", body).await, 400).await;
+    assert!(error["message"].as_str().unwrap().contains("bucket"), "{error}");
+}
