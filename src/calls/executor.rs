@@ -46,6 +46,20 @@ impl JobHandler for CallJob {
         let _ = self.service.finished.send(call.id.clone());
         Ok(())
     }
+
+    /// The call could not be run at all (its job exhausted its retries on infrastructure
+    /// errors): it fails, instead of staying `running` forever. Node failures never get
+    /// here; they are error events.
+    async fn gave_up(&self, payload: Value, error: &str) {
+        let Some(call_id) = payload.get("callID").and_then(Value::as_str) else { return };
+        tracing::error!(call_id, error, "giving up on a workflow call");
+        if let Err(err) =
+            self.service.records.set_call_status(call_id, "failed", Some(ids::now_millis())).await
+        {
+            tracing::error!(call_id, error = %err, "cannot mark the call as failed");
+        }
+        let _ = self.service.finished.send(call_id.to_string());
+    }
 }
 
 /// What a finished run left: reused as is when a call resumes.

@@ -31,6 +31,10 @@ pub fn wake() {
 #[async_trait]
 pub trait JobHandler: Send + Sync + 'static {
     async fn run(&self, payload: serde_json::Value) -> anyhow::Result<()>;
+
+    /// Called once when the job failed for the last time (no retry is left), so what it
+    /// stood for can be marked as failed instead of staying in progress.
+    async fn gave_up(&self, _payload: serde_json::Value, _error: &str) {}
 }
 
 /// The handlers of every job kind this process runs.
@@ -134,7 +138,11 @@ impl Worker {
             Err(err) => {
                 let retry = (job.attempts < job.max_attempts).then(|| backoff_ms(job.attempts));
                 tracing::warn!(error = %err, retry_in_ms = ?retry, "job failed");
-                self.record_failure(&job, &format!("{err:#}"), retry).await;
+                let message = format!("{err:#}");
+                self.record_failure(&job, &message, retry).await;
+                if retry.is_none() {
+                    handler.gave_up(job.payload.clone(), &message).await;
+                }
             }
         }
     }

@@ -513,3 +513,17 @@ async fn a_classifier_routes_the_call_down_the_edge_labelled_with_its_choice() {
     let routed = runs.iter().find(|r| r["workflowNodeName"] == "invoice").unwrap();
     assert_eq!(routed["incomingDestinationName"], "invoice");
 }
+
+#[tokio::test]
+async fn a_call_whose_job_is_given_up_fails_instead_of_running_forever() {
+    let app = spawn_app_with(Handlers::default(), |config| config.workers = 0).await;
+    app.extract_function("invoice", invoice_schema()).await;
+    app.pipeline("invoices", &["invoice"], &[]).await;
+    let (_, body) = app.call_text("invoices", INVOICE, json!({}), false).await;
+    let call_id = body["call"]["callID"].as_str().unwrap().to_string();
+    let handler = canon::calls::executor::CallJob { service: app.app().state.calls.clone() };
+    handler.gave_up(json!({ "callID": call_id }), "the record store was down").await;
+    let call = json(app.get(&format!("/v3/calls/{call_id}")).await).await;
+    assert_eq!(call["call"]["status"], "failed");
+    assert!(call["call"]["finishedAt"].is_string());
+}

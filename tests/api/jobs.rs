@@ -14,6 +14,7 @@ struct Recorder {
     runs: Mutex<HashMap<String, u32>>,
     running: Mutex<HashSet<String>>,
     overlaps: Mutex<u32>,
+    given_up: Mutex<Vec<(String, String)>>,
 }
 
 #[async_trait]
@@ -36,6 +37,11 @@ impl JobHandler for Recorder {
             anyhow::bail!("planned failure {attempt} of {key}");
         }
         Ok(())
+    }
+
+    async fn gave_up(&self, payload: Value, error: &str) {
+        let key = payload["key"].as_str().unwrap_or_default().to_string();
+        self.given_up.lock().unwrap().push((key, error.to_string()));
     }
 }
 
@@ -121,6 +127,11 @@ async fn a_job_that_keeps_failing_stops_at_its_attempt_limit_with_the_error() {
     assert_eq!(state.attempts, 2);
     assert!(state.last_error.unwrap().contains("planned failure 2 of doomed"));
     assert_eq!(recorder.runs.lock().unwrap()["doomed"], 2);
+    // The handler hears once that its job is given up (not after the first, retried failure).
+    let given_up = recorder.given_up.lock().unwrap().clone();
+    assert_eq!(given_up.len(), 1, "{given_up:?}");
+    assert_eq!(given_up[0].0, "doomed");
+    assert!(given_up[0].1.contains("planned failure 2 of doomed"));
     let unknown = records.enqueue_job("no.such.kind", &json!({}), 3).await.unwrap();
     let state = wait_for_status(&app, &unknown, "failed", Duration::from_secs(10)).await;
     assert!(state.last_error.unwrap().contains("no handler"));
