@@ -105,6 +105,8 @@ struct Execution<'a> {
     tenant: Tenant,
     inbound_email: Option<Value>,
     any_error: bool,
+    /// Runs an earlier attempt recorded, by `(node, item key)`: read once, reused or redone.
+    earlier: HashMap<(String, String), FunctionCallRow>,
 }
 
 impl<'a> Execution<'a> {
@@ -115,7 +117,15 @@ impl<'a> Execution<'a> {
             _ => Environment::Production,
         };
         let tenant = Tenant { account_id: call.account_id.clone(), environment };
-        Ok(Self { service, call, plan, tenant, inbound_email: None, any_error: false })
+        Ok(Self {
+            service,
+            call,
+            plan,
+            tenant,
+            inbound_email: None,
+            any_error: false,
+            earlier: HashMap::new(),
+        })
     }
 
     fn owner(&self) -> Owner<'_> {
@@ -124,6 +134,9 @@ impl<'a> Execution<'a> {
 
     async fn run(mut self) -> anyhow::Result<&'static str> {
         self.service.records.set_call_status(&self.call.id, "running", None).await?;
+        for run in self.service.records.function_calls(&self.call.id).await? {
+            self.earlier.insert((run.node_name.clone(), run.item_key.clone()), run);
+        }
         let order = topological_order(&self.plan)?;
         let mut arriving: HashMap<String, Vec<Activation>> = HashMap::new();
         arriving.insert(self.plan.workflow.main_node_name.clone(), self.roots().await?);
@@ -199,7 +212,7 @@ impl<'a> Execution<'a> {
         arriving: &mut HashMap<String, Vec<Activation>>,
     ) -> anyhow::Result<()> {
         let records = &self.service.records;
-        let existing = records.function_call(&self.call.id, node, &activation.item_key).await?;
+        let existing = self.earlier.remove(&(node.to_string(), activation.item_key.clone()));
         let try_number = 1 + i64::from(existing.as_ref().is_some_and(|r| r.status == "running"));
         let (run_id, checkpoint, duration) = match existing {
             Some(run) if run.status != "running" && run.output.is_some() => {
@@ -227,7 +240,7 @@ impl<'a> Execution<'a> {
                     started_at: ids::now_millis(),
                     finished_at: None,
                 };
-                records.start_function_call(&run).await?;
+                records.start_function_call(&run, existing.is_some()).await?;
                 let started = Instant::now();
                 let checkpoint = self.execute(function, &activation.payload, join_inputs).await;
                 let duration = started.elapsed().as_secs_f64();

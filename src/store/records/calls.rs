@@ -213,32 +213,21 @@ impl Records {
         Ok(())
     }
 
-    /// The run of `node` on `item_key`, if one was recorded (a resumed call reuses it).
-    pub async fn function_call(
+    /// Records a run as started, or restarted (`replaces`: a run left `running` by a crash
+    /// starts over).
+    pub async fn start_function_call(
         &self,
-        call_id: &str,
-        node_name: &str,
-        item_key: &str,
-    ) -> Result<Option<FunctionCallRow>, RecordError> {
-        let row = sqlx::query(&format!(
-            "SELECT {FUNCTION_CALL_COLUMNS} FROM function_calls WHERE call_id = $1 AND node_name = $2 AND item_key = $3"
-        ))
-        .bind(call_id)
-        .bind(node_name)
-        .bind(item_key)
-        .fetch_optional(&self.pool)
-        .await?;
-        Ok(row.as_ref().map(function_call_row))
-    }
-
-    /// Records a run as started (or restarted: a run left `running` by a crash starts over).
-    pub async fn start_function_call(&self, run: &FunctionCallRow) -> Result<(), RecordError> {
-        sqlx::query("DELETE FROM function_calls WHERE call_id = $1 AND node_name = $2 AND item_key = $3")
-            .bind(&run.call_id)
-            .bind(&run.node_name)
-            .bind(&run.item_key)
-            .execute(&self.pool)
-            .await?;
+        run: &FunctionCallRow,
+        replaces: bool,
+    ) -> Result<(), RecordError> {
+        if replaces {
+            sqlx::query("DELETE FROM function_calls WHERE call_id = $1 AND node_name = $2 AND item_key = $3")
+                .bind(&run.call_id)
+                .bind(&run.node_name)
+                .bind(&run.item_key)
+                .execute(&self.pool)
+                .await?;
+        }
         sqlx::query(&format!(
             "INSERT INTO function_calls ({FUNCTION_CALL_COLUMNS}) \
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)"

@@ -53,7 +53,7 @@ impl Records {
         owner: Owner<'_>,
         event: NewEvent<'_>,
     ) -> Result<String, RecordError> {
-        sqlx::query(
+        let done = sqlx::query(
             "INSERT INTO events (id, account_id, environment, event_type, body, created_at, call_id, \
                  function_call_id, workflow_id, workflow_name, function_id, function_name, function_version_num, \
                  reference_id, intermediate, labelled, dedupe_key) \
@@ -78,6 +78,9 @@ impl Records {
         .bind(event.dedupe_key)
         .execute(&self.pool)
         .await?;
+        if done.rows_affected() == 1 {
+            return Ok(event.id.to_string());
+        }
         let row = sqlx::query("SELECT id FROM events WHERE dedupe_key = $1")
             .bind(event.dedupe_key)
             .fetch_one(&self.pool)

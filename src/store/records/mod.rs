@@ -67,6 +67,10 @@ impl Records {
                         sqlx::query("PRAGMA journal_mode = WAL").execute(&mut *conn).await?;
                         sqlx::query("PRAGMA busy_timeout = 10000").execute(&mut *conn).await?;
                         sqlx::query("PRAGMA foreign_keys = ON").execute(&mut *conn).await?;
+                        // In WAL mode NORMAL syncs at checkpoints, not at every commit: a
+                        // crash of canon loses nothing; only an OS crash or power loss can
+                        // lose the last commits (SQLite's recommended setting for WAL).
+                        sqlx::query("PRAGMA synchronous = NORMAL").execute(&mut *conn).await?;
                     }
                     Ok(())
                 })
