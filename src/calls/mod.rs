@@ -251,7 +251,8 @@ impl CallService {
 
     async fn call_json(&self, call: &CallRow) -> ServiceResult<Value> {
         let events = self.records.call_events(&call.id).await?;
-        Ok(shapes::call(call, &events))
+        let runs = self.records.function_calls(&call.id).await?;
+        Ok(shapes::call(call, &runs, &events))
     }
 
     /// Every node run of a call and every event it emitted.

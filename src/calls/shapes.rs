@@ -34,7 +34,6 @@ fn common(info: &RunInfo<'_>, event_type: &str) -> Map<String, Value> {
     event.insert("workflowID".into(), json!(info.plan.workflow.workflow_id));
     event.insert("workflowName".into(), json!(info.plan.workflow.workflow_name));
     event.insert("workflowVersionNum".into(), json!(info.plan.workflow.version_num));
-    event.insert("workflowNodeName".into(), json!(info.node));
     if let Some(email) = &info.inbound_email {
         event.insert("inboundEmail".into(), email.clone());
     }
@@ -84,8 +83,9 @@ pub fn error_event(info: &RunInfo<'_>, kind: &str, message: &str) -> Value {
     Value::Object(event)
 }
 
-/// `{call: …}`: terminal outputs and errors (the spec's error items, plus the error event).
-pub fn call(call: &CallRow, events: &[(Value, bool)]) -> Value {
+/// `{call: …}`: terminal outputs and errors (the spec's error items: the error event plus
+/// `workflowNodeName`, from the run that emitted it, and `errorMessage`).
+pub fn call(call: &CallRow, runs: &[FunctionCallRow], events: &[(Value, bool)]) -> Value {
     let terminal = events.iter().filter(|(_, intermediate)| !intermediate).map(|(event, _)| event);
     let (errors, outputs): (Vec<&Value>, Vec<&Value>) =
         terminal.partition(|event| event.get("eventType").and_then(Value::as_str) == Some("error"));
@@ -95,6 +95,9 @@ pub fn call(call: &CallRow, events: &[(Value, bool)]) -> Value {
             let mut item = event.clone();
             if let Some(fields) = item.as_object_mut() {
                 fields.insert("errorMessage".into(), event.get("message").cloned().unwrap_or(Value::Null));
+                let run = event.get("functionCallID").and_then(Value::as_str);
+                let node = runs.iter().find(|r| Some(r.id.as_str()) == run).map(|r| r.node_name.clone());
+                fields.insert("workflowNodeName".into(), json!(node));
             }
             item
         })
