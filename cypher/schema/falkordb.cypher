@@ -19,6 +19,7 @@ CREATE INDEX FOR (e:Entity) ON (e.accountID, e.environment);
 CREATE INDEX FOR (k:Key) ON (k.entityID);
 CREATE INDEX FOR (k:Key) ON (k.id);
 CREATE INDEX FOR (m:Mention) ON (m.entityID);
+CREATE INDEX FOR (m:Mention) ON (m.transformationID);
 CREATE INDEX FOR (g:Merge) ON (g.id);
 CREATE INDEX FOR (e:Entity) ON (e.typeID);
 CREATE INDEX FOR (k:Key) ON (k.accountID, k.environment);

@@ -15,6 +15,7 @@ CREATE INDEX entity_tenant IF NOT EXISTS FOR (e:Entity) ON (e.accountID, e.envir
 CREATE INDEX key_entity IF NOT EXISTS FOR (k:Key) ON (k.entityID);
 CREATE INDEX key_id IF NOT EXISTS FOR (k:Key) ON (k.id);
 CREATE INDEX mention_entity IF NOT EXISTS FOR (m:Mention) ON (m.entityID);
+CREATE INDEX mention_transformation IF NOT EXISTS FOR (m:Mention) ON (m.transformationID);
 CREATE INDEX merge_id IF NOT EXISTS FOR (g:Merge) ON (g.id);
 CREATE INDEX entity_type_id IF NOT EXISTS FOR (e:Entity) ON (e.typeID);
 CREATE INDEX key_tenant IF NOT EXISTS FOR (k:Key) ON (k.accountID, k.environment);

@@ -17,8 +17,9 @@
 //! "/seller", "type": "BUYS_FROM"}]` (JSON pointers into the output); when both ends were
 //! found together, the relation is recorded.
 //!
-//! Decision: the bucket is the call's `bucket` (by name), else the function's
-//! `parseConfig.defaultBucket`, else the tenant's default bucket.
+//! Decisions: the bucket is the call's `bucket` (by name), else the function's
+//! `parseConfig.defaultBucket`, else the tenant's default bucket. A run is linked at most
+//! once (by its transformation ID), so resuming a call never doubles its mentions.
 
 use crate::error::{ServiceError, ServiceResult};
 use crate::functions::model::{FunctionVersion, Kind};
@@ -58,6 +59,11 @@ pub async fn link(
     transformation_id: &str,
 ) -> ServiceResult<()> {
     graph.ensure_tenant(tenant).await?;
+    // Linking is at most once per run: a resumed call replays finished runs, and one whose
+    // mentions exist (even partly, if canon died mid-way) is not linked again.
+    if graph.transformation_linked(tenant, transformation_id).await? {
+        return Ok(());
+    }
     let bucket_name =
         bucket_name.or_else(|| function.body.pointer("/parseConfig/defaultBucket").and_then(Value::as_str));
     let bucket_id = match bucket_name {

@@ -26,6 +26,19 @@ pub struct GazetteerMatch {
 }
 
 impl GraphService {
+    /// Whether mentions of this transformation were recorded already.
+    pub async fn transformation_linked(
+        &self,
+        tenant: &Tenant,
+        transformation_id: &str,
+    ) -> ServiceResult<bool> {
+        let rows = self
+            .run(tenant, queries::MENTION_LINKED, params! { "transformationID" => transformation_id })
+            .await?;
+        Ok(rows.first().and_then(|row| row.get("linked")).and_then(serde_json::Value::as_i64).unwrap_or(0)
+            > 0)
+    }
+
     /// Known entities of `bucket_id` that `text` names, each once (longest surface first).
     pub async fn entities_named_in(
         &self,

@@ -43,6 +43,7 @@ cypher! {
     ENTITY_TYPE_DELETE_BLOCKERS => "entity_type_delete_blockers",
     RELATION_CREATE => "relation_create",
     MENTION_CREATE => "mention_create",
+    MENTION_LINKED => "mention_linked",
     RELATIONS_OUTBOUND => "relations_outbound",
     RELATIONS_INBOUND => "relations_inbound",
     KNOWLEDGE_GRAPH_EDGES => "knowledge_graph_edges",

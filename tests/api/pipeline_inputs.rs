@@ -198,3 +198,32 @@ async fn linked_entities_land_in_the_bucket_the_call_names() {
     let error = crate::helpers::assert_error(app.post("/v3/workflows/linked/call", body).await, 400).await;
     assert!(error["message"].as_str().unwrap().contains("bucket"), "{error}");
 }
+
+#[tokio::test]
+async fn replaying_a_linked_call_after_a_crash_adds_no_mention_or_event() {
+    let app = spawn_app().await;
+    linking_function(&app).await;
+    let text = b"Invoice number: INV-8\nVendor: Soylent Corp\nBuyer: Tyrell Inc\n";
+    let call = app.call_file("linked", "text", text, json!({"callReferenceID": "doc-r"})).await;
+    let call_id = call["callID"].as_str().unwrap().to_string();
+    // As if canon died after the run was checkpointed and linked but before the call was
+    // marked finished: its job runs the whole call again.
+    let pool = sqlx::AnyPool::connect(&app.config.records_url()).await.unwrap();
+    sqlx::query("UPDATE calls SET status = 'running', finished_at = NULL WHERE id = $1")
+        .bind(&call_id)
+        .execute(&pool)
+        .await
+        .unwrap();
+    pool.close().await;
+    let handler = canon::calls::executor::CallJob { service: app.app().state.calls.clone() };
+    canon::jobs::JobHandler::run(&handler, json!({ "callID": call_id })).await.unwrap();
+    let again = json(app.get(&format!("/v3/calls/{call_id}")).await).await;
+    assert_eq!(again["call"]["status"], "completed");
+    assert_eq!(again["call"]["outputs"], call["outputs"], "the same event, not a second one");
+    let soylent = companies(&app, "soylent").await;
+    let entity = json(app.get(&format!("/v3/entities/{}", soylent[0]["id"].as_str().unwrap())).await).await;
+    assert_eq!(entity["mentionCount"], 1, "{entity}");
+    let relations =
+        json(app.get(&format!("/v3/entities/{}/relations", soylent[0]["id"].as_str().unwrap())).await).await;
+    assert_eq!(relations["outbound"][0]["mentionCount"], 1, "{relations}");
+}
