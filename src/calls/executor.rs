@@ -9,7 +9,7 @@
 //! reuses finished runs and emits no event twice.
 
 use super::{linking, shapes, CallService, InputFile, Plan};
-use crate::engines::{self, Document, EngineError, Outcome, Payload, SplitItem};
+use crate::engines::{self, EngineError, Outcome, Payload, SplitItem};
 use crate::functions::model::{FunctionVersion, Kind};
 use crate::graph::Tenant;
 use crate::ids;
@@ -451,7 +451,7 @@ impl<'a> Execution<'a> {
             self.call.bucket.as_deref(),
             info.function,
             output,
-            document.map(|d: &Document| d.text.as_str()),
+            document,
             info.reference_id,
             &transformation_id,
         )

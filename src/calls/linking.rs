@@ -13,6 +13,9 @@
 //! - gazetteer matches: known entities (canonical names and synonyms) named in the input
 //!   text (`sectionLabel` `text`).
 //!
+//! A mention's `page` is the first page of the input that names it (1 when none does, or
+//! none when the input was another node's JSON).
+//!
 //! Relations: a schema may declare `"x-relations": [{"source": "/buyer", "target":
 //! "/seller", "type": "BUYS_FROM"}]` (JSON pointers into the output); when both ends were
 //! found together, the relation is recorded.
@@ -21,6 +24,7 @@
 //! `parseConfig.defaultBucket`, else the tenant's default bucket. A run is linked at most
 //! once (by its transformation ID), so resuming a call never doubles its mentions.
 
+use crate::engines::Document;
 use crate::error::{ServiceError, ServiceResult};
 use crate::functions::model::{FunctionVersion, Kind};
 use crate::graph::relations::NewMention;
@@ -54,7 +58,7 @@ pub async fn link(
     bucket_name: Option<&str>,
     function: &FunctionVersion,
     output: &Value,
-    text: Option<&str>,
+    document: Option<&Document>,
     reference_id: &str,
     transformation_id: &str,
 ) -> ServiceResult<()> {
@@ -87,7 +91,7 @@ pub async fn link(
         entity_id,
         reference_id: reference.clone(),
         transformation_id: Some(transformation_id.to_string()),
-        page: Some(1),
+        page: document.map(|d| page_of(d, &surface)),
         section_label: Some(section),
         surface,
     };
@@ -104,9 +108,9 @@ pub async fn link(
             .await?;
         at_pointer.insert(entity.pointer.clone(), entity_id);
     }
-    if let Some(text) = text {
+    if let Some(document) = document {
         let linked: Vec<&String> = at_pointer.values().collect();
-        for matched in graph.entities_named_in(tenant, &bucket_id, text).await? {
+        for matched in graph.entities_named_in(tenant, &bucket_id, &document.text).await? {
             if linked.contains(&&matched.entity_id) {
                 continue;
             }
@@ -125,6 +129,13 @@ pub async fn link(
         }
     }
     Ok(())
+}
+
+/// The 1-based page whose text first names `surface` (any case); page 1 when none does
+/// (the value was normalised, say, or read from an attachment).
+fn page_of(document: &Document, surface: &str) -> i64 {
+    let wanted = surface.to_lowercase();
+    document.pages.iter().position(|page| page.to_lowercase().contains(&wanted)).map_or(1, |i| i as i64 + 1)
 }
 
 /// Strings of the output under schema fields that carry `x-entityType`.
@@ -182,6 +193,16 @@ pub async fn bucket_by_name(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_mention_is_on_the_first_page_that_names_it() {
+        let document = Document {
+            pages: vec!["Invoice INV-1".into(), "Terms of ACME Corp.".into()],
+            ..Default::default()
+        };
+        assert_eq!(page_of(&document, "acme corp."), 2);
+        assert_eq!(page_of(&document, "Nowhere Ltd"), 1);
+    }
 
     #[test]
     fn annotated_fields_and_arrays_are_found_with_their_pointers() {

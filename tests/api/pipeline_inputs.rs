@@ -137,6 +137,7 @@ async fn two_documents_naming_one_company_two_ways_end_in_one_entity_with_two_me
     let surfaces: Vec<&str> = mentions.iter().map(|m| m["surface"].as_str().unwrap()).collect();
     assert_eq!(surfaces, vec!["Acme Corporation", "ACME Corp."]);
     assert_eq!(mentions[0]["sectionLabel"], "/vendor");
+    assert_eq!(mentions[0]["page"], 1);
     let transformation = one["outputs"][0]["transformationID"].as_str().unwrap();
     assert_eq!(
         mentions[0]["transformationID"], transformation,
