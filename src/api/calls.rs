@@ -121,7 +121,7 @@ fn envelope(call: Value) -> Value {
     let error = (call.get("status").and_then(Value::as_str) == Some("failed")).then(|| {
         call.pointer("/errors/0/message")
             .and_then(Value::as_str)
-            .unwrap_or("a node of the workflow failed")
+            .unwrap_or("the call could not be run to the end (no node reported an error)")
             .to_string()
     });
     match error {

@@ -526,4 +526,5 @@ async fn a_call_whose_job_is_given_up_fails_instead_of_running_forever() {
     let call = json(app.get(&format!("/v3/calls/{call_id}")).await).await;
     assert_eq!(call["call"]["status"], "failed");
     assert!(call["call"]["finishedAt"].is_string());
+    assert!(call["error"].as_str().unwrap().contains("could not be run"), "{call}");
 }
