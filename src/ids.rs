@@ -60,6 +60,14 @@ pub fn now_rfc3339() -> String {
     chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }
 
+/// An instant in epoch milliseconds as RFC 3339 with millisecond precision, UTC (the form
+/// every stored time is shown in).
+pub fn millis_rfc3339(millis: i64) -> String {
+    chrono::DateTime::from_timestamp_millis(millis)
+        .unwrap_or_default()
+        .to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
+
 /// Current time in epoch milliseconds.
 pub fn now_millis() -> i64 {
     chrono::Utc::now().timestamp_millis()

@@ -7,6 +7,26 @@
 use crate::error::ServiceError;
 use crate::ids;
 
+/// `sortOrder`: `asc` (the default) or `desc`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Order {
+    #[default]
+    Asc,
+    Desc,
+}
+
+impl Order {
+    pub fn parse(raw: Option<&str>) -> Result<Self, ServiceError> {
+        match raw {
+            None | Some("") | Some("asc") => Ok(Order::Asc),
+            Some("desc") => Ok(Order::Desc),
+            Some(other) => {
+                Err(ServiceError::invalid_field("sortOrder", format!("must be asc or desc (got {other:?})")))
+            }
+        }
+    }
+}
+
 /// Where a page starts.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Cursor {

@@ -14,7 +14,8 @@ use super::error::{ApiError, ErrorBody};
 use super::extract::{array_param, bool_param, int_param, parse_json, ApiQuery};
 use crate::app::AppState;
 use crate::calls::{CallRequest, SubmittedFile};
-use crate::pagination::{Limits, PageRequest};
+use crate::engines;
+use crate::pagination::{Limits, Order, PageRequest};
 use crate::store::records::calls::CallFilter;
 use axum::extract::{FromRequest, Multipart, Path, Request, State};
 use axum::http::{header, StatusCode};
@@ -173,7 +174,9 @@ fn read_json(body: CallBody) -> Result<CallRequest, ApiError> {
 fn content_bytes(input_type: &str, content: &str) -> Option<Vec<u8>> {
     let compact: String = content.chars().filter(|c| !c.is_whitespace()).collect();
     let decoded = base64::engine::general_purpose::STANDARD.decode(&compact).ok();
-    if matches!(input_type, "text" | "json" | "csv" | "html" | "email" | "xml") {
+    let text_like =
+        matches!(engines::supported_input_type(input_type), Some("text" | "json" | "csv" | "html" | "email"));
+    if text_like {
         return Some(
             decoded
                 .filter(|bytes| std::str::from_utf8(bytes).is_ok())
@@ -232,16 +235,11 @@ async fn read_multipart(mut multipart: Multipart) -> Result<CallRequest, ApiErro
     Ok(call)
 }
 
-/// The input type a file name's extension or a content type names.
+/// The input type a file name's extension or a content type names (aliases such as `eml`
+/// and `jpg` normalised by the engines' own table).
 fn guess_type(file_name: Option<&str>, content_type: Option<&str>) -> Option<String> {
     let extension = file_name.and_then(|n| n.rsplit_once('.')).map(|(_, e)| e.to_lowercase());
-    let by_extension = extension.as_deref().map(|e| match e {
-        "txt" | "text" | "md" => "text",
-        "eml" => "email",
-        "htm" => "html",
-        "jpg" => "jpeg",
-        other => other,
-    });
+    let by_extension = extension.as_deref().map(|e| if e == "md" { "text" } else { e });
     let by_content_type = content_type.map(|c| match c.split(';').next().unwrap_or_default().trim() {
         "text/plain" => "text",
         "application/json" => "json",
@@ -254,7 +252,8 @@ fn guess_type(file_name: Option<&str>, content_type: Option<&str>) -> Option<Str
         "text/html" => "html",
         other => other,
     });
-    by_extension.or(by_content_type).map(str::to_string)
+    let guessed = by_extension.or(by_content_type)?;
+    Some(engines::supported_input_type(guessed).unwrap_or(guessed).to_string())
 }
 
 #[derive(Deserialize, IntoParams)]
@@ -285,18 +284,6 @@ pub struct ListCalls {
     pub sort_order: Option<String>,
     pub starting_after: Option<String>,
     pub ending_before: Option<String>,
-}
-
-/// Parses `sortOrder` (`asc` by default).
-pub fn ascending(raw: Option<&str>) -> Result<bool, ApiError> {
-    match raw {
-        None | Some("asc") => Ok(true),
-        Some("desc") => Ok(false),
-        Some(other) => Err(ApiError::bad_request(
-            format!("sortOrder: must be asc or desc (got {other:?})"),
-            Some(json!({ "field": "sortOrder" })),
-        )),
-    }
 }
 
 /// List calls: `{calls, totalCount}`, each call with its terminal outputs and errors.
@@ -335,8 +322,10 @@ pub async fn list(
     if !call_types.is_empty() && !call_types.iter().any(|t| t == "workflow") {
         return Ok(Json(json!({ "calls": [], "totalCount": 0 })));
     }
-    let (calls, total) =
-        state.calls.list(&auth.tenant, &filter, &page, ascending(query.sort_order.as_deref())?).await?;
+    let (calls, total) = state
+        .calls
+        .list(&auth.tenant, &filter, &page, Order::parse(query.sort_order.as_deref())? == Order::Asc)
+        .await?;
     Ok(Json(json!({ "calls": calls, "totalCount": total })))
 }
 

@@ -3,11 +3,10 @@
 //! are event IDs; array filters take repeated keys, `key[]` keys or comma-separated lists.
 
 use super::auth::Caller;
-use super::calls::ascending;
 use super::error::{ApiError, ErrorBody};
 use super::extract::{array_param, bool_param, int_param, ApiQuery};
 use crate::app::AppState;
-use crate::pagination::{Limits, PageRequest};
+use crate::pagination::{Limits, Order, PageRequest};
 use crate::store::records::events::EventFilter;
 use axum::extract::{Path, State};
 use axum::Json;
@@ -105,7 +104,7 @@ async fn list(
         include_intermediate: bool_param("includeIntermediate", query.include_intermediate.as_deref())?
             .unwrap_or(false),
     };
-    let ascending = ascending(query.sort_order.as_deref())?;
+    let ascending = Order::parse(query.sort_order.as_deref())? == Order::Asc;
     Ok(state.calls.events(&caller.tenant, &filter, &page, ascending).await?)
 }
 

@@ -15,7 +15,6 @@ use crate::graph::Tenant;
 use crate::ids;
 use crate::jobs::JobHandler;
 use crate::store::records::calls::{CallRow, FunctionCallRow};
-use crate::store::records::collections::Owner;
 use crate::store::records::events::NewEvent;
 use crate::store::records::keys::Environment;
 use anyhow::Context as _;
@@ -126,10 +125,6 @@ impl<'a> Execution<'a> {
             any_error: false,
             earlier: HashMap::new(),
         })
-    }
-
-    fn owner(&self) -> Owner<'_> {
-        Owner { account_id: &self.call.account_id, environment: &self.call.environment }
     }
 
     async fn run(mut self) -> anyhow::Result<&'static str> {
@@ -412,7 +407,7 @@ impl<'a> Execution<'a> {
             .service
             .records
             .record_pipeline_event(
-                self.owner(),
+                self.tenant.owner(),
                 NewEvent {
                     id: &id,
                     event_type,

@@ -14,7 +14,6 @@ use crate::graph::{GraphService, Tenant};
 use crate::ids;
 use crate::pagination::PageRequest;
 use crate::store::records::calls::{CallFilter, CallRow};
-use crate::store::records::collections::Owner;
 use crate::store::records::events::EventFilter;
 use crate::store::records::Records;
 use base64::Engine as _;
@@ -116,10 +115,6 @@ impl EngineParts {
     }
 }
 
-fn owner(tenant: &Tenant) -> Owner<'_> {
-    Owner { account_id: &tenant.account_id, environment: tenant.environment.as_str() }
-}
-
 impl CallService {
     pub fn new(
         records: Records,
@@ -149,7 +144,7 @@ impl CallService {
         }
         let workflow = self
             .records
-            .current_workflow(owner(tenant), workflow_name)
+            .current_workflow(tenant.owner(), workflow_name)
             .await?
             .ok_or_else(|| ServiceError::not_found("workflow", workflow_name))?;
         let files = check_files(request.files)?;
@@ -208,7 +203,7 @@ impl CallService {
         for node in &workflow.nodes {
             let function = self
                 .records
-                .function_version(owner(tenant), &node.function_id, node.function_version_num)
+                .function_version(tenant.owner(), &node.function_id, node.function_version_num)
                 .await?
                 .ok_or_else(|| ServiceError::Unprocessable {
                     message: format!(
@@ -226,7 +221,7 @@ impl CallService {
     pub async fn get(&self, tenant: &Tenant, call_id: &str) -> ServiceResult<Value> {
         let call = self
             .records
-            .call(owner(tenant), call_id)
+            .call(tenant.owner(), call_id)
             .await?
             .ok_or_else(|| ServiceError::not_found("call", call_id))?;
         self.call_json(&call).await
@@ -241,7 +236,7 @@ impl CallService {
         ascending: bool,
     ) -> ServiceResult<(Vec<Value>, i64)> {
         let (rows, total) =
-            self.records.list_calls(owner(tenant), filter, &page.cursor, ascending, page.limit).await?;
+            self.records.list_calls(tenant.owner(), filter, &page.cursor, ascending, page.limit).await?;
         let mut calls = Vec::with_capacity(rows.len());
         for row in &rows {
             calls.push(self.call_json(row).await?);
@@ -259,7 +254,7 @@ impl CallService {
     pub async fn trace(&self, tenant: &Tenant, call_id: &str) -> ServiceResult<Value> {
         let call = self
             .records
-            .call(owner(tenant), call_id)
+            .call(tenant.owner(), call_id)
             .await?
             .ok_or_else(|| ServiceError::not_found("call", call_id))?;
         let runs = self.records.function_calls(&call.id).await?;
@@ -275,13 +270,13 @@ impl CallService {
         page: &PageRequest,
         ascending: bool,
     ) -> ServiceResult<(Vec<Value>, i64)> {
-        Ok(self.records.list_events(owner(tenant), filter, &page.cursor, ascending, page.limit).await?)
+        Ok(self.records.list_events(tenant.owner(), filter, &page.cursor, ascending, page.limit).await?)
     }
 
     /// One of the tenant's events, if it is of the wanted sort (`Some(true)` errors only,
     /// `Some(false)` non-errors only).
     pub async fn event(&self, tenant: &Tenant, event_id: &str, errors: Option<bool>) -> ServiceResult<Value> {
-        let event = self.records.event(owner(tenant), event_id).await?;
+        let event = self.records.event(tenant.owner(), event_id).await?;
         let is_error = |e: &Value| e.get("eventType").and_then(Value::as_str) == Some("error");
         match event {
             Some(event) if errors.is_none_or(|want| is_error(&event) == want) => Ok(event),
@@ -307,7 +302,7 @@ fn check_files(files: Vec<SubmittedFile>) -> ServiceResult<Vec<InputFile>> {
         .enumerate()
         .map(|(index, SubmittedFile { input_type, bytes, item_reference_id, file_name })| {
             let normalised = engines::supported_input_type(&input_type).ok_or_else(|| ServiceError::Invalid {
-                message: format!("unsupported inputType {input_type:?}: send one of {}", SUPPORTED.join(", ")),
+                message: format!("unsupported inputType {input_type:?}: send one of {}", engines::INPUT_TYPES.join(", ")),
                 details: Some(json!({ "field": format!("inputs[{index}].inputType"), "error": "unsupported inputType" })),
             })?;
             Ok(InputFile {
@@ -319,6 +314,3 @@ fn check_files(files: Vec<SubmittedFile>) -> ServiceResult<Vec<InputFile>> {
         })
         .collect()
 }
-
-/// The input types named in errors (aliases such as `jpg` and `jfif` also work).
-pub const SUPPORTED: &[&str] = &["text", "json", "email", "pdf", "png", "jpeg", "webp", "csv", "html"];

@@ -6,12 +6,6 @@ use crate::ids;
 use crate::store::records::calls::{CallRow, FunctionCallRow};
 use serde_json::{json, Map, Value};
 
-fn millis_rfc3339(millis: i64) -> String {
-    chrono::DateTime::from_timestamp_millis(millis)
-        .unwrap_or_default()
-        .to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
-}
-
 /// The transformation ID of a run: the run's own ID under the `tr_` prefix, so mentions
 /// linked from a run and its event name the same transformation.
 pub fn transformation_id(function_call_id: &str) -> String {
@@ -123,8 +117,8 @@ pub fn call(call: &CallRow, runs: &[FunctionCallRow], events: &[(Value, bool)]) 
         "url": format!("/v3/calls/{}", call.id),
         "traceUrl": format!("/v3/calls/{}/trace", call.id),
         "callReferenceID": call.reference_id,
-        "createdAt": millis_rfc3339(call.created_at),
-        "finishedAt": call.finished_at.map(millis_rfc3339),
+        "createdAt": ids::millis_rfc3339(call.created_at),
+        "finishedAt": call.finished_at.map(ids::millis_rfc3339),
         "workflowID": call.workflow_id,
         "workflowName": call.workflow_name,
         "workflowVersionNum": call.workflow_version_num,
@@ -164,8 +158,8 @@ pub fn trace(call: &CallRow, runs: &[FunctionCallRow], events: &[(Value, bool)])
                 "sourceEventID": run.source_event_id,
                 "sourceFunctionCallID": run.source_function_call_id,
                 "incomingDestinationName": run.incoming_destination,
-                "startedAt": millis_rfc3339(run.started_at),
-                "finishedAt": run.finished_at.map(millis_rfc3339),
+                "startedAt": ids::millis_rfc3339(run.started_at),
+                "finishedAt": run.finished_at.map(ids::millis_rfc3339),
                 "durationMs": run.finished_at.map(|f| f - run.started_at),
                 "input": run.input.as_deref().and_then(|i| serde_json::from_str::<Value>(i).ok()),
                 "output": output,

@@ -11,7 +11,7 @@ use crate::embeddings::text_of;
 use crate::graph::Tenant;
 use crate::ids;
 use crate::jobs::JobHandler;
-use crate::store::records::collections::{Owner, PendingItem};
+use crate::store::records::collections::PendingItem;
 use crate::store::records::keys::Environment;
 use crate::store::vectors::{fields, point_id, Condition, Filter, Point};
 use async_trait::async_trait;
@@ -160,13 +160,7 @@ impl EmbedJob {
         });
         self.service
             .records
-            .record_event(
-                Owner { account_id: &tenant.account_id, environment: tenant.environment.as_str() },
-                &job.event_id,
-                PROCESSING_EVENT,
-                &body,
-                ids::now_millis(),
-            )
+            .record_event(tenant.owner(), &job.event_id, PROCESSING_EVENT, &body, ids::now_millis())
             .await?;
         Ok(())
     }

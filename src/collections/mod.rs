@@ -20,7 +20,7 @@ use crate::embeddings::{text_of, Embedder};
 use crate::error::{ServiceError, ServiceResult};
 use crate::graph::Tenant;
 use crate::ids;
-use crate::store::records::collections::{CollectionRow, ItemRow, JobSpec, Owner, Reach};
+use crate::store::records::collections::{CollectionRow, ItemRow, JobSpec, Reach};
 use crate::store::records::Records;
 use crate::store::vectors::{
     fields, Condition, Filter, Query, Ranking, Space, Sparse, VectorError, VectorStore,
@@ -203,23 +203,13 @@ pub struct CollectionsService {
     space: Space,
 }
 
-fn owner(tenant: &Tenant) -> Owner<'_> {
-    Owner { account_id: &tenant.account_id, environment: tenant.environment.as_str() }
-}
-
-fn rfc3339(millis: i64) -> String {
-    chrono::DateTime::from_timestamp_millis(millis)
-        .unwrap_or_default()
-        .to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
-}
-
 fn collection(row: CollectionRow) -> Collection {
     Collection {
         collection_id: row.id,
         collection_name: row.name,
         item_count: row.item_count,
-        created_at: rfc3339(row.created_at),
-        updated_at: rfc3339(row.updated_at),
+        created_at: ids::millis_rfc3339(row.created_at),
+        updated_at: ids::millis_rfc3339(row.updated_at),
     }
 }
 
@@ -230,8 +220,8 @@ fn item(row: ItemRow) -> Item {
         data: serde_json::from_str(&row.data).unwrap_or(Value::Null),
         status: row.status,
         error_message: row.error,
-        created_at: rfc3339(row.created_at),
-        updated_at: rfc3339(row.updated_at),
+        created_at: ids::millis_rfc3339(row.created_at),
+        updated_at: ids::millis_rfc3339(row.updated_at),
     }
 }
 
@@ -377,7 +367,7 @@ impl CollectionsService {
 
     async fn require(&self, tenant: &Tenant, name: &str) -> ServiceResult<CollectionRow> {
         self.records
-            .find_collection(owner(tenant), name)
+            .find_collection(tenant.owner(), name)
             .await?
             .ok_or_else(|| ServiceError::not_found("collection", name))
     }
@@ -386,7 +376,7 @@ impl CollectionsService {
         check_name("collectionName", name)?;
         let created = self
             .records
-            .create_collection(owner(tenant), &ids::new_id("col"), name, ids::now_millis())
+            .create_collection(tenant.owner(), &ids::new_id("col"), name, ids::now_millis())
             .await?;
         match created {
             Some(row) => Ok(collection(row)),
@@ -408,7 +398,7 @@ impl CollectionsService {
             check_name("parentCollectionName", parent)?;
         }
         let (rows, total) =
-            self.records.list_collections(owner(tenant), parent, search, limit, (page - 1) * limit).await?;
+            self.records.list_collections(tenant.owner(), parent, search, limit, (page - 1) * limit).await?;
         Ok(CollectionPage {
             collections: rows.into_iter().map(collection).collect(),
             page,
@@ -426,7 +416,7 @@ impl CollectionsService {
         // finishes; the other way round could leave vectors nothing points at.
         let filter = Self::tenant_filter(tenant).must(Condition::keyword(fields::SCOPE, name));
         self.vectors.delete(&self.space, &filter).await.map_err(vector_error)?;
-        self.records.delete_collection_tree(owner(tenant), name).await?;
+        self.records.delete_collection_tree(tenant.owner(), name).await?;
         Ok(())
     }
 
@@ -469,7 +459,7 @@ impl CollectionsService {
         let payload = Self::job_payload(tenant, &row, &event_id, "add", &item_ids);
         self.records
             .insert_items(
-                owner(tenant),
+                tenant.owner(),
                 &row.id,
                 &items,
                 &event_id,
@@ -549,13 +539,13 @@ impl CollectionsService {
         check_name("collectionName", name)?;
         let row = self.require(tenant, name).await?;
         let reach = if include_subcollections { Reach::Subtree(name) } else { Reach::Collection(name) };
-        let (rows, total) = self.records.list_items(owner(tenant), reach, limit, (page - 1) * limit).await?;
+        let (rows, total) = self.records.list_items(tenant.owner(), reach, limit, (page - 1) * limit).await?;
         Ok(CollectionItems {
             collection_id: row.id,
             collection_name: row.name,
             item_count: total,
-            created_at: rfc3339(row.created_at),
-            updated_at: rfc3339(row.updated_at),
+            created_at: ids::millis_rfc3339(row.created_at),
+            updated_at: ids::millis_rfc3339(row.updated_at),
             items: rows.into_iter().map(item).collect(),
             page,
             limit,
@@ -635,7 +625,7 @@ impl CollectionsService {
             // A parent path is implicit: searching it needs only some collection under it.
             let (_, in_subtree) = self
                 .records
-                .list_collections(owner(tenant), Some(&request.collection_name), None, 1, 0)
+                .list_collections(tenant.owner(), Some(&request.collection_name), None, 1, 0)
                 .await?;
             if in_subtree == 0 {
                 return Err(ServiceError::not_found("collection", &request.collection_name));
@@ -695,7 +685,7 @@ impl CollectionsService {
         let ids: Vec<String> = best.iter().map(|(id, _)| id.clone()).collect();
         let mut rows: HashMap<String, ItemRow> = self
             .records
-            .items_by_id(owner(tenant), &ids)
+            .items_by_id(tenant.owner(), &ids)
             .await?
             .into_iter()
             .map(|row| (row.id.clone(), row))
@@ -729,7 +719,7 @@ impl CollectionsService {
 
     /// One recorded event of the tenant (the events issue serves these over HTTP).
     pub async fn event(&self, tenant: &Tenant, event_id: &str) -> ServiceResult<Option<Value>> {
-        Ok(self.records.event(owner(tenant), event_id).await?)
+        Ok(self.records.event(tenant.owner(), event_id).await?)
     }
 
     /// The text an item's data is embedded as.

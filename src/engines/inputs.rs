@@ -24,6 +24,10 @@ use serde_json::Value;
 /// fraction of the time 300 dpi takes.
 const OCR_DPI: u32 = 200;
 
+/// The input types [`supported_input_type`] normalises to (each also names itself).
+pub const INPUT_TYPES: &[&str] =
+    &["text", "json", "csv", "html", "email", "pdf", "png", "jpeg", "webp", "tiff"];
+
 pub fn supported_input_type(input_type: &str) -> Option<&'static str> {
     Some(match input_type.trim().to_ascii_lowercase().as_str() {
         "text" | "txt" => "text",

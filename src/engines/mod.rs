@@ -146,6 +146,8 @@ pub fn supported_input_type(input_type: &str) -> Option<&'static str> {
     inputs::supported_input_type(input_type)
 }
 
+pub use inputs::INPUT_TYPES;
+
 /// Decodes a file of a supported input type.
 pub fn decode(input_type: &str, bytes: &[u8]) -> Result<Document, EngineError> {
     inputs::decode(input_type, bytes)

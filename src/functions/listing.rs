@@ -4,25 +4,7 @@
 
 use crate::error::ServiceError;
 
-/// `sortOrder`: `asc` (the default) or `desc`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Order {
-    #[default]
-    Asc,
-    Desc,
-}
-
-impl Order {
-    pub fn parse(raw: Option<&str>) -> Result<Self, ServiceError> {
-        match raw {
-            None | Some("") | Some("asc") => Ok(Order::Asc),
-            Some("desc") => Ok(Order::Desc),
-            Some(other) => {
-                Err(ServiceError::invalid_field("sortOrder", format!("must be asc or desc (got {other:?})")))
-            }
-        }
-    }
-}
+pub use crate::pagination::Order;
 
 /// One page of a list: at most `limit` items after (or before) a cursor, in `order`.
 #[derive(Clone, Debug)]

@@ -41,8 +41,6 @@ pub mod service;
 pub mod validate;
 pub mod workflows;
 
-use crate::graph::Tenant;
-use crate::store::records::collections::Owner;
 use serde_json::{json, Map, Value};
 
 pub use service::FunctionsService;
@@ -70,7 +68,7 @@ impl Author {
                 record.insert(key.into(), json!(value));
             }
         }
-        record.insert("createdAt".into(), json!(rfc3339(now)));
+        record.insert("createdAt".into(), json!(crate::ids::millis_rfc3339(now)));
         Value::Object(record)
     }
 }
@@ -78,14 +76,4 @@ impl Author {
 /// The inbound e-mail address of a function or workflow.
 pub fn inbound_address(id: &str) -> String {
     format!("{}@{INBOUND_DOMAIN}", id.to_lowercase())
-}
-
-pub(crate) fn owner(tenant: &Tenant) -> Owner<'_> {
-    Owner { account_id: &tenant.account_id, environment: tenant.environment.as_str() }
-}
-
-pub(crate) fn rfc3339(millis: i64) -> String {
-    chrono::DateTime::from_timestamp_millis(millis)
-        .unwrap_or_default()
-        .to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }

@@ -9,7 +9,7 @@
 //! version and replaces what it sends; a setting the new type does not have is dropped.
 
 use super::listing::Page;
-use super::{inbound_address, owner, rfc3339, validate, Author};
+use super::{inbound_address, validate, Author};
 use crate::error::{ServiceError, ServiceResult};
 use crate::graph::Tenant;
 use crate::ids;
@@ -254,7 +254,7 @@ fn function_json(record: &FunctionRecord, used_in_workflows: Value, include_extr
     }
     out.insert("emailAddress".into(), json!(inbound_address(&record.head.id)));
     out.insert("audit".into(), record.version.audit.clone());
-    out.insert("createdAt".into(), json!(rfc3339(record.version.created_at)));
+    out.insert("createdAt".into(), json!(ids::millis_rfc3339(record.version.created_at)));
     out.insert("usedInWorkflows".into(), used_in_workflows);
     Value::Object(out)
 }
@@ -309,7 +309,7 @@ impl FunctionsService {
 
     pub(crate) async fn function_record(&self, tenant: &Tenant, name: &str) -> ServiceResult<FunctionRecord> {
         self.records
-            .find_function(owner(tenant), name)
+            .find_function(tenant.owner(), name)
             .await?
             .ok_or_else(|| ServiceError::not_found("function", name))
     }
@@ -340,7 +340,7 @@ impl FunctionsService {
         let head =
             FunctionRow { id: ids::new_id("fn"), name, current_version: 1, created_at: now, updated_at: now };
         let version = StoredFunctionVersion { version_num: 1, function_type, body, audit, created_at: now };
-        if !self.records.insert_function(owner(tenant), &head, &version).await? {
+        if !self.records.insert_function(tenant.owner(), &head, &version).await? {
             return Err(ServiceError::Conflict(format!(
                 "function name already exists: {:?} is taken in this environment; choose another \
                  functionName",
@@ -354,7 +354,7 @@ impl FunctionsService {
     pub async fn function(&self, tenant: &Tenant, name: &str, include_extra: bool) -> ServiceResult<Value> {
         let record = self.function_record(tenant, name).await?;
         let uses =
-            self.records.function_uses(owner(tenant), Some(std::slice::from_ref(&record.head.id))).await?;
+            self.records.function_uses(tenant.owner(), Some(std::slice::from_ref(&record.head.id))).await?;
         Ok(function_json(&record, used_in(&uses, &record.head.id, None), include_extra))
     }
 
@@ -391,7 +391,7 @@ impl FunctionsService {
         let saved = self
             .records
             .add_function_version(
-                owner(tenant),
+                tenant.owner(),
                 &current.head.id,
                 current.head.current_version,
                 &new_name,
@@ -417,7 +417,7 @@ impl FunctionsService {
             updated_at: now,
             ..current.head
         };
-        let uses = self.records.function_uses(owner(tenant), Some(std::slice::from_ref(&head.id))).await?;
+        let uses = self.records.function_uses(tenant.owner(), Some(std::slice::from_ref(&head.id))).await?;
         let used = used_in(&uses, &head.id, None);
         Ok(function_json(&FunctionRecord { head, version }, used, false))
     }
@@ -425,10 +425,10 @@ impl FunctionsService {
     /// Deletes a function and every version, unless a workflow's current version runs it.
     pub async fn delete_function(&self, tenant: &Tenant, name: &str) -> ServiceResult<()> {
         let record = self.function_record(tenant, name).await?;
-        if self.records.delete_function(owner(tenant), &record.head.id).await? {
+        if self.records.delete_function(tenant.owner(), &record.head.id).await? {
             return Ok(());
         }
-        let holders = self.records.workflows_running(owner(tenant), &record.head.id).await?;
+        let holders = self.records.workflows_running(tenant.owner(), &record.head.id).await?;
         if holders.is_empty() {
             return Err(ServiceError::not_found("function", name));
         }
@@ -458,8 +458,8 @@ impl FunctionsService {
                 )
             })?;
         }
-        let records = self.records.current_functions(owner(tenant)).await?;
-        let uses = self.records.function_uses(owner(tenant), None).await?;
+        let records = self.records.current_functions(tenant.owner()).await?;
+        let uses = self.records.function_uses(tenant.owner(), None).await?;
         let matching: Vec<FunctionRecord> =
             records.into_iter().filter(|r| matches(filter, r, &uses)).collect();
         let total = matching.len();
@@ -479,9 +479,9 @@ impl FunctionsService {
         page: &Page<i64>,
     ) -> ServiceResult<(Vec<Value>, usize)> {
         let current = self.function_record(tenant, name).await?;
-        let versions = self.records.function_versions(owner(tenant), &current.head.id).await?;
+        let versions = self.records.function_versions(tenant.owner(), &current.head.id).await?;
         let uses =
-            self.records.function_uses(owner(tenant), Some(std::slice::from_ref(&current.head.id))).await?;
+            self.records.function_uses(tenant.owner(), Some(std::slice::from_ref(&current.head.id))).await?;
         let total = versions.len();
         let page = page.take(versions, |v| v.version_num);
         let versions = page
@@ -505,11 +505,11 @@ impl FunctionsService {
         let current = self.function_record(tenant, name).await?;
         let record = self
             .records
-            .function_version_by_id(owner(tenant), &current.head.id, version_num)
+            .function_version_by_id(tenant.owner(), &current.head.id, version_num)
             .await?
             .ok_or_else(|| ServiceError::not_found("function version", format!("{name} v{version_num}")))?;
         let uses =
-            self.records.function_uses(owner(tenant), Some(std::slice::from_ref(&record.head.id))).await?;
+            self.records.function_uses(tenant.owner(), Some(std::slice::from_ref(&record.head.id))).await?;
         Ok(function_json(&record, used_in(&uses, &record.head.id, Some(version_num)), include_extra))
     }
 }

@@ -15,7 +15,7 @@
 
 use super::listing::Page;
 use super::service::FunctionsService;
-use super::{inbound_address, owner, rfc3339, validate, Author};
+use super::{inbound_address, validate, Author};
 use crate::error::{ServiceError, ServiceResult};
 use crate::graph::Tenant;
 use crate::ids;
@@ -215,8 +215,8 @@ fn workflow_json(head: &WorkflowRow, version: &StoredWorkflowVersion, current: b
         "nodes": body.get("nodes").cloned().unwrap_or(json!([])),
         "edges": body.get("edges").cloned().unwrap_or(json!([])),
         "connectors": if current { body.get("connectors").cloned().unwrap_or(json!([])) } else { json!([]) },
-        "createdAt": rfc3339(head.created_at),
-        "updatedAt": rfc3339(version.created_at),
+        "createdAt": ids::millis_rfc3339(head.created_at),
+        "updatedAt": ids::millis_rfc3339(version.created_at),
         "audit": body.get("audit").cloned().unwrap_or(json!({})),
         "restricted": false,
     });
@@ -261,7 +261,7 @@ fn matches(filter: &WorkflowFilter, record: &WorkflowRecord, named: &[(String, O
 impl FunctionsService {
     async fn workflow_record(&self, tenant: &Tenant, name: &str) -> ServiceResult<WorkflowRecord> {
         self.records
-            .find_workflow(owner(tenant), name)
+            .find_workflow(tenant.owner(), name)
             .await?
             .ok_or_else(|| ServiceError::not_found("workflow", name))
     }
@@ -344,14 +344,16 @@ impl FunctionsService {
             ));
         }
         let head = match (&reference.id, &reference.name) {
-            (Some(id), _) => self.records.find_function_by_id(owner(tenant), id).await?.ok_or_else(|| {
-                unprocessable(
-                    format!("{field}.function.id"),
-                    format!("{field}.function: no function has ID {id:?}"),
-                )
-            })?,
+            (Some(id), _) => {
+                self.records.find_function_by_id(tenant.owner(), id).await?.ok_or_else(|| {
+                    unprocessable(
+                        format!("{field}.function.id"),
+                        format!("{field}.function: no function has ID {id:?}"),
+                    )
+                })?
+            }
             (None, Some(name)) => {
-                self.records.find_function(owner(tenant), name).await?.map(|r| r.head).ok_or_else(|| {
+                self.records.find_function(tenant.owner(), name).await?.map(|r| r.head).ok_or_else(|| {
                     unprocessable(
                         format!("{field}.function.name"),
                         format!("{field}.function: no function is named {name:?}"),
@@ -375,7 +377,7 @@ impl FunctionsService {
         }
         let version = reference.version_num.unwrap_or(head.current_version);
         let pinned =
-            self.records.function_version_by_id(owner(tenant), &head.id, version).await?.ok_or_else(
+            self.records.function_version_by_id(tenant.owner(), &head.id, version).await?.ok_or_else(
                 || {
                     unprocessable(
                         format!("{field}.function.versionNum"),
@@ -432,7 +434,7 @@ impl FunctionsService {
             updated_at: now,
         };
         let version = StoredWorkflowVersion { version_num: 1, body, created_at: now };
-        if !self.records.insert_workflow(owner(tenant), &head, &version, &topology.pins).await? {
+        if !self.records.insert_workflow(tenant.owner(), &head, &version, &topology.pins).await? {
             return Err(ServiceError::Conflict(format!(
                 "workflow name already exists: {:?} is taken in this environment; choose another name",
                 head.name
@@ -522,7 +524,7 @@ impl FunctionsService {
         let saved = self
             .records
             .add_workflow_version(
-                owner(tenant),
+                tenant.owner(),
                 &head,
                 current.head.current_version,
                 &version,
@@ -544,7 +546,7 @@ impl FunctionsService {
     /// Deletes a workflow with every version; answers which one it was.
     pub async fn delete_workflow(&self, tenant: &Tenant, name: &str) -> ServiceResult<Value> {
         let record = self.workflow_record(tenant, name).await?;
-        if !self.records.delete_workflow(owner(tenant), &record.head.id).await? {
+        if !self.records.delete_workflow(tenant.owner(), &record.head.id).await? {
             return Err(ServiceError::not_found("workflow", name));
         }
         Ok(json!({
@@ -567,10 +569,10 @@ impl FunctionsService {
         let mut named = Vec::new();
         let names = filter.function_names.iter().chain(filter.function_name_versions.iter().map(|(n, _)| n));
         for name in names {
-            let found = self.records.find_function(owner(tenant), name).await?;
+            let found = self.records.find_function(tenant.owner(), name).await?;
             named.push((name.clone(), found.map(|r| r.head.id)));
         }
-        let records = self.records.current_workflows(owner(tenant)).await?;
+        let records = self.records.current_workflows(tenant.owner()).await?;
         let matching: Vec<WorkflowRecord> =
             records.into_iter().filter(|r| matches(filter, r, &named)).collect();
         let total = matching.len();
@@ -590,7 +592,7 @@ impl FunctionsService {
         page: &Page<i64>,
     ) -> ServiceResult<(Vec<Value>, usize)> {
         let current = self.workflow_record(tenant, name).await?;
-        let versions = self.records.workflow_versions(owner(tenant), &current.head.id).await?;
+        let versions = self.records.workflow_versions(tenant.owner(), &current.head.id).await?;
         let total = versions.len();
         let versions = page
             .take(versions, |v| v.version_num)
@@ -608,7 +610,7 @@ impl FunctionsService {
         version_num: i64,
     ) -> ServiceResult<Value> {
         let current = self.workflow_record(tenant, name).await?;
-        let versions = self.records.workflow_versions(owner(tenant), &current.head.id).await?;
+        let versions = self.records.workflow_versions(tenant.owner(), &current.head.id).await?;
         let version = versions
             .into_iter()
             .find(|v| v.version_num == version_num)

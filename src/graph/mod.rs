@@ -46,6 +46,14 @@ impl Tenant {
         }
     }
 
+    /// The tenant as the record store scopes its rows.
+    pub fn owner(&self) -> crate::store::records::collections::Owner<'_> {
+        crate::store::records::collections::Owner {
+            account_id: &self.account_id,
+            environment: self.environment.as_str(),
+        }
+    }
+
     /// A key unique to this tenant and `name`, for the engines' uniqueness constraints.
     fn scoped_key(&self, name: &str) -> String {
         format!("{}\u{1f}{}\u{1f}{name}", self.account_id, self.environment.as_str())

@@ -193,8 +193,8 @@ impl Records {
         }
         let count_sql = format!("SELECT COUNT(*) AS n FROM calls {}", conditions.where_clause());
         let total: i64 = conditions.bind(sqlx::query(&count_sql)).fetch_one(&self.pool).await?.get("n");
-        let (sql, paged) = conditions.page_sql(CALL_COLUMNS, "calls", "id", cursor, ascending, limit);
-        let rows = paged.bind(sqlx::query(&sql)).fetch_all(&self.pool).await?;
+        let sql = conditions.page_sql(CALL_COLUMNS, "calls", "id", cursor, ascending, limit);
+        let rows = conditions.bind(sqlx::query(&sql)).fetch_all(&self.pool).await?;
         Ok((page_rows(rows.iter().map(call_row).collect(), cursor), total))
     }
 

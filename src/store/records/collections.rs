@@ -2,6 +2,7 @@
 //! and environment. An item row is the source of truth for its data and state; its vectors
 //! live in the vector store.
 
+use super::filters::{contains_pattern, placeholders};
 use super::jobs::insert_job;
 use super::{RecordError, Records};
 use sqlx::any::AnyRow;
@@ -75,24 +76,6 @@ pub enum Reach<'a> {
     Collection(&'a str),
     /// This collection path and every descendant.
     Subtree(&'a str),
-}
-
-/// `LIKE` pattern matching `text` anywhere, with `%`, `_` and `\` taken literally.
-fn contains_pattern(text: &str) -> String {
-    let mut pattern = String::from("%");
-    for c in text.to_lowercase().chars() {
-        if matches!(c, '%' | '_' | '\\') {
-            pattern.push('\\');
-        }
-        pattern.push(c);
-    }
-    pattern.push('%');
-    pattern
-}
-
-/// `$from, $from+1, …` for `count` values.
-fn placeholders(from: usize, count: usize) -> String {
-    (from..from + count).map(|i| format!("${i}")).collect::<Vec<_>>().join(", ")
 }
 
 fn collection_row(row: &AnyRow) -> CollectionRow {
@@ -591,19 +574,4 @@ async fn touch_collection(
         .execute(&mut *conn)
         .await?;
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn substring_patterns_take_wildcards_literally() {
-        assert_eq!(contains_pattern("Pre_m%"), "%pre\\_m\\%%");
-    }
-
-    #[test]
-    fn placeholders_number_from_the_given_position() {
-        assert_eq!(placeholders(3, 3), "$3, $4, $5");
-    }
 }

@@ -144,8 +144,8 @@ impl Records {
         }
         let count_sql = format!("SELECT COUNT(*) AS n FROM events {}", conditions.where_clause());
         let total: i64 = conditions.bind(sqlx::query(&count_sql)).fetch_one(&self.pool).await?.get("n");
-        let (sql, paged) = conditions.page_sql("body", "events", "id", cursor, ascending, limit);
-        let rows = paged.bind(sqlx::query(&sql)).fetch_all(&self.pool).await?;
+        let sql = conditions.page_sql("body", "events", "id", cursor, ascending, limit);
+        let rows = conditions.bind(sqlx::query(&sql)).fetch_all(&self.pool).await?;
         let bodies =
             rows.iter().filter_map(|row| serde_json::from_str(&row.get::<String, _>("body")).ok()).collect();
         Ok((page_rows(bodies, cursor), total))

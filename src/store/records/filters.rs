@@ -37,39 +37,25 @@ impl Filter {
 
     /// `column IN (values)`; an empty list adds nothing (the filter was not given).
     pub fn any_of(&mut self, column: &str, values: &[String]) -> &mut Self {
-        if values.is_empty() {
-            return self;
-        }
-        let start = self.next();
-        let marks: Vec<String> = (start..start + values.len()).map(|i| format!("${i}")).collect();
-        self.clauses.push(format!("{column} IN ({})", marks.join(", ")));
-        self.binds.extend(values.iter().cloned().map(Bind::Text));
-        self
+        self.in_list(column, values.iter().cloned().map(Bind::Text).collect())
     }
 
     pub fn any_of_int(&mut self, column: &str, values: &[i64]) -> &mut Self {
-        if values.is_empty() {
-            return self;
+        self.in_list(column, values.iter().copied().map(Bind::Int).collect())
+    }
+
+    fn in_list(&mut self, column: &str, values: Vec<Bind>) -> &mut Self {
+        if !values.is_empty() {
+            self.clauses.push(format!("{column} IN ({})", placeholders(self.next(), values.len())));
+            self.binds.extend(values);
         }
-        let start = self.next();
-        let marks: Vec<String> = (start..start + values.len()).map(|i| format!("${i}")).collect();
-        self.clauses.push(format!("{column} IN ({})", marks.join(", ")));
-        self.binds.extend(values.iter().copied().map(Bind::Int));
         self
     }
 
     /// Case-insensitive substring, wildcards in `text` taken literally.
     pub fn contains(&mut self, column: &str, text: &str) -> &mut Self {
-        let mut pattern = String::from("%");
-        for c in text.to_lowercase().chars() {
-            if matches!(c, '%' | '_' | '\\') {
-                pattern.push('\\');
-            }
-            pattern.push(c);
-        }
-        pattern.push('%');
         self.clauses.push(format!("LOWER({column}) LIKE ${} ESCAPE '\\'", self.next()));
-        self.binds.push(Bind::Text(pattern));
+        self.binds.push(Bind::Text(contains_pattern(text)));
         self
     }
 
@@ -87,37 +73,29 @@ impl Filter {
         }
     }
 
-    /// `SELECT {columns} FROM {table} WHERE … ORDER BY {id} … LIMIT n` for one page of
-    /// `limit`, newest-last when `ascending`. Rows come back in the order the page is
-    /// read; [`page_rows`] puts them in display order.
+    /// Narrows the filter to one page of `limit` and gives its `SELECT {columns} FROM
+    /// {table} WHERE … ORDER BY {id} … LIMIT n` (count matches before: this adds the
+    /// cursor), newest-last when `ascending`. Rows come back in the order the page is read;
+    /// [`page_rows`] puts them in display order.
     pub fn page_sql(
-        &self,
+        &mut self,
         columns: &str,
         table: &str,
         id: &str,
         cursor: &Cursor,
         ascending: bool,
         limit: u32,
-    ) -> (String, Filter) {
-        let mut filter =
-            Filter { clauses: self.clauses.clone(), binds: self.binds.iter().map(Bind::copy).collect() };
+    ) -> String {
         // Reading forwards follows the sort order; `endingBefore` reads backwards from it.
         let forwards = !matches!(cursor, Cursor::Before(_));
         let reads_up = forwards == ascending;
-        match cursor {
-            Cursor::First => {}
-            Cursor::After(at) | Cursor::Before(at) => {
-                let op = if reads_up { ">" } else { "<" };
-                filter.clauses.push(format!("{id} {op} ${}", filter.next()));
-                filter.binds.push(Bind::Text(at.clone()));
-            }
+        if let Cursor::After(at) | Cursor::Before(at) = cursor {
+            let op = if reads_up { ">" } else { "<" };
+            self.clauses.push(format!("{id} {op} ${}", self.next()));
+            self.binds.push(Bind::Text(at.clone()));
         }
         let order = if reads_up { "ASC" } else { "DESC" };
-        let sql = format!(
-            "SELECT {columns} FROM {table} {} ORDER BY {id} {order} LIMIT {limit}",
-            filter.where_clause()
-        );
-        (sql, filter)
+        format!("SELECT {columns} FROM {table} {} ORDER BY {id} {order} LIMIT {limit}", self.where_clause())
     }
 
     pub fn bind<'q>(
@@ -134,13 +112,23 @@ impl Filter {
     }
 }
 
-impl Bind {
-    fn copy(&self) -> Bind {
-        match self {
-            Bind::Text(text) => Bind::Text(text.clone()),
-            Bind::Int(n) => Bind::Int(*n),
+/// `LIKE` pattern matching `text` anywhere (lower case), with `%`, `_` and `\\` taken
+/// literally.
+pub fn contains_pattern(text: &str) -> String {
+    let mut pattern = String::from("%");
+    for c in text.to_lowercase().chars() {
+        if matches!(c, '%' | '_' | '\\') {
+            pattern.push('\\');
         }
+        pattern.push(c);
     }
+    pattern.push('%');
+    pattern
+}
+
+/// `$from, $from+1, …` for `count` values.
+pub fn placeholders(from: usize, count: usize) -> String {
+    (from..from + count).map(|i| format!("${i}")).collect::<Vec<_>>().join(", ")
 }
 
 /// Rows of a page read by [`Filter::page_sql`], in display order.
@@ -164,10 +152,19 @@ mod tests {
 
     #[test]
     fn a_page_before_a_cursor_reads_against_the_sort_order() {
-        let filter = Filter::default();
-        let (sql, _) = filter.page_sql("id", "t", "id", &Cursor::Before("k".into()), true, 10);
+        let sql = Filter::default().page_sql("id", "t", "id", &Cursor::Before("k".into()), true, 10);
         assert!(sql.ends_with("WHERE id < $1 ORDER BY id DESC LIMIT 10"), "{sql}");
-        let (sql, _) = filter.page_sql("id", "t", "id", &Cursor::After("k".into()), false, 10);
+        let sql = Filter::default().page_sql("id", "t", "id", &Cursor::After("k".into()), false, 10);
         assert!(sql.ends_with("WHERE id < $1 ORDER BY id DESC LIMIT 10"), "{sql}");
+    }
+
+    #[test]
+    fn substring_patterns_take_wildcards_literally() {
+        assert_eq!(contains_pattern("Pre_m%"), "%pre\\_m\\%%");
+    }
+
+    #[test]
+    fn placeholders_number_from_the_given_position() {
+        assert_eq!(placeholders(3, 3), "$3, $4, $5");
     }
 }
