@@ -160,6 +160,7 @@ async fn the_same_call_reference_returns_the_existing_call() {
     assert_eq!(second["call"]["callReferenceID"], "upload-77");
     let list = json(app.get("/v3/calls?referenceIDs=upload-77").await).await;
     assert_eq!(list["totalCount"], 1);
+    assert_eq!(list["calls"][0]["outputs"], first["call"]["outputs"], "listed calls carry their events");
     // The key is per workflow: another workflow with the same reference makes its own call.
     app.pipeline("invoices-too", &["invoice"], &[]).await;
     let (_, other) =

@@ -1,11 +1,12 @@
 //! Workflow calls and the function calls (node runs) inside them.
 
 use super::collections::Owner;
-use super::filters::{page_rows, Filter};
+use super::filters::{page_rows, placeholders, Filter};
 use super::{RecordError, Records};
 use crate::pagination::Cursor;
 use sqlx::any::AnyRow;
 use sqlx::Row;
+use std::collections::HashMap;
 
 /// A call as stored.
 #[derive(Clone, Debug)]
@@ -278,13 +279,32 @@ impl Records {
 
     /// Every run of a call, in the order they started.
     pub async fn function_calls(&self, call_id: &str) -> Result<Vec<FunctionCallRow>, RecordError> {
-        let rows = sqlx::query(&format!(
-            "SELECT {FUNCTION_CALL_COLUMNS} FROM function_calls WHERE call_id = $1 ORDER BY started_at, id"
-        ))
-        .bind(call_id)
-        .fetch_all(&self.pool)
-        .await?;
-        Ok(rows.iter().map(function_call_row).collect())
+        let mut by_call = self.function_calls_of_calls(&[call_id.to_string()]).await?;
+        Ok(by_call.remove(call_id).unwrap_or_default())
+    }
+
+    /// [`Records::function_calls`] of many calls in one statement, by call ID.
+    pub async fn function_calls_of_calls(
+        &self,
+        call_ids: &[String],
+    ) -> Result<HashMap<String, Vec<FunctionCallRow>>, RecordError> {
+        let mut by_call: HashMap<String, Vec<FunctionCallRow>> = HashMap::new();
+        if call_ids.is_empty() {
+            return Ok(by_call);
+        }
+        let sql = format!(
+            "SELECT {FUNCTION_CALL_COLUMNS} FROM function_calls WHERE call_id IN ({}) ORDER BY started_at, id",
+            placeholders(1, call_ids.len())
+        );
+        let mut query = sqlx::query(&sql);
+        for id in call_ids {
+            query = query.bind(id);
+        }
+        for row in query.fetch_all(&self.pool).await? {
+            let run = function_call_row(&row);
+            by_call.entry(run.call_id.clone()).or_default().push(run);
+        }
+        Ok(by_call)
     }
 }
 
