@@ -76,6 +76,9 @@ enum Checkpoint {
 struct Activation {
     item_key: String,
     payload: Payload,
+    /// Why the call's file could not be decoded (then `payload` is null): the node's run
+    /// reports it as its error.
+    unreadable: Option<EngineError>,
     source_event_id: Option<String>,
     source_function_call_id: Option<String>,
     incoming_destination: Option<String>,
@@ -165,28 +168,22 @@ impl<'a> Execution<'a> {
             // Decoding runs pdftotext and Tesseract: off the async workers.
             let input_type = file.input_type.clone();
             let decoded = tokio::task::spawn_blocking(move || engines::decode(&input_type, &bytes)).await?;
-            let payload = match decoded {
+            let (payload, unreadable) = match decoded {
                 Ok(mut document) => {
                     document.file_name = document.file_name.or(file.file_name.clone());
                     if self.inbound_email.is_none() {
                         self.inbound_email = document.email.as_ref().map(|e| json!(e));
                     }
-                    Ok(document)
+                    (Payload::Document(document), None)
                 }
-                Err(err) => Err(err),
+                Err(err) => (Payload::Json(Value::Null), Some(err)),
             };
             let reference_id =
                 file.item_reference_id.clone().or_else(|| self.call.reference_id.clone()).unwrap_or_default();
-            let payload = match payload {
-                Ok(document) => Payload::Document(document),
-                // Carried as JSON so the main node's run reports the decoding error.
-                Err(err) => {
-                    Payload::Json(json!({ "_decodingError": { "kind": err.kind, "message": err.message } }))
-                }
-            };
             roots.push(Activation {
                 item_key: if count == 1 { "root".into() } else { format!("file{index}") },
                 payload,
+                unreadable,
                 source_event_id: None,
                 source_function_call_id: None,
                 incoming_destination: None,
@@ -237,7 +234,7 @@ impl<'a> Execution<'a> {
                 };
                 records.start_function_call(&run, existing.is_some()).await?;
                 let started = Instant::now();
-                let checkpoint = self.execute(function, &activation.payload, join_inputs).await;
+                let checkpoint = self.execute(function, &activation, join_inputs).await;
                 let duration = started.elapsed().as_secs_f64();
                 let (status, error) = match &checkpoint {
                     Checkpoint::Failed { message, .. } => ("failed", Some(message.as_str())),
@@ -301,6 +298,7 @@ impl<'a> Execution<'a> {
                             arriving.entry(destination.clone()).or_default().push(Activation {
                                 item_key: format!("{}.{offset}", activation.item_key),
                                 payload: item.payload.clone(),
+                                unreadable: None,
                                 source_event_id: Some(event_id.clone()),
                                 source_function_call_id: Some(run_id.clone()),
                                 incoming_destination: label.clone(),
@@ -341,6 +339,7 @@ impl<'a> Execution<'a> {
             arriving.entry(destination).or_default().push(Activation {
                 item_key: activation.item_key.clone(),
                 payload: handed_on.clone(),
+                unreadable: None,
                 source_event_id: Some(event_id.clone()),
                 source_function_call_id: Some(info.function_call_id.to_string()),
                 incoming_destination: label,
@@ -372,15 +371,13 @@ impl<'a> Execution<'a> {
     async fn execute(
         &self,
         function: &FunctionVersion,
-        payload: &Payload,
+        activation: &Activation,
         join_inputs: Option<Vec<Value>>,
     ) -> Checkpoint {
-        if let Payload::Json(value) = payload {
-            if let Some(err) = value.get("_decodingError") {
-                let text = |k: &str| err.get(k).and_then(Value::as_str).unwrap_or_default().to_string();
-                return Checkpoint::Failed { kind: text("kind"), message: text("message") };
-            }
+        if let Some(err) = &activation.unreadable {
+            return Checkpoint::Failed { kind: err.kind.clone(), message: err.message.clone() };
         }
+        let payload = &activation.payload;
         let context = self.service.engines.context(self.tenant.clone());
         let result: Result<Outcome, EngineError> = match join_inputs {
             Some(inputs) => engines::join(function, &inputs, &context).await.map(Outcome::Output),

@@ -529,3 +529,18 @@ async fn a_call_whose_job_is_given_up_fails_instead_of_running_forever() {
     assert!(call["call"]["finishedAt"].is_string());
     assert!(call["error"].as_str().unwrap().contains("could not be run"), "{call}");
 }
+
+#[tokio::test]
+async fn a_file_that_cannot_be_decoded_is_an_error_event_of_the_main_node() {
+    let app = spawn_app().await;
+    app.extract_function("invoice", invoice_schema()).await;
+    app.pipeline("invoices", &["invoice"], &[]).await;
+    let content = base64::engine::general_purpose::STANDARD.encode(b"this is not a PDF at all");
+    let body = json!({ "input": { "singleFile": { "inputContent": content, "inputType": "pdf" } } });
+    let response = app.post("/v3/workflows/invoices/call?wait=true", body).await;
+    assert_eq!(response.status(), 200);
+    let call = json(response).await["call"].clone();
+    assert_eq!(call["status"], "failed", "{call}");
+    assert_eq!(call["errors"][0]["kind"], "input_decoding", "{call}");
+    assert_eq!(call["errors"][0]["workflowNodeName"], "invoice");
+}
