@@ -20,5 +20,6 @@ mod platform;
 mod restart;
 mod review;
 mod sdk;
+mod security;
 mod suggestions;
 mod workflows;
