@@ -47,8 +47,10 @@ pub struct AppState {
     pub calls: CallService,
     /// Functions and workflows.
     pub functions: crate::functions::FunctionsService,
-    /// Tenant secrets (values never returned).
+    /// Tenant secrets (values never returned) and the webhook signing secret.
     pub secrets: SecretsService,
+    /// Subscriptions and the delivery log.
+    pub delivery: crate::delivery::DeliveryService,
     /// Verifies dashboard tokens.
     pub jwt_secret: Arc<Vec<u8>>,
     pub limiter: Arc<RateLimiter>,
@@ -162,7 +164,8 @@ impl App {
         let records = backends.records.clone();
         let egress = Egress::new(config.egress_policy())?;
         let cipher = Cipher::load(config.secrets_key.as_deref(), &config.data_dir)?;
-        let secrets = SecretsService::new(records.clone(), Arc::new(cipher));
+        let rotation_window = std::time::Duration::from_secs_f64(config.webhook_rotation_hours * 3600.0);
+        let secrets = SecretsService::new(records.clone(), Arc::new(cipher), rotation_window);
         let calls = CallService::new(
             backends.records.clone(),
             graph.clone(),
@@ -185,7 +188,18 @@ impl App {
                 suggest_threshold: config.suggest_threshold,
                 embedder: Some(backends.embedder.clone()),
             },
-            functions: crate::functions::FunctionsService::new(records.clone(), egress, secrets.clone()),
+            functions: crate::functions::FunctionsService::new(
+                records.clone(),
+                egress.clone(),
+                secrets.clone(),
+            ),
+            delivery: crate::delivery::DeliveryService {
+                records: records.clone(),
+                subscriptions: crate::delivery::subscriptions::SubscriptionsService {
+                    records: records.clone(),
+                    egress: egress.clone(),
+                },
+            },
             secrets,
             jwt_secret: Arc::new(crate::tokens::secret(config.jwt_secret.as_deref(), &config.data_dir)?),
             graph,
@@ -209,7 +223,16 @@ impl App {
         });
         let mut handlers = builtin_handlers(&state);
         handlers.extend(extra);
-        let workers = jobs::spawn_workers(backends.records.clone(), handlers, config.workers, stop_rx);
+        let mut workers =
+            jobs::spawn_workers(backends.records.clone(), handlers, config.workers, stop_rx.clone());
+        let deliverer = crate::delivery::worker::DeliveryWorker {
+            records: backends.records.clone(),
+            secrets: state.secrets.clone(),
+            egress: egress.clone(),
+            schedule: crate::delivery::schedule::Schedule { scale: config.delivery_retry_scale },
+            drive_api_url: config.google_drive_api_url.clone(),
+        };
+        workers.push(deliverer.spawn(stop_rx));
         tracing::info!(%addr, graph = backends.engine.name(), records = backends.records.backend_name(), "canon is listening");
         Ok(Self { addr, state, stop_tx, server, workers, backends })
     }

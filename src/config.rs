@@ -90,6 +90,15 @@ pub struct Config {
     /// into the data directory.
     #[arg(long, env = "CANON_SECRETS_KEY", hide_env_values = true)]
     pub secrets_key: Option<String>,
+    /// How long a rotated-out webhook signing secret still signs deliveries beside the new one.
+    #[arg(long, env = "CANON_WEBHOOK_ROTATION_HOURS", default_value_t = 24.0)]
+    pub webhook_rotation_hours: f64,
+    /// Multiplies the delivery retry schedule (1 = the published one, about a day; tests use less).
+    #[arg(long, env = "CANON_DELIVERY_RETRY_SCALE", default_value_t = 1.0)]
+    pub delivery_retry_scale: f64,
+    /// Google Drive API base URL for subscription deliveries to `googleDriveFolderID`.
+    #[arg(long, env = "CANON_GOOGLE_DRIVE_API_URL", default_value = "https://www.googleapis.com")]
+    pub google_drive_api_url: String,
     /// Log format: `json` (structured, one object per line) or `text`.
     #[arg(long, env = "CANON_LOG_FORMAT", default_value = "json")]
     pub log_format: String,
@@ -124,6 +133,9 @@ impl Config {
             tenant_env_allowlist: Vec::new(),
             object_store_dir: None,
             secrets_key: None,
+            webhook_rotation_hours: 24.0,
+            delivery_retry_scale: 1.0,
+            google_drive_api_url: "https://www.googleapis.com".into(),
             log_format: "text".into(),
         }
     }

@@ -10,6 +10,7 @@ pub mod app;
 pub mod calls;
 pub mod collections;
 pub mod config;
+pub mod delivery;
 pub mod egress;
 pub mod embeddings;
 pub mod engines;

@@ -18,6 +18,7 @@ pub mod openapi;
 pub mod rate_limit;
 pub mod reviewers;
 pub mod secrets;
+pub mod subscriptions;
 pub mod suggestions;
 pub mod workflows;
 
@@ -116,6 +117,20 @@ fn v3() -> Router<AppState> {
         .route("/functions/{functionName}/versions", get(functions::versions))
         .route("/functions/{functionName}/versions/{versionNum}", get(functions::version))
         .route("/secrets", get(secrets::list).post(secrets::create))
+        .route("/subscriptions", get(subscriptions::list).post(subscriptions::create))
+        .route(
+            "/subscriptions/{subscriptionID}",
+            get(subscriptions::get).patch(subscriptions::update).delete(subscriptions::delete),
+        )
+        .route("/subscriptions/{subscriptionID}/deliveries", get(subscriptions::subscription_deliveries))
+        .route("/events/{eventID}/deliveries", get(subscriptions::event_deliveries))
+        .route("/deliveries/{deliveryID}/redeliver", post(subscriptions::redeliver))
+        .route(
+            "/webhook-secret",
+            get(subscriptions::read_secret)
+                .post(subscriptions::generate_secret)
+                .delete(subscriptions::revoke_secret),
+        )
         .route("/secrets/{name}", axum::routing::put(secrets::rotate).delete(secrets::delete))
         .route("/workflows", get(workflows::list).post(workflows::create))
         .route(
@@ -131,6 +146,7 @@ fn v1_alpha() -> Router<AppState> {
     Router::new()
         .route("/events", get(events::list_legacy))
         .route("/events/{eventID}", get(events::get_legacy))
+        .route("/subscriptions", post(subscriptions::create))
         .fallback(not_found)
 }
 

@@ -2,7 +2,7 @@
 
 use super::{
     buckets, calls, collections, entities, entity_types, error::ErrorBody, events, functions, graph, health,
-    metrics, reviewers, secrets, suggestions, workflows,
+    metrics, reviewers, secrets, subscriptions, suggestions, workflows,
 };
 use axum::response::Html;
 use axum::Json;
@@ -37,6 +37,9 @@ use utoipa::{Modify, OpenApi};
         workflows::create, workflows::list, workflows::get, workflows::update, workflows::delete,
         workflows::versions, workflows::version,
         secrets::create, secrets::list, secrets::rotate, secrets::delete,
+        subscriptions::create, subscriptions::list, subscriptions::get, subscriptions::update, subscriptions::delete,
+        subscriptions::subscription_deliveries, subscriptions::event_deliveries, subscriptions::redeliver,
+        subscriptions::generate_secret, subscriptions::read_secret, subscriptions::revoke_secret,
     ),
     components(schemas(ErrorBody)),
     modifiers(&ApiKeyAuth),
@@ -59,6 +62,8 @@ use utoipa::{Modify, OpenApi};
         (name = "secrets", description = "Credentials a tenant keeps in canon (encrypted at rest, never \
             returned) and names from function configurations (`apiKeySecret`, `s3AccessKeyIdSecret`, \
             `s3SecretAccessKeySecret`)"),
+        (name = "subscriptions", description = "Deliveries of terminal events to webhooks, object storage \
+            and Google Drive: subscriptions, the webhook signing secret (`svc-signature`), the delivery log"),
         (name = "operations", description = "Health, readiness and metrics (no key needed)"),
     )
 )]

@@ -7,7 +7,9 @@
 //! - `destinationType: "webhook"`: POSTs the JSON to `webhookUrl` (30 s timeout, redirects
 //!   not followed). A non-2xx answer or a network error is a `send_failed` error. Output:
 //!   `{deliveryStatus: "success", destinationType, webhookOutput: {httpStatusCode,
-//!   httpResponseBody}, deliveredContent}`. (`webhookSigningEnabled` is not implemented.)
+//!   httpResponseBody}, deliveredContent}`. When the environment has a webhook signing secret
+//!   the POST carries `svc-signature`, exactly as subscription deliveries do
+//!   ([`crate::delivery::signature`]).
 //! - `destinationType: "object_store"` (or the SDK's `"s3"`): writes
 //!   `<s3Prefix>/<ULID>.json`.
 //!   - Without `s3Endpoint`, `s3Bucket` is a folder under the tenant's own folder of the
@@ -24,6 +26,7 @@
 
 use super::sigv4::{self, Credentials};
 use super::{invalid_config, payload_value, setting, Context, EngineError, Payload};
+use crate::delivery::signature;
 use crate::egress::objects;
 use crate::functions::model::FunctionVersion;
 use reqwest::Method;
@@ -96,12 +99,21 @@ fn failed(message: impl Into<String>) -> EngineError {
 }
 
 async fn webhook(url: &str, content: &Value, context: &Context) -> Result<Value, EngineError> {
-    let response = context
+    let body = serde_json::to_vec(content).unwrap_or_default();
+    let mut request = context
         .egress
         .request(Method::POST, url)
         .map_err(|reason| invalid_config(format!("webhookUrl: {reason}")))?
         .timeout(TIMEOUT)
-        .json(content)
+        .header("content-type", "application/json");
+    // The same wire format as subscription deliveries: signed when a secret is active.
+    let keys = context.secrets.signing_keys(&context.tenant).await.map_err(failed)?;
+    if !keys.is_empty() {
+        let now = chrono::Utc::now().timestamp();
+        request = request.header(signature::HEADER, signature::sign(now, &body, &keys));
+    }
+    let response = request
+        .body(body)
         .send()
         .await
         .map_err(|err| failed(format!("POST {url}: {}", crate::egress::describe(&err))))?;

@@ -10,6 +10,7 @@
 //! again.
 
 pub mod cipher;
+pub mod signing;
 
 use crate::egress::Egress;
 use crate::error::{ServiceError, ServiceResult};
@@ -32,6 +33,8 @@ pub const MAX_NAME_CHARS: usize = 128;
 pub struct SecretsService {
     records: Records,
     cipher: Arc<Cipher>,
+    /// How long a rotated-out webhook signing secret still signs.
+    rotation_window: std::time::Duration,
 }
 
 /// A secret as the API shows it: never its value.
@@ -88,8 +91,8 @@ fn binding(tenant: &Tenant, name: &str) -> String {
 }
 
 impl SecretsService {
-    pub fn new(records: Records, cipher: Arc<Cipher>) -> Self {
-        Self { records, cipher }
+    pub fn new(records: Records, cipher: Arc<Cipher>, rotation_window: std::time::Duration) -> Self {
+        Self { records, cipher, rotation_window }
     }
 
     /// Stores a new secret (409 when the name exists: rotate it instead).

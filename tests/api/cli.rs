@@ -162,8 +162,14 @@ fn canon_toml_supplies_what_the_environment_does_not() {
 
 /// Starts `canon serve` as a process on a free port; returns it and its address.
 fn serve(data_dir: &std::path::Path) -> (std::process::Child, String) {
+    serve_with(data_dir, &[])
+}
+
+/// [`serve`] with more configuration in the environment.
+pub fn serve_with(data_dir: &std::path::Path, settings: &[(&str, &str)]) -> (std::process::Child, String) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_canon"))
         .arg("serve")
+        .envs(settings.iter().copied())
         .env("CANON_DATA_DIR", data_dir)
         .env("CANON_VENDOR_DIR", vendor_dir())
         .env("CANON_LISTEN", "127.0.0.1:0")

@@ -6,6 +6,7 @@ mod calls;
 mod cli;
 mod collections;
 mod curation;
+mod delivery;
 mod engines;
 mod entities;
 mod entity_types;

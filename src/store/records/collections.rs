@@ -526,7 +526,8 @@ impl Records {
         Ok(())
     }
 
-    /// Records an event once (recording the same ID again changes nothing).
+    /// Records a collection's event once (recording the same ID again changes nothing), with
+    /// its deliveries to the collection's subscriptions in the same transaction.
     pub async fn record_event(
         &self,
         owner: Owner<'_>,
@@ -535,7 +536,8 @@ impl Records {
         body: &serde_json::Value,
         now: i64,
     ) -> Result<(), RecordError> {
-        sqlx::query(
+        let mut tx = self.pool.begin().await?;
+        let done = sqlx::query(
             "INSERT INTO events (id, account_id, environment, event_type, body, created_at) \
              VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (id) DO NOTHING",
         )
@@ -545,8 +547,15 @@ impl Records {
         .bind(event_type)
         .bind(body.to_string())
         .bind(now)
-        .execute(&self.pool)
+        .execute(&mut *tx)
         .await?;
+        if let Some(collection_id) = body.get("collectionID").and_then(|v| v.as_str()) {
+            if done.rows_affected() == 1 {
+                let source = super::outbox::EventSource::Collection { collection_id };
+                super::outbox::enqueue(&mut tx, owner, id, source, now).await?;
+            }
+        }
+        tx.commit().await?;
         Ok(())
     }
 

@@ -3,6 +3,7 @@
 
 use super::collections::Owner;
 use super::filters::{page_rows, placeholders, Filter};
+use super::outbox::{self, EventSource};
 use super::{RecordError, Records};
 use crate::pagination::Cursor;
 use serde_json::Value;
@@ -48,12 +49,15 @@ pub struct EventFilter {
 }
 
 impl Records {
-    /// Records the event unless one with its dedupe key exists; returns the stored ID.
+    /// Records the event unless one with its dedupe key exists; returns the stored ID. A
+    /// terminal event's deliveries to the subscriptions of its function are written to the
+    /// outbox in the same transaction, so an event is never recorded without them.
     pub async fn record_pipeline_event(
         &self,
         owner: Owner<'_>,
         event: NewEvent<'_>,
     ) -> Result<String, RecordError> {
+        let mut tx = self.pool.begin().await?;
         let done = sqlx::query(
             "INSERT INTO events (id, account_id, environment, event_type, body, created_at, call_id, \
                  function_call_id, workflow_id, workflow_name, function_id, function_name, function_version_num, \
@@ -77,11 +81,20 @@ impl Records {
         .bind(event.reference_id)
         .bind(i64::from(event.intermediate))
         .bind(event.dedupe_key)
-        .execute(&self.pool)
+        .execute(&mut *tx)
         .await?;
         if done.rows_affected() == 1 {
+            if !event.intermediate {
+                let source = EventSource::Function {
+                    function_id: event.function_id,
+                    is_error: event.event_type == "error",
+                };
+                outbox::enqueue(&mut tx, owner, event.id, source, event.now).await?;
+            }
+            tx.commit().await?;
             return Ok(event.id.to_string());
         }
+        tx.commit().await?;
         let row = sqlx::query("SELECT id FROM events WHERE dedupe_key = $1")
             .bind(event.dedupe_key)
             .fetch_one(&self.pool)

@@ -1,0 +1,251 @@
+//! The delivery workers: claim due rows of the outbox, send each to its destination, record
+//! the attempt, and schedule the next one. At least once: a row leaves `pending` only after
+//! its destination answered 2xx (or 410, or the schedule ran out); a worker that dies
+//! mid-send leaves a lease that runs out, and the row is sent again (receivers dedupe by
+//! `eventID`).
+//!
+//! Per destination:
+//! - `webhook`: `POST webhookURL`, the event's stored body as is, `content-type:
+//!   application/json`, `svc-signature` when the environment has a signing secret; 15 s
+//!   timeout, through the egress guard (no redirects). 2xx delivered; 410 disables the
+//!   subscription; 429 waits `Retry-After`; anything else is retried on the schedule.
+//! - `s3`: the event written as `<s3Bucket>/<s3FilePath>/<eventID>.json` in the tenant's
+//!   own object store (see [`crate::egress::objects`]); a file already there from an earlier
+//!   attempt counts as delivered.
+//! - `google_drive`: a multipart upload (`POST <CANON_GOOGLE_DRIVE_API_URL>/upload/drive/v3/
+//!   files?uploadType=multipart`) of `<eventID>.json` into `googleDriveFolderID`, with the
+//!   tenant's secret named `google-drive-token` as the bearer token.
+
+use super::schedule::Schedule;
+use super::signature;
+use crate::egress::{objects, Egress};
+use crate::graph::Tenant;
+use crate::ids;
+use crate::secrets::SecretsService;
+use crate::store::records::keys::Environment;
+use crate::store::records::outbox::{Attempt, Claimed};
+use crate::store::records::Records;
+use reqwest::Method;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::sync::{watch, Semaphore};
+use tokio::task::JoinHandle;
+
+const TIMEOUT: Duration = Duration::from_secs(15);
+const LEASE_MS: i64 = 60_000;
+const BATCH: i64 = 64;
+const IN_FLIGHT: usize = 32;
+/// How often an idle worker looks for due deliveries.
+const POLL: Duration = Duration::from_millis(25);
+/// The secret a Google Drive destination authenticates with.
+pub const DRIVE_TOKEN_SECRET: &str = "google-drive-token";
+
+#[derive(Clone)]
+pub struct DeliveryWorker {
+    pub records: Records,
+    pub secrets: SecretsService,
+    pub egress: Arc<Egress>,
+    pub schedule: Schedule,
+    pub drive_api_url: String,
+}
+
+/// An attempt's outcome, the status code, an excerpt of the answer, an error.
+type Answer = (Outcome, Option<i64>, Option<String>, Option<String>);
+
+/// How one attempt ended.
+enum Outcome {
+    Delivered,
+    /// Disable the subscription (410 Gone).
+    Gone,
+    Retry {
+        retry_after: Option<Duration>,
+    },
+}
+
+impl DeliveryWorker {
+    /// Runs until `stop` turns true; in-flight sends finish first.
+    pub fn spawn(self, mut stop: watch::Receiver<bool>) -> JoinHandle<()> {
+        tokio::spawn(async move {
+            let slots = Arc::new(Semaphore::new(IN_FLIGHT));
+            loop {
+                if *stop.borrow() {
+                    break;
+                }
+                let claimed = match self.records.claim_deliveries(ids::now_millis(), LEASE_MS, BATCH).await {
+                    Ok(claimed) => claimed,
+                    Err(err) => {
+                        tracing::warn!(error = %err, "claiming deliveries failed");
+                        Vec::new()
+                    }
+                };
+                if claimed.is_empty() {
+                    tokio::select! {
+                        _ = tokio::time::sleep(POLL) => {}
+                        _ = stop.changed() => {}
+                    }
+                    continue;
+                }
+                for delivery in claimed {
+                    let permit = slots.clone().acquire_owned().await.expect("never closed");
+                    let worker = self.clone();
+                    tokio::spawn(async move {
+                        worker.attempt(delivery).await;
+                        drop(permit);
+                    });
+                }
+            }
+            let _ = slots.acquire_many(IN_FLIGHT as u32).await;
+        })
+    }
+
+    async fn attempt(&self, delivery: Claimed) {
+        let started = Instant::now();
+        let at = ids::now_millis();
+        let (outcome, status_code, excerpt, error) = self.send(&delivery).await;
+        let number = delivery.attempts + 1;
+        let mut attempt = Attempt {
+            at,
+            status_code,
+            latency_ms: started.elapsed().as_millis() as i64,
+            response_excerpt: excerpt,
+            error,
+            next_retry_at: None,
+        };
+        let status = match outcome {
+            Outcome::Delivered => "delivered",
+            Outcome::Gone => {
+                if let Err(err) = self.records.disable_subscription(&delivery.subscription_id, at).await {
+                    tracing::warn!(error = %err, "disabling a gone subscription failed");
+                }
+                "disabled"
+            }
+            Outcome::Retry { retry_after } => match self.schedule.next_delay(number, retry_after) {
+                Some(delay) => {
+                    attempt.next_retry_at = Some(at + delay.as_millis() as i64);
+                    "pending"
+                }
+                None => "failed",
+            },
+        };
+        if let Err(err) = self.records.finish_attempt(&delivery.id, number, &attempt, status).await {
+            // The lease runs out and the row is tried again: at least once still holds.
+            tracing::warn!(error = %err, delivery = %delivery.id, "recording a delivery attempt failed");
+        }
+    }
+
+    async fn send(&self, delivery: &Claimed) -> Answer {
+        let tenant = Tenant {
+            account_id: delivery.account_id.clone(),
+            environment: Environment::parse(&delivery.environment).unwrap_or(Environment::Sandbox),
+        };
+        let result = match delivery.destination.as_str() {
+            "webhook" => self.webhook(&tenant, delivery).await,
+            "s3" => self.object(&tenant, delivery).await,
+            "google_drive" => self.drive(&tenant, delivery).await,
+            other => Err(format!("unknown destination {other:?}")),
+        };
+        match result {
+            Ok(answer) => answer,
+            Err(error) => (Outcome::Retry { retry_after: None }, None, None, Some(error)),
+        }
+    }
+
+    async fn webhook(&self, tenant: &Tenant, delivery: &Claimed) -> Result<Answer, String> {
+        let url = delivery.webhook_url.as_deref().ok_or("the subscription has no webhookURL any more")?;
+        let keys = self.secrets.signing_keys(tenant).await?;
+        let mut request = self
+            .egress
+            .request(Method::POST, url)?
+            .timeout(TIMEOUT)
+            .header("content-type", "application/json")
+            .header("user-agent", "canon-webhooks");
+        if !keys.is_empty() {
+            let now = chrono::Utc::now().timestamp();
+            request =
+                request.header(signature::HEADER, signature::sign(now, delivery.body.as_bytes(), &keys));
+        }
+        let response =
+            request.body(delivery.body.clone()).send().await.map_err(|err| crate::egress::describe(&err))?;
+        Ok(answer(response).await)
+    }
+
+    async fn object(&self, tenant: &Tenant, delivery: &Claimed) -> Result<Answer, String> {
+        let bucket = delivery.s3_bucket.as_deref().ok_or("the subscription has no s3Bucket any more")?;
+        let mut relative = objects::relative_folder(bucket)?;
+        if let Some(path) = delivery.s3_file_path.as_deref().filter(|p| !p.trim().is_empty()) {
+            relative.push(objects::relative_folder(path)?);
+        }
+        relative.push(format!("{}.json", delivery.event_id));
+        let root = self.egress.policy().object_store_dir.clone();
+        let home = PathBuf::from(&tenant.account_id).join(tenant.environment.as_str());
+        let body = delivery.body.clone().into_bytes();
+        let written = tokio::task::spawn_blocking(move || objects::write_new(&root, &home, &relative, &body))
+            .await
+            .map_err(|err| err.to_string())?;
+        match written {
+            Ok(_) => Ok((Outcome::Delivered, None, None, None)),
+            Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists => {
+                Ok((Outcome::Delivered, None, None, None))
+            }
+            Err(err) => Err(format!("writing the object: {err}")),
+        }
+    }
+
+    async fn drive(&self, tenant: &Tenant, delivery: &Claimed) -> Result<Answer, String> {
+        let folder = delivery
+            .google_drive_folder_id
+            .as_deref()
+            .ok_or("the subscription has no googleDriveFolderID")?;
+        let token = self.secrets.reveal(tenant, DRIVE_TOKEN_SECRET).await?;
+        let boundary = format!("canon-{}", ulid::Ulid::new());
+        let metadata = serde_json::json!({
+            "name": format!("{}.json", delivery.event_id), "parents": [folder], "mimeType": "application/json"
+        });
+        let body = format!(
+            "--{boundary}\r\ncontent-type: application/json; charset=UTF-8\r\n\r\n{metadata}\r\n\
+             --{boundary}\r\ncontent-type: application/json\r\n\r\n{}\r\n--{boundary}--\r\n",
+            delivery.body
+        );
+        let url = format!(
+            "{}/upload/drive/v3/files?uploadType=multipart",
+            self.drive_api_url.trim_end_matches('/')
+        );
+        let response = self
+            .egress
+            .request(Method::POST, &url)?
+            .timeout(TIMEOUT)
+            .bearer_auth(token)
+            .header("content-type", format!("multipart/related; boundary={boundary}"))
+            .body(body)
+            .send()
+            .await
+            .map_err(|err| crate::egress::describe(&err))?;
+        Ok(answer(response).await)
+    }
+}
+
+/// Reads a destination's answer into an outcome, its status and an excerpt of its body.
+async fn answer(response: reqwest::Response) -> Answer {
+    let status = response.status();
+    let retry_after = response
+        .headers()
+        .get("retry-after")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .map(Duration::from_secs);
+    let text = response.text().await.unwrap_or_default();
+    let excerpt = Some(text.chars().take(500).collect::<String>());
+    let code = Some(i64::from(status.as_u16()));
+    let outcome = if status.is_success() {
+        Outcome::Delivered
+    } else if status.as_u16() == 410 {
+        Outcome::Gone
+    } else if status.as_u16() == 429 {
+        Outcome::Retry { retry_after }
+    } else {
+        Outcome::Retry { retry_after: None }
+    };
+    let error = (!status.is_success()).then(|| format!("the destination answered {status}"));
+    (outcome, code, excerpt, error)
+}

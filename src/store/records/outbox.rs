@@ -1,0 +1,286 @@
+//! The delivery outbox: rows written in the same transaction as the event they carry, claimed
+//! by the delivery workers with a lease (a worker that dies lets its lease run out and the
+//! row is claimed again), and every attempt kept for the delivery log.
+
+use super::collections::Owner;
+use super::{RecordError, Records};
+use sqlx::any::AnyRow;
+use sqlx::{Any, Row, Transaction};
+
+/// What an event is, for choosing the subscriptions it goes to.
+pub enum EventSource<'a> {
+    /// A terminal event of a workflow call's function.
+    Function { function_id: &'a str, is_error: bool },
+    /// A `collection_processing` event.
+    Collection { collection_id: &'a str },
+}
+
+/// Destinations a subscription may have, as the outbox names them.
+pub const DESTINATIONS: [(&str, &str); 3] =
+    [("webhook", "webhook_url"), ("s3", "s3_bucket"), ("google_drive", "google_drive_folder_id")];
+
+/// Writes one pending delivery per destination of every live subscription `source` matches,
+/// inside the transaction that records the event. The ID is derived from the event, the
+/// subscription and the destination, so recording the same event again adds nothing.
+pub async fn enqueue(
+    tx: &mut Transaction<'_, Any>,
+    owner: Owner<'_>,
+    event_id: &str,
+    source: EventSource<'_>,
+    now: i64,
+) -> Result<u64, RecordError> {
+    let (matches, key, is_error) = match source {
+        EventSource::Function { function_id, is_error } => ("s.function_id = $4", function_id, is_error),
+        EventSource::Collection { collection_id } => ("s.collection_id = $4", collection_id, false),
+    };
+    let mut added = 0;
+    for (destination, column) in DESTINATIONS {
+        let sql = format!(
+            "INSERT INTO deliveries (id, account_id, environment, subscription_id, event_id, destination, status, \
+                 attempts, next_attempt_at, created_at, updated_at) \
+             SELECT 'dlv_' || s.id || '_' || $3 || '_{destination}', s.account_id, s.environment, s.id, $3, \
+                 '{destination}', 'pending', 0, $5, $5, $5 \
+             FROM subscriptions s \
+             WHERE s.account_id = $1 AND s.environment = $2 AND {matches} AND s.disabled = 0 \
+                 AND s.{column} IS NOT NULL AND s.{column} <> '' AND (s.type <> 'error' OR $6 = 1) \
+             ON CONFLICT (id) DO NOTHING"
+        );
+        let done = sqlx::query(&sql)
+            .bind(owner.account_id)
+            .bind(owner.environment)
+            .bind(event_id)
+            .bind(key)
+            .bind(now)
+            .bind(i64::from(is_error))
+            .execute(&mut **tx)
+            .await?;
+        added += done.rows_affected();
+    }
+    Ok(added)
+}
+
+/// A delivery a worker holds: where it goes and what it carries.
+#[derive(Clone, Debug)]
+pub struct Claimed {
+    pub id: String,
+    pub account_id: String,
+    pub environment: String,
+    pub subscription_id: String,
+    pub destination: String,
+    pub attempts: i64,
+    pub event_id: String,
+    /// The event exactly as the read endpoints return it.
+    pub body: String,
+    pub webhook_url: Option<String>,
+    pub s3_bucket: Option<String>,
+    pub s3_file_path: Option<String>,
+    pub google_drive_folder_id: Option<String>,
+}
+
+/// One attempt's outcome, for the log.
+#[derive(Clone, Debug, Default)]
+pub struct Attempt {
+    pub at: i64,
+    pub status_code: Option<i64>,
+    pub latency_ms: i64,
+    pub response_excerpt: Option<String>,
+    pub error: Option<String>,
+    pub next_retry_at: Option<i64>,
+}
+
+/// A delivery with its attempts, for the log.
+#[derive(Clone, Debug)]
+pub struct DeliveryRecord {
+    pub id: String,
+    pub subscription_id: String,
+    pub event_id: String,
+    pub destination: String,
+    pub status: String,
+    pub next_attempt_at: i64,
+    pub created_at: i64,
+    pub attempts: Vec<Attempt>,
+}
+
+fn delivery(row: &AnyRow) -> DeliveryRecord {
+    DeliveryRecord {
+        id: row.get("id"),
+        subscription_id: row.get("subscription_id"),
+        event_id: row.get("event_id"),
+        destination: row.get("destination"),
+        status: row.get("status"),
+        next_attempt_at: row.get("next_attempt_at"),
+        created_at: row.get("created_at"),
+        attempts: Vec::new(),
+    }
+}
+
+impl Records {
+    /// Claims up to `limit` due deliveries for `lease_ms`.
+    pub async fn claim_deliveries(
+        &self,
+        now: i64,
+        lease_ms: i64,
+        limit: i64,
+    ) -> Result<Vec<Claimed>, RecordError> {
+        let due = sqlx::query(
+            "SELECT id FROM deliveries WHERE status = 'pending' AND next_attempt_at <= $1 AND lease_until <= $1 \
+             ORDER BY next_attempt_at LIMIT $2",
+        )
+        .bind(now)
+        .bind(limit)
+        .fetch_all(&self.pool)
+        .await?;
+        let mut claimed = Vec::new();
+        for row in due {
+            let id: String = row.get("id");
+            let done = sqlx::query(
+                "UPDATE deliveries SET lease_until = $2 WHERE id = $1 AND status = 'pending' AND lease_until <= $3",
+            )
+            .bind(&id)
+            .bind(now + lease_ms)
+            .bind(now)
+            .execute(&self.pool)
+            .await?;
+            if done.rows_affected() != 1 {
+                continue; // another worker has it
+            }
+            let row = sqlx::query(
+                "SELECT d.id, d.account_id, d.environment, d.subscription_id, d.destination, d.attempts, d.event_id, \
+                     e.body, s.webhook_url, s.s3_bucket, s.s3_file_path, s.google_drive_folder_id \
+                 FROM deliveries d JOIN events e ON e.id = d.event_id \
+                 LEFT JOIN subscriptions s ON s.id = d.subscription_id WHERE d.id = $1",
+            )
+            .bind(&id)
+            .fetch_optional(&self.pool)
+            .await?;
+            if let Some(row) = row {
+                claimed.push(Claimed {
+                    id: row.get("id"),
+                    account_id: row.get("account_id"),
+                    environment: row.get("environment"),
+                    subscription_id: row.get("subscription_id"),
+                    destination: row.get("destination"),
+                    attempts: row.get("attempts"),
+                    event_id: row.get("event_id"),
+                    body: row.get("body"),
+                    webhook_url: row.get("webhook_url"),
+                    s3_bucket: row.get("s3_bucket"),
+                    s3_file_path: row.get("s3_file_path"),
+                    google_drive_folder_id: row.get("google_drive_folder_id"),
+                });
+            }
+        }
+        Ok(claimed)
+    }
+
+    /// Records an attempt and the delivery's new state (`pending` with the next retry time,
+    /// or `delivered`, `failed`, `disabled`), releasing the lease.
+    pub async fn finish_attempt(
+        &self,
+        delivery_id: &str,
+        attempt_number: i64,
+        attempt: &Attempt,
+        status: &str,
+    ) -> Result<(), RecordError> {
+        let mut tx = self.pool.begin().await?;
+        sqlx::query(
+            "UPDATE deliveries SET status = $2, attempts = $3, next_attempt_at = $4, lease_until = 0, updated_at = $5 \
+             WHERE id = $1",
+        )
+        .bind(delivery_id)
+        .bind(status)
+        .bind(attempt_number)
+        .bind(attempt.next_retry_at.unwrap_or(attempt.at))
+        .bind(attempt.at)
+        .execute(&mut *tx)
+        .await?;
+        sqlx::query(
+            "INSERT INTO delivery_attempts (delivery_id, attempt, attempted_at, status_code, latency_ms, \
+                 response_excerpt, error, next_retry_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) \
+             ON CONFLICT (delivery_id, attempt) DO NOTHING",
+        )
+        .bind(delivery_id)
+        .bind(attempt_number)
+        .bind(attempt.at)
+        .bind(attempt.status_code)
+        .bind(attempt.latency_ms)
+        .bind(&attempt.response_excerpt)
+        .bind(&attempt.error)
+        .bind(attempt.next_retry_at)
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// The deliveries of a subscription or of an event (newest last), with their attempts.
+    pub async fn deliveries_of(
+        &self,
+        owner: Owner<'_>,
+        subscription_id: Option<&str>,
+        event_id: Option<&str>,
+        limit: i64,
+    ) -> Result<Vec<DeliveryRecord>, RecordError> {
+        let (column, value) = match (subscription_id, event_id) {
+            (Some(id), _) => ("subscription_id", id),
+            (None, Some(id)) => ("event_id", id),
+            (None, None) => return Ok(Vec::new()),
+        };
+        let sql = format!(
+            "SELECT id, subscription_id, event_id, destination, status, next_attempt_at, created_at FROM deliveries \
+             WHERE {column} = $1 AND account_id = $2 AND environment = $3 ORDER BY created_at, id LIMIT $4"
+        );
+        let rows = sqlx::query(&sql)
+            .bind(value)
+            .bind(owner.account_id)
+            .bind(owner.environment)
+            .bind(limit)
+            .fetch_all(&self.pool)
+            .await?;
+        let mut deliveries: Vec<DeliveryRecord> = rows.iter().map(delivery).collect();
+        for delivery in &mut deliveries {
+            let attempts = sqlx::query(
+                "SELECT attempted_at, status_code, latency_ms, response_excerpt, error, next_retry_at \
+                 FROM delivery_attempts WHERE delivery_id = $1 ORDER BY attempt",
+            )
+            .bind(&delivery.id)
+            .fetch_all(&self.pool)
+            .await?;
+            delivery.attempts = attempts
+                .iter()
+                .map(|row| Attempt {
+                    at: row.get("attempted_at"),
+                    status_code: row.get("status_code"),
+                    latency_ms: row.get("latency_ms"),
+                    response_excerpt: row.get("response_excerpt"),
+                    error: row.get("error"),
+                    next_retry_at: row.get("next_retry_at"),
+                })
+                .collect();
+        }
+        Ok(deliveries)
+    }
+
+    /// Queues a delivery again now, whatever its state; false when there is no such delivery.
+    pub async fn redeliver(&self, owner: Owner<'_>, id: &str, now: i64) -> Result<bool, RecordError> {
+        let done = sqlx::query(
+            "UPDATE deliveries SET status = 'pending', next_attempt_at = $4, lease_until = 0, updated_at = $4 \
+             WHERE id = $1 AND account_id = $2 AND environment = $3",
+        )
+        .bind(id)
+        .bind(owner.account_id)
+        .bind(owner.environment)
+        .bind(now)
+        .execute(&self.pool)
+        .await?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    /// How many deliveries are pending (the benchmark and tests wait on it).
+    pub async fn pending_deliveries(&self) -> Result<i64, RecordError> {
+        let row = sqlx::query("SELECT COUNT(*) AS n FROM deliveries WHERE status = 'pending'")
+            .fetch_one(&self.pool)
+            .await?;
+        Ok(row.get("n"))
+    }
+}

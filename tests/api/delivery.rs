@@ -1,0 +1,475 @@
+//! Events delivery over real HTTP: subscriptions, signed webhooks, rotation, retries, 410,
+//! tenancy, the delivery log, and an outbox that survives `kill -9`.
+
+use crate::calls::INVOICE;
+use crate::helpers::{assert_error, json, spawn_app_with, unique, TestApp};
+use axum::http::{HeaderMap, StatusCode};
+use canon::delivery::signature;
+use canon::jobs::Handlers;
+use reqwest::Method;
+use serde_json::{json, Value};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// What a receiver got: the `svc-signature` header and the raw body.
+type Received = Arc<Mutex<Vec<(String, String)>>>;
+
+/// A loopback receiver answering each request with the next status of `answers` (then 200).
+async fn receiver(answers: Vec<u16>) -> (String, Received) {
+    let received: Received = Arc::default();
+    let answers = Arc::new(Mutex::new(answers.into_iter()));
+    let log = received.clone();
+    let router = axum::Router::new().fallback(move |headers: HeaderMap, body: String| {
+        let (log, answers) = (log.clone(), answers.clone());
+        async move {
+            let signed = headers.get(signature::HEADER).and_then(|v| v.to_str().ok()).unwrap_or_default();
+            log.lock().unwrap().push((signed.to_string(), body));
+            let status = answers.lock().unwrap().next().unwrap_or(200);
+            StatusCode::from_u16(status).unwrap()
+        }
+    });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, router).await });
+    (format!("http://{address}/hook"), received)
+}
+
+async fn spawn_delivering_app(configure: impl FnOnce(&mut canon::config::Config)) -> TestApp {
+    spawn_app_with(Handlers::default(), |config| {
+        config.allow_private_network = true; // receivers listen on loopback
+        config.delivery_retry_scale = 0.002; // 10 s → 20 ms
+        configure(config);
+    })
+    .await
+}
+
+impl TestApp {
+    /// An extract → transform workflow named `workflow`; returns nothing.
+    async fn two_step_workflow(&self, workflow: &str) {
+        self.extract_function("reader", crate::calls::invoice_schema()).await;
+        self.create_function(
+            json!({"functionName": "shaper", "type": "transform", "outputSchemaName": "Row",
+            "outputSchema": {"type": "object", "properties": {"invoiceNumber": {"type": "string"}}}}),
+        )
+        .await;
+        self.pipeline(workflow, &["reader", "shaper"], &[("reader", "shaper")]).await;
+    }
+
+    async fn subscribe(&self, function: &str, webhook: &str) -> String {
+        let response = self
+            .post(
+                "/v3/subscriptions",
+                json!({"name": unique("sub"), "type": "transform", "functionName": function,
+                                              "webhookURL": webhook}),
+            )
+            .await;
+        assert_eq!(response.status(), 200);
+        json(response).await["subscriptionID"].as_str().unwrap().to_string()
+    }
+
+    async fn generate_secret(&self) -> String {
+        let response = self
+            .request(Method::POST, "/v3/webhook-secret")
+            .header("content-type", "application/json")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 200);
+        json(response).await["secret"].as_str().unwrap().to_string()
+    }
+
+    async fn run_workflow(&self, workflow: &str) -> Value {
+        let (status, body) = self.call_text(workflow, INVOICE, json!({}), true).await;
+        assert_eq!(status, 200, "{body}");
+        body["call"].clone()
+    }
+}
+
+/// Waits until `received` holds `count` requests.
+async fn wait_for(received: &Received, count: usize) -> Vec<(String, String)> {
+    for _ in 0..600 {
+        if received.lock().unwrap().len() >= count {
+            return received.lock().unwrap().clone();
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    panic!("expected {count} deliveries, got {:?}", received.lock().unwrap());
+}
+
+fn now() -> i64 {
+    chrono::Utc::now().timestamp()
+}
+
+/// An independent check of the signature: Python's `hmac`, as a receiver in Python would.
+fn python_verifies(header: &str, body: &str, secret: &str) -> bool {
+    let script = r#"
+import hmac, hashlib, sys, time
+header, body, secret = sys.argv[1], sys.argv[2].encode(), sys.argv[3].encode()
+parts = [p.split("=", 1) for p in header.split(",")]
+t = [v for k, v in parts if k == "t"][0]
+sigs = [v for k, v in parts if k == "v1"]
+want = hmac.new(secret, t.encode() + b"." + body, hashlib.sha256).hexdigest()
+ok = abs(time.time() - int(t)) <= 300 and any(hmac.compare_digest(want, s) for s in sigs)
+sys.exit(0 if ok else 1)
+"#;
+    std::process::Command::new("python3")
+        .args(["-c", script, header, body, secret])
+        .status()
+        .unwrap()
+        .success()
+}
+
+#[tokio::test]
+async fn a_terminal_event_reaches_the_webhook_signed_with_the_body_the_read_endpoints_return() {
+    let app = spawn_delivering_app(|_| {}).await;
+    let (url, received) = receiver(vec![]).await;
+    app.two_step_workflow("invoices").await;
+    app.subscribe("shaper", &url).await;
+    app.subscribe("reader", &url).await; // an intermediate node: never fires
+    let secret = app.generate_secret().await;
+    assert!(secret.starts_with("whsec_"));
+    let masked = json(app.get("/v3/webhook-secret").await).await;
+    assert!(!masked.to_string().contains(&secret[6..]), "never shown again: {masked}");
+
+    let call = app.run_workflow("invoices").await;
+    let (header, body) = wait_for(&received, 1).await.remove(0);
+    let event_id = call["outputs"][0]["eventID"].as_str().unwrap();
+    let read = app.get(&format!("/v1-alpha/events/{event_id}")).await.text().await.unwrap();
+    assert_eq!(serde_json::from_str::<Value>(&body).unwrap(), serde_json::from_str::<Value>(&read).unwrap());
+    assert_eq!(serde_json::from_str::<Value>(&body).unwrap()["functionName"], "shaper");
+
+    assert_eq!(signature::verify(&header, body.as_bytes(), &[&secret], now()), Ok(()));
+    assert!(python_verifies(&header, &body, &secret), "Python's hmac agrees: {header}");
+    let tampered = body.replace("INV-42", "INV-43");
+    assert_eq!(
+        signature::verify(&header, tampered.as_bytes(), &[&secret], now()),
+        Err(signature::VerifyError::Mismatch)
+    );
+    assert!(!python_verifies(&header, &tampered, &secret));
+    assert!(signature::verify(&header, body.as_bytes(), &[&secret], now() + 301).is_err(), "stale");
+
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(received.lock().unwrap().len(), 1, "the intermediate node's event was not delivered");
+    let log = json(app.get(&format!("/v3/events/{event_id}/deliveries")).await).await;
+    assert_eq!(log["deliveries"][0]["status"], "delivered", "{log}");
+    assert_eq!(log["deliveries"][0]["attempts"][0]["statusCode"], 200);
+
+    // Revoked: deliveries go out unsigned.
+    assert_eq!(app.delete("/v3/webhook-secret").await.status(), 204);
+    assert_error(app.get("/v3/webhook-secret").await, 404).await;
+    app.run_workflow("invoices").await;
+    assert_eq!(wait_for(&received, 2).await[1].0, "", "unsigned after revocation");
+}
+
+#[tokio::test]
+async fn during_a_rotation_both_secrets_sign_and_afterwards_only_the_new_one() {
+    let app = spawn_delivering_app(|config| config.webhook_rotation_hours = 2.0 / 3600.0).await;
+    let (url, received) = receiver(vec![]).await;
+    app.two_step_workflow("invoices").await;
+    app.subscribe("shaper", &url).await;
+    let old = app.generate_secret().await;
+    let new = app.generate_secret().await;
+    assert_ne!(old, new);
+    app.run_workflow("invoices").await;
+    let (header, body) = wait_for(&received, 1).await.remove(0);
+    assert_eq!(header.matches("v1=").count(), 2, "{header}");
+    for secret in [&old, &new] {
+        assert_eq!(signature::verify(&header, body.as_bytes(), &[secret], now()), Ok(()));
+        assert!(python_verifies(&header, &body, secret));
+    }
+    tokio::time::sleep(Duration::from_millis(2_200)).await;
+    app.run_workflow("invoices").await;
+    let (header, body) = wait_for(&received, 2).await.remove(1);
+    assert_eq!(signature::verify(&header, body.as_bytes(), &[&new], now()), Ok(()));
+    assert!(signature::verify(&header, body.as_bytes(), &[&old], now()).is_err(), "the old secret is over");
+}
+
+#[tokio::test]
+async fn a_failing_receiver_gets_the_same_event_until_it_answers_2xx() {
+    let app = spawn_delivering_app(|_| {}).await;
+    let (url, received) = receiver(vec![500, 503]).await;
+    app.two_step_workflow("invoices").await;
+    let subscription = app.subscribe("shaper", &url).await;
+    app.run_workflow("invoices").await;
+    let got = wait_for(&received, 3).await;
+    let ids: Vec<Value> =
+        got.iter().map(|(_, body)| serde_json::from_str::<Value>(body).unwrap()["eventID"].clone()).collect();
+    assert!(ids.iter().all(|id| *id == ids[0]), "{ids:?}");
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let log = json(app.get(&format!("/v3/subscriptions/{subscription}/deliveries")).await).await;
+    let delivery = &log["deliveries"][0];
+    assert_eq!(delivery["status"], "delivered", "{log}");
+    let codes: Vec<Value> =
+        delivery["attempts"].as_array().unwrap().iter().map(|a| a["statusCode"].clone()).collect();
+    assert_eq!(codes, vec![json!(500), json!(503), json!(200)]);
+    assert!(delivery["attempts"][0]["nextRetryAt"].is_string());
+
+    // Redelivering by hand sends it once more.
+    let id = delivery["deliveryID"].as_str().unwrap();
+    assert_eq!(app.post(&format!("/v3/deliveries/{id}/redeliver"), json!({})).await.status(), 202);
+    wait_for(&received, 4).await;
+}
+
+#[tokio::test]
+async fn gone_disables_the_subscription_and_a_disabled_one_receives_nothing() {
+    let app = spawn_delivering_app(|_| {}).await;
+    let (url, received) = receiver(vec![410]).await;
+    app.two_step_workflow("invoices").await;
+    let subscription = app.subscribe("shaper", &url).await;
+    app.run_workflow("invoices").await;
+    wait_for(&received, 1).await;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let shown = json(app.get(&format!("/v3/subscriptions/{subscription}")).await).await;
+    assert_eq!(shown["disabled"], true, "{shown}");
+    app.run_workflow("invoices").await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(received.lock().unwrap().len(), 1, "nothing after 410");
+
+    let (url, paused) = receiver(vec![]).await;
+    let other = app.subscribe("shaper", &url).await;
+    let response = app.patch(&format!("/v3/subscriptions/{other}"), json!({"disabled": true})).await;
+    assert_eq!(json(response).await["disabled"], true);
+    app.run_workflow("invoices").await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(paused.lock().unwrap().is_empty(), "a paused subscription receives nothing");
+}
+
+#[tokio::test]
+async fn another_tenants_subscription_receives_nothing() {
+    let app = spawn_delivering_app(|_| {}).await;
+    let (mine, received) = receiver(vec![]).await;
+    let (theirs, rival_received) = receiver(vec![]).await;
+    app.two_step_workflow("invoices").await;
+    app.subscribe("shaper", &mine).await;
+    let rival = app.new_key(Some(&unique("rival")), canon::store::records::keys::Environment::Sandbox).await;
+    let as_rival = |method: Method, path: &str| {
+        app.client.request(method, format!("{}{path}", app.address)).header("x-api-key", &rival)
+    };
+    let body = json!({"functionName": "shaper", "type": "transform", "outputSchema": {"type": "object"}});
+    assert_eq!(as_rival(Method::POST, "/v3/functions").json(&body).send().await.unwrap().status(), 200);
+    let sub = json!({"name": "spy", "type": "transform", "functionName": "shaper", "webhookURL": theirs});
+    assert_eq!(as_rival(Method::POST, "/v3/subscriptions").json(&sub).send().await.unwrap().status(), 200);
+    let listed: Value =
+        as_rival(Method::GET, "/v3/subscriptions").send().await.unwrap().json().await.unwrap();
+    assert_eq!(listed.as_array().unwrap().len(), 1, "only their own: {listed}");
+
+    app.run_workflow("invoices").await;
+    wait_for(&received, 1).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(rival_received.lock().unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn subscriptions_are_checked_listed_and_paged_as_the_sdk_expects() {
+    let app = spawn_delivering_app(|config| config.allow_private_network = false).await;
+    app.two_step_workflow("invoices").await;
+    for (body, field) in [
+        (
+            json!({"type": "transform", "functionName": "shaper", "webhookURL": "https://h.example.com"}),
+            "name",
+        ),
+        (
+            json!({"name": "a", "type": "nope", "functionName": "shaper", "webhookURL": "https://h.example.com"}),
+            "type",
+        ),
+        (
+            json!({"name": "a", "type": "transform", "functionName": "missing", "webhookURL": "https://h.example.com"}),
+            "functionName",
+        ),
+        (json!({"name": "a", "type": "transform", "functionName": "shaper"}), "webhookURL"),
+        (
+            json!({"name": "a", "type": "transform", "functionName": "shaper", "webhookURL": "https://127.0.0.1/x"}),
+            "webhookURL",
+        ),
+        (json!({"name": "a", "type": "transform", "functionName": "shaper", "s3Bucket": "/etc"}), "s3Bucket"),
+        (
+            json!({"name": "a", "type": "entity_proposed", "functionName": "shaper", "webhookURL": "https://h.example.com"}),
+            "type",
+        ),
+    ] {
+        let error = assert_error(app.post("/v3/subscriptions", body.clone()).await, 400).await;
+        assert_eq!(error["details"]["field"], field, "{body}: {error}");
+    }
+    let mut ids = Vec::new();
+    for function in ["shaper", "reader", "shaper"] {
+        let body = json!({"name": "s", "type": "transform", "functionName": function, "webhookURL": "https://h.example.com/x"});
+        ids.push(
+            json(app.post("/v3/subscriptions", body).await).await["subscriptionID"]
+                .as_str()
+                .unwrap()
+                .to_string(),
+        );
+    }
+    let legacy = app
+        .post(
+            "/v1-alpha/subscriptions",
+            json!({"name": "old", "type": "error", "functionName": "reader",
+                                                            "webhookURL": "https://h.example.com/y"}),
+        )
+        .await;
+    assert_eq!(legacy.status(), 200);
+    let page = json(app.get("/v3/subscriptions?limit=2").await).await;
+    assert_eq!(page.as_array().unwrap().len(), 2);
+    let after = json(app.get(&format!("/v3/subscriptions?limit=2&startingAfter={}", ids[1])).await).await;
+    assert_eq!(after[0]["subscriptionID"], ids[2].as_str());
+    let shapers = json(app.get("/v3/subscriptions?functionNames=shaper").await).await;
+    assert_eq!(shapers.as_array().unwrap().len(), 2);
+    let both = json(app.get("/v3/subscriptions?functionNames=shaper,reader").await).await;
+    assert_eq!(both.as_array().unwrap().len(), 4);
+    assert_error(app.get("/v3/subscriptions?functionNames=").await, 400).await;
+    assert_error(app.get("/v3/subscriptions?limit=101").await, 400).await;
+    assert_eq!(app.delete(&format!("/v3/subscriptions/{}", ids[0])).await.status(), 204);
+    assert_error(app.get(&format!("/v3/subscriptions/{}", ids[0])).await, 404).await;
+}
+
+#[tokio::test]
+async fn object_store_and_google_drive_destinations_receive_the_event() {
+    let drive_requests: Arc<Mutex<Vec<(String, String, String)>>> = Arc::default();
+    let log = drive_requests.clone();
+    let drive =
+        axum::Router::new().fallback(move |uri: axum::http::Uri, headers: HeaderMap, body: String| {
+            let log = log.clone();
+            async move {
+                let auth = headers
+                    .get("authorization")
+                    .and_then(|v| v.to_str().ok())
+                    .unwrap_or_default()
+                    .to_string();
+                let kind =
+                    headers.get("content-type").and_then(|v| v.to_str().ok()).unwrap_or_default().to_string();
+                let ok = uri.path() == "/upload/drive/v3/files"
+                    && uri.query() == Some("uploadType=multipart")
+                    && auth == "Bearer drive-token"
+                    && kind.starts_with("multipart/related; boundary=");
+                log.lock().unwrap().push((uri.to_string(), kind, body));
+                if ok {
+                    StatusCode::OK
+                } else {
+                    StatusCode::BAD_REQUEST
+                }
+            }
+        });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let drive_url = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, drive).await });
+
+    let app = spawn_delivering_app(|config| config.google_drive_api_url = drive_url).await;
+    app.two_step_workflow("invoices").await;
+    let response =
+        app.post("/v3/secrets", json!({"name": "google-drive-token", "value": "drive-token"})).await;
+    assert_eq!(response.status(), 201);
+    let body = json!({"name": "archive", "type": "transform", "functionName": "shaper", "s3Bucket": "archive",
+                      "s3FilePath": "invoices/2026", "googleDriveFolderID": "folder-123"});
+    let subscription = json(app.post("/v3/subscriptions", body).await).await;
+    assert_eq!(subscription["googleDriveFolderID"], "folder-123");
+    let call = app.run_workflow("invoices").await;
+    let event_id = call["outputs"][0]["eventID"].as_str().unwrap().to_string();
+    let file = app
+        .config
+        .data_dir
+        .join("objects")
+        .join(&app.account_id)
+        .join("sandbox/archive/invoices/2026")
+        .join(format!("{event_id}.json"));
+    for _ in 0..200 {
+        if file.is_file() && !drive_requests.lock().unwrap().is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    let stored: Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    assert_eq!(stored["eventID"], event_id.as_str());
+    let (_, _, upload) = drive_requests.lock().unwrap()[0].clone();
+    assert!(
+        upload.contains(r#""parents":["folder-123"]"#) && upload.contains(&format!("{event_id}.json")),
+        "{upload}"
+    );
+    assert!(upload.contains(&format!(r#""eventID":"{event_id}""#)), "{upload}");
+    let log = json(app.get(&format!("/v3/events/{event_id}/deliveries")).await).await;
+    let statuses: Vec<&str> =
+        log["deliveries"].as_array().unwrap().iter().map(|d| d["status"].as_str().unwrap()).collect();
+    assert_eq!(statuses, vec!["delivered", "delivered"], "{log}");
+}
+
+/// A thousand deliveries pending when canon is killed all arrive after it starts again.
+#[tokio::test]
+async fn deliveries_pending_at_a_kill_arrive_after_a_restart() {
+    const CALLS: usize = 1_000;
+    let data = tempfile::tempdir().unwrap();
+    let key = std::process::Command::new(env!("CARGO_BIN_EXE_canon"))
+        .args(["keys", "create", "--account", "kill-co", "--environment", "sandbox"])
+        .env("CANON_DATA_DIR", data.path())
+        .env_remove("CANON_DATABASE_URL")
+        .output()
+        .unwrap();
+    let key = String::from_utf8(key.stdout).unwrap().trim().to_string();
+    // A port nothing listens on yet: every delivery fails and waits for its retry.
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let settings = [
+        ("CANON_ALLOW_PRIVATE_NETWORK", "true"),
+        ("CANON_DELIVERY_RETRY_SCALE", "0.01"),
+        ("CANON_RATE_LIMIT_PER_SECOND", "100000"),
+        ("CANON_RATE_LIMIT_BURST", "100000"),
+    ];
+    let (mut canon, address) = crate::cli::serve_with(data.path(), &settings);
+    let client = reqwest::Client::new();
+    let post = |path: &str, body: Value| {
+        client.post(format!("{address}{path}")).header("x-api-key", &key).json(&body).send()
+    };
+    assert_eq!(
+        post("/v3/functions", json!({"functionName": "shaper", "type": "transform"})).await.unwrap().status(),
+        200
+    );
+    let workflow = json!({"name": "flow", "mainNodeName": "shaper", "nodes": [{"name": "shaper", "function": {"name": "shaper"}}]});
+    assert_eq!(post("/v3/workflows", workflow).await.unwrap().status(), 200);
+    let hook = format!("http://127.0.0.1:{port}/hook");
+    let sub = json!({"name": "all", "type": "transform", "functionName": "shaper", "webhookURL": hook});
+    assert_eq!(post("/v3/subscriptions", sub).await.unwrap().status(), 200);
+    let input = json!({"input": {"singleFile": {"inputContent": "aGVsbG8=", "inputType": "text"}}});
+    for _ in 0..CALLS {
+        assert_eq!(post("/v3/workflows/flow/call", input.clone()).await.unwrap().status(), 202);
+    }
+    let outputs = loop {
+        let page: Value = client
+            .get(format!("{address}/v3/outputs?limit=1"))
+            .header("x-api-key", &key)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        if page["totalCount"] == CALLS {
+            break page;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    assert_eq!(outputs["totalCount"], CALLS);
+    // SAFETY: killing the child process this test started.
+    unsafe { libc::kill(canon.id() as i32, libc::SIGKILL) };
+    canon.wait().unwrap();
+
+    let seen: Arc<Mutex<std::collections::HashSet<String>>> = Arc::default();
+    let record = seen.clone();
+    let router = axum::Router::new().fallback(move |body: String| {
+        let record = record.clone();
+        async move {
+            let event: Value = serde_json::from_str(&body).unwrap_or_default();
+            record.lock().unwrap().insert(event["eventID"].as_str().unwrap_or_default().to_string());
+            StatusCode::OK
+        }
+    });
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await.unwrap();
+    tokio::spawn(async move { axum::serve(listener, router).await });
+    let (mut canon, _) = crate::cli::serve_with(data.path(), &settings);
+    for _ in 0..1_200 {
+        if seen.lock().unwrap().len() >= CALLS {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let delivered = seen.lock().unwrap().len();
+    unsafe { libc::kill(canon.id() as i32, libc::SIGTERM) };
+    canon.wait().unwrap();
+    assert_eq!(delivered, CALLS, "lost {} of {CALLS}", CALLS - delivered);
+}
