@@ -5,6 +5,7 @@ mod buckets;
 mod calls;
 mod cli;
 mod collections;
+mod concurrency;
 mod curation;
 mod engines;
 mod entities;
