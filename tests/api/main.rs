@@ -6,6 +6,7 @@ mod calls;
 mod cli;
 mod collections;
 mod concurrency;
+mod contract;
 mod curation;
 mod engines;
 mod entities;
