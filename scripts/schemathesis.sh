@@ -46,9 +46,11 @@ PYTHONPATH=$SCHEMATHESIS_DIR timeout "$TIME_LIMIT" python3 -m schemathesis.cli r
     --header "x-api-key: $key" \
     --checks not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance \
     --max-examples "$MAX_EXAMPLES" --seed 1 --workers 1 --request-timeout 30 \
-    --suppress-health-check all --no-color ${CANON_SCHEMATHESIS_ARGS:-} || status=$?
+    --suppress-health-check all --generation-database none --no-color ${CANON_SCHEMATHESIS_ARGS:-} || status=$?
 if [ "$status" -ne 0 ]; then
-    echo "schemathesis failed ($status); canon's log:" >&2
+    kept=${TMPDIR:-/tmp}/canon-schemathesis.log
+    cp "$data/canon.log" "$kept"
+    echo "schemathesis failed ($status); canon's errors (whole log: $kept):" >&2
     grep -E "ERROR|panicked" "$data/canon.log" | tail -20 | cut -c1-400 >&2 || true
 fi
 exit "$status"
