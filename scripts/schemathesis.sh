@@ -50,6 +50,7 @@ PYTHONPATH=$SCHEMATHESIS_DIR timeout "$TIME_LIMIT" python3 -m schemathesis.cli r
 if [ "$status" -ne 0 ]; then
     kept=${TMPDIR:-/tmp}/canon-schemathesis.log
     cp "$data/canon.log" "$kept"
+    cp "$data/falkordb/falkordb.log" "${kept%.log}-falkordb.log" 2>/dev/null || true
     echo "schemathesis failed ($status); canon's errors (whole log: $kept):" >&2
     grep -E "ERROR|panicked" "$data/canon.log" | tail -20 | cut -c1-400 >&2 || true
 fi
