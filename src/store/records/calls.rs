@@ -281,15 +281,13 @@ async fn claim_reference(
     reference: &str,
     window_start: i64,
 ) -> Result<Option<String>, RecordError> {
-    let inserted = sqlx::query(
+    let inserted = keyed(
         "INSERT INTO call_references (account_id, environment, workflow_id, reference_id, call_id, created_at) \
          VALUES ($1, $2, $3, $4, $5, $6) \
          ON CONFLICT (account_id, environment, workflow_id, reference_id) DO NOTHING",
+        call,
+        reference,
     )
-    .bind(&call.account_id)
-    .bind(&call.environment)
-    .bind(&call.workflow_id)
-    .bind(reference)
     .bind(&call.id)
     .bind(call.created_at)
     .execute(&mut *conn)
@@ -297,15 +295,13 @@ async fn claim_reference(
     if inserted.rows_affected() == 1 {
         return Ok(None);
     }
-    let renewed = sqlx::query(
+    let renewed = keyed(
         "UPDATE call_references SET call_id = $5, created_at = $6 \
          WHERE account_id = $1 AND environment = $2 AND workflow_id = $3 AND reference_id = $4 \
              AND created_at < $7",
+        call,
+        reference,
     )
-    .bind(&call.account_id)
-    .bind(&call.environment)
-    .bind(&call.workflow_id)
-    .bind(reference)
     .bind(&call.id)
     .bind(call.created_at)
     .bind(window_start)
@@ -314,17 +310,24 @@ async fn claim_reference(
     if renewed.rows_affected() == 1 {
         return Ok(None);
     }
-    let row = sqlx::query(
+    let row = keyed(
         "SELECT call_id FROM call_references \
          WHERE account_id = $1 AND environment = $2 AND workflow_id = $3 AND reference_id = $4",
+        call,
+        reference,
     )
-    .bind(&call.account_id)
-    .bind(&call.environment)
-    .bind(&call.workflow_id)
-    .bind(reference)
     .fetch_one(&mut *conn)
     .await?;
     Ok(Some(row.get("call_id")))
+}
+
+/// `sql` with the reference's key bound as $1..$4: account, environment, workflow, reference.
+fn keyed<'q>(
+    sql: &'q str,
+    call: &'q CallRow,
+    reference: &'q str,
+) -> sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments<'q>> {
+    sqlx::query(sql).bind(&call.account_id).bind(&call.environment).bind(&call.workflow_id).bind(reference)
 }
 
 fn call_row(row: &AnyRow) -> CallRow {
