@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Checks that canon serves the contract its OpenAPI document states: schemathesis (installed
 # into vendor/schemathesis by provision.sh) generates requests from /openapi.json against a
-# canon on the embedded defaults with a fresh data directory and an API key, and fails on a
-# server error or on a status, content type or body the document does not allow. Bounded:
-# a few examples per operation and a time limit (a few minutes on 2 cores).
+# canon on the embedded defaults with a fresh data directory, an API key and a dashboard
+# token, and fails on a server error or on a status, content type or body the document does
+# not allow. Bounded: a few examples per operation and a time limit (a minute on 2 cores).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$HOME/.cache/canon/target}
@@ -31,6 +31,8 @@ export CANON_DATA_DIR=$data CANON_VENDOR_DIR=$VENDOR CANON_LISTEN=127.0.0.1:$por
 # The run checks the contract, not the rate limit: a generous one keeps every example useful.
 export CANON_RATE_LIMIT_PER_SECOND=10000 CANON_RATE_LIMIT_BURST=10000
 key=$("$canon" keys create --account schemathesis --environment sandbox)
+# The reviewer endpoints take dashboard tokens only; elsewhere the API key decides.
+token=$("$canon" users create --account schemathesis --environment sandbox --email st@example.com --role admin)
 "$canon" serve >"$data/canon.log" 2>&1 &
 server=$!
 for _ in $(seq 1 120); do
@@ -43,7 +45,7 @@ echo "== schemathesis against /openapi.json ($MAX_EXAMPLES examples per operatio
 status=0
 PYTHONPATH=$SCHEMATHESIS_DIR timeout "$TIME_LIMIT" python3 -m schemathesis.cli run \
     "http://127.0.0.1:$port/openapi.json" \
-    --header "x-api-key: $key" \
+    --header "x-api-key: $key" --header "Authorization: Bearer $token" \
     --checks not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance \
     --max-examples "$MAX_EXAMPLES" --seed 1 --workers 1 --request-timeout 30 \
     --suppress-health-check all --generation-database none --no-color ${CANON_SCHEMATHESIS_ARGS:-} || status=$?
