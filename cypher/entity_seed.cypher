@@ -5,7 +5,16 @@
 // that created it (seedTag), so a replayed row reports `created` again, not `merged-with`.
 // On merge: the longer description wins, attribute keys the entity lacks are added, and
 // synonyms join the surface forms (each key keeps every spelling that normalised to it).
+//
+// A row applies only while its keys point where the service's lookup saw them
+// (row.expected: the keys found then, with their entity); a row a concurrent writer overtook
+// is left out of the result, and the service looks it up again. Writes run one at a time,
+// so this check and the write below are one step.
 UNWIND $rows AS row
+OPTIONAL MATCH (seen:Key) WHERE seen.key IN row.keys
+WITH row, collect(seen) AS seen
+WHERE size(seen) = size(row.expected)
+  AND all(s IN seen WHERE any(x IN row.expected WHERE x.key = s.key AND x.entityID = s.entityID))
 MERGE (k:Key {key: row.key})
 ON CREATE SET k.id = row.keyID, k.entityID = row.targetID, k.text = row.canonical,
   k.normalized = row.normalized, k.source = 'canonical', k.accountID = $accountID,

@@ -2,8 +2,12 @@
 // answers), in relation-ID order; an edge is kept only when both of its endpoints pass the
 // entity filters (node set, effective type). The endpoints are left unlabelled (only
 // entities have RELATES_TO edges) so FalkorDB plans an edge index scan, not a label scan.
+// FalkorDB's index range scan on string IDs also yields IDs outside the range (so windows
+// overlapped and pages repeated edges); the same bounds on toString(r.id), which no index
+// answers, drop those again.
 MATCH (a)-[r:RELATES_TO]->(b)
 WHERE r.id >= $from AND r.id < $to
+  AND toString(r.id) >= $from AND toString(r.id) < $to
   AND r.accountID = $accountID AND r.environment = $environment
   AND ($bucketID IS NULL OR r.bucketID = $bucketID)
   AND ($since IS NULL OR r.createdAt >= $since)

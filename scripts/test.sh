@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# `make test`: every test on the embedded defaults (FalkorDB child + SQLite), then the
+# `make test`: every test on the embedded defaults (FalkorDB child + SQLite), schemathesis
+# against /openapi.json (scripts/schemathesis.sh), then the
 # integration suite again with records on PostgreSQL when one answers at
 # CANON_TEST_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test). Without one the
 # PostgreSQL run is skipped, and said so; CANON_REQUIRE_POSTGRES=1 (CI) makes that a failure.
@@ -14,6 +15,9 @@ TEST_TIMEOUT=${CANON_TEST_TIMEOUT:-2400}
 
 echo "== tests on the embedded defaults (FalkorDB + SQLite)"
 timeout "$TEST_TIMEOUT" cargo test --locked
+
+echo "== the OpenAPI document against the server (schemathesis)"
+./scripts/schemathesis.sh
 
 PG_URL=${CANON_TEST_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/test}
 hostport=$(echo "$PG_URL" | sed -E 's#^[a-z]+://([^@/]*@)?([^/:]+)(:([0-9]+))?/.*#\2 \4#')

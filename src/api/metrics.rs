@@ -78,9 +78,10 @@ pub async fn track(State(state): State<AppState>, request: Request, next: Next) 
     response
 }
 
-/// `GET /metrics` in the Prometheus text format.
+/// `GET /metrics` in the OpenMetrics text format (Prometheus reads it).
 #[utoipa::path(get, path = "/metrics", tag = "operations",
-    responses((status = 200, description = "Prometheus text exposition", content_type = "text/plain")))]
+    responses((status = 200, description = "OpenMetrics text exposition", body = String,
+        content_type = "application/openmetrics-text")))]
 pub async fn metrics(State(state): State<AppState>) -> Response {
     match state.records.queue_depth().await {
         Ok(depth) => {

@@ -5,6 +5,7 @@ pub mod auth;
 pub mod buckets;
 pub mod calls;
 pub mod collections;
+pub mod contract;
 pub mod entities;
 pub mod entity_types;
 pub mod error;

@@ -90,6 +90,10 @@ impl TokenCounter {
                     .encode(text, false)
                     .map_err(|err| EmbedError::Failed(format!("tokenizer: {err}")))?;
                 let starts: Vec<usize> = encoding.get_offsets().iter().map(|o| o.0).collect();
+                if starts.is_empty() {
+                    // Nothing the tokenizer keeps (empty, white space, control characters).
+                    return Ok(vec![text.to_string()]);
+                }
                 let ends: Vec<usize> = encoding.get_offsets().iter().map(|o| o.1).collect();
                 let words = encoding.get_word_ids();
                 let pieces = split_points(starts.len(), window, |i| {
@@ -100,6 +104,9 @@ impl TokenCounter {
             TokenCounter::Estimate => {
                 let window_bytes = window * BYTES_PER_TOKEN_ESTIMATE;
                 let chars: Vec<(usize, char)> = text.char_indices().collect();
+                if chars.is_empty() {
+                    return Ok(vec![String::new()]);
+                }
                 let pieces = split_points(chars.len(), window_bytes, |i| {
                     i == 0 || (chars[i - 1].1.is_whitespace() && !chars[i].1.is_whitespace())
                 });
@@ -226,6 +233,21 @@ mod tests {
         for i in 0..500 {
             let word = format!("w{i}");
             assert!(pieces.iter().any(|p| p.split(' ').any(|w| w == word)), "{word} kept");
+        }
+    }
+
+    #[test]
+    fn a_text_without_tokens_is_one_piece_of_itself() {
+        assert_eq!(TokenCounter::Estimate.chunk("", 50).unwrap(), vec![String::new()]);
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("vendor/minilm/tokenizer.json");
+        let tokenizer = Tokenizer::from_file(path).expect("the provisioned MiniLM tokenizer");
+        let counter = TokenCounter::Tokenizer(Box::new(tokenizer));
+        for text in ["", " ", "\u{1}\u{2}", "\u{200b}"] {
+            let pieces = counter.chunk(text, 50).unwrap();
+            assert!(
+                !pieces.is_empty() && pieces.iter().all(|p| text.contains(p.as_str())),
+                "{text:?}: {pieces:?}"
+            );
         }
     }
 

@@ -286,12 +286,6 @@ impl GraphService {
                 if Some(&edge.relation_id) == query.cursor.as_ref() {
                     continue;
                 }
-                // Relation IDs are unique; an engine that yields an edge twice (seen once on
-                // FalkorDB under load, via its edge index) must not make a page show it twice.
-                if edges.iter().any(|e: &GraphEdge| e.relation_id == edge.relation_id) {
-                    tracing::warn!(relation = %edge.relation_id, "the graph engine returned an edge twice");
-                    continue;
-                }
                 edges.push(edge);
             }
         }

@@ -29,6 +29,8 @@ pub const SYNC_LIMIT: usize = 100;
 const CHUNK: usize = 500;
 /// Attempts of a wave that lost a race on the key constraint.
 const RACE_RETRIES: usize = 8;
+/// Lookups again of rows a concurrent writer overtook between lookup and write.
+const OVERTAKEN_RETRIES: usize = 32;
 
 /// One row of a bulk seed.
 #[derive(Debug, Deserialize, ToSchema)]
@@ -56,6 +58,9 @@ pub struct SeedRowResult {
     pub entity_id: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// Declared synonyms that already name another entity: they stay with it, not this row's.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub synonyms_not_taken: Vec<String>,
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize, ToSchema, PartialEq)]
@@ -195,41 +200,50 @@ impl GraphService {
         Ok(Prepared { index: 0, canonical, key, synonym_keys, params })
     }
 
-    /// Resolves and writes one wave, retrying when a concurrent writer won a key race.
+    /// Resolves and writes one wave. The write applies a row only if its keys still point
+    /// where the lookup saw them (FalkorDB runs one write at a time, so that check and the
+    /// write are one step); a row another writer overtook is looked up and written again, so
+    /// concurrent seeds end as if they had run one after the other.
     async fn seed_wave(
         &self,
         tenant: &Tenant,
         wave: &[&Prepared],
         results: &mut [Option<SeedRowResult>],
     ) -> ServiceResult<()> {
+        let mut pending: Vec<&Prepared> = wave.to_vec();
         for attempt in 0.. {
             let keys: Vec<&String> =
-                wave.iter().flat_map(|p| std::iter::once(&p.key).chain(&p.synonym_keys)).collect();
+                pending.iter().flat_map(|p| std::iter::once(&p.key).chain(&p.synonym_keys)).collect();
             let found = self.run(tenant, queries::ENTITY_KEYS_LOOKUP, params! { "keys" => keys }).await?;
             let owner: HashMap<String, String> =
                 found.iter().map(|row| (str_col(row, "key"), str_col(row, "entityID"))).collect();
             let mut rows = Vec::new();
-            for prepared in wave {
-                let by_name = owner.get(&prepared.key);
-                let by_synonym: HashSet<&String> =
-                    prepared.synonym_keys.iter().filter_map(|k| owner.get(k)).collect();
-                let target = match (by_name, by_synonym.len()) {
-                    (Some(id), _) => id.clone(),
-                    (None, 0) => prepared.params["newID"].as_str().unwrap_or_default().to_string(),
-                    (None, 1) => by_synonym.iter().next().map(|s| s.to_string()).unwrap_or_default(),
-                    (None, _) => {
-                        let mut ids: Vec<&&String> = by_synonym.iter().collect();
-                        ids.sort();
-                        results[prepared.index] = Some(rejected(
-                            prepared.canonical.clone(),
-                            format!("its synonyms name several entities ({ids:?}); merge them or seed the row without those synonyms"),
-                        ));
-                        continue;
-                    }
+            let mut not_taken: HashMap<usize, Vec<String>> = HashMap::new();
+            for prepared in &pending {
+                let Some(target) = resolve_target(prepared, &owner) else {
+                    let mut ids: Vec<&String> =
+                        prepared.synonym_keys.iter().filter_map(|k| owner.get(k)).collect();
+                    ids.sort();
+                    ids.dedup();
+                    results[prepared.index] = Some(rejected(
+                        prepared.canonical.clone(),
+                        format!("its synonyms name several entities ({ids:?}); merge them or seed the row without those synonyms"),
+                    ));
+                    continue;
                 };
+                not_taken.insert(prepared.index, synonyms_of_others(prepared, &owner, &target));
+                let expected: Vec<Value> = std::iter::once(&prepared.key)
+                    .chain(&prepared.synonym_keys)
+                    .filter_map(|k| owner.get(k).map(|id| json!({ "key": k, "entityID": id })))
+                    .collect();
                 let mut row = prepared.params.clone();
                 row.insert("i".into(), json!(prepared.index));
                 row.insert("targetID".into(), json!(target));
+                row.insert(
+                    "keys".into(),
+                    json!(std::iter::once(&prepared.key).chain(&prepared.synonym_keys).collect::<Vec<_>>()),
+                );
+                row.insert("expected".into(), Value::Array(expected));
                 rows.push(Value::Object(row));
             }
             let outcome = self
@@ -255,9 +269,19 @@ impl GraphService {
                             outcome: if created { "created" } else { "merged-with" }.into(),
                             entity_id: Some(str_col(&row, "entityID")),
                             reason: None,
+                            synonyms_not_taken: not_taken.remove(&index).unwrap_or_default(),
                         });
                     }
-                    return Ok(());
+                    pending.retain(|p| results[p.index].is_none());
+                    if pending.is_empty() {
+                        return Ok(());
+                    }
+                    if attempt >= OVERTAKEN_RETRIES {
+                        return Err(ServiceError::Internal(anyhow::anyhow!(
+                            "{} seed rows were overtaken by concurrent writers {attempt} times",
+                            pending.len()
+                        )));
+                    }
                 }
                 Err(GraphError::ConstraintViolation(_)) if attempt < RACE_RETRIES => {
                     tokio::time::sleep(std::time::Duration::from_millis(5 << attempt.min(6))).await;
@@ -269,8 +293,41 @@ impl GraphService {
     }
 }
 
+/// The entity a row resolves to from the key owners: its name's, else its synonyms' one,
+/// else a new one; None when its synonyms name several entities.
+fn resolve_target(prepared: &Prepared, owner: &HashMap<String, String>) -> Option<String> {
+    if let Some(id) = owner.get(&prepared.key) {
+        return Some(id.clone());
+    }
+    let by_synonym: HashSet<&String> = prepared.synonym_keys.iter().filter_map(|k| owner.get(k)).collect();
+    match by_synonym.len() {
+        0 => Some(prepared.params["newID"].as_str().unwrap_or_default().to_string()),
+        1 => by_synonym.into_iter().next().cloned(),
+        _ => None,
+    }
+}
+
+/// The row's declared synonyms that already name an entity other than `target`: they stay
+/// with it, and the row's result says so.
+fn synonyms_of_others(prepared: &Prepared, owner: &HashMap<String, String>, target: &str) -> Vec<String> {
+    let Some(Value::Array(synonyms)) = prepared.params.get("synonyms") else {
+        return Vec::new();
+    };
+    synonyms
+        .iter()
+        .filter(|s| s["key"].as_str().and_then(|k| owner.get(k)).is_some_and(|id| id != target))
+        .filter_map(|s| s["text"].as_str().map(String::from))
+        .collect()
+}
+
 fn rejected(canonical: String, reason: String) -> SeedRowResult {
-    SeedRowResult { canonical, outcome: "rejected".into(), entity_id: None, reason: Some(reason) }
+    SeedRowResult {
+        canonical,
+        outcome: "rejected".into(),
+        entity_id: None,
+        reason: Some(reason),
+        synonyms_not_taken: Vec::new(),
+    }
 }
 
 /// Splits a chunk into waves in which no two rows share a key, keeping row order: a row goes

@@ -5,6 +5,8 @@ mod buckets;
 mod calls;
 mod cli;
 mod collections;
+mod concurrency;
+mod contract;
 mod curation;
 mod delivery;
 mod engines;

@@ -77,52 +77,15 @@ impl Records {
         call: &CallRow,
         window_start: i64,
     ) -> Result<(CallRow, bool), RecordError> {
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.begin_write().await?;
         if let Some(reference) = &call.reference_id {
-            let existing = sqlx::query(
-                "SELECT call_id, created_at FROM call_references \
-                 WHERE account_id = $1 AND environment = $2 AND workflow_id = $3 AND reference_id = $4",
-            )
-            .bind(&call.account_id)
-            .bind(&call.environment)
-            .bind(&call.workflow_id)
-            .bind(reference)
-            .fetch_optional(&mut *tx)
-            .await?;
-            if let Some(row) = existing {
-                if row.get::<i64, _>("created_at") >= window_start {
-                    let id: String = row.get("call_id");
-                    tx.commit().await?;
-                    if let Some(found) = self.call_by_id(&id).await? {
-                        return Ok((found, false));
-                    }
-                    return Err(RecordError::Unavailable(format!("call {id} named by a reference is gone")));
+            if let Some(id) = claim_reference(&mut tx, call, reference, window_start).await? {
+                tx.commit().await?;
+                if let Some(found) = self.call_by_id(&id).await? {
+                    return Ok((found, false));
                 }
+                return Err(RecordError::Unavailable(format!("call {id} named by a reference is gone")));
             }
-            // A new window starts: the reference now names this call. The primary key makes
-            // two concurrent first uses collide, and the loser's transaction fails.
-            sqlx::query(
-                "DELETE FROM call_references \
-                 WHERE account_id = $1 AND environment = $2 AND workflow_id = $3 AND reference_id = $4",
-            )
-            .bind(&call.account_id)
-            .bind(&call.environment)
-            .bind(&call.workflow_id)
-            .bind(reference)
-            .execute(&mut *tx)
-            .await?;
-            sqlx::query(
-                "INSERT INTO call_references (account_id, environment, workflow_id, reference_id, call_id, created_at) \
-                 VALUES ($1, $2, $3, $4, $5, $6)",
-            )
-            .bind(&call.account_id)
-            .bind(&call.environment)
-            .bind(&call.workflow_id)
-            .bind(reference)
-            .bind(&call.id)
-            .bind(call.created_at)
-            .execute(&mut *tx)
-            .await?;
         }
         sqlx::query(&format!(
             "INSERT INTO calls ({CALL_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)"
@@ -306,6 +269,65 @@ impl Records {
         }
         Ok(by_call)
     }
+}
+
+/// Makes `reference` name `call` unless it names a call made since `window_start`; returns
+/// that call's ID then. Each step is one statement that cannot race: the insert waits for a
+/// concurrent first use of the key to commit (and then does nothing), and the update takes an
+/// expired window only if it is still expired once it holds the row.
+async fn claim_reference(
+    conn: &mut sqlx::AnyConnection,
+    call: &CallRow,
+    reference: &str,
+    window_start: i64,
+) -> Result<Option<String>, RecordError> {
+    let inserted = keyed(
+        "INSERT INTO call_references (account_id, environment, workflow_id, reference_id, call_id, created_at) \
+         VALUES ($1, $2, $3, $4, $5, $6) \
+         ON CONFLICT (account_id, environment, workflow_id, reference_id) DO NOTHING",
+        call,
+        reference,
+    )
+    .bind(&call.id)
+    .bind(call.created_at)
+    .execute(&mut *conn)
+    .await?;
+    if inserted.rows_affected() == 1 {
+        return Ok(None);
+    }
+    let renewed = keyed(
+        "UPDATE call_references SET call_id = $5, created_at = $6 \
+         WHERE account_id = $1 AND environment = $2 AND workflow_id = $3 AND reference_id = $4 \
+             AND created_at < $7",
+        call,
+        reference,
+    )
+    .bind(&call.id)
+    .bind(call.created_at)
+    .bind(window_start)
+    .execute(&mut *conn)
+    .await?;
+    if renewed.rows_affected() == 1 {
+        return Ok(None);
+    }
+    let row = keyed(
+        "SELECT call_id FROM call_references \
+         WHERE account_id = $1 AND environment = $2 AND workflow_id = $3 AND reference_id = $4",
+        call,
+        reference,
+    )
+    .fetch_one(&mut *conn)
+    .await?;
+    Ok(Some(row.get("call_id")))
+}
+
+/// `sql` with the reference's key bound as $1..$4: account, environment, workflow, reference.
+fn keyed<'q>(
+    sql: &'q str,
+    call: &'q CallRow,
+    reference: &'q str,
+) -> sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments<'q>> {
+    sqlx::query(sql).bind(&call.account_id).bind(&call.environment).bind(&call.workflow_id).bind(reference)
 }
 
 fn call_row(row: &AnyRow) -> CallRow {

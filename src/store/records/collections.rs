@@ -216,7 +216,7 @@ impl Records {
         name: &str,
     ) -> Result<Vec<String>, RecordError> {
         let (condition, value) = reach_condition(Reach::Subtree(name), 3);
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.begin_write().await?;
         let items = format!(
             "DELETE FROM collection_items WHERE collection_id IN \
                  (SELECT c.id FROM collections c WHERE c.account_id = $1 AND c.environment = $2 AND {condition})"
@@ -253,7 +253,7 @@ impl Records {
         job: JobSpec<'_>,
         now: i64,
     ) -> Result<(), RecordError> {
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.begin_write().await?;
         for (id, data) in items {
             sqlx::query(
                 "INSERT INTO collection_items (id, collection_id, account_id, environment, data, status, \
@@ -287,7 +287,7 @@ impl Records {
         job: JobSpec<'_>,
         now: i64,
     ) -> Result<Vec<String>, RecordError> {
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.begin_write().await?;
         let mut missing = Vec::new();
         for (id, data) in items {
             let done = sqlx::query(
@@ -371,7 +371,7 @@ impl Records {
         item_id: &str,
         now: i64,
     ) -> Result<bool, RecordError> {
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.begin_write().await?;
         let done = sqlx::query("DELETE FROM collection_items WHERE id = $1 AND collection_id = $2")
             .bind(item_id)
             .bind(collection_id)
@@ -482,7 +482,7 @@ impl Records {
         now: i64,
     ) -> Result<Vec<String>, RecordError> {
         let mut marked = Vec::new();
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.begin_write().await?;
         for (id, chunks) in items {
             let done = sqlx::query(
                 "UPDATE collection_items SET status = 'embedded', error = NULL, chunks = $1, updated_at = $2 \
@@ -509,7 +509,7 @@ impl Records {
         event_id: &str,
         now: i64,
     ) -> Result<(), RecordError> {
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.begin_write().await?;
         for (id, reason) in items {
             sqlx::query(
                 "UPDATE collection_items SET status = 'failed', error = $1, updated_at = $2 \

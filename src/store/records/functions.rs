@@ -129,7 +129,7 @@ impl Records {
         head: &FunctionRow,
         version: &StoredFunctionVersion,
     ) -> Result<bool, RecordError> {
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.begin_write().await?;
         let done = sqlx::query(
             "INSERT INTO functions \
                  (id, account_id, environment, name, current_version, created_at, updated_at) \
@@ -274,7 +274,7 @@ impl Records {
         name: &str,
         version: &StoredFunctionVersion,
     ) -> Result<Saved, RecordError> {
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.begin_write().await?;
         let updated = sqlx::query(
             "UPDATE functions SET current_version = $1, name = $2, updated_at = $3 \
              WHERE account_id = $4 AND environment = $5 AND id = $6 AND current_version = $7",

@@ -91,6 +91,17 @@ impl Records {
         Ok(())
     }
 
+    /// Begins a transaction that writes. On SQLite it takes the write lock up front
+    /// (`BEGIN IMMEDIATE`, waiting out the busy timeout): a deferred transaction that reads
+    /// first cannot upgrade to a writer while another holds the lock and fails with
+    /// `database is locked` at once, busy timeout or not. PostgreSQL locks rows as it goes.
+    pub(crate) async fn begin_write(&self) -> Result<sqlx::Transaction<'static, sqlx::Any>, RecordError> {
+        Ok(match self.dialect {
+            Dialect::Sqlite => self.pool.begin_with("BEGIN IMMEDIATE").await?,
+            Dialect::Postgres => self.pool.begin().await?,
+        })
+    }
+
     /// Cheap reachability check for `/readyz`.
     pub async fn ping(&self) -> Result<(), RecordError> {
         sqlx::query("SELECT 1").execute(&self.pool).await?;

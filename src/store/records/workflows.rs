@@ -149,7 +149,7 @@ impl Records {
         version: &StoredWorkflowVersion,
         pins: &[Pin],
     ) -> Result<bool, RecordError> {
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.begin_write().await?;
         let done = sqlx::query(
             "INSERT INTO workflows (id, account_id, environment, name, current_version, display_name, \
                  created_at, updated_at) \
@@ -248,7 +248,7 @@ impl Records {
         version: &StoredWorkflowVersion,
         pins: &[Pin],
     ) -> Result<Saved, RecordError> {
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.begin_write().await?;
         let updated = sqlx::query(
             "UPDATE workflows SET current_version = $1, name = $2, display_name = $3, updated_at = $4 \
              WHERE account_id = $5 AND environment = $6 AND id = $7 AND current_version = $8",

@@ -1,0 +1,275 @@
+//! What the handlers' annotations cannot say, added to the generated OpenAPI document so it
+//! is the contract the server keeps: the errors every keyed operation can answer, and the
+//! bounds the handlers and services check (ranges, patterns, enums) on query parameters and
+//! request bodies. Schemathesis (scripts/schemathesis.sh) holds the server to the result.
+
+use serde_json::{json, Map, Value};
+
+/// Collection names: dot-separated segments of ASCII letters, digits and underscores, each
+/// 1–256 long and not starting with a digit (`collections::names`).
+const COLLECTION_NAME: &str = r"^[A-Za-z_][A-Za-z0-9_]{0,255}(\.[A-Za-z_][A-Za-z0-9_]{0,255})*$";
+/// Function and workflow names (`functions::validate`).
+const FUNCTION_NAME: &str = "^[A-Za-z0-9_-]{1,128}$";
+/// Some character other than white space: the service trims, then requires a value.
+const NOT_BLANK: &str = r"\S";
+/// One value of a repeatable parameter: something other than commas and white space (values
+/// are split at commas and trimmed; a parameter sent with nothing in it is refused).
+const LIST_ITEM: &str = r"[^,\s]";
+/// Event IDs are KSUIDs.
+const KSUID: &str = "^[0-9A-Za-z]{27}$";
+
+/// Pages of these paths hold at most 100; the others (graph, buckets, types) 200.
+const LIMIT_100: &[&str] = &[
+    "/v3/calls",
+    "/v3/outputs",
+    "/v3/errors",
+    "/v1-alpha/events",
+    "/v3/collections",
+    "/v3/collections/items",
+    "/v3/functions",
+    "/v3/workflows",
+    "/v3/functions/{functionName}/versions",
+    "/v3/workflows/{workflowName}/versions",
+];
+
+/// The generated document with the contract's remaining terms added.
+pub fn complete(mut doc: Value) -> Value {
+    if let Some(paths) = doc.get_mut("paths").and_then(Value::as_object_mut) {
+        for (path, item) in paths.iter_mut() {
+            let keyed = path.starts_with("/v3/") || path.starts_with("/v1-alpha/");
+            for operation in item.as_object_mut().into_iter().flat_map(|m| m.values_mut()) {
+                if keyed {
+                    add_common_errors(operation);
+                }
+                for parameter in
+                    operation.get_mut("parameters").and_then(Value::as_array_mut).into_iter().flatten()
+                {
+                    constrain_parameter(path, parameter);
+                }
+            }
+        }
+    }
+    if let Some(schemas) = doc.pointer_mut("/components/schemas").and_then(Value::as_object_mut) {
+        constrain_bodies(schemas);
+    }
+    add_links(&mut doc);
+    doc
+}
+
+/// How a created resource is reached: `(path, method, statuses, parameter, value)` of the
+/// creating operation and the operations on the created resource's path (every method).
+type LinkRule = (
+    &'static str,
+    &'static str,
+    &'static [&'static str],
+    &'static str,
+    &'static str,
+    &'static [&'static str],
+);
+
+const LINKS: &[LinkRule] = &[
+    (
+        "/v3/functions",
+        "post",
+        &["200"],
+        "functionName",
+        "$response.body#/function/functionName",
+        &["/v3/functions/{functionName}", "/v3/functions/{functionName}/versions"],
+    ),
+    (
+        "/v3/workflows",
+        "post",
+        &["200"],
+        "workflowName",
+        "$response.body#/workflow/name",
+        &[
+            "/v3/workflows/{workflowName}",
+            "/v3/workflows/{workflowName}/versions",
+            "/v3/workflows/{workflowName}/call",
+        ],
+    ),
+    (
+        "/v3/workflows/{workflowName}/call",
+        "post",
+        &["200", "202"],
+        "callID",
+        "$response.body#/call/callID",
+        &["/v3/calls/{callID}", "/v3/calls/{callID}/trace"],
+    ),
+    (
+        "/v3/entities/bulk",
+        "post",
+        &["200"],
+        "id",
+        "$response.body#/results/0/entityID",
+        &[
+            "/v3/entities/{id}",
+            "/v3/entities/{id}/relations",
+            "/v3/entities/{id}/merges",
+            "/v3/entities/{id}/synonyms",
+            "/v3/entities/{id}/merge",
+        ],
+    ),
+    (
+        "/v3/entities/{id}/merge",
+        "post",
+        &["200"],
+        "mergeID",
+        "$response.body#/merges/0/mergeID",
+        &["/v3/merges/{mergeID}/undo"],
+    ),
+    (
+        "/v3/buckets",
+        "post",
+        &["200", "201"],
+        "bucketID",
+        "$response.body#/bucketID",
+        &["/v3/buckets/{bucketID}"],
+    ),
+];
+
+/// OpenAPI links from each creating operation to the operations on what it created, so a
+/// client (and schemathesis) can follow them instead of guessing IDs.
+fn add_links(doc: &mut Value) {
+    for (source, method, statuses, parameter, value, targets) in LINKS {
+        let mut links = Map::new();
+        for target in *targets {
+            let methods: Vec<String> =
+                doc["paths"][*target].as_object().map(|m| m.keys().cloned().collect()).unwrap_or_default();
+            for target_method in methods {
+                let reference =
+                    format!("#/paths/{}/{target_method}", target.replace('~', "~0").replace('/', "~1"));
+                let name = format!("{target_method}{}", target.replace(['/', '{', '}', '-'], "_"));
+                links.insert(name, json!({ "operationRef": reference, "parameters": { *parameter: value } }));
+            }
+        }
+        for status in *statuses {
+            if let Some(response) =
+                doc.pointer_mut(&format!("/paths/{}/{method}/responses/{status}", source.replace('/', "~1")))
+            {
+                merge(response, json!({ "links": links }));
+            }
+        }
+    }
+}
+
+/// 401 (no or unknown key), 429 (the key's rate limit) and, with query parameters or a
+/// body, 400 (a value that does not parse, a repeated single-valued parameter…).
+fn add_common_errors(operation: &mut Value) {
+    let has_input = operation.get("requestBody").is_some()
+        || operation["parameters"].as_array().is_some_and(|ps| ps.iter().any(|p| p["in"] == "query"));
+    let Some(responses) = operation.get_mut("responses").and_then(Value::as_object_mut) else {
+        return;
+    };
+    let error = |description: &str| {
+        json!({ "description": description,
+                "content": { "application/json": { "schema": { "$ref": "#/components/schemas/ErrorBody" } } } })
+    };
+    responses.entry("401").or_insert_with(|| error("no API key, or an unknown or revoked one"));
+    responses
+        .entry("429")
+        .or_insert_with(|| error("the API key's rate limit is exceeded; retry after Retry-After seconds"));
+    if has_input {
+        responses
+            .entry("400")
+            .or_insert_with(|| error("a parameter or the body is invalid; the message names the field"));
+    }
+}
+
+fn constrain_parameter(path: &str, parameter: &mut Value) {
+    if parameter["in"] != "query" {
+        return;
+    }
+    let name = parameter["name"].as_str().unwrap_or_default().to_string();
+    let Some(schema) = parameter.get_mut("schema") else { return };
+    if schema["type"] == "array" || schema["type"] == json!(["array", "null"]) {
+        let item = match (path, name.as_str()) {
+            ("/v3/review-queue", "status") => json!({ "type": "string", "enum": review_statuses() }),
+            _ => json!({ "type": "string", "pattern": LIST_ITEM }),
+        };
+        merge(schema, json!({ "items": item }));
+        return;
+    }
+    let limit_max = if LIMIT_100.contains(&path) { 100 } else { 200 };
+    let id_prefix = |prefix: &str| json!({ "pattern": format!("^{prefix}_") });
+    let rule = match name.as_str() {
+        "limit" => json!({ "minimum": 1, "maximum": limit_max }),
+        "page" => json!({ "minimum": 1 }),
+        "maxDepth" | "depth" => json!({ "minimum": 0, "maximum": 5 }),
+        "sortOrder" => json!({ "enum": ["asc", "desc"] }),
+        "assignedTo" => json!({ "pattern": "^(me|usr_.+)$" }),
+        "collectionName" | "parentCollectionName" => json!({ "pattern": COLLECTION_NAME }),
+        "since" => json!({ "format": "date-time" }),
+        "startingAfter" | "endingBefore" => match path {
+            "/v3/buckets" => id_prefix("bkt"),
+            "/v3/entity-types" => id_prefix("ety"),
+            "/v3/outputs" | "/v3/errors" | "/v1-alpha/events" => json!({ "pattern": KSUID }),
+            _ => return,
+        },
+        "parentTypeID" => id_prefix("ety"),
+        "cursor" => match path {
+            "/v3/review-queue" => id_prefix("ent"),
+            "/v3/knowledge-graph" | "/v3/entities/{id}/relations" => id_prefix("rel"),
+            _ => return,
+        },
+        _ => return,
+    };
+    merge(schema, rule);
+}
+
+fn review_statuses() -> Vec<&'static str> {
+    crate::graph::review::STATUSES.to_vec()
+}
+
+/// Bounds of request bodies, by component schema and property.
+fn constrain_bodies(schemas: &mut Map<String, Value>) {
+    let rules = [
+        ("FunctionInput", "functionName", json!({ "pattern": FUNCTION_NAME })),
+        ("WorkflowInput", "name", json!({ "pattern": FUNCTION_NAME })),
+        ("CreateBucket", "name", json!({ "pattern": NOT_BLANK, "maxLength": 100 })),
+        ("CreateEntityType", "name", json!({ "pattern": NOT_BLANK, "maxLength": 100 })),
+        ("CreateEntityType", "parentTypeID", json!({ "pattern": "^ety_" })),
+        ("BulkSeed", "onConflict", json!({ "enum": ["merge", null] })),
+        ("BulkSeed", "entities", json!({ "minItems": 1, "maxItems": 10000 })),
+        ("BulkValidate", "status", json!({ "enum": ["approved", "rejected"] })),
+        ("CreateCollection", "collectionName", json!({ "pattern": COLLECTION_NAME })),
+        ("AddItems", "collectionName", json!({ "pattern": COLLECTION_NAME })),
+        ("UpdateItems", "collectionName", json!({ "pattern": COLLECTION_NAME })),
+        ("Search", "collectionName", json!({ "pattern": COLLECTION_NAME })),
+        ("Search", "limit", json!({ "minimum": 1, "maximum": 100 })),
+        // A surface must hold a letter or a digit ([^\W_]: a word character, not `_`).
+        ("CreateMention", "surface", json!({ "pattern": r"[^\W_]" })),
+        ("CreateRelation", "relationType", json!({ "pattern": NOT_BLANK, "maxLength": 100 })),
+        ("BatchFiles", "inputs", json!({ "minItems": 1 })),
+    ];
+    for (schema, property, rule) in rules {
+        let Some(schema) = schemas.get_mut(schema) else { continue };
+        // A schema with flattened fields is an allOf of objects.
+        let mut parts: Vec<&mut Value> = match schema.get_mut("allOf").and_then(Value::as_array_mut) {
+            Some(parts) => parts.iter_mut().collect(),
+            None => vec![schema],
+        };
+        if let Some(target) =
+            parts.iter_mut().find_map(|part| part.pointer_mut(&format!("/properties/{property}")))
+        {
+            merge(target, rule);
+        }
+    }
+    // Exactly one of the two ways to send files.
+    if let Some(input) = schemas.get_mut("CallInput") {
+        merge(input, json!({ "oneOf": [{ "required": ["singleFile"] }, { "required": ["batchFiles"] }] }));
+    }
+}
+
+/// Adds `rule`'s keys to `target` (an object schema), or to the non-null branch of an
+/// `Option`'s `oneOf`.
+fn merge(target: &mut Value, rule: Value) {
+    if let Some(branches) = target.get_mut("oneOf").and_then(Value::as_array_mut) {
+        if let Some(branch) = branches.iter_mut().find(|b| b["type"] != "null") {
+            return merge(branch, rule);
+        }
+    }
+    if let (Some(target), Value::Object(rule)) = (target.as_object_mut(), rule) {
+        target.extend(rule);
+    }
+}

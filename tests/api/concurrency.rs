@@ -1,0 +1,228 @@
+//! Concurrent clients: call deduplication under a burst, seeding that ends as some serial
+//! order would, and review-queue paging that returns every entity exactly once.
+
+use crate::calls::invoice_schema;
+use crate::helpers::{json, spawn_app, strings, TestApp};
+use futures::future::join_all;
+use serde_json::{json, Value};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+#[tokio::test]
+async fn a_burst_of_calls_sharing_references_all_succeed_and_dedupe_exactly() {
+    let app = spawn_app().await;
+    app.extract_function("invoice", invoice_schema()).await;
+    app.pipeline("invoices", &["invoice"], &[]).await;
+    // 200 submissions at once (the key's whole burst), 8 per reference, on 4 connections.
+    let clients: Vec<reqwest::Client> = (0..4).map(|_| reqwest::Client::new()).collect();
+    let submissions = (0..200).map(|i| {
+        let client = &clients[i % 4];
+        let app = &app;
+        async move {
+            let reference = format!("burst-{}", i % 25);
+            let body = json!({
+                "callReferenceID": reference,
+                "input": { "singleFile": { "inputContent": "SW52b2ljZSBudW1iZXI6IElOVi00Mg==", "inputType": "text" } },
+            });
+            let response = client
+                .post(format!("{}/v3/workflows/invoices/call", app.address))
+                .header("x-api-key", &app.api_key)
+                .json(&body)
+                .send()
+                .await
+                .expect("request");
+            (reference, response.status().as_u16(), json(response).await)
+        }
+    });
+    let answers = join_all(submissions).await;
+    let mut calls_of: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for (reference, status, body) in &answers {
+        assert!(matches!(status, 200 | 202), "{reference}: {status} {body}");
+        calls_of
+            .entry(reference.clone())
+            .or_default()
+            .insert(body["call"]["callID"].as_str().unwrap().into());
+    }
+    for (reference, calls) in &calls_of {
+        assert_eq!(calls.len(), 1, "{reference} names one call, not {calls:?}");
+    }
+    let listed = json(app.get("/v3/calls?limit=100").await).await;
+    assert_eq!(listed["totalCount"], 25, "one call per reference");
+}
+
+impl TestApp {
+    /// Seeds rows in one request and returns the per-row results.
+    async fn seed_results(&self, rows: Vec<Value>) -> Vec<Value> {
+        let body = self.seed(json!(rows)).await;
+        body["results"].as_array().expect("results").clone()
+    }
+}
+
+#[tokio::test]
+async fn concurrent_seeds_sharing_synonyms_end_as_some_serial_order_would() {
+    let app = spawn_app().await;
+    for phase in 0..3 {
+        // Four clients, each row its own name and a synonym shared with the other clients'
+        // row of the same index: in any serial order the first such row creates the entity
+        // and takes the synonym, and the three others merge into it through the synonym.
+        let seeds = (0..4).map(|client| {
+            let rows = (0..90)
+                .map(|i| {
+                    json!({
+                        "canonical": format!("Org {phase}-{client}-{i}"),
+                        "type": "Company",
+                        "synonyms": [format!("Shared {phase}-{i}")],
+                    })
+                })
+                .collect();
+            app.seed_results(rows)
+        });
+        let results = join_all(seeds).await;
+        for i in 0..90 {
+            let rows: Vec<&Value> = results.iter().map(|client| &client[i]).collect();
+            let entities: BTreeSet<&str> = rows.iter().map(|r| r["entityID"].as_str().unwrap()).collect();
+            let created = rows.iter().filter(|r| r["outcome"] == "created").count();
+            assert_eq!(
+                (entities.len(), created),
+                (1, 1),
+                "phase {phase}, rows sharing synonym {i}: {rows:?}"
+            );
+            assert!(rows.iter().all(|r| r.get("synonymsNotTaken").is_none()), "{rows:?}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_row_reports_a_declared_synonym_another_entity_keeps() {
+    let app = spawn_app().await;
+    let first = app.entity("Alpha Corp", "Company").await;
+    let other = app
+        .seed_results(vec![json!({ "canonical": "Beta", "type": "Company", "synonyms": ["Gamma"] })])
+        .await;
+    let results = app
+        .seed_results(vec![
+            json!({ "canonical": "Alpha Corp", "type": "Company", "synonyms": ["Gamma", "Delta"] }),
+        ])
+        .await;
+    assert_eq!(results[0]["outcome"], "merged-with");
+    assert_eq!(results[0]["entityID"], first.as_str());
+    assert_eq!(results[0]["synonymsNotTaken"], json!(["Gamma"]), "{results:?}");
+    let beta = json(app.get(&format!("/v3/entities/{}", other[0]["entityID"].as_str().unwrap())).await).await;
+    assert!(beta.to_string().contains("Gamma"), "Gamma stays with Beta: {beta}");
+}
+
+/// Every page of the review queue from the start, as entity IDs per page.
+async fn review_pages(app: &TestApp, limit: usize) -> Vec<Vec<String>> {
+    let mut pages = Vec::new();
+    let mut query = format!("/v3/review-queue?limit={limit}");
+    loop {
+        let page = json(app.get(&query).await).await;
+        let ids = strings(&page["entities"], "entityID");
+        let more = page["hasMore"] == true;
+        if more {
+            assert_eq!(ids.len(), limit, "a page with more after it is full: {page}");
+            assert_eq!(
+                page["nextCursor"].as_str(),
+                ids.last().map(String::as_str),
+                "the cursor is the last ID"
+            );
+        }
+        pages.push(ids);
+        if !more {
+            return pages;
+        }
+        query = format!("/v3/review-queue?limit={limit}&cursor={}", page["nextCursor"].as_str().unwrap());
+    }
+}
+
+#[tokio::test]
+async fn review_queue_paging_returns_every_entity_once_while_others_write() {
+    let app = spawn_app().await;
+    for batch in 0..7 {
+        let rows = (0..99)
+            .map(|i| json!({ "canonical": format!("Queued {batch}-{i}"), "type": "Company" }))
+            .collect();
+        app.seed_results(rows).await;
+    }
+    let before: BTreeSet<String> = review_pages(&app, 200).await.concat().into_iter().collect();
+    assert_eq!(before.len(), 693);
+    let writers = async {
+        for batch in 0..10 {
+            let rows = (0..20)
+                .map(|i| json!({ "canonical": format!("Late {batch}-{i}"), "type": "Company" }))
+                .collect();
+            app.seed_results(rows).await;
+        }
+    };
+    let readers = join_all([7, 13, 50, 64, 99, 101, 200].map(|limit| review_pages(&app, limit)));
+    let (_, pagings) = tokio::join!(writers, readers);
+    for pages in pagings {
+        let ids = pages.concat();
+        let mut counts: HashMap<&String, usize> = HashMap::new();
+        for id in &ids {
+            *counts.entry(id).or_default() += 1;
+        }
+        let repeated: Vec<_> = counts.iter().filter(|(_, n)| **n > 1).collect();
+        assert!(repeated.is_empty(), "entities repeated across pages: {repeated:?}");
+        let mut sorted = ids.clone();
+        sorted.sort();
+        assert_eq!(ids, sorted, "pages run in ID order");
+        let missing: Vec<_> = before.iter().filter(|id| !counts.contains_key(id)).collect();
+        assert!(missing.is_empty(), "entities that were there all along are missing: {missing:?}");
+    }
+}
+
+/// Every page of the knowledge graph from the start, as relation IDs.
+async fn graph_pages(app: &TestApp, limit: usize) -> Vec<String> {
+    let mut ids = Vec::new();
+    let mut query = format!("/v3/knowledge-graph?limit={limit}");
+    loop {
+        let page = json(app.get(&query).await).await;
+        let edges = strings(&page["edges"], "relationID");
+        match page["nextCursor"].as_str() {
+            Some(cursor) => {
+                assert_eq!(edges.len(), limit, "a page with more after it is full: {page}");
+                assert_eq!(Some(cursor), edges.last().map(String::as_str), "the cursor is the last ID");
+                query = format!("/v3/knowledge-graph?limit={limit}&cursor={cursor}");
+                ids.extend(edges);
+            }
+            None => {
+                ids.extend(edges);
+                return ids;
+            }
+        }
+    }
+}
+
+/// Relates entity `i` to entity `i + 1` for each `i` in `range`, four requests at a time.
+async fn relate_chain(app: &TestApp, entities: &[String], range: std::ops::Range<usize>) {
+    let range: Vec<usize> = range.collect();
+    for chunk in range.chunks(4) {
+        join_all(chunk.iter().map(|&i| async move {
+            let body = json!({ "sourceEntityID": entities[i], "targetEntityID": entities[i + 1], "relationType": "next" });
+            assert_eq!(app.post("/v3/relations", body).await.status(), 200);
+        }))
+        .await;
+    }
+}
+
+#[tokio::test]
+async fn knowledge_graph_paging_returns_every_edge_once_while_others_write() {
+    let app = spawn_app().await;
+    let rows = (0..99).map(|i| json!({ "canonical": format!("Node {i}"), "type": "Company" })).collect();
+    let entities: Vec<String> =
+        app.seed_results(rows).await.iter().map(|r| r["entityID"].as_str().unwrap().to_string()).collect();
+    relate_chain(&app, &entities, 0..80).await;
+    let before: BTreeSet<String> = graph_pages(&app, 200).await.into_iter().collect();
+    assert_eq!(before.len(), 80);
+    let writers = relate_chain(&app, &entities, 80..98);
+    let readers = join_all([3, 7, 16, 33].map(|limit| graph_pages(&app, limit)));
+    let (_, pagings) = tokio::join!(writers, readers);
+    for ids in pagings {
+        let unique: BTreeSet<&String> = ids.iter().collect();
+        assert_eq!(unique.len(), ids.len(), "edges repeated across pages: {ids:?}");
+        let mut sorted = ids.clone();
+        sorted.sort();
+        assert_eq!(ids, sorted, "pages run in ID order");
+        assert!(before.iter().all(|id| unique.contains(id)), "an edge that was there all along is missing");
+    }
+}
