@@ -3,7 +3,7 @@
 # are incremental.
 export CARGO_TARGET_DIR ?= $(HOME)/.cache/canon/target
 
-.PHONY: run test provision lint bench bench-graph bench-resolution bench-collections bench-graphql bench-calls
+.PHONY: run test provision lint bench bench-graph bench-resolution bench-collections bench-graphql bench-calls bench-delivery
 
 provision:
 	./scripts/provision.sh
@@ -34,6 +34,9 @@ bench-collections: provision
 
 bench-calls: provision
 	cargo bench --locked --bench calls
+
+bench-delivery: provision
+	cargo bench --locked --bench delivery
 
 bench-graphql: provision
 	cargo bench --locked --bench graphql

@@ -536,7 +536,7 @@ impl Records {
         body: &serde_json::Value,
         now: i64,
     ) -> Result<(), RecordError> {
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.begin_write().await?;
         let done = sqlx::query(
             "INSERT INTO events (id, account_id, environment, event_type, body, created_at) \
              VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (id) DO NOTHING",

@@ -57,7 +57,7 @@ impl Records {
         owner: Owner<'_>,
         event: NewEvent<'_>,
     ) -> Result<String, RecordError> {
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.begin_write().await?;
         let done = sqlx::query(
             "INSERT INTO events (id, account_id, environment, event_type, body, created_at, call_id, \
                  function_call_id, workflow_id, workflow_name, function_id, function_name, function_version_num, \

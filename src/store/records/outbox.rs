@@ -182,7 +182,7 @@ impl Records {
         attempt: &Attempt,
         status: &str,
     ) -> Result<(), RecordError> {
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.begin_write().await?;
         sqlx::query(
             "UPDATE deliveries SET status = $2, attempts = $3, next_attempt_at = $4, lease_until = 0, updated_at = $5 \
              WHERE id = $1",

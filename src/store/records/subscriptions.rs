@@ -122,7 +122,7 @@ impl Records {
 
     /// Deletes a subscription; its pending deliveries stop.
     pub async fn delete_subscription(&self, owner: Owner<'_>, id: &str) -> Result<bool, RecordError> {
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.begin_write().await?;
         let done =
             sqlx::query("DELETE FROM subscriptions WHERE id = $1 AND account_id = $2 AND environment = $3")
                 .bind(id)

@@ -1,0 +1,122 @@
+//! Events delivery: deliveries per second from the outbox to a local receiver, against a
+//! plain HTTP client POSTing the same bodies to the same receiver with the same concurrency
+//! (the limit), and the event-to-delivery p50/p99 of calls through the API with a healthy
+//! receiver. Goal: ratio ≥ 0.5, p99 under 100 ms.
+
+mod common;
+
+use axum::http::StatusCode;
+use canon::store::records::events::NewEvent;
+use futures::StreamExt;
+use serde_json::{json, Value};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+const OUTBOX: usize = 2_000;
+const CALLS: usize = 200;
+const IN_FLIGHT: usize = 32; // the delivery workers' concurrency
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    // The receiver: counts arrivals and how late each event arrived after it was created.
+    let arrivals: Arc<Mutex<Vec<(String, Duration)>>> = Arc::default();
+    let log = arrivals.clone();
+    let router = axum::Router::new().fallback(move |body: String| {
+        let log = log.clone();
+        async move {
+            let event: Value = serde_json::from_str(&body).unwrap_or_default();
+            let created = event["createdAt"].as_str().and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok());
+            let late = created
+                .map(|c| (chrono::Utc::now() - c.with_timezone(&chrono::Utc)).to_std().unwrap_or_default())
+                .unwrap_or_default();
+            log.lock().unwrap().push((event["eventID"].as_str().unwrap_or_default().to_string(), late));
+            StatusCode::OK
+        }
+    });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let hook = format!("http://{}/hook", listener.local_addr()?);
+    tokio::spawn(async move { axum::serve(listener, router).await });
+
+    let bench = common::start(|config| config.allow_private_network = true).await?;
+    let created: Value = bench
+        .post("/v3/functions", &json!({"functionName": "shaper", "type": "transform"}))
+        .send()
+        .await?
+        .json()
+        .await?;
+    let function_id = created["function"]["functionID"].as_str().unwrap_or_default().to_string();
+    let workflow = json!({"name": "flow", "mainNodeName": "shaper", "nodes": [{"name": "shaper", "function": {"name": "shaper"}}]});
+    anyhow::ensure!(bench.post("/v3/workflows", &workflow).send().await?.status() == 200, "workflow");
+    let sub = json!({"name": "bench", "type": "transform", "functionName": "shaper", "webhookURL": hook});
+    anyhow::ensure!(bench.post("/v3/subscriptions", &sub).send().await?.status() == 200, "subscription");
+    let secret = bench.client.post(format!("{}/v3/webhook-secret", bench.base)).header("x-api-key", &bench.key)
+        .header("content-type", "application/json").send().await?;
+    anyhow::ensure!(secret.status() == 200, "webhook secret");
+
+    // Latency: calls through the API, one at a time, each waited for.
+    let body = json!({"input": {"singleFile": {"inputContent": "SW52b2ljZSBJTlYtNDI=", "inputType": "text"}}});
+    for _ in 0..CALLS {
+        let response = bench.post("/v3/workflows/flow/call?wait=true", &body).send().await?;
+        anyhow::ensure!(response.status() == 200, "call answered {}", response.status());
+    }
+    wait_for(&arrivals, CALLS).await?;
+    let mut late: Vec<Duration> = arrivals.lock().unwrap().iter().map(|(_, d)| *d).collect();
+    let (p50, p99) = (common::percentile(&mut late, 0.5), common::percentile(&mut late, 0.99));
+
+    // Throughput: OUTBOX events recorded at once, then drained by the workers.
+    arrivals.lock().unwrap().clear();
+    let owner = bench.tenant.owner();
+    let mut bodies = Vec::with_capacity(OUTBOX);
+    for n in 0..OUTBOX {
+        let id = canon::ids::new_ksuid();
+        let event = json!({"eventID": id, "eventType": "transform", "functionName": "shaper", "n": n,
+                           "createdAt": canon::ids::now_rfc3339(), "transformedContent": {"invoiceNumber": "INV-42"}});
+        bodies.push(event.to_string());
+        let key = format!("bench-{n}");
+        let new = NewEvent {
+            id: &id, event_type: "transform", body: &event, call_id: "wc_bench", function_call_id: &key,
+            workflow_id: "wf_bench", workflow_name: "flow", function_id: &function_id, function_name: "shaper",
+            function_version_num: 1, reference_id: "", intermediate: false, dedupe_key: &key,
+            now: canon::ids::now_millis(),
+        };
+        bench.app.state.records.record_pipeline_event(owner, new).await?;
+    }
+    let started = Instant::now();
+    wait_for(&arrivals, OUTBOX).await?;
+    let canon_rate = OUTBOX as f64 / started.elapsed().as_secs_f64();
+
+    // The limit: a plain client POSTing the same bodies to the same receiver.
+    arrivals.lock().unwrap().clear();
+    let plain = reqwest::Client::new();
+    let started = Instant::now();
+    futures::stream::iter(bodies)
+        .map(|body| {
+            let request = plain.post(&hook).header("content-type", "application/json").body(body);
+            async move { request.send().await.map(|r| r.status().is_success()).unwrap_or(false) }
+        })
+        .buffer_unordered(IN_FLIGHT)
+        .collect::<Vec<bool>>()
+        .await;
+    let plain_rate = OUTBOX as f64 / started.elapsed().as_secs_f64();
+
+    println!("delivery: {OUTBOX} outbox deliveries to a local receiver, {IN_FLIGHT} in flight, signed");
+    println!("  canon workers   {canon_rate:>9.0} deliveries/s");
+    println!("  plain client    {plain_rate:>9.0} POSTs/s (the limit)");
+    println!("  ratio           {:>9.2} (goal >= 0.5)", canon_rate / plain_rate);
+    println!(
+        "  event-to-delivery over {CALLS} calls: p50 {} ms, p99 {} ms (goal p99 < 100 ms)",
+        common::ms(p50),
+        common::ms(p99)
+    );
+    bench.stop().await;
+    Ok(())
+}
+
+async fn wait_for(arrivals: &Mutex<Vec<(String, Duration)>>, count: usize) -> anyhow::Result<()> {
+    let deadline = Instant::now() + Duration::from_secs(300);
+    while arrivals.lock().unwrap().len() < count {
+        anyhow::ensure!(Instant::now() < deadline, "only {} of {count} arrived", arrivals.lock().unwrap().len());
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    Ok(())
+}
