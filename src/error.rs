@@ -43,7 +43,16 @@ impl ServiceError {
 
 impl From<GraphError> for ServiceError {
     fn from(err: GraphError) -> Self {
-        ServiceError::Internal(err.into())
+        match err {
+            // Input no service checked: still the caller's to fix, never a crash or a 500.
+            GraphError::Unsendable { parameter, found, position } => {
+                ServiceError::invalid_field(&parameter, crate::text::forbidden_message(found, position))
+            }
+            GraphError::ConstraintViolation(_)
+            | GraphError::Unavailable(_)
+            | GraphError::Query(_)
+            | GraphError::Conversion(_) => ServiceError::Internal(err.into()),
+        }
     }
 }
 

@@ -269,7 +269,7 @@ pub async fn token_count(
     _auth: Caller,
     ApiJson(body): ApiJson<CountTokens>,
 ) -> Result<Json<TokenCounts>, ApiError> {
-    Ok(Json(state.collections.count_tokens(&body.texts)?))
+    Ok(Json(state.collections.count_tokens(&body.texts).await?))
 }
 
 /// Search a collection (optionally with its descendants) for the items best matching a

@@ -13,6 +13,7 @@ pub mod extract;
 pub mod functions;
 pub mod graph;
 pub mod health;
+pub mod listener;
 pub mod metrics;
 pub mod openapi;
 pub mod rate_limit;

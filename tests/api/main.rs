@@ -13,6 +13,7 @@ mod functions;
 mod graph;
 mod graphql;
 mod helpers;
+mod hostile_input;
 mod jobs;
 mod lifecycle;
 mod pipeline_inputs;
