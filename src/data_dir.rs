@@ -28,7 +28,8 @@ pub fn create(dir: &Path) -> io::Result<()> {
 /// Opens `path` for writing, creating it 0600 (an existing file keeps its mode).
 fn open_private(path: &Path, truncate: bool) -> io::Result<fs::File> {
     let existed = path.exists();
-    let file = fs::OpenOptions::new().write(true).create(true).truncate(truncate).mode(PRIVATE_FILE).open(path)?;
+    let file =
+        fs::OpenOptions::new().write(true).create(true).truncate(truncate).mode(PRIVATE_FILE).open(path)?;
     if !existed {
         file.set_permissions(fs::Permissions::from_mode(PRIVATE_FILE))?;
     }

@@ -31,7 +31,9 @@ pub fn forbidden_message(found: char, position: usize) -> String {
 pub fn check(field: &str, value: &str) -> ServiceResult<()> {
     match first_forbidden(value) {
         None => Ok(()),
-        Some((position, found)) => Err(ServiceError::invalid_field(field, forbidden_message(found, position))),
+        Some((position, found)) => {
+            Err(ServiceError::invalid_field(field, forbidden_message(found, position)))
+        }
     }
 }
 
@@ -85,7 +87,9 @@ mod tests {
 
     fn field_of(result: ServiceResult<()>) -> String {
         match result {
-            Err(ServiceError::Invalid { details: Some(details), .. }) => details["field"].as_str().unwrap().into(),
+            Err(ServiceError::Invalid { details: Some(details), .. }) => {
+                details["field"].as_str().unwrap().into()
+            }
             other => panic!("expected a 400, got {other:?}"),
         }
     }

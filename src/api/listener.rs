@@ -99,7 +99,9 @@ pub fn enveloped(written: &[u8]) -> Option<Vec<u8>> {
              (header values may not hold control characters)"
                 .to_string()
         }
-        StatusCode::URI_TOO_LONG => "URI too long: the path and query string may be at most 65,534 bytes".into(),
+        StatusCode::URI_TOO_LONG => {
+            "URI too long: the path and query string may be at most 65,534 bytes".into()
+        }
         StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE => {
             "request headers too large: at most 100 headers and about 400 KiB of request head".into()
         }

@@ -40,9 +40,9 @@ pub const MAX_TOKENS_PER_TEXT: usize = 8_192;
 pub const MAX_TEXTS_PER_COUNT: usize = 100;
 /// Results per search.
 pub const MAX_SEARCH_LIMIT: usize = 100;
-/// Characters of a search query: a few of the model's windows, so one search costs a
-/// fraction of a second and bounded memory (a whole document is not a query).
-pub const MAX_QUERY_CHARS: usize = 2_000;
+/// Characters of a search query: a paragraph, at most a few of MiniLM's 256-token windows
+/// (one for English), so one search costs little time and bounded memory.
+pub const MAX_QUERY_CHARS: usize = 1_000;
 /// Job kind of the embedding of one write of items.
 pub const EMBED_JOB: &str = "collections.embed";
 /// Attempts of an embedding job before its items are marked failed.
@@ -582,7 +582,8 @@ impl CollectionsService {
                 format!("at most {MAX_TEXTS_PER_COUNT} texts per request (got {})", texts.len()),
             ));
         }
-        let counts = self.embedder.count_tokens(texts).await.map_err(|err| ServiceError::Internal(err.into()))?;
+        let counts =
+            self.embedder.count_tokens(texts).await.map_err(|err| ServiceError::Internal(err.into()))?;
         let token_counts: Vec<TokenCount> = counts
             .iter()
             .zip(texts)

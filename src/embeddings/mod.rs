@@ -89,12 +89,16 @@ impl TokenCounter {
 
     pub fn count(&self, texts: &[String]) -> EmbedResult<Vec<usize>> {
         match self {
-            TokenCounter::Tokenizer(tokenizer) => {
-                let encodings = tokenizer
-                    .encode_batch(texts.iter().map(String::as_str).collect::<Vec<_>>(), false)
-                    .map_err(|err| EmbedError::Failed(format!("tokenizer: {err}")))?;
-                Ok(encodings.iter().map(|e| e.len()).collect())
-            }
+            // One text at a time: only one text's encoding is ever held, not a whole body's.
+            TokenCounter::Tokenizer(tokenizer) => texts
+                .iter()
+                .map(|text| {
+                    let encoding = tokenizer
+                        .encode(text.as_str(), false)
+                        .map_err(|err| EmbedError::Failed(format!("tokenizer: {err}")))?;
+                    Ok(encoding.len())
+                })
+                .collect(),
             TokenCounter::Estimate => {
                 Ok(texts.iter().map(|t| t.len().div_ceil(BYTES_PER_TOKEN_ESTIMATE)).collect())
             }

@@ -4,9 +4,9 @@
 use super::{decode, int_column, queries, GraphService, Tenant};
 use crate::error::{ServiceError, ServiceResult};
 use crate::ids;
-use crate::text;
 use crate::pagination::PageRequest;
 use crate::params;
+use crate::text;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 

@@ -31,8 +31,11 @@ async fn a_control_character_in_a_name_is_a_400_naming_the_field_and_falkordb_ke
     assert_refused(app.post("/v3/entity-types", json!({ "name": "a\u{1}b" })).await, "name").await;
     let rows = json!({ "entities": [{ "canonical": "Acme", "type": "Company" }, { "canonical": "Acme", "type": "Org\u{1}" }] });
     assert_refused(app.post("/v3/entities/bulk", rows).await, "entities[1].type").await;
-    assert_refused(app.patch(&format!("/v3/entities/{entity}"), json!({ "canonical": "In\u{85}itech" })).await, "canonical")
-        .await;
+    assert_refused(
+        app.patch(&format!("/v3/entities/{entity}"), json!({ "canonical": "In\u{85}itech" })).await,
+        "canonical",
+    )
+    .await;
     // GraphQL runs the same services, so it refuses the same way.
     let response = app
         .post(
@@ -75,7 +78,11 @@ async fn nul_bytes_anywhere_in_graph_requests_are_400s_naming_the_field() {
         ("/v3/entities/bulk", row(json!({ "attributes": { "k": "v\u{0}" } })), "entities[0].attributes.k"),
         ("/v3/entities/bulk", row(json!({ "attributes": { "k\u{0}": 1 } })), "entities[0].attributes.k\\0"),
         ("/v3/mentions", json!({ "entityID": entity, "surface": "Umb\u{0}rella" }), "surface"),
-        ("/v3/mentions", json!({ "entityID": entity, "surface": "Umbrella", "sectionLabel": "\u{0}" }), "sectionLabel"),
+        (
+            "/v3/mentions",
+            json!({ "entityID": entity, "surface": "Umbrella", "sectionLabel": "\u{0}" }),
+            "sectionLabel",
+        ),
         (
             "/v3/relations",
             json!({ "sourceEntityID": entity, "targetEntityID": other, "relationType": "owns\u{0}" }),
@@ -87,8 +94,11 @@ async fn nul_bytes_anywhere_in_graph_requests_are_400s_naming_the_field() {
     for (path, body, field) in posts {
         assert_refused(app.post(path, body).await, field).await;
     }
-    assert_refused(app.patch(&format!("/v3/entities/{entity}"), json!({ "canonical": "U\u{0}" })).await, "canonical")
-        .await;
+    assert_refused(
+        app.patch(&format!("/v3/entities/{entity}"), json!({ "canonical": "U\u{0}" })).await,
+        "canonical",
+    )
+    .await;
     for (path, field) in [
         ("/v3/buckets?nameSubstring=%00", "nameSubstring"),
         ("/v3/entities/%00", "id"),
