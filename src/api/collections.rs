@@ -128,7 +128,7 @@ pub struct CountTokens {
 #[serde(rename_all = "camelCase")]
 pub struct Search {
     pub collection_name: String,
-    /// What to look for.
+    /// What to look for: at most 1,000 characters.
     pub query: String,
     /// `semantic` (default), `exact` or `hybrid`.
     pub mode: Option<SearchMode>,
