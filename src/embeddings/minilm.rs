@@ -142,13 +142,11 @@ impl Embedder for MiniLm {
     }
 
     async fn count_tokens(&self, texts: &[String]) -> EmbedResult<Vec<usize>> {
-        let (counter, texts) = (self.counter.clone(), texts.to_vec());
-        off_runtime(move || counter.count(&texts)).await
+        TokenCounter::count_off_runtime(&self.counter, texts).await
     }
 
     async fn chunk(&self, text: &str) -> EmbedResult<Vec<String>> {
-        let (counter, text) = (self.counter.clone(), text.to_string());
-        off_runtime(move || counter.chunk(&text, CHUNK_TOKENS)).await
+        TokenCounter::chunk_off_runtime(&self.counter, text, CHUNK_TOKENS).await
     }
 
     async fn embed(&self, texts: &[String]) -> EmbedResult<Vec<Vec<f32>>> {

@@ -15,6 +15,7 @@ pub mod openai;
 use crate::store::vectors::Space;
 use async_trait::async_trait;
 use std::path::Path;
+use std::sync::Arc;
 use tokenizers::Tokenizer;
 use tokio::sync::Semaphore;
 
@@ -103,6 +104,22 @@ impl TokenCounter {
                 Ok(texts.iter().map(|t| t.len().div_ceil(BYTES_PER_TOKEN_ESTIMATE)).collect())
             }
         }
+    }
+
+    /// [`TokenCounter::count`] through [`off_runtime`].
+    pub async fn count_off_runtime(counter: &Arc<Self>, texts: &[String]) -> EmbedResult<Vec<usize>> {
+        let (counter, texts) = (counter.clone(), texts.to_vec());
+        off_runtime(move || counter.count(&texts)).await
+    }
+
+    /// [`TokenCounter::chunk`] through [`off_runtime`].
+    pub async fn chunk_off_runtime(
+        counter: &Arc<Self>,
+        text: &str,
+        window: usize,
+    ) -> EmbedResult<Vec<String>> {
+        let (counter, text) = (counter.clone(), text.to_string());
+        off_runtime(move || counter.chunk(&text, window)).await
     }
 
     /// Splits `text` into pieces of at most `window` content tokens, cut where a word starts,

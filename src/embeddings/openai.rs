@@ -7,7 +7,7 @@
 //! bytes per token. Texts are sent in batches; errors are returned for the job queue to
 //! retry with backoff.
 
-use super::{normalize, off_runtime, EmbedError, EmbedResult, Embedder, TokenCounter};
+use super::{normalize, EmbedError, EmbedResult, Embedder, TokenCounter};
 use crate::store::vectors::Space;
 use async_trait::async_trait;
 use serde::Deserialize;
@@ -131,13 +131,11 @@ impl Embedder for OpenAiEmbedder {
     }
 
     async fn count_tokens(&self, texts: &[String]) -> EmbedResult<Vec<usize>> {
-        let (counter, texts) = (self.counter.clone(), texts.to_vec());
-        off_runtime(move || counter.count(&texts)).await
+        TokenCounter::count_off_runtime(&self.counter, texts).await
     }
 
     async fn chunk(&self, text: &str) -> EmbedResult<Vec<String>> {
-        let (counter, text) = (self.counter.clone(), text.to_string());
-        off_runtime(move || counter.chunk(&text, CHUNK_TOKENS)).await
+        TokenCounter::chunk_off_runtime(&self.counter, text, CHUNK_TOKENS).await
     }
 
     async fn embed(&self, texts: &[String]) -> EmbedResult<Vec<Vec<f32>>> {
