@@ -58,6 +58,16 @@ impl From<GraphError> for ServiceError {
 
 impl From<RecordError> for ServiceError {
     fn from(err: RecordError) -> Self {
+        // PostgreSQL cannot hold NUL in text (SQLSTATE 22021): the caller's input, not a 500.
+        if let RecordError::Query(sqlx::Error::Database(db)) = &err {
+            if db.code().as_deref() == Some("22021") {
+                return ServiceError::Invalid {
+                    message: "a text value of the request holds a NUL byte (U+0000), which cannot be stored"
+                        .into(),
+                    details: None,
+                };
+            }
+        }
         ServiceError::Internal(err.into())
     }
 }

@@ -103,9 +103,11 @@ async fn nul_bytes_anywhere_in_graph_requests_are_400s_naming_the_field() {
         ("/v3/buckets?nameSubstring=%00", "nameSubstring"),
         ("/v3/entities/%00", "id"),
         ("/v3/entities/ent_x%00/relations", "id"),
-        ("/v3/review-queue?type=%00", "type[0]"),
+        ("/v3/review-queue?type=%00", "type"),
         ("/v3/knowledge-graph?search=%00", "search"),
-        ("/v3/knowledge-graph?type=ety_1%00", "type[0]"),
+        ("/v3/knowledge-graph?type=ety_1%00", "type"),
+        ("/v3/outputs?referenceID=r%00", "referenceID"),
+        ("/v3/calls?referenceIDSubstring=%01", "referenceIDSubstring"),
     ] {
         assert_refused(app.get(path).await, field).await;
     }
@@ -162,4 +164,15 @@ async fn answers_hyper_gives_by_itself_come_in_the_json_envelope() {
     // The connection-level rewrite leaves ordinary answers alone.
     assert_eq!(app.get("/v3/buckets").await.status(), 200);
     assert_error(app.get("/v3/no-such-route").await, 404).await;
+}
+
+#[tokio::test]
+async fn names_longer_than_the_model_window_are_still_compared_for_merge_suggestions() {
+    let app = spawn_app().await;
+    // 150 × "x1" is 300 MiniLM tokens: over its 256-token window, within the 500-character name limit.
+    let long = "x1 ".repeat(150);
+    app.seed(json!([{ "canonical": format!("{long}alpha"), "type": "Code" }, { "canonical": format!("{long}alphb"), "type": "Code" }]))
+        .await;
+    let response = app.post("/v3/merge-suggestions/refresh", json!({})).await;
+    assert_eq!(response.status(), 200, "{}", response.text().await.unwrap());
 }
