@@ -7,6 +7,7 @@ use crate::calls::{CallService, EngineParts, CALL_JOB};
 use crate::collections::embed_job::EmbedJob;
 use crate::collections::{CollectionsService, EMBED_JOB};
 use crate::config::Config;
+use crate::egress::Egress;
 use crate::embeddings::minilm::MiniLm;
 use crate::embeddings::openai::OpenAiEmbedder;
 use crate::embeddings::{Embedder, TokenCounter};
@@ -14,6 +15,8 @@ use crate::graph::GraphService;
 use crate::jobs::{self, Handlers};
 use crate::provision;
 use crate::reviewers::ReviewerService;
+use crate::secrets::cipher::Cipher;
+use crate::secrets::SecretsService;
 use crate::seeding::{SeedService, SEED_JOB_KIND};
 use crate::store::graph::embedded::EmbeddedFalkor;
 use crate::store::graph::falkordb::FalkorEngine;
@@ -44,6 +47,8 @@ pub struct AppState {
     pub calls: CallService,
     /// Functions and workflows.
     pub functions: crate::functions::FunctionsService,
+    /// Tenant secrets (values never returned).
+    pub secrets: SecretsService,
     /// Verifies dashboard tokens.
     pub jwt_secret: Arc<Vec<u8>>,
     pub limiter: Arc<RateLimiter>,
@@ -159,14 +164,17 @@ impl App {
         }
         let graph = Arc::new(GraphService::new(backends.engine.clone()));
         let records = backends.records.clone();
+        let egress = Egress::new(config.egress_policy())?;
+        let cipher = Cipher::load(config.secrets_key.as_deref(), &config.data_dir)?;
+        let secrets = SecretsService::new(records.clone(), Arc::new(cipher));
         let calls = CallService::new(
             backends.records.clone(),
             graph.clone(),
             EngineParts {
                 embedder: backends.embedder.clone(),
                 collections: collections.clone(),
-                http: reqwest::Client::builder().timeout(std::time::Duration::from_secs(30)).build()?,
-                data_dir: config.data_dir.clone(),
+                egress: egress.clone(),
+                secrets: secrets.clone(),
             },
             std::time::Duration::from_secs(config.call_wait_seconds),
         );
@@ -181,7 +189,8 @@ impl App {
                 suggest_threshold: config.suggest_threshold,
                 embedder: Some(backends.embedder.clone()),
             },
-            functions: crate::functions::FunctionsService::new(records.clone()),
+            functions: crate::functions::FunctionsService::new(records.clone(), egress, secrets.clone()),
+            secrets,
             jwt_secret: Arc::new(crate::tokens::secret(config.jwt_secret.as_deref(), &config.data_dir)?),
             graph,
             collections,

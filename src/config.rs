@@ -74,6 +74,22 @@ pub struct Config {
     /// How long a `wait=true` workflow call blocks before answering 202 with the running call.
     #[arg(long, env = "CANON_CALL_WAIT_SECONDS", default_value_t = 30)]
     pub call_wait_seconds: u64,
+    /// Let tenants' outbound requests (webhooks, S3 endpoints, language models) reach
+    /// loopback, private and link-local addresses, and plain HTTP. Off in production.
+    #[arg(long, env = "CANON_ALLOW_PRIVATE_NETWORK", default_value_t = false, action = clap::ArgAction::Set)]
+    pub allow_private_network: bool,
+    /// Server environment variables a tenant's configuration may name (`apiKeyEnv`, …),
+    /// comma-separated; empty by default. `CANON_*` variables are never readable.
+    #[arg(long, env = "CANON_TENANT_ENV_ALLOWLIST", value_delimiter = ',', default_value = "")]
+    pub tenant_env_allowlist: Vec<String>,
+    /// Root of local object-store sends (each tenant writes under `<root>/<account>/<environment>/`);
+    /// unset means `<data dir>/objects`.
+    #[arg(long, env = "CANON_OBJECT_STORE_DIR")]
+    pub object_store_dir: Option<PathBuf>,
+    /// Key encrypting tenant secrets at rest (64 hex characters); unset means one generated
+    /// into the data directory.
+    #[arg(long, env = "CANON_SECRETS_KEY", hide_env_values = true)]
+    pub secrets_key: Option<String>,
     /// Log format: `json` (structured, one object per line) or `text`.
     #[arg(long, env = "CANON_LOG_FORMAT", default_value = "json")]
     pub log_format: String,
@@ -104,7 +120,25 @@ impl Config {
             rate_limit_burst: 200,
             workers: 2,
             call_wait_seconds: 30,
+            allow_private_network: false,
+            tenant_env_allowlist: Vec::new(),
+            object_store_dir: None,
+            secrets_key: None,
             log_format: "text".into(),
+        }
+    }
+
+    /// What tenants may reach outside canon.
+    pub fn egress_policy(&self) -> crate::egress::EgressPolicy {
+        crate::egress::EgressPolicy {
+            allow_private_network: self.allow_private_network,
+            env_allowlist: self
+                .tenant_env_allowlist
+                .iter()
+                .map(|name| name.trim().to_string())
+                .filter(|name| !name.is_empty())
+                .collect(),
+            object_store_dir: self.object_store_dir.clone().unwrap_or_else(|| self.data_dir.join("objects")),
         }
     }
 

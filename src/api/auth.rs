@@ -60,7 +60,7 @@ impl FromRequestParts<AppState> for Caller {
                 user: None,
             }
         } else if parts.headers.contains_key(AUTHORIZATION) {
-            let identity = dashboard_identity(parts, state)?;
+            let identity = dashboard_identity(parts, state).await?;
             state.limiter.check(&identity.user_id).map_err(ApiError::rate_limited)?;
             Caller { tenant: identity.tenant.clone(), key_id: None, key_name: None, user: Some(identity) }
         } else {
@@ -82,14 +82,17 @@ impl FromRequestParts<AppState> for DashboardUser {
                 "this endpoint is dashboard-only: send a dashboard token as Authorization: Bearer (API keys are not accepted)",
             ));
         }
-        let identity = dashboard_identity(parts, state)?;
+        let identity = dashboard_identity(parts, state).await?;
         state.limiter.check(&identity.user_id).map_err(ApiError::rate_limited)?;
         state.graph.ensure_tenant(&identity.tenant).await?;
         Ok(DashboardUser(identity))
     }
 }
 
-fn dashboard_identity(parts: &Parts, state: &AppState) -> Result<DashboardIdentity, ApiError> {
+/// The token's user, as the record store knows it now: a signature alone is not enough, the
+/// user must still exist in the account and environment the token names (its role is read
+/// from the store, so a demoted or deleted user loses access at once).
+async fn dashboard_identity(parts: &Parts, state: &AppState) -> Result<DashboardIdentity, ApiError> {
     let header = parts.headers.get(AUTHORIZATION).and_then(|v| v.to_str().ok()).unwrap_or_default();
     let token = header
         .strip_prefix("Bearer ")
@@ -98,12 +101,18 @@ fn dashboard_identity(parts: &Parts, state: &AppState) -> Result<DashboardIdenti
         .map_err(|err| ApiError::unauthorized(format!("dashboard token refused: {err}")))?;
     let environment = Environment::parse(&claims.environment)
         .ok_or_else(|| ApiError::unauthorized("dashboard token refused: unknown environment"))?;
-    if !matches!(claims.role.as_str(), "admin" | "operator") {
+    let role = state
+        .records
+        .dashboard_role(&claims.sub, &claims.account, environment)
+        .await
+        .map_err(|err| ApiError::from(crate::error::ServiceError::from(err)))?
+        .ok_or_else(|| ApiError::unauthorized("dashboard token refused: no such user in that account"))?;
+    if !matches!(role.as_str(), "admin" | "operator") {
         return Err(ApiError::unauthorized("dashboard token refused: unknown role"));
     }
     Ok(DashboardIdentity {
         user_id: claims.sub,
-        role: claims.role,
+        role,
         tenant: Tenant { account_id: claims.account, environment },
     })
 }

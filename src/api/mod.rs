@@ -18,6 +18,7 @@ pub mod metrics;
 pub mod openapi;
 pub mod rate_limit;
 pub mod reviewers;
+pub mod secrets;
 pub mod suggestions;
 pub mod workflows;
 
@@ -115,6 +116,8 @@ fn v3() -> Router<AppState> {
         )
         .route("/functions/{functionName}/versions", get(functions::versions))
         .route("/functions/{functionName}/versions/{versionNum}", get(functions::version))
+        .route("/secrets", get(secrets::list).post(secrets::create))
+        .route("/secrets/{name}", axum::routing::put(secrets::rotate).delete(secrets::delete))
         .route("/workflows", get(workflows::list).post(workflows::create))
         .route(
             "/workflows/{workflowName}",

@@ -2,7 +2,7 @@
 
 use super::{
     buckets, calls, collections, entities, entity_types, error::ErrorBody, events, functions, graph, health,
-    metrics, reviewers, suggestions, workflows,
+    metrics, reviewers, secrets, suggestions, workflows,
 };
 use axum::response::Html;
 use axum::Json;
@@ -36,6 +36,7 @@ use utoipa::{Modify, OpenApi};
         functions::versions, functions::version,
         workflows::create, workflows::list, workflows::get, workflows::update, workflows::delete,
         workflows::versions, workflows::version,
+        secrets::create, secrets::list, secrets::rotate, secrets::delete,
     ),
     components(schemas(ErrorBody)),
     modifiers(&ApiKeyAuth),
@@ -55,6 +56,9 @@ use utoipa::{Modify, OpenApi};
         (name = "functions", description = "Units of processing with a type, an output schema and \
             immutable numbered versions"),
         (name = "workflows", description = "Versioned DAGs of nodes running pinned function versions"),
+        (name = "secrets", description = "Credentials a tenant keeps in canon (encrypted at rest, never \
+            returned) and names from function configurations (`apiKeySecret`, `s3AccessKeyIdSecret`, \
+            `s3SecretAccessKeySecret`)"),
         (name = "operations", description = "Health, readiness and metrics (no key needed)"),
     )
 )]

@@ -99,8 +99,8 @@ pub struct CallService {
 pub struct EngineParts {
     pub embedder: Arc<dyn crate::embeddings::Embedder>,
     pub collections: Arc<crate::collections::CollectionsService>,
-    pub http: reqwest::Client,
-    pub data_dir: std::path::PathBuf,
+    pub egress: Arc<crate::egress::Egress>,
+    pub secrets: crate::secrets::SecretsService,
 }
 
 impl EngineParts {
@@ -109,8 +109,8 @@ impl EngineParts {
             tenant,
             embedder: self.embedder.clone(),
             collections: self.collections.clone(),
-            http: self.http.clone(),
-            data_dir: self.data_dir.clone(),
+            egress: self.egress.clone(),
+            secrets: self.secrets.clone(),
         }
     }
 }

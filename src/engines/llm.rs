@@ -4,14 +4,16 @@
 //! Configured per function in `extraConfig.llm`:
 //!
 //! ```json
-//! {"baseUrl": "http://localhost:8000/v1", "model": "qwen2.5-7b-instruct",
-//!  "apiKeyEnv": "OPENAI_API_KEY", "mode": "text", "timeoutSeconds": 120}
+//! {"baseUrl": "https://models.example.com/v1", "model": "qwen2.5-7b-instruct",
+//!  "apiKeySecret": "model-key", "mode": "text", "timeoutSeconds": 120}
 //! ```
 //!
-//! - `baseUrl`, `model`: required; requests go to `{baseUrl}/chat/completions`.
-//! - `apiKeyEnv` (the name of an environment variable holding the key; preferred) or `apiKey`
-//!   (stored in the function, shown by `includeExtraSettings=true`): sent as
-//!   `Authorization: Bearer …`. Neither: no header (local servers).
+//! - `baseUrl`, `model`: required; requests go to `{baseUrl}/chat/completions` through the
+//!   egress guard ([`crate::egress`]: HTTPS, public addresses, no redirects).
+//! - The key, sent as `Authorization: Bearer …`: `apiKeySecret` (a secret of the tenant's
+//!   environment, `POST /v3/secrets`; preferred), `apiKeyEnv` (a server variable, only if the
+//!   operator listed it in `CANON_TENANT_ENV_ALLOWLIST`) or `apiKey` (stored in the function,
+//!   shown by `includeExtraSettings=true`). None: no header.
 //! - `mode`: `text` (default: the decoded text — an image's OCR text, a PDF's text layer),
 //!   `vision` (image inputs, and image attachments of e-mails, sent as `image_url` data URLs
 //!   next to the text), `ocr` (the Tesseract text of the input, labelled as OCR output).
@@ -38,7 +40,8 @@ use std::time::Duration;
 pub struct LlmConfig {
     pub base_url: String,
     pub model: String,
-    pub api_key: Option<String>,
+    /// `extraConfig.llm` itself: where the key is named, resolved when a request is made.
+    pub settings: Value,
     pub mode: Mode,
     pub timeout: Duration,
 }
@@ -62,12 +65,6 @@ impl LlmConfig {
             |name: &str| config.get(name).and_then(Value::as_str).map(str::trim).filter(|s| !s.is_empty());
         let base_url = text("baseUrl").ok_or_else(|| invalid_config("extraConfig.llm needs `baseUrl`"))?;
         let model = text("model").ok_or_else(|| invalid_config("extraConfig.llm needs `model`"))?;
-        let api_key = match (text("apiKeyEnv"), text("apiKey")) {
-            (Some(env), _) => Some(std::env::var(env).map_err(|_| {
-                invalid_config(format!("extraConfig.llm.apiKeyEnv: environment variable {env} is not set"))
-            })?),
-            (None, key) => key.map(str::to_string),
-        };
         let mode = match text("mode").unwrap_or("text") {
             "text" => Mode::Text,
             "vision" => Mode::Vision,
@@ -83,7 +80,7 @@ impl LlmConfig {
         Ok(Some(Self {
             base_url: base_url.trim_end_matches('/').to_string(),
             model: model.to_string(),
-            api_key,
+            settings: config.clone(),
             mode,
             timeout,
         }))
@@ -226,11 +223,24 @@ async fn complete(
         "temperature": 0
     });
     let url = format!("{}/chat/completions", model.base_url);
-    let mut request = context.http.post(&url).timeout(model.timeout).json(&body);
-    if let Some(key) = &model.api_key {
+    let api_key = context
+        .secrets
+        .credential(&context.egress, &context.tenant, &model.settings, "apiKey", true)
+        .await
+        .map_err(|reason| invalid_config(format!("extraConfig.llm: {reason}")))?;
+    let mut request = context
+        .egress
+        .request(reqwest::Method::POST, &url)
+        .map_err(|reason| invalid_config(format!("extraConfig.llm.baseUrl: {reason}")))?
+        .timeout(model.timeout)
+        .json(&body);
+    if let Some(key) = &api_key {
         request = request.bearer_auth(key);
     }
-    let response = request.send().await.map_err(|err| model_error(format!("POST {url}: {err}")))?;
+    let response = request
+        .send()
+        .await
+        .map_err(|err| model_error(format!("POST {url}: {}", crate::egress::describe(&err))))?;
     let status = response.status();
     let text =
         response.text().await.map_err(|err| model_error(format!("reading the answer of {url}: {err}")))?;

@@ -17,7 +17,8 @@
 //!   webhookOutput | s3Output, deliveredContent}` ([`send`]); enrich: the enriched JSON
 //!   (`enrichedContent`, [`enrich`]).
 //!
-//! Errors carry a `kind`: `input_decoding`, `unsupported_input`, `invalid_config`,
+//! Errors carry a `kind`: `input_decoding`, `unsupported_input`, `invalid_config` (also a
+//! destination the egress guard refuses, or a credential that cannot be resolved),
 //! `output_schema`, `unsupported`, `send_failed`, `classification_failed`,
 //! `embedding_error`, `search_error`, `model_error`.
 //!
@@ -43,11 +44,12 @@ pub mod transform;
 pub mod typed;
 
 use crate::collections::CollectionsService;
+use crate::egress::Egress;
 use crate::embeddings::Embedder;
 use crate::functions::model::{FunctionVersion, Kind};
 use crate::graph::Tenant;
+use crate::secrets::SecretsService;
 use serde_json::{Map, Value};
-use std::path::PathBuf;
 use std::sync::Arc;
 
 /// A decoded input file.
@@ -135,9 +137,10 @@ pub struct Context {
     pub tenant: Tenant,
     pub embedder: Arc<dyn Embedder>,
     pub collections: Arc<CollectionsService>,
-    pub http: reqwest::Client,
-    /// Where `object_store` destinations that name a local folder are resolved from.
-    pub data_dir: PathBuf,
+    /// Every tenant-directed URL, folder and server variable goes through it.
+    pub egress: Arc<Egress>,
+    /// The tenant's credentials (`…Secret` fields).
+    pub secrets: SecretsService,
 }
 
 /// The input types canon decodes, with aliases normalised (`jfif`/`jpg` → `jpeg`), or

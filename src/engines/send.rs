@@ -1,28 +1,34 @@
 //! Send: delivers the input (JSON as is; a document as [`super::document_value`]).
 //!
-//! - `destinationType: "webhook"`: POSTs the JSON to `webhookUrl` (30 s timeout). A non-2xx
-//!   answer or a network error is a `send_failed` error. Output:
+//! Every destination goes through [`crate::egress`]: URLs must be HTTPS to public addresses
+//! (unless the operator allows the private network), local folders stay in the tenant's
+//! object store, credentials come from the tenant's secrets.
+//!
+//! - `destinationType: "webhook"`: POSTs the JSON to `webhookUrl` (30 s timeout, redirects
+//!   not followed). A non-2xx answer or a network error is a `send_failed` error. Output:
 //!   `{deliveryStatus: "success", destinationType, webhookOutput: {httpStatusCode,
 //!   httpResponseBody}, deliveredContent}`. (`webhookSigningEnabled` is not implemented.)
 //! - `destinationType: "object_store"` (or the SDK's `"s3"`): writes
 //!   `<s3Prefix>/<ULID>.json`.
-//!   - Without `s3Endpoint`, `s3Bucket` is a local folder: `file:///abs/path`, or a relative
-//!     path resolved under the data directory (no `..`); folders are created.
-//!   - With `s3Endpoint` (`http(s)://host[:port]`, S3-compatible, path-style URLs
+//!   - Without `s3Endpoint`, `s3Bucket` is a folder under the tenant's own folder of the
+//!     object store (`CANON_OBJECT_STORE_DIR/<account>/<environment>/`, default root
+//!     `<data dir>/objects`); absolute paths, URLs and `..` are refused. Output:
+//!     `s3Output: {bucketName, key}` (no server path is shown).
+//!   - With `s3Endpoint` (`https://host[:port]`, S3-compatible, path-style URLs
 //!     `<endpoint>/<s3Bucket>/<key>`), a SigV4-signed PUT in `s3Region` (default
-//!     `us-east-1`); credentials come from the environment variables named by
-//!     `s3AccessKeyIdEnv` and `s3SecretAccessKeyEnv` (defaults `AWS_ACCESS_KEY_ID`,
-//!     `AWS_SECRET_ACCESS_KEY`), never from the function body, which the API shows.
-//!
-//!   Output: `{deliveryStatus: "success", destinationType, s3Output: {bucketName, key},
-//!   url, deliveredContent}`.
+//!     `us-east-1`); the key pair comes from the tenant's secrets named by
+//!     `s3AccessKeyIdSecret` and `s3SecretAccessKeySecret` (or server variables named by
+//!     `s3AccessKeyIdEnv` / `s3SecretAccessKeyEnv` that the operator allowlisted), never from
+//!     the function body, which the API shows. Output: `s3Output: {bucketName, key}, url`.
 //! - `google_drive` is not supported (`unsupported`).
 
 use super::sigv4::{self, Credentials};
 use super::{invalid_config, payload_value, setting, Context, EngineError, Payload};
+use crate::egress::objects;
 use crate::functions::model::FunctionVersion;
+use reqwest::Method;
 use serde_json::{json, Value};
-use std::path::{Component, Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 const TIMEOUT: Duration = Duration::from_secs(30);
@@ -48,14 +54,27 @@ pub async fn run(
             let key = object_key(text("s3Prefix"))?;
             let body = serde_json::to_vec_pretty(&content).unwrap_or_default();
             match text("s3Endpoint") {
-                None => write_local(bucket, &key, &body, &context.data_dir).await?,
+                None => write_local(bucket, &key, body, context).await?,
                 Some(endpoint) => {
+                    let credential = |field: &'static str| async move {
+                        context
+                            .secrets
+                            .credential(&context.egress, &context.tenant, &function.body, field, false)
+                            .await
+                            .map_err(invalid_config)?
+                            .ok_or_else(|| {
+                                invalid_config(format!(
+                                    "S3 credentials: set {field}Secret (a secret of this environment, \
+                                     POST /v3/secrets)"
+                                ))
+                            })
+                    };
                     let settings = S3 {
                         endpoint,
                         bucket,
                         region: text("s3Region").unwrap_or("us-east-1"),
-                        key_id_env: text("s3AccessKeyIdEnv").unwrap_or("AWS_ACCESS_KEY_ID"),
-                        secret_env: text("s3SecretAccessKeyEnv").unwrap_or("AWS_SECRET_ACCESS_KEY"),
+                        key_id: credential("s3AccessKeyId").await?,
+                        secret: credential("s3SecretAccessKey").await?,
                     };
                     put_s3(&settings, &key, body, context).await?
                 }
@@ -78,13 +97,14 @@ fn failed(message: impl Into<String>) -> EngineError {
 
 async fn webhook(url: &str, content: &Value, context: &Context) -> Result<Value, EngineError> {
     let response = context
-        .http
-        .post(url)
+        .egress
+        .request(Method::POST, url)
+        .map_err(|reason| invalid_config(format!("webhookUrl: {reason}")))?
         .timeout(TIMEOUT)
         .json(content)
         .send()
         .await
-        .map_err(|err| failed(format!("POST {url}: {err}")))?;
+        .map_err(|err| failed(format!("POST {url}: {}", crate::egress::describe(&err))))?;
     let status = response.status();
     let body = response.text().await.unwrap_or_default();
     if !status.is_success() {
@@ -100,58 +120,44 @@ fn truncate(text: &str, max: usize) -> &str {
     }
 }
 
-/// `<prefix>/<ULID>.json`, the prefix's slashes trimmed; `..` refused.
+/// `<prefix>/<ULID>.json`, the prefix a relative folder path.
 fn object_key(prefix: Option<&str>) -> Result<String, EngineError> {
     let name = format!("{}.json", ulid::Ulid::new());
     let Some(prefix) = prefix.map(|p| p.trim_matches('/')).filter(|p| !p.is_empty()) else { return Ok(name) };
-    if prefix.split('/').any(|part| part == "..") {
-        return Err(invalid_config("s3Prefix must not contain `..`"));
-    }
-    Ok(format!("{prefix}/{name}"))
+    let folder =
+        objects::relative_folder(prefix).map_err(|reason| invalid_config(format!("s3Prefix: {reason}")))?;
+    let folder = folder.to_string_lossy().replace('\\', "/");
+    Ok(if folder.is_empty() { name } else { format!("{folder}/{name}") })
 }
 
-/// The folder a local `s3Bucket` names.
-pub fn local_folder(bucket: &str, data_dir: &Path) -> Result<PathBuf, EngineError> {
-    let path = Path::new(bucket.strip_prefix("file://").unwrap_or(bucket));
-    if path.components().any(|c| c == Component::ParentDir) {
-        return Err(invalid_config("a local s3Bucket must not contain `..`"));
-    }
-    Ok(if path.is_absolute() { path.to_path_buf() } else { data_dir.join(path) })
-}
-
-async fn write_local(bucket: &str, key: &str, body: &[u8], data_dir: &Path) -> Result<Value, EngineError> {
-    let folder = local_folder(bucket, data_dir)?;
-    let path = folder.join(key);
-    if let Some(parent) = path.parent() {
-        tokio::fs::create_dir_all(parent)
-            .await
-            .map_err(|err| failed(format!("creating {}: {err}", parent.display())))?;
-    }
-    tokio::fs::write(&path, body)
+/// Writes under the tenant's own folder of the object store, off the async workers.
+async fn write_local(
+    bucket: &str,
+    key: &str,
+    body: Vec<u8>,
+    context: &Context,
+) -> Result<Value, EngineError> {
+    let folder =
+        objects::relative_folder(bucket).map_err(|reason| invalid_config(format!("s3Bucket: {reason}")))?;
+    let relative = folder.join(key);
+    let root = context.egress.policy().object_store_dir.clone();
+    let tenant = PathBuf::from(&context.tenant.account_id).join(context.tenant.environment.as_str());
+    tokio::task::spawn_blocking(move || objects::write_new(&root, &tenant, &relative, &body))
         .await
-        .map_err(|err| failed(format!("writing {}: {err}", path.display())))?;
-    Ok(json!({
-        "s3Output": {"bucketName": folder.display().to_string(), "key": key},
-        "url": format!("file://{}", path.display()),
-    }))
+        .map_err(|err| failed(format!("writing the object: {err}")))?
+        .map_err(|err| failed(format!("writing {bucket}/{key}: {err}")))?;
+    Ok(json!({"s3Output": {"bucketName": bucket, "key": key}}))
 }
 
 struct S3<'a> {
     endpoint: &'a str,
     bucket: &'a str,
     region: &'a str,
-    key_id_env: &'a str,
-    secret_env: &'a str,
+    key_id: String,
+    secret: String,
 }
 
 async fn put_s3(s3: &S3<'_>, key: &str, body: Vec<u8>, context: &Context) -> Result<Value, EngineError> {
-    let env = |name: &str| {
-        std::env::var(name)
-            .ok()
-            .filter(|v| !v.is_empty())
-            .ok_or_else(|| invalid_config(format!("S3 credentials: environment variable {name} is not set")))
-    };
-    let (key_id, secret) = (env(s3.key_id_env)?, env(s3.secret_env)?);
     let endpoint = s3.endpoint.trim_end_matches('/');
     let host = endpoint
         .split_once("://")
@@ -172,10 +178,12 @@ async fn put_s3(s3: &S3<'_>, key: &str, body: Vec<u8>, context: &Context) -> Res
         payload_sha256: &payload_hash,
         amz_date: &amz_date,
     };
-    let credentials = Credentials { access_key_id: &key_id, secret_access_key: &secret, region: s3.region };
+    let credentials =
+        Credentials { access_key_id: &s3.key_id, secret_access_key: &s3.secret, region: s3.region };
     let response = context
-        .http
-        .put(&url)
+        .egress
+        .request(Method::PUT, &url)
+        .map_err(|reason| invalid_config(format!("s3Endpoint: {reason}")))?
         .timeout(TIMEOUT)
         .header("x-amz-content-sha256", &payload_hash)
         .header("x-amz-date", &amz_date)
@@ -184,7 +192,7 @@ async fn put_s3(s3: &S3<'_>, key: &str, body: Vec<u8>, context: &Context) -> Res
         .body(body)
         .send()
         .await
-        .map_err(|err| failed(format!("PUT {url}: {err}")))?;
+        .map_err(|err| failed(format!("PUT {url}: {}", crate::egress::describe(&err))))?;
     let status = response.status();
     if !status.is_success() {
         let body = response.text().await.unwrap_or_default();
@@ -198,12 +206,9 @@ mod tests {
     use super::*;
 
     #[test]
-    fn local_folders_stay_where_they_are_told() {
-        let data = Path::new("/var/canon");
-        assert_eq!(local_folder("exports/out", data).unwrap(), PathBuf::from("/var/canon/exports/out"));
-        assert_eq!(local_folder("file:///tmp/drop", data).unwrap(), PathBuf::from("/tmp/drop"));
-        assert_eq!(local_folder("../etc", data).unwrap_err().kind, "invalid_config");
+    fn object_keys_stay_relative() {
         assert!(object_key(Some("/a/b/")).unwrap().starts_with("a/b/"));
+        assert!(object_key(None).unwrap().ends_with(".json"));
         assert_eq!(object_key(Some("a/../b")).unwrap_err().kind, "invalid_config");
     }
 }

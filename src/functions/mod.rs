@@ -36,6 +36,7 @@
 
 pub mod listing;
 pub mod model;
+pub mod reach;
 pub mod schema;
 pub mod service;
 pub mod validate;

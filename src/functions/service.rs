@@ -9,22 +9,29 @@
 //! version and replaces what it sends; a setting the new type does not have is dropped.
 
 use super::listing::Page;
-use super::{inbound_address, validate, Author};
+use super::{inbound_address, reach, validate, Author};
+use crate::egress::Egress;
 use crate::error::{ServiceError, ServiceResult};
 use crate::graph::Tenant;
 use crate::ids;
+use crate::secrets::SecretsService;
 use crate::store::records::functions::{
     FunctionRecord, FunctionRow, FunctionUse, Saved, StoredFunctionVersion,
 };
 use crate::store::records::Records;
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
+use std::sync::Arc;
 use utoipa::ToSchema;
 
 /// Functions and workflows of every tenant.
 #[derive(Clone)]
 pub struct FunctionsService {
     pub records: Records,
+    /// Judges the URLs, folders and variables a configuration names.
+    pub egress: Arc<Egress>,
+    /// The secrets a configuration may name.
+    pub secrets: SecretsService,
 }
 
 /// A function as sent to create or update it (`functionName` and `type` required on create,
@@ -92,6 +99,8 @@ const SEND: &[Setting] = &[
     ("s3Prefix", Shape::Text, None),
     ("s3Endpoint", Shape::Text, None),
     ("s3Region", Shape::Text, None),
+    ("s3AccessKeyIdSecret", Shape::Text, None),
+    ("s3SecretAccessKeySecret", Shape::Text, None),
     ("s3AccessKeyIdEnv", Shape::Text, None),
     ("s3SecretAccessKeyEnv", Shape::Text, None),
     ("googleDriveFolderId", Shape::Text, None),
@@ -290,8 +299,8 @@ fn matches(filter: &FunctionFilter, record: &FunctionRecord, uses: &[FunctionUse
 }
 
 impl FunctionsService {
-    pub fn new(records: Records) -> Self {
-        Self { records }
+    pub fn new(records: Records, egress: Arc<Egress>, secrets: SecretsService) -> Self {
+        Self { records, egress, secrets }
     }
 
     /// The author of a change: the API key's name, or the dashboard user (with e-mail).
@@ -330,6 +339,7 @@ impl FunctionsService {
             input.function_type.clone().ok_or_else(|| ServiceError::invalid_field("type", "is required"))?;
         validate::function_type(&function_type)?;
         let body = build_body(&function_type, &input, None)?;
+        reach::check(&body, tenant, &self.egress, &self.secrets).await?;
         let now = ids::now_millis();
         let action = author.action(now);
         let audit = json!({
@@ -373,6 +383,7 @@ impl FunctionsService {
             input.function_type.clone().unwrap_or_else(|| current.version.function_type.clone());
         validate::function_type(&function_type)?;
         let body = build_body(&function_type, &input, Some(&current.version.body))?;
+        reach::check(&body, tenant, &self.egress, &self.secrets).await?;
         let now = ids::now_millis();
         let action = author.action(now);
         let created_by = current.version.audit.get("functionCreatedBy").cloned().unwrap_or(Value::Null);

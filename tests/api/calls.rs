@@ -7,7 +7,8 @@ use canon::jobs::{Handlers, JobHandler};
 use serde_json::{json, Value};
 use std::time::Duration;
 
-const INVOICE: &str = "Invoice number: INV-42\nVendor: ACME Corp.\nTotal: $1,234.50\nDue date: 2026-01-31\n";
+pub const INVOICE: &str =
+    "Invoice number: INV-42\nVendor: ACME Corp.\nTotal: $1,234.50\nDue date: 2026-01-31\n";
 
 /// The spec's fields common to output and error events (`inboundEmail` only for e-mails).
 const COMMON_FIELDS: [&str; 14] = [
@@ -466,7 +467,11 @@ async fn a_waited_call_still_running_at_the_wait_limit_answers_202() {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let hook = format!("http://{}/hook", listener.local_addr().unwrap());
     tokio::spawn(async move { axum::serve(listener, slow).await });
-    let app = spawn_app_with(Handlers::default(), |config| config.call_wait_seconds = 1).await;
+    let app = spawn_app_with(Handlers::default(), |config| {
+        config.call_wait_seconds = 1;
+        config.allow_private_network = true; // the webhook listens on loopback
+    })
+    .await;
     app.create_function(
         json!({"functionName": "notify", "type": "send", "destinationType": "webhook", "webhookUrl": hook}),
     )

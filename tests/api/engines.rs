@@ -7,6 +7,7 @@ use crate::helpers::{json, spawn_app, vendor_dir, TestApp};
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::routing::post;
+use canon::egress::{Egress, EgressPolicy};
 use canon::embeddings::minilm::MiniLm;
 use canon::engines::{self, Context, Document, EngineError, Outcome, Payload};
 use canon::functions::model::FunctionVersion;
@@ -34,13 +35,16 @@ fn function(function_type: &str, body: Value) -> FunctionVersion {
     }
 }
 
+/// The engines' context for this app's tenant; the local receivers below listen on loopback,
+/// so the private network is open (as `CANON_ALLOW_PRIVATE_NETWORK=true` does).
 fn context(app: &TestApp) -> Context {
+    let policy = EgressPolicy { allow_private_network: true, ..app.config.egress_policy() };
     Context {
         tenant: Tenant { account_id: app.account_id.clone(), environment: Environment::Sandbox },
         embedder: MiniLm::shared(&vendor_dir().join("minilm")).expect("MiniLM is provisioned"),
         collections: app.app().state.collections.clone(),
-        http: reqwest::Client::new(),
-        data_dir: app.config.data_dir.clone(),
+        egress: Egress::new(policy).expect("egress"),
+        secrets: app.app().state.secrets.clone(),
     }
 }
 
@@ -322,22 +326,23 @@ async fn send_posts_to_a_webhook_and_writes_to_a_folder() {
     assert_eq!(err.kind, "send_failed");
     assert!(err.message.contains("500"), "{err}");
 
-    let folder = tempfile::tempdir().unwrap();
-    let bucket = format!("file://{}", folder.path().display());
+    let tenant_folder = app.config.data_dir.join("objects").join(&app.account_id).join("sandbox");
     let send = function(
         "send",
-        json!({"destinationType": "object_store", "s3Bucket": bucket, "s3Prefix": "exports/2024"}),
+        json!({"destinationType": "object_store", "s3Bucket": "exports", "s3Prefix": "2024/q1"}),
     );
     let stored = output(&send, &payload, &context).await;
     let key = stored["s3Output"]["key"].as_str().unwrap();
-    assert!(key.starts_with("exports/2024/") && key.ends_with(".json"), "{key}");
-    let written: Value = serde_json::from_slice(&std::fs::read(folder.path().join(key)).unwrap()).unwrap();
+    assert!(key.starts_with("2024/q1/") && key.ends_with(".json"), "{key}");
+    assert_eq!(stored["s3Output"]["bucketName"], "exports");
+    let written: Value =
+        serde_json::from_slice(&std::fs::read(tenant_folder.join("exports").join(key)).unwrap()).unwrap();
     assert_eq!(written, json!({"invoiceNumber": "INV-42", "total": 1234.5}));
 
     let send = function("send", json!({"destinationType": "s3", "s3Bucket": "outbox"}));
     let stored = output(&send, &payload, &context).await;
     let key = stored["s3Output"]["key"].as_str().unwrap();
-    assert!(app.config.data_dir.join("outbox").join(key).is_file(), "{stored}");
+    assert!(tenant_folder.join("outbox").join(key).is_file(), "{stored}");
 }
 
 /// A stand-in for an S3-compatible endpoint: records each PUT (path, headers, body).
@@ -366,15 +371,16 @@ async fn object_store_stub() -> (String, Arc<Mutex<Vec<(String, axum::http::Head
 async fn send_to_an_s3_endpoint_puts_a_signed_object() {
     let app = spawn_app().await;
     let context = context(&app);
-    // Variables of this test only (tests share the process environment).
-    std::env::set_var("ENGINES_TEST_S3_KEY_ID", "AKIDENGINESTEST");
-    std::env::set_var("ENGINES_TEST_S3_SECRET", "engines-test-secret");
+    for (name, value) in [("s3-key-id", "AKIDENGINESTEST"), ("s3-secret", "engines-test-secret")] {
+        let response = app.post("/v3/secrets", json!({"name": name, "value": value})).await;
+        assert_eq!(response.status(), 201);
+    }
     let (endpoint, puts) = object_store_stub().await;
     let send = function(
         "send",
         json!({"destinationType": "s3", "s3Bucket": "invoices", "s3Prefix": "in", "s3Endpoint": endpoint,
-               "s3Region": "eu-west-1", "s3AccessKeyIdEnv": "ENGINES_TEST_S3_KEY_ID",
-               "s3SecretAccessKeyEnv": "ENGINES_TEST_S3_SECRET"}),
+               "s3Region": "eu-west-1", "s3AccessKeyIdSecret": "s3-key-id",
+               "s3SecretAccessKeySecret": "s3-secret"}),
     );
     let payload = Payload::Json(json!({"invoiceNumber": "INV-42"}));
     let stored = output(&send, &payload, &context).await;
@@ -423,6 +429,7 @@ async fn send_to_an_s3_endpoint_puts_a_signed_object() {
     );
     let err = engines::run(&unset, &payload, &context).await.unwrap_err();
     assert!(err.message.contains("ENGINES_TEST_UNSET_VARIABLE"), "{err}");
+    assert!(err.message.contains("CANON_TENANT_ENV_ALLOWLIST"), "not listed, so never read: {err}");
 }
 
 #[tokio::test]

@@ -23,5 +23,6 @@ mod private_files;
 mod restart;
 mod review;
 mod sdk;
+mod security;
 mod suggestions;
 mod workflows;

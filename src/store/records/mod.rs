@@ -11,6 +11,7 @@ pub mod filters;
 pub mod functions;
 pub mod jobs;
 pub mod keys;
+pub mod secrets;
 pub mod seed_jobs;
 pub mod suggestions;
 pub mod users;
@@ -117,7 +118,7 @@ macro_rules! migrations {
 
 const MIGRATIONS: &[(i64, &str, &str)] = migrations!(
     1 => "0001_init", 2 => "0002_seed_jobs", 3 => "0003_users", 4 => "0004_merge_suggestions",
-    5 => "0005_collections", 6 => "0006_pipeline",
+    5 => "0005_collections", 6 => "0006_pipeline", 7 => "0007_tenant_secrets",
 );
 
 /// The migrations compiled into the binary.

@@ -63,4 +63,24 @@ impl Records {
             })
         }))
     }
+
+    /// The role of a user who still exists in that account's environment (whose account
+    /// still exists too): what a dashboard token's claims are checked against.
+    pub async fn dashboard_role(
+        &self,
+        user_id: &str,
+        account_id: &str,
+        environment: Environment,
+    ) -> Result<Option<String>, RecordError> {
+        let row = sqlx::query(
+            "SELECT u.role FROM users u JOIN accounts a ON a.id = u.account_id \
+             WHERE u.id = $1 AND u.account_id = $2 AND u.environment = $3",
+        )
+        .bind(user_id)
+        .bind(account_id)
+        .bind(environment.as_str())
+        .fetch_optional(&self.pool)
+        .await?;
+        Ok(row.map(|row| row.get("role")))
+    }
 }
