@@ -1,15 +1,18 @@
-//! The data directory holds secrets: `jwt.secret` signs dashboard tokens, `canon.sqlite`
-//! holds the API key hashes and every record, and the graph and vectors live beside them.
-//! canon creates the directory 0700 and those files 0600, whatever the umask (modes are set
-//! explicitly, not requested), and warns at start about existing ones others can read.
+//! The data directory holds secrets: `jwt.secret` signs dashboard tokens, `secrets.key`
+//! encrypts tenant secrets, `canon.sqlite` holds the API key hashes and every record, and the
+//! graph and vectors live beside them. canon creates the directory 0700 and those files 0600,
+//! whatever the umask (modes are set explicitly, not only requested), and warns at start about
+//! existing ones others can read.
 
 use std::fs;
-use std::io::{self, Write};
+use std::io;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 pub const SECRET_FILE: &str = "jwt.secret";
 pub const SQLITE_FILE: &str = "canon.sqlite";
+/// The tenant secrets' key (written by `crate::secrets::cipher`).
+const KEY_FILE: &str = "secrets.key";
 const PRIVATE_DIR: u32 = 0o700;
 const PRIVATE_FILE: u32 = 0o600;
 
@@ -25,28 +28,20 @@ pub fn create(dir: &Path) -> io::Result<()> {
     }
 }
 
-/// Opens `path` for writing, creating it 0600 (an existing file keeps its mode).
-fn open_private(path: &Path, truncate: bool) -> io::Result<fs::File> {
-    let existed = path.exists();
-    let file =
-        fs::OpenOptions::new().write(true).create(true).truncate(truncate).mode(PRIVATE_FILE).open(path)?;
-    if !existed {
-        file.set_permissions(fs::Permissions::from_mode(PRIVATE_FILE))?;
+/// Creates `path` empty and 0600 when missing (an existing file keeps its mode).
+fn create_private(path: &Path) -> io::Result<()> {
+    match fs::OpenOptions::new().write(true).create_new(true).mode(PRIVATE_FILE).open(path) {
+        Ok(file) => file.set_permissions(fs::Permissions::from_mode(PRIVATE_FILE)),
+        Err(err) if err.kind() == io::ErrorKind::AlreadyExists => Ok(()),
+        Err(err) => Err(err),
     }
-    Ok(file)
-}
-
-/// Writes `bytes` to a new private file (0600 before its first byte).
-pub fn write_private(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    open_private(path, true)?.write_all(bytes)
 }
 
 /// The embedded record store's URL, its directory and (empty) database file created private
 /// first: SQLite then creates its `-wal` and `-shm` files with the database file's mode.
 pub fn prepare_sqlite(dir: &Path) -> io::Result<String> {
     create(dir)?;
-    let path = dir.join(SQLITE_FILE);
-    open_private(&path, false)?;
+    create_private(&dir.join(SQLITE_FILE))?;
     Ok(sqlite_url(dir))
 }
 
@@ -57,7 +52,7 @@ pub fn sqlite_url(dir: &Path) -> String {
 
 /// The data directory and its secret files that other users may read or write, with modes.
 pub fn loose_modes(dir: &Path) -> Vec<(PathBuf, u32)> {
-    [dir.to_path_buf(), dir.join(SECRET_FILE), dir.join(SQLITE_FILE)]
+    [dir.to_path_buf(), dir.join(SECRET_FILE), dir.join(KEY_FILE), dir.join(SQLITE_FILE)]
         .into_iter()
         .filter_map(|path| {
             let mode = fs::metadata(&path).ok()?.permissions().mode() & 0o777;
@@ -72,7 +67,7 @@ pub fn warn_loose_modes(dir: &Path) {
         tracing::warn!(
             path = %path.display(),
             mode = format!("{mode:o}"),
-            "other users can read this; chmod 700 the data directory and 600 jwt.secret and canon.sqlite"
+            "other users can read this; chmod 700 the data directory and 600 its jwt.secret, secrets.key and canon.sqlite"
         );
     }
 }
@@ -90,7 +85,7 @@ mod tests {
         let root = tempfile::tempdir().unwrap();
         let dir = root.path().join("a/data");
         prepare_sqlite(&dir).unwrap();
-        write_private(&dir.join(SECRET_FILE), b"s3cret").unwrap();
+        crate::files::read_or_create_private(&dir.join(SECRET_FILE), || b"s3cret".to_vec()).unwrap();
         assert_eq!(mode(&dir), 0o700);
         assert_eq!(mode(&dir.join(SQLITE_FILE)), 0o600);
         assert_eq!(mode(&dir.join(SECRET_FILE)), 0o600);

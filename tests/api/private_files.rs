@@ -21,6 +21,7 @@ async fn canon_creates_its_data_dir_0700_and_its_secrets_0600_even_under_umask_0
 
     assert_eq!(mode(&data), 0o700, "the data dir");
     assert_eq!(mode(&data.join("jwt.secret")), 0o600, "jwt.secret");
+    assert_eq!(mode(&data.join("secrets.key")), 0o600, "secrets.key");
     if app.config.database_url.is_none() {
         assert_eq!(mode(&data.join("canon.sqlite")), 0o600, "canon.sqlite");
         let wal = data.join("canon.sqlite-wal");
