@@ -25,7 +25,8 @@ async fn main() -> anyhow::Result<()> {
         let log = log.clone();
         async move {
             let event: Value = serde_json::from_str(&body).unwrap_or_default();
-            let created = event["createdAt"].as_str().and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok());
+            let created =
+                event["createdAt"].as_str().and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok());
             let late = created
                 .map(|c| (chrono::Utc::now() - c.with_timezone(&chrono::Utc)).to_std().unwrap_or_default())
                 .unwrap_or_default();
@@ -49,12 +50,18 @@ async fn main() -> anyhow::Result<()> {
     anyhow::ensure!(bench.post("/v3/workflows", &workflow).send().await?.status() == 200, "workflow");
     let sub = json!({"name": "bench", "type": "transform", "functionName": "shaper", "webhookURL": hook});
     anyhow::ensure!(bench.post("/v3/subscriptions", &sub).send().await?.status() == 200, "subscription");
-    let secret = bench.client.post(format!("{}/v3/webhook-secret", bench.base)).header("x-api-key", &bench.key)
-        .header("content-type", "application/json").send().await?;
+    let secret = bench
+        .client
+        .post(format!("{}/v3/webhook-secret", bench.base))
+        .header("x-api-key", &bench.key)
+        .header("content-type", "application/json")
+        .send()
+        .await?;
     anyhow::ensure!(secret.status() == 200, "webhook secret");
 
     // Latency: calls through the API, one at a time, each waited for.
-    let body = json!({"input": {"singleFile": {"inputContent": "SW52b2ljZSBJTlYtNDI=", "inputType": "text"}}});
+    let body =
+        json!({"input": {"singleFile": {"inputContent": "SW52b2ljZSBJTlYtNDI=", "inputType": "text"}}});
     for _ in 0..CALLS {
         let response = bench.post("/v3/workflows/flow/call?wait=true", &body).send().await?;
         anyhow::ensure!(response.status() == 200, "call answered {}", response.status());
@@ -74,9 +81,19 @@ async fn main() -> anyhow::Result<()> {
         bodies.push(event.to_string());
         let key = format!("bench-{n}");
         let new = NewEvent {
-            id: &id, event_type: "transform", body: &event, call_id: "wc_bench", function_call_id: &key,
-            workflow_id: "wf_bench", workflow_name: "flow", function_id: &function_id, function_name: "shaper",
-            function_version_num: 1, reference_id: "", intermediate: false, dedupe_key: &key,
+            id: &id,
+            event_type: "transform",
+            body: &event,
+            call_id: "wc_bench",
+            function_call_id: &key,
+            workflow_id: "wf_bench",
+            workflow_name: "flow",
+            function_id: &function_id,
+            function_name: "shaper",
+            function_version_num: 1,
+            reference_id: "",
+            intermediate: false,
+            dedupe_key: &key,
             now: canon::ids::now_millis(),
         };
         bench.app.state.records.record_pipeline_event(owner, new).await?;
@@ -115,7 +132,11 @@ async fn main() -> anyhow::Result<()> {
 async fn wait_for(arrivals: &Mutex<Vec<(String, Duration)>>, count: usize) -> anyhow::Result<()> {
     let deadline = Instant::now() + Duration::from_secs(300);
     while arrivals.lock().unwrap().len() < count {
-        anyhow::ensure!(Instant::now() < deadline, "only {} of {count} arrived", arrivals.lock().unwrap().len());
+        anyhow::ensure!(
+            Instant::now() < deadline,
+            "only {} of {count} arrived",
+            arrivals.lock().unwrap().len()
+        );
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
     Ok(())

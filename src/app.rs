@@ -72,8 +72,12 @@ impl Backends {
     /// Connects (or starts) every backend the configuration names, and applies schemas.
     pub async fn start(config: &Config) -> anyhow::Result<Self> {
         provision::check(config)?;
-        std::fs::create_dir_all(&config.data_dir)?;
-        let records = Records::connect(&config.records_url()).await?;
+        crate::data_dir::create(&config.data_dir)?;
+        let url = match &config.database_url {
+            Some(url) => url.clone(),
+            None => crate::data_dir::prepare_sqlite(&config.data_dir)?,
+        };
+        let records = Records::connect(&url).await?;
         records.migrate().await?;
         let mut embedded_falkor = None;
         let engine: Arc<dyn CypherEngine> = if let Some(uri) = &config.neo4j_uri {
@@ -209,13 +213,14 @@ impl App {
             metrics: Arc::new(Metrics::new()),
             vendor_dir: Arc::new(config.vendor_dir.clone()),
         };
+        crate::data_dir::warn_loose_modes(&config.data_dir);
         let listener = tokio::net::TcpListener::bind(config.listen).await?;
         let addr = listener.local_addr()?;
         let (stop_tx, stop_rx) = watch::channel(false);
         let router = crate::api::router(state.clone());
         let mut server_stop = stop_rx.clone();
         let server = tokio::spawn(async move {
-            axum::serve(listener, router)
+            axum::serve(crate::api::listener::EnvelopeListener(listener), router)
                 .with_graceful_shutdown(async move {
                     let _ = server_stop.wait_for(|stop| *stop).await;
                 })
@@ -235,6 +240,14 @@ impl App {
         workers.push(deliverer.spawn(stop_rx));
         tracing::info!(%addr, graph = backends.engine.name(), records = backends.records.backend_name(), "canon is listening");
         Ok(Self { addr, state, stop_tx, server, workers, backends })
+    }
+
+    /// The process ID of the FalkorDB child canon runs, if it runs one.
+    pub async fn falkordb_pid(&self) -> Option<u32> {
+        match &self.backends.embedded_falkor {
+            Some(falkor) => falkor.pid().await,
+            None => None,
+        }
     }
 
     /// Graceful stop: in-flight requests finish, workers finish their current job, then the

@@ -158,7 +158,7 @@ impl Config {
     pub fn records_url(&self) -> String {
         match &self.database_url {
             Some(url) => url.clone(),
-            None => format!("sqlite://{}?mode=rwc", self.data_dir.join("canon.sqlite").display()),
+            None => crate::data_dir::sqlite_url(&self.data_dir),
         }
     }
 }

@@ -43,12 +43,31 @@ impl ServiceError {
 
 impl From<GraphError> for ServiceError {
     fn from(err: GraphError) -> Self {
-        ServiceError::Internal(err.into())
+        match err {
+            // Input no service checked: still the caller's to fix, never a crash or a 500.
+            GraphError::Unsendable { parameter, found, position } => {
+                ServiceError::invalid_field(&parameter, crate::text::forbidden_message(found, position))
+            }
+            GraphError::ConstraintViolation(_)
+            | GraphError::Unavailable(_)
+            | GraphError::Query(_)
+            | GraphError::Conversion(_) => ServiceError::Internal(err.into()),
+        }
     }
 }
 
 impl From<RecordError> for ServiceError {
     fn from(err: RecordError) -> Self {
+        // PostgreSQL cannot hold NUL in text (SQLSTATE 22021): the caller's input, not a 500.
+        if let RecordError::Query(sqlx::Error::Database(db)) = &err {
+            if db.code().as_deref() == Some("22021") {
+                return ServiceError::Invalid {
+                    message: "a text value of the request holds a NUL byte (U+0000), which cannot be stored"
+                        .into(),
+                    details: None,
+                };
+            }
+        }
         ServiceError::Internal(err.into())
     }
 }

@@ -58,10 +58,7 @@ impl RecordsArgs {
     async fn connect(&self) -> anyhow::Result<Records> {
         let url = match &self.database_url {
             Some(url) => url.clone(),
-            None => {
-                std::fs::create_dir_all(&self.data_dir)?;
-                format!("sqlite://{}?mode=rwc", self.data_dir.join("canon.sqlite").display())
-            }
+            None => canon::data_dir::prepare_sqlite(&self.data_dir)?,
         };
         let records = Records::connect(&url).await?;
         records.migrate().await?;

@@ -87,6 +87,10 @@ impl SeedService {
                 format!("must hold between 1 and {MAX_ROWS} rows"),
             ));
         }
+        // Hostile text refuses the whole request up front, before a seed job stores it.
+        for (i, row) in rows.iter().enumerate() {
+            crate::text::check_json(&format!("entities[{i}]"), row)?;
+        }
         let bucket_id = self.graph.write_bucket(tenant, bucket).await?;
         if rows.len() < SYNC_LIMIT {
             let tag = ids::new_id("sync");

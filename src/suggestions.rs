@@ -171,7 +171,21 @@ impl SuggestionService {
         let mut needed: Vec<usize> = scored.iter().flat_map(|(i, j, _)| [*i, *j]).collect();
         needed.sort();
         needed.dedup();
-        let texts: Vec<String> = needed.iter().map(|&i| candidates[i].normalized.clone()).collect();
+        let mut texts: Vec<String> = Vec::with_capacity(needed.len());
+        for &i in &needed {
+            let name = &candidates[i].normalized;
+            // A name may run to 500 characters, over MiniLM's window: its first window stands
+            // for it (a name of up to 200 characters fits any model's window as it is).
+            if name.chars().count() <= 200 {
+                texts.push(name.clone());
+                continue;
+            }
+            let pieces = embedder
+                .chunk(name)
+                .await
+                .map_err(|err| ServiceError::Internal(anyhow::anyhow!("chunking a name: {err}")))?;
+            texts.push(pieces.into_iter().next().unwrap_or_default());
+        }
         let mut vectors = std::collections::HashMap::new();
         for (batch_ids, batch_texts) in needed.chunks(256).zip(texts.chunks(256)) {
             let embedded = embedder

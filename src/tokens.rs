@@ -86,19 +86,13 @@ pub fn secret(configured: Option<&str>, data_dir: &std::path::Path) -> std::io::
     if let Some(secret) = configured.filter(|s| !s.is_empty()) {
         return Ok(secret.as_bytes().to_vec());
     }
-    let path = data_dir.join("jwt.secret");
-    match std::fs::read(&path) {
-        Ok(secret) if !secret.is_empty() => Ok(secret),
-        _ => {
-            use rand::RngCore;
-            std::fs::create_dir_all(data_dir)?;
-            let mut bytes = [0u8; 32];
-            rand::rngs::OsRng.fill_bytes(&mut bytes);
-            let secret = hex::encode(bytes).into_bytes();
-            std::fs::write(&path, &secret)?;
-            Ok(secret)
-        }
-    }
+    crate::data_dir::create(data_dir)?;
+    crate::files::read_or_create_private(&data_dir.join(crate::data_dir::SECRET_FILE), || {
+        use rand::RngCore;
+        let mut bytes = [0u8; 32];
+        rand::rngs::OsRng.fill_bytes(&mut bytes);
+        hex::encode(bytes).into_bytes()
+    })
 }
 
 #[cfg(test)]

@@ -40,7 +40,12 @@ impl FromRequestParts<AppState> for Caller {
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
         let caller = if let Some(key) = parts.headers.get(API_KEY_HEADER) {
-            let presented = key.to_str().map_err(|_| ApiError::unauthorized("malformed API key"))?;
+            let presented = key.to_str().map_err(|_| {
+                ApiError::bad_request(
+                    "x-api-key: must be printable ASCII, the key exactly as canon printed it",
+                    Some(serde_json::json!({ "field": API_KEY_HEADER, "error": "not printable ASCII" })),
+                )
+            })?;
             let principal = state
                 .records
                 .authenticate(presented.trim())

@@ -128,7 +128,7 @@ pub struct CountTokens {
 #[serde(rename_all = "camelCase")]
 pub struct Search {
     pub collection_name: String,
-    /// What to look for.
+    /// What to look for: at most 1,000 characters.
     pub query: String,
     /// `semantic` (default), `exact` or `hybrid`.
     pub mode: Option<SearchMode>,
@@ -269,7 +269,7 @@ pub async fn token_count(
     _auth: Caller,
     ApiJson(body): ApiJson<CountTokens>,
 ) -> Result<Json<TokenCounts>, ApiError> {
-    Ok(Json(state.collections.count_tokens(&body.texts)?))
+    Ok(Json(state.collections.count_tokens(&body.texts).await?))
 }
 
 /// Search a collection (optionally with its descendants) for the items best matching a

@@ -66,6 +66,11 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequestParts<S> for ApiQuery<T> {
 
     async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, ApiError> {
         let query = parts.uri.query().unwrap_or_default();
+        // Every filter of every endpoint, whichever store it reaches, refuses control characters.
+        let pairs: Vec<(String, String)> = serde_html_form::from_str(query).unwrap_or_default();
+        for (name, value) in &pairs {
+            crate::text::check(name, name).and_then(|()| crate::text::check(name, value))?;
+        }
         serde_html_form::from_str(query)
             .map(ApiQuery)
             .map_err(|err| ApiError::bad_request(format!("invalid query string: {err}"), None))

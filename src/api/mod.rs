@@ -14,6 +14,7 @@ pub mod extract;
 pub mod functions;
 pub mod graph;
 pub mod health;
+pub mod listener;
 pub mod metrics;
 pub mod openapi;
 pub mod rate_limit;

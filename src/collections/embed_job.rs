@@ -58,7 +58,7 @@ impl EmbedJob {
             .iter()
             .map(|item| text_of(&serde_json::from_str(&item.data).unwrap_or(Value::Null)))
             .collect();
-        let counts = embedder.count_tokens(&texts.iter().map(String::as_str).collect::<Vec<_>>())?;
+        let counts = embedder.count_tokens(&texts).await?;
         let mut failures = Vec::new();
         // (item, chunk texts)
         let mut work: Vec<(&PendingItem, Vec<String>)> = Vec::new();
@@ -73,7 +73,7 @@ impl EmbedJob {
                 ));
                 continue;
             }
-            work.push((item, embedder.chunk(text)?));
+            work.push((item, embedder.chunk(text).await?));
         }
         let chunks: Vec<String> = work.iter().flat_map(|(_, c)| c.iter().cloned()).collect();
         let vectors = embedder.embed(&chunks).await?;

@@ -40,6 +40,9 @@ pub const MAX_TOKENS_PER_TEXT: usize = 8_192;
 pub const MAX_TEXTS_PER_COUNT: usize = 100;
 /// Results per search.
 pub const MAX_SEARCH_LIMIT: usize = 100;
+/// Characters of a search query: a paragraph, at most a few of MiniLM's 256-token windows
+/// (one for English), so one search costs little time and bounded memory.
+pub const MAX_QUERY_CHARS: usize = 1_000;
 /// Job kind of the embedding of one write of items.
 pub const EMBED_JOB: &str = "collections.embed";
 /// Attempts of an embedding job before its items are marked failed.
@@ -569,7 +572,7 @@ impl CollectionsService {
     }
 
     /// Token counts under the embedder's tokenizer, against the per-text limit.
-    pub fn count_tokens(&self, texts: &[String]) -> ServiceResult<TokenCounts> {
+    pub async fn count_tokens(&self, texts: &[String]) -> ServiceResult<TokenCounts> {
         if texts.is_empty() {
             return Err(ServiceError::invalid_field("texts", "must not be empty"));
         }
@@ -579,10 +582,8 @@ impl CollectionsService {
                 format!("at most {MAX_TEXTS_PER_COUNT} texts per request (got {})", texts.len()),
             ));
         }
-        let counts = self
-            .embedder
-            .count_tokens(&texts.iter().map(String::as_str).collect::<Vec<_>>())
-            .map_err(|err| ServiceError::Internal(err.into()))?;
+        let counts =
+            self.embedder.count_tokens(texts).await.map_err(|err| ServiceError::Internal(err.into()))?;
         let token_counts: Vec<TokenCount> = counts
             .iter()
             .zip(texts)
@@ -607,6 +608,16 @@ impl CollectionsService {
         check_name("collectionName", &request.collection_name)?;
         if request.query.trim().is_empty() {
             return Err(ServiceError::invalid_field("query", "must not be empty"));
+        }
+        // Bytes first: a megabyte query is refused without counting its characters.
+        if request.query.len() > 4 * MAX_QUERY_CHARS || request.query.chars().count() > MAX_QUERY_CHARS {
+            return Err(ServiceError::invalid_field(
+                "query",
+                format!(
+                    "must be at most {MAX_QUERY_CHARS} characters (got {}); search with the passage that matters",
+                    request.query.chars().count()
+                ),
+            ));
         }
         if !(1..=MAX_SEARCH_LIMIT).contains(&request.limit) {
             return Err(ServiceError::invalid_field(
@@ -637,8 +648,11 @@ impl CollectionsService {
         let dense = match request.mode {
             SearchMode::Exact => None,
             SearchMode::Semantic | SearchMode::Hybrid => {
-                let query_chunks =
-                    self.embedder.chunk(&request.query).map_err(|err| ServiceError::Internal(err.into()))?;
+                let query_chunks = self
+                    .embedder
+                    .chunk(&request.query)
+                    .await
+                    .map_err(|err| ServiceError::Internal(err.into()))?;
                 // A query longer than the window: the mean of its chunks' vectors.
                 let vectors = self
                     .embedder

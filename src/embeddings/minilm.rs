@@ -6,7 +6,7 @@
 //! one batch runs at a time so concurrent callers do not fight over the cores (callers take
 //! turns batch by batch, so a search query never waits for a whole ingestion).
 
-use super::{normalize, EmbedError, EmbedResult, Embedder, TokenCounter};
+use super::{normalize, off_runtime, EmbedError, EmbedResult, Embedder, TokenCounter};
 use crate::store::vectors::Space;
 use async_trait::async_trait;
 use candle_core::{DType, Device, Tensor};
@@ -141,24 +141,20 @@ impl Embedder for MiniLm {
         Space { name: "all-minilm-l6-v2".into(), dimension: self.dimension }
     }
 
-    fn count_tokens(&self, texts: &[&str]) -> EmbedResult<Vec<usize>> {
-        self.counter.count(texts)
+    async fn count_tokens(&self, texts: &[String]) -> EmbedResult<Vec<usize>> {
+        TokenCounter::count_off_runtime(&self.counter, texts).await
     }
 
-    fn chunk(&self, text: &str) -> EmbedResult<Vec<String>> {
-        self.counter.chunk(text, CHUNK_TOKENS)
+    async fn chunk(&self, text: &str) -> EmbedResult<Vec<String>> {
+        TokenCounter::chunk_off_runtime(&self.counter, text, CHUNK_TOKENS).await
     }
 
     async fn embed(&self, texts: &[String]) -> EmbedResult<Vec<Vec<f32>>> {
         if texts.is_empty() {
             return Ok(Vec::new());
         }
-        let counter = self.counter.clone();
-        let model = self.model.clone();
-        let texts = texts.to_vec();
-        tokio::task::spawn_blocking(move || embed_all(&counter, &model, &texts))
-            .await
-            .map_err(|err| EmbedError::Failed(format!("embedding task panicked: {err}")))?
+        let (counter, model, texts) = (self.counter.clone(), self.model.clone(), texts.to_vec());
+        off_runtime(move || embed_all(&counter, &model, &texts)).await
     }
 }
 
@@ -207,13 +203,13 @@ mod tests {
         assert!(cosine(&alone[0], &together[1]) > 0.9999);
     }
 
-    #[test]
-    fn a_long_text_is_chunked_to_fit_the_window_and_never_truncated() {
+    #[tokio::test]
+    async fn a_long_text_is_chunked_to_fit_the_window_and_never_truncated() {
         let Some(model) = model() else { return };
         let text = (0..600).map(|i| format!("word{i}")).collect::<Vec<_>>().join(" ");
-        let chunks = model.chunk(&text).unwrap();
+        let chunks = model.chunk(&text).await.unwrap();
         assert!(chunks.len() > 1);
-        let counts = model.count_tokens(&chunks.iter().map(String::as_str).collect::<Vec<_>>()).unwrap();
+        let counts = model.count_tokens(&chunks).await.unwrap();
         assert!(counts.iter().all(|&n| n <= CHUNK_TOKENS), "{counts:?}");
         assert!(chunks.last().unwrap().ends_with("word599"));
         assert!(model.embed_blocking(&chunks).is_ok());

@@ -4,6 +4,10 @@
 //! Texts longer than the model's input window are split into overlapping chunks on word
 //! boundaries, and every chunk is embedded: nothing is ever truncated silently. The API's own
 //! per-text limit (8,192 tokens) is enforced by the collections service.
+//!
+//! Tokenising and embedding are CPU work: implementations run them through [`off_runtime`],
+//! on the blocking pool and at most [`BLOCKING_SLOTS`] at a time, so a long text never
+//! stalls the async workers that answer requests, and the memory in flight is bounded.
 
 pub mod minilm;
 pub mod openai;
@@ -11,7 +15,24 @@ pub mod openai;
 use crate::store::vectors::Space;
 use async_trait::async_trait;
 use std::path::Path;
+use std::sync::Arc;
 use tokenizers::Tokenizer;
+use tokio::sync::Semaphore;
+
+/// Tokenising or embedding tasks running at once; the others wait their turn holding only
+/// their input (the model itself runs one batch at a time).
+pub const BLOCKING_SLOTS: usize = 4;
+static SLOTS: Semaphore = Semaphore::const_new(BLOCKING_SLOTS);
+
+/// Runs CPU-bound embedder `work` on the blocking pool, within [`BLOCKING_SLOTS`].
+pub async fn off_runtime<T: Send + 'static>(
+    work: impl FnOnce() -> EmbedResult<T> + Send + 'static,
+) -> EmbedResult<T> {
+    let _slot = SLOTS.acquire().await.map_err(|_| EmbedError::Failed("embedding slots closed".into()))?;
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|err| EmbedError::Failed(format!("embedding task panicked: {err}")))?
+}
 
 #[derive(Debug, thiserror::Error)]
 pub enum EmbedError {
@@ -31,9 +52,9 @@ pub trait Embedder: Send + Sync + 'static {
     /// The vector space its vectors live in (one shared store space per model).
     fn space(&self) -> Space;
     /// Content tokens of each text (special tokens not counted).
-    fn count_tokens(&self, texts: &[&str]) -> EmbedResult<Vec<usize>>;
+    async fn count_tokens(&self, texts: &[String]) -> EmbedResult<Vec<usize>>;
     /// The text as pieces that each fit the model's input window (one piece when it fits).
-    fn chunk(&self, text: &str) -> EmbedResult<Vec<String>>;
+    async fn chunk(&self, text: &str) -> EmbedResult<Vec<String>>;
     /// One unit-length vector per text, in order.
     async fn embed(&self, texts: &[String]) -> EmbedResult<Vec<Vec<f32>>>;
 }
@@ -67,18 +88,38 @@ impl TokenCounter {
         }
     }
 
-    pub fn count(&self, texts: &[&str]) -> EmbedResult<Vec<usize>> {
+    pub fn count(&self, texts: &[String]) -> EmbedResult<Vec<usize>> {
         match self {
-            TokenCounter::Tokenizer(tokenizer) => {
-                let encodings = tokenizer
-                    .encode_batch(texts.to_vec(), false)
-                    .map_err(|err| EmbedError::Failed(format!("tokenizer: {err}")))?;
-                Ok(encodings.iter().map(|e| e.len()).collect())
-            }
+            // One text at a time: only one text's encoding is ever held, not a whole body's.
+            TokenCounter::Tokenizer(tokenizer) => texts
+                .iter()
+                .map(|text| {
+                    let encoding = tokenizer
+                        .encode(text.as_str(), false)
+                        .map_err(|err| EmbedError::Failed(format!("tokenizer: {err}")))?;
+                    Ok(encoding.len())
+                })
+                .collect(),
             TokenCounter::Estimate => {
                 Ok(texts.iter().map(|t| t.len().div_ceil(BYTES_PER_TOKEN_ESTIMATE)).collect())
             }
         }
+    }
+
+    /// [`TokenCounter::count`] through [`off_runtime`].
+    pub async fn count_off_runtime(counter: &Arc<Self>, texts: &[String]) -> EmbedResult<Vec<usize>> {
+        let (counter, texts) = (counter.clone(), texts.to_vec());
+        off_runtime(move || counter.count(&texts)).await
+    }
+
+    /// [`TokenCounter::chunk`] through [`off_runtime`].
+    pub async fn chunk_off_runtime(
+        counter: &Arc<Self>,
+        text: &str,
+        window: usize,
+    ) -> EmbedResult<Vec<String>> {
+        let (counter, text) = (counter.clone(), text.to_string());
+        off_runtime(move || counter.chunk(&text, window)).await
     }
 
     /// Splits `text` into pieces of at most `window` content tokens, cut where a word starts,

@@ -12,6 +12,7 @@ use crate::store::vectors::Space;
 use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::json;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// Texts per request.
@@ -25,7 +26,7 @@ pub struct OpenAiEmbedder {
     api_key: Option<String>,
     model: String,
     dimension: usize,
-    counter: TokenCounter,
+    counter: Arc<TokenCounter>,
 }
 
 #[derive(Deserialize)]
@@ -63,6 +64,7 @@ impl OpenAiEmbedder {
             .timeout(Duration::from_secs(60))
             .build()
             .map_err(|err| EmbedError::Unavailable(err.to_string()))?;
+        let counter = Arc::new(counter);
         let mut embedder =
             Self { client, url: endpoint(url), api_key, model: model.to_string(), dimension: 0, counter };
         let probe = embedder
@@ -128,12 +130,12 @@ impl Embedder for OpenAiEmbedder {
         Space { name: format!("{}-{}", space_name(&self.model), self.dimension), dimension: self.dimension }
     }
 
-    fn count_tokens(&self, texts: &[&str]) -> EmbedResult<Vec<usize>> {
-        self.counter.count(texts)
+    async fn count_tokens(&self, texts: &[String]) -> EmbedResult<Vec<usize>> {
+        TokenCounter::count_off_runtime(&self.counter, texts).await
     }
 
-    fn chunk(&self, text: &str) -> EmbedResult<Vec<String>> {
-        self.counter.chunk(text, CHUNK_TOKENS)
+    async fn chunk(&self, text: &str) -> EmbedResult<Vec<String>> {
+        TokenCounter::chunk_off_runtime(&self.counter, text, CHUNK_TOKENS).await
     }
 
     async fn embed(&self, texts: &[String]) -> EmbedResult<Vec<Vec<f32>>> {

@@ -11,7 +11,7 @@
 //!      case-insensitively and on word boundaries.
 //! 2. Otherwise the route whose `description` (its `name` when it has none) is most similar
 //!    to the text by embedding (MiniLM through `context.embedder`; the text is chunked to
-//!    the model's window, the first 8 chunks averaged).
+//!    the model's window, the first 8 chunks of its first 64 KiB averaged).
 //! 3. With no text to compare, the route marked `isErrorFallback` if any, else an error.
 //!
 //! Output (the `ClassifyEvent` fields): `{choice, method: "rule" | "embedding" | "fallback"
@@ -24,6 +24,9 @@ use regex::{Regex, RegexBuilder};
 use serde_json::{json, Map, Value};
 
 const MAX_CHUNKS: usize = 8;
+/// Bytes of the text chunked for the comparison: far more than 8 chunks' worth, so the
+/// cut changes nothing but what a huge document costs to tokenise.
+const MAX_COMPARED_BYTES: usize = 64 * 1024;
 
 /// One route of a classify function.
 #[derive(Clone, Debug)]
@@ -160,7 +163,11 @@ pub fn rule_match<'a>(routes: &'a [Route], text: &str, sender: Option<&str>) -> 
 /// Cosine similarity of the text to each route's description.
 async fn similarities(routes: &[Route], text: &str, context: &Context) -> Result<Vec<f32>, EngineError> {
     let embedding_error = |err: &dyn std::fmt::Display| EngineError::new("embedding_error", err.to_string());
-    let mut chunks = context.embedder.chunk(text).map_err(|e| embedding_error(&e))?;
+    let mut end = text.len().min(MAX_COMPARED_BYTES);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let mut chunks = context.embedder.chunk(&text[..end]).await.map_err(|e| embedding_error(&e))?;
     chunks.truncate(MAX_CHUNKS);
     let mut texts: Vec<String> = routes
         .iter()

@@ -1,11 +1,12 @@
 //! Buckets: named partitions of a tenant's graph. Exactly one default bucket per tenant,
 //! which can be renamed but never deleted; deletes are soft.
 
-use super::{check_text, decode, int_column, queries, GraphService, Tenant};
+use super::{decode, int_column, queries, GraphService, Tenant};
 use crate::error::{ServiceError, ServiceResult};
 use crate::ids;
 use crate::pagination::PageRequest;
 use crate::params;
+use crate::text;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
@@ -69,9 +70,9 @@ pub(super) async fn ensure_default(graph: &GraphService, tenant: &Tenant) -> Ser
 
 impl GraphService {
     pub async fn create_bucket(&self, tenant: &Tenant, new: NewBucket) -> ServiceResult<Bucket> {
-        check_text("name", &new.name, NAME_MAX, true)?;
+        text::check_len("name", &new.name, NAME_MAX, true)?;
         let description = new.description.unwrap_or_default();
-        check_text("description", &description, DESCRIPTION_MAX, false)?;
+        text::check_len("description", &description, DESCRIPTION_MAX, false)?;
         let id = ids::new_id("bkt");
         let rows = self
             .run(
@@ -107,6 +108,7 @@ impl GraphService {
         page: &PageRequest,
         name_substring: Option<&str>,
     ) -> ServiceResult<BucketPage> {
+        text::check_opt("nameSubstring", name_substring)?;
         let query = if page.backwards() { queries::BUCKET_LIST_BEFORE } else { queries::BUCKET_LIST_AFTER };
         let rows = self
             .run(
@@ -136,10 +138,10 @@ impl GraphService {
         changes: BucketChanges,
     ) -> ServiceResult<Bucket> {
         if let Some(name) = &changes.name {
-            check_text("name", name, NAME_MAX, true)?;
+            text::check_len("name", name, NAME_MAX, true)?;
         }
         if let Some(description) = &changes.description {
-            check_text("description", description, DESCRIPTION_MAX, false)?;
+            text::check_len("description", description, DESCRIPTION_MAX, false)?;
         }
         let result = self
             .run(

@@ -181,9 +181,7 @@ pub fn key_prefix(tenant: &Tenant, bucket_id: &str, type_name: &str) -> String {
 
 /// A normalised, non-empty name, or a 400 naming the field.
 pub fn normalized_name(field: &str, text: &str) -> ServiceResult<String> {
-    if text.chars().count() > 500 {
-        return Err(ServiceError::invalid_field(field, "must be at most 500 characters"));
-    }
+    crate::text::check_len(field, text, 500, false)?;
     let normalized = normalize(text);
     if normalized.is_empty() {
         return Err(ServiceError::invalid_field(field, "must contain a letter or a digit"));
@@ -245,6 +243,8 @@ impl GraphService {
         id: &str,
         bucket: Option<&str>,
     ) -> ServiceResult<(String, String)> {
+        crate::text::check("id", id)?;
+        crate::text::check_opt("bucket", bucket)?;
         let rows = self.run(tenant, queries::ENTITY_RESOLVE, params! { "id" => id }).await?;
         let row = rows.first().ok_or_else(|| ServiceError::not_found("entity", id))?;
         let entity_id = str_col(row, "entityID");
@@ -291,6 +291,11 @@ impl GraphService {
         if let Some(status) = &changes.status {
             check_terminal_status(status)?;
         }
+        crate::text::check_opt("canonical", changes.canonical.as_deref())?;
+        crate::text::check_each("addSynonyms", &changes.add_synonyms)?;
+        crate::text::check_each("removeSynonymIDs", &changes.remove_synonym_ids)?;
+        crate::text::check_opt("assignedTypeID", changes.assigned_type_id.as_deref())?;
+        crate::text::check_opt("locale", changes.locale.as_deref())?;
         let (entity_id, _) = self.resolve_entity(tenant, id, bucket).await?;
         for synonym_id in &changes.remove_synonym_ids {
             self.remove_synonym(tenant, &entity_id, synonym_id).await?;
@@ -347,6 +352,8 @@ impl GraphService {
         actor: &Actor,
     ) -> ServiceResult<ValidateResult> {
         check_terminal_status(status)?;
+        crate::text::check_each("entityIDs", ids)?;
+        crate::text::check_opt("bucket", bucket)?;
         if ids.is_empty() || ids.len() > 1_000 {
             return Err(ServiceError::invalid_field("entityIDs", "must hold between 1 and 1000 IDs"));
         }
@@ -398,6 +405,7 @@ impl GraphService {
                 "must be extracted, customer_defined or sme_approved",
             ));
         }
+        crate::text::check_opt("locale", locale)?;
         let text = text.trim();
         let normalized = normalized_name("text", text)?;
         let entity = self.get_entity(tenant, entity_id, None).await?;

@@ -3,11 +3,12 @@
 //! live child type exists.
 
 use super::buckets::is_constraint;
-use super::{check_text, decode, int_column, queries, GraphService, Tenant};
+use super::{decode, int_column, queries, GraphService, Tenant};
 use crate::error::{ServiceError, ServiceResult};
 use crate::ids;
 use crate::pagination::PageRequest;
 use crate::params;
+use crate::text;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa::ToSchema;
@@ -120,9 +121,9 @@ fn check_parent_id(id: &str) -> ServiceResult<()> {
 
 impl GraphService {
     pub async fn create_entity_type(&self, tenant: &Tenant, new: NewEntityType) -> ServiceResult<EntityType> {
-        check_text("name", &new.name, NAME_MAX, true)?;
+        text::check_len("name", &new.name, NAME_MAX, true)?;
         let description = new.description.unwrap_or_default();
-        check_text("description", &description, DESCRIPTION_MAX, false)?;
+        text::check_len("description", &description, DESCRIPTION_MAX, false)?;
         let schema = schema_text(new.attribute_schema.as_ref())?;
         let parent = new.parent_type_id.filter(|id| !id.is_empty());
         if let Some(parent) = &parent {
@@ -236,7 +237,7 @@ impl GraphService {
         changes: EntityTypeChanges,
     ) -> ServiceResult<EntityType> {
         if let Some(description) = &changes.description {
-            check_text("description", description, DESCRIPTION_MAX, false)?;
+            text::check_len("description", description, DESCRIPTION_MAX, false)?;
         }
         let schema = schema_text(changes.attribute_schema.as_ref())?;
         // Existence first, so a missing type is a 404 whatever else the body says.

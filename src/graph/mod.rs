@@ -126,14 +126,3 @@ fn decode<T: DeserializeOwned>(row: Row) -> ServiceResult<T> {
 fn int_column(rows: &[Row], column: &str) -> i64 {
     rows.first().and_then(|row| row.get(column)).and_then(Value::as_i64).unwrap_or(0)
 }
-
-/// Checks a required, trimmed text field's length.
-fn check_text(field: &str, value: &str, max: usize, required: bool) -> ServiceResult<()> {
-    if required && value.trim().is_empty() {
-        return Err(ServiceError::invalid_field(field, "must not be empty"));
-    }
-    if value.chars().count() > max {
-        return Err(ServiceError::invalid_field(field, format!("must be at most {max} characters")));
-    }
-    Ok(())
-}

@@ -142,6 +142,9 @@ impl GraphService {
     pub async fn create_mention(&self, tenant: &Tenant, new: NewMention) -> ServiceResult<Mention> {
         let surface = new.surface.trim().to_string();
         let normalized = normalized_name("surface", &surface)?;
+        crate::text::check_opt("referenceID", new.reference_id.as_deref())?;
+        crate::text::check_opt("transformationID", new.transformation_id.as_deref())?;
+        crate::text::check_opt("sectionLabel", new.section_label.as_deref())?;
         let entity = self.get_entity(tenant, &new.entity_id, None).await?;
         let rows = self
             .run(
@@ -167,10 +170,8 @@ impl GraphService {
         target: &str,
         relation_type: &str,
     ) -> ServiceResult<Relation> {
+        crate::text::check_len("relationType", relation_type.trim(), 100, true)?;
         let relation_type = relation_type.trim();
-        if relation_type.is_empty() || relation_type.chars().count() > 100 {
-            return Err(ServiceError::invalid_field("relationType", "must be 1 to 100 characters"));
-        }
         let (source_id, source_bucket) = self.resolve_entity(tenant, source, None).await?;
         let (target_id, target_bucket) = self.resolve_entity(tenant, target, None).await?;
         if source_bucket != target_bucket {
@@ -201,6 +202,7 @@ impl GraphService {
         id: &str,
         query: RelationsQuery,
     ) -> ServiceResult<EntityRelations> {
+        crate::text::check_opt("relationType", query.relation_type.as_deref())?;
         let (entity_id, _) = self.resolve_entity(tenant, id, None).await?;
         let params = params! {
             "id" => entity_id, "relationType" => query.relation_type, "cursor" => query.cursor,
@@ -226,6 +228,7 @@ impl GraphService {
 
     /// A page of the graph's edges and their endpoints.
     pub async fn knowledge_graph(&self, tenant: &Tenant, query: GraphQuery) -> ServiceResult<KnowledgeGraph> {
+        crate::text::check_opt("search", query.search.as_deref())?;
         let mut depths: Option<BTreeMap<String, u32>> = None;
         if let Some(center) = &query.center {
             let (center_id, _) = self.resolve_entity(tenant, center, None).await?;
@@ -322,6 +325,7 @@ impl GraphService {
         ids: &[String],
         query: RelationsQuery,
     ) -> ServiceResult<HashMap<String, EntityRelations>> {
+        crate::text::check_opt("relationType", query.relation_type.as_deref())?;
         let mut edges: HashMap<String, Vec<(bool, Row)>> =
             ids.iter().map(|id| (id.clone(), Vec::new())).collect();
         if ids.is_empty() {
@@ -416,6 +420,7 @@ impl GraphService {
         if depth == 0 || depth > MAX_DEPTH {
             return Err(ServiceError::invalid_field("depth", format!("must be between 1 and {MAX_DEPTH}")));
         }
+        crate::text::check_opt("relationType", relation_type)?;
         let mut depths: HashMap<String, BTreeMap<String, u32>> =
             ids.iter().map(|id| (id.clone(), BTreeMap::from([(id.clone(), 0)]))).collect();
         let mut frontiers: HashMap<String, Vec<String>> =

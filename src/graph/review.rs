@@ -104,6 +104,7 @@ impl GraphService {
 
     /// The names of these type IDs (unknown IDs match nothing).
     pub async fn type_names(&self, tenant: &Tenant, ids: &[String]) -> ServiceResult<Vec<String>> {
+        crate::text::check_each("type", ids)?;
         let rows = self.run(tenant, queries::ENTITY_TYPE_NAMES, params! { "ids" => ids }).await?;
         Ok(rows.iter().map(|row| str_col(row, "name")).collect())
     }

@@ -89,6 +89,7 @@ struct Prepared {
 impl GraphService {
     /// The tenant's default bucket, or the given live one (404 otherwise).
     pub async fn write_bucket(&self, tenant: &Tenant, bucket: Option<&str>) -> ServiceResult<String> {
+        crate::text::check_opt("bucket", bucket)?;
         match bucket {
             Some(id) => Ok(self.get_bucket(tenant, id).await?.bucket_id),
             None => {
@@ -145,6 +146,8 @@ impl GraphService {
         types: &mut TypeCache,
         tag: &str,
     ) -> Result<Prepared, String> {
+        // Rows from linking reach here unchecked: a control character rejects the row.
+        crate::text::check_json("", raw).map_err(|e| e.to_string())?;
         let row: SeedRow =
             serde_json::from_value(raw.clone()).map_err(|err| format!("invalid row: {err}"))?;
         let canonical = row.canonical.trim().to_string();

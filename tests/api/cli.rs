@@ -1,8 +1,7 @@
 //! The `canon` binary: keys, configuration, provisioning checks, signals.
 
-use crate::helpers::{assert_error, json, spawn_app, vendor_dir, TestApp};
-use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
+use crate::helpers::{assert_error, json, serve_process, spawn_app, TestApp};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 fn canon(app: &TestApp) -> Command {
@@ -160,37 +159,6 @@ fn canon_toml_supplies_what_the_environment_does_not() {
     assert!(from_toml.join("canon.sqlite").is_file(), "the data directory came from canon.toml");
 }
 
-/// Starts `canon serve` as a process on a free port; returns it and its address.
-fn serve(data_dir: &std::path::Path) -> (std::process::Child, String) {
-    serve_with(data_dir, &[])
-}
-
-/// [`serve`] with more configuration in the environment.
-pub fn serve_with(data_dir: &std::path::Path, settings: &[(&str, &str)]) -> (std::process::Child, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_canon"))
-        .arg("serve")
-        .envs(settings.iter().copied())
-        .env("CANON_DATA_DIR", data_dir)
-        .env("CANON_VENDOR_DIR", vendor_dir())
-        .env("CANON_LISTEN", "127.0.0.1:0")
-        .env("CANON_LOG_FORMAT", "json")
-        .env_remove("CANON_DATABASE_URL")
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let address = loop {
-        let line = lines.next().expect("canon logs that it listens").unwrap();
-        let entry: serde_json::Value = serde_json::from_str(&line).unwrap_or_default();
-        if entry["message"] == "canon is listening" {
-            break format!("http://{}", entry["addr"].as_str().unwrap());
-        }
-    };
-    // Keep draining the log so canon never blocks on a full pipe.
-    std::thread::spawn(move || for _ in lines {});
-    (child, address)
-}
-
 #[tokio::test]
 async fn sigterm_stops_canon_and_its_falkordb_with_the_data_saved() {
     let data = tempfile::tempdir().unwrap();
@@ -202,7 +170,7 @@ async fn sigterm_stops_canon_and_its_falkordb_with_the_data_saved() {
     );
     let key = key.trim().to_string();
     let client = reqwest::Client::new();
-    let (mut child, address) = serve(data.path());
+    let (mut child, address) = serve_process(data.path());
     let created = client
         .post(format!("{address}/v3/buckets"))
         .header("x-api-key", &key)
@@ -221,7 +189,7 @@ async fn sigterm_stops_canon_and_its_falkordb_with_the_data_saved() {
     assert!(!std::path::Path::new(&format!("/proc/{falkordb_pid}")).exists(), "FalkorDB stopped with canon");
     assert!(data.path().join("falkordb/graph.rdb").is_file(), "FalkorDB saved a snapshot");
 
-    let (mut child, address) = serve(data.path());
+    let (mut child, address) = serve_process(data.path());
     let listed = client
         .get(format!("{address}/v3/buckets?nameSubstring=survives"))
         .header("x-api-key", &key)

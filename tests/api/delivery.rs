@@ -411,7 +411,7 @@ async fn deliveries_pending_at_a_kill_arrive_after_a_restart() {
         ("CANON_RATE_LIMIT_PER_SECOND", "100000"),
         ("CANON_RATE_LIMIT_BURST", "100000"),
     ];
-    let (mut canon, address) = crate::cli::serve_with(data.path(), &settings);
+    let (mut canon, address) = crate::helpers::serve_process_with(data.path(), &settings);
     let client = reqwest::Client::new();
     let post = |path: &str, body: Value| {
         client.post(format!("{address}{path}")).header("x-api-key", &key).json(&body).send()
@@ -461,7 +461,7 @@ async fn deliveries_pending_at_a_kill_arrive_after_a_restart() {
     });
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await.unwrap();
     tokio::spawn(async move { axum::serve(listener, router).await });
-    let (mut canon, _) = crate::cli::serve_with(data.path(), &settings);
+    let (mut canon, _) = crate::helpers::serve_process_with(data.path(), &settings);
     for _ in 0..1_200 {
         if seen.lock().unwrap().len() >= CALLS {
             break;

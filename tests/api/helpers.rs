@@ -8,6 +8,7 @@ use canon::jobs::Handlers;
 use canon::store::records::keys::Environment;
 use reqwest::{Client, Method, RequestBuilder, Response};
 use serde_json::Value;
+use std::io::BufRead;
 use std::path::PathBuf;
 use tempfile::TempDir;
 
@@ -218,4 +219,38 @@ impl TestApp {
     pub fn as_user(&self, method: Method, path: &str, token: &str) -> RequestBuilder {
         self.client.request(method, format!("{}{path}", self.address)).bearer_auth(token)
     }
+}
+
+/// Starts `canon serve` as a process on a free port; returns it and its address.
+pub fn serve_process(data_dir: &std::path::Path) -> (std::process::Child, String) {
+    serve_process_with(data_dir, &[])
+}
+
+/// [`serve_process`] with more configuration in its environment.
+pub fn serve_process_with(
+    data_dir: &std::path::Path,
+    settings: &[(&str, &str)],
+) -> (std::process::Child, String) {
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_canon"))
+        .arg("serve")
+        .envs(settings.iter().copied())
+        .env("CANON_DATA_DIR", data_dir)
+        .env("CANON_VENDOR_DIR", vendor_dir())
+        .env("CANON_LISTEN", "127.0.0.1:0")
+        .env("CANON_LOG_FORMAT", "json")
+        .env_remove("CANON_DATABASE_URL")
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let address = loop {
+        let line = lines.next().expect("canon logs that it listens").unwrap();
+        let entry: serde_json::Value = serde_json::from_str(&line).unwrap_or_default();
+        if entry["message"] == "canon is listening" {
+            break format!("http://{}", entry["addr"].as_str().unwrap());
+        }
+    };
+    // Keep draining the log so canon never blocks on a full pipe.
+    std::thread::spawn(move || for _ in lines {});
+    (child, address)
 }

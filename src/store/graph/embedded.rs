@@ -57,6 +57,11 @@ impl EmbeddedFalkor {
         format!("unix://{}", self.socket.display())
     }
 
+    /// The running child's process ID (a restart by the supervisor changes it).
+    pub async fn pid(&self) -> Option<u32> {
+        self.child.lock().await.as_ref().and_then(Child::id)
+    }
+
     /// Stops the child after it saves its data (`SHUTDOWN SAVE`), then reaps it.
     pub async fn stop(&self) {
         let _ = self.stop_tx.send(true);

@@ -58,7 +58,10 @@ impl CypherEngine for FalkorEngine {
     async fn run(&self, cypher: &str, params: Params) -> Result<Vec<Row>, GraphError> {
         let params: HashMap<String, FalkorValue> = params
             .into_iter()
-            .map(|(key, value)| Ok((key, to_falkor(&value)?)))
+            .map(|(key, value)| {
+                check_sendable(&key, &value)?;
+                Ok((key, to_falkor(&value)?))
+            })
             .collect::<Result<_, GraphError>>()?;
         let mut graph = self.graph.clone();
         let result = graph.query(cypher).with_params(params).execute().await.map_err(query_error)?;
@@ -124,6 +127,35 @@ fn query_error(err: FalkorDBError) -> GraphError {
         }
         _ if message.contains("constraint violation") => GraphError::ConstraintViolation(message),
         _ => GraphError::Query(message),
+    }
+}
+
+/// Characters FalkorDB is never sent, whatever the services checked: NUL cannot be encoded,
+/// and U+0001 in a value under a uniqueness constraint kills the server (signal 11 in
+/// `EnforceUniqueEntity`, taking every tenant's graph down until it has reloaded). The rest
+/// of the control range goes with them, as nothing says which others it mishandles. Tab, CR
+/// and LF are escaped by the client; U+001F is canon's own separator inside resolution keys.
+fn unsendable(c: char) -> bool {
+    c.is_control() && !matches!(c, '\t' | '\n' | '\r' | '\u{1f}')
+}
+
+/// Refuses a parameter holding an [`unsendable`] character anywhere (map keys included).
+pub fn check_sendable(parameter: &str, value: &Value) -> Result<(), GraphError> {
+    let refuse = |text: &str| match text.chars().enumerate().find(|(_, c)| unsendable(*c)) {
+        None => Ok(()),
+        Some((i, found)) => {
+            tracing::warn!(parameter, "refused a control character that no service had checked");
+            Err(GraphError::Unsendable { parameter: parameter.to_string(), found, position: i + 1 })
+        }
+    };
+    match value {
+        Value::String(text) => refuse(text),
+        Value::Array(items) => items.iter().try_for_each(|item| check_sendable(parameter, item)),
+        Value::Object(map) => map.iter().try_for_each(|(key, item)| {
+            refuse(key)?;
+            check_sendable(parameter, item)
+        }),
+        Value::Null | Value::Bool(_) | Value::Number(_) => Ok(()),
     }
 }
 

@@ -31,6 +31,9 @@ pub enum GraphError {
     /// A parameter or a returned value has no representation on the other side.
     #[error("graph value conversion failed: {0}")]
     Conversion(String),
+    /// A parameter holds a character the engine must never receive (the caller's input).
+    #[error("parameter {parameter} holds U+{:04X} at character {position}", u32::from(*found))]
+    Unsendable { parameter: String, found: char, position: usize },
 }
 
 /// The one narrow trait every graph engine implements.
