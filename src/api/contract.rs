@@ -153,11 +153,12 @@ fn add_links(doc: &mut Value) {
     }
 }
 
-/// 401 (no or unknown key), 429 (the key's rate limit) and, with query parameters or a
-/// body, 400 (a value that does not parse, a repeated single-valued parameter…).
+/// 401 (no or unknown key), 429 (the key's rate limit) and, with parameters or a body, 400
+/// (a value that does not parse, a repeated single-valued parameter, a control character in
+/// a path segment…).
 fn add_common_errors(operation: &mut Value) {
     let has_input = operation.get("requestBody").is_some()
-        || operation["parameters"].as_array().is_some_and(|ps| ps.iter().any(|p| p["in"] == "query"));
+        || operation["parameters"].as_array().is_some_and(|ps| ps.iter().any(|p| p["in"] == "query" || p["in"] == "path"));
     let Some(responses) = operation.get_mut("responses").and_then(Value::as_object_mut) else {
         return;
     };
