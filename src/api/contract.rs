@@ -158,7 +158,9 @@ fn add_links(doc: &mut Value) {
 /// a path segment…).
 fn add_common_errors(operation: &mut Value) {
     let has_input = operation.get("requestBody").is_some()
-        || operation["parameters"].as_array().is_some_and(|ps| ps.iter().any(|p| p["in"] == "query" || p["in"] == "path"));
+        || operation["parameters"]
+            .as_array()
+            .is_some_and(|ps| ps.iter().any(|p| p["in"] == "query" || p["in"] == "path"));
     let Some(responses) = operation.get_mut("responses").and_then(Value::as_object_mut) else {
         return;
     };
