@@ -7,4 +7,5 @@ WITH id, e, e.status AS before,
   e IS NOT NULL AND e.mergedInto IS NULL AND e.status IN ['extracted', 'proposed'] AS allowed
 FOREACH (x IN CASE WHEN allowed THEN [e] ELSE [] END |
   SET x.status = $status, x.validatedAt = $now, x.validatedByUserID = $userID, x.updatedAt = $now)
-RETURN id AS entityID, e IS NOT NULL AS found, before, allowed, e.mergedInto AS mergedInto
+RETURN id AS entityID, e IS NOT NULL AS found, before, allowed, e.mergedInto AS mergedInto,
+  e.typeName AS typeName

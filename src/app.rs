@@ -166,6 +166,9 @@ impl App {
         }
         let graph = Arc::new(GraphService::new(backends.engine.clone()));
         let records = backends.records.clone();
+        graph.set_entity_events(Arc::new(crate::delivery::entity_events::RecordedEntityEvents {
+            records: records.clone(),
+        }));
         let egress = Egress::new(config.egress_policy())?;
         let cipher = Cipher::load(config.secrets_key.as_deref(), &config.data_dir)?;
         let rotation_window = std::time::Duration::from_secs_f64(config.webhook_rotation_hours * 3600.0);

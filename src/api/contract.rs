@@ -21,6 +21,7 @@ const KSUID: &str = "^[0-9A-Za-z]{27}$";
 /// Pages of these paths hold at most 100; the others (graph, buckets, types) 200.
 const LIMIT_100: &[&str] = &[
     "/v3/calls",
+    "/v3/subscriptions",
     "/v3/outputs",
     "/v3/errors",
     "/v1-alpha/events",
@@ -206,6 +207,7 @@ fn constrain_parameter(path: &str, parameter: &mut Value) {
         "startingAfter" | "endingBefore" => match path {
             "/v3/buckets" => id_prefix("bkt"),
             "/v3/entity-types" => id_prefix("ety"),
+            "/v3/subscriptions" => id_prefix("sub"),
             "/v3/outputs" | "/v3/errors" | "/v1-alpha/events" => json!({ "pattern": KSUID }),
             _ => return,
         },

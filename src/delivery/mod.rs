@@ -7,6 +7,7 @@
 //! ([`signature`]), retried on the published [`schedule`]. Each attempt is kept: the log is
 //! read per subscription or per event, and a delivery can be queued again by hand.
 
+pub mod entity_events;
 pub mod schedule;
 pub mod signature;
 pub mod subscriptions;

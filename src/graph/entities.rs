@@ -4,6 +4,7 @@
 //! Statuses: `extracted` and `proposed` (awaiting curation) → `approved` | `rejected`;
 //! any live entity → `merged` (by a merge). Every other transition is a 409.
 
+use super::events::StatusChange;
 use super::normalize::normalize;
 use super::{decode, queries, GraphService, Tenant};
 use crate::error::{ServiceError, ServiceResult};
@@ -331,15 +332,30 @@ impl GraphService {
         status: &str,
         actor: &Actor,
     ) -> ServiceResult<Vec<Row>> {
-        self.run(
-            tenant,
-            queries::ENTITY_SET_STATUS,
-            params! {
-                "ids" => ids, "bucketID" => bucket, "status" => status,
-                "userID" => actor.user_id, "now" => ids::now_rfc3339(),
-            },
-        )
-        .await
+        let rows = self
+            .run(
+                tenant,
+                queries::ENTITY_SET_STATUS,
+                params! {
+                    "ids" => ids, "bucketID" => bucket, "status" => status,
+                    "userID" => actor.user_id, "now" => ids::now_rfc3339(),
+                },
+            )
+            .await?;
+        let changes = rows
+            .iter()
+            .filter(|row| row.get("allowed").and_then(Value::as_bool) == Some(true))
+            .map(|row| StatusChange {
+                entity_id: str_col(row, "entityID"),
+                type_name: row.get("typeName").and_then(Value::as_str).map(String::from),
+                prior_status: row.get("before").and_then(Value::as_str).map(String::from),
+                new_status: status.to_string(),
+                actor_user_id: actor.user_id.clone(),
+                reason: None,
+            })
+            .collect();
+        self.emit(tenant, changes).await;
+        Ok(rows)
     }
 
     /// Approves or rejects many entities; each row says what happened to it.

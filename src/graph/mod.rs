@@ -6,6 +6,7 @@ pub mod buckets;
 pub mod duplicates;
 pub mod entities;
 pub mod entity_types;
+pub mod events;
 pub mod gazetteer;
 pub mod merges;
 pub mod normalize;
@@ -67,11 +68,18 @@ pub struct GraphService {
     ready_tenants: Mutex<HashSet<Tenant>>,
     /// Statements run so far (tests and benchmarks count round trips with it).
     queries_run: AtomicU64,
+    /// Where entity lifecycle events go, once delivery is wired in.
+    entity_events: std::sync::OnceLock<Arc<dyn events::EntityEvents>>,
 }
 
 impl GraphService {
     pub fn new(engine: Arc<dyn CypherEngine>) -> Self {
-        Self { engine, ready_tenants: Mutex::new(HashSet::new()), queries_run: AtomicU64::new(0) }
+        Self {
+            engine,
+            ready_tenants: Mutex::new(HashSet::new()),
+            queries_run: AtomicU64::new(0),
+            entity_events: std::sync::OnceLock::new(),
+        }
     }
 
     pub fn engine(&self) -> &Arc<dyn CypherEngine> {

@@ -10,6 +10,7 @@
 
 use super::entities::{normalized_name, resolution_key, str_col};
 use super::entity_types::NewEntityType;
+use super::events::StatusChange;
 use super::{queries, GraphService, Tenant};
 use crate::error::{ServiceError, ServiceResult};
 use crate::ids;
@@ -131,10 +132,25 @@ impl GraphService {
                 self.seed_wave(tenant, &wave, &mut results).await?;
             }
         }
-        Ok(results
+        let results: Vec<SeedRowResult> = results
             .into_iter()
             .map(|r| r.unwrap_or_else(|| rejected(String::new(), "not processed".into())))
-            .collect())
+            .collect();
+        let proposed = results
+            .iter()
+            .zip(rows)
+            .filter(|(result, _)| result.outcome == "created")
+            .map(|(result, raw)| StatusChange {
+                entity_id: result.entity_id.clone().unwrap_or_default(),
+                type_name: raw.get("type").and_then(Value::as_str).map(String::from),
+                prior_status: None,
+                new_status: "proposed".into(),
+                actor_user_id: None,
+                reason: None,
+            })
+            .collect();
+        self.emit(tenant, proposed).await;
+        Ok(results)
     }
 
     /// Validates one row and builds its Cypher parameters; `Err` is the rejection reason.

@@ -473,3 +473,57 @@ async fn deliveries_pending_at_a_kill_arrive_after_a_restart() {
     canon.wait().unwrap();
     assert_eq!(delivered, CALLS, "lost {} of {CALLS}", CALLS - delivered);
 }
+
+#[tokio::test]
+async fn entity_status_changes_reach_the_account_wide_subscriptions() {
+    let app = spawn_delivering_app(|_| {}).await;
+    let mut receivers = Vec::new();
+    for kind in ["entity_proposed", "entity_validated", "entity_rejected"] {
+        let (url, received) = receiver(vec![]).await;
+        let response =
+            app.post("/v3/subscriptions", json!({"name": kind, "type": kind, "webhookURL": url})).await;
+        assert_eq!(response.status(), 200, "{kind}");
+        receivers.push(received);
+    }
+    let (user_id, token) = app.dashboard_token("admin").await;
+    let acme = app.entity("Acme Corporation", "Company").await;
+    let globex = app.entity("Globex", "Company").await;
+    app.entity("Acme Corporation", "Company").await; // a merge proposes nothing new
+
+    let proposed: Vec<Value> = wait_for(&receivers[0], 2)
+        .await
+        .iter()
+        .map(|(_, body)| serde_json::from_str(body).unwrap())
+        .collect();
+    let mut ids: Vec<&str> = proposed.iter().map(|e| e["entityID"].as_str().unwrap()).collect();
+    ids.sort();
+    let mut expected = vec![acme.as_str(), globex.as_str()];
+    expected.sort();
+    assert_eq!(ids, expected);
+    assert_eq!(proposed[0]["eventType"], "entity_proposed");
+    assert_eq!(proposed[0]["newStatus"], "proposed");
+    assert_eq!(proposed[0]["typeName"], "Company");
+    assert!(proposed[0]["timestamp"].is_string());
+
+    let patched = app
+        .as_user(Method::PATCH, &format!("/v3/entities/{acme}"), &token)
+        .json(&json!({"status": "approved"}));
+    assert_eq!(patched.send().await.unwrap().status(), 200);
+    let (_, body) = wait_for(&receivers[1], 1).await.remove(0);
+    let validated: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(validated["entityID"], acme.as_str());
+    assert_eq!(validated["priorStatus"], "proposed");
+    assert_eq!(validated["newStatus"], "approved");
+    assert_eq!(validated["actorUserID"], user_id.as_str());
+
+    let response =
+        app.post("/v3/entities/bulk-validate", json!({"entityIDs": [globex], "status": "rejected"})).await;
+    assert_eq!(response.status(), 200);
+    let (_, body) = wait_for(&receivers[2], 1).await.remove(0);
+    assert_eq!(serde_json::from_str::<Value>(&body).unwrap()["entityID"], globex.as_str());
+
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(receivers[0].lock().unwrap().len(), 2, "proposed once each");
+    let listed = json(app.get("/v1-alpha/events").await).await;
+    assert_eq!(listed["totalCount"], 0, "entity events stay out of the pipeline's lists: {listed}");
+}

@@ -172,6 +172,8 @@ impl Records {
         if !filter.include_intermediate {
             conditions.raw("intermediate = 0");
         }
+        // Entity lifecycle events exist for delivery; the pipeline's lists do not show them.
+        conditions.raw("event_type NOT IN ('entity_proposed', 'entity_validated', 'entity_rejected')");
         let count_sql = format!("SELECT COUNT(*) AS n FROM events {}", conditions.where_clause());
         let total: i64 = conditions.bind(sqlx::query(&count_sql)).fetch_one(&self.pool).await?.get("n");
         let sql = conditions.page_sql("body", "events", "id", cursor, ascending, limit);

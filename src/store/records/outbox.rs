@@ -13,6 +13,9 @@ pub enum EventSource<'a> {
     Function { function_id: &'a str, is_error: bool },
     /// A `collection_processing` event.
     Collection { collection_id: &'a str },
+    /// An account-wide event (`entity_*`): subscriptions of that type with no function or
+    /// collection.
+    Account { event_type: &'a str },
 }
 
 /// Destinations a subscription may have, as the outbox names them.
@@ -32,6 +35,9 @@ pub async fn enqueue(
     let (matches, key, is_error) = match source {
         EventSource::Function { function_id, is_error } => ("s.function_id = $4", function_id, is_error),
         EventSource::Collection { collection_id } => ("s.collection_id = $4", collection_id, false),
+        EventSource::Account { event_type } => {
+            ("s.type = $4 AND s.function_id IS NULL AND s.collection_id IS NULL", event_type, false)
+        }
     };
     let mut added = 0;
     for (destination, column) in DESTINATIONS {
