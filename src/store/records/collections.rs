@@ -536,27 +536,11 @@ impl Records {
         body: &serde_json::Value,
         now: i64,
     ) -> Result<(), RecordError> {
-        let mut tx = self.begin_write().await?;
-        let done = sqlx::query(
-            "INSERT INTO events (id, account_id, environment, event_type, body, created_at) \
-             VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (id) DO NOTHING",
-        )
-        .bind(id)
-        .bind(owner.account_id)
-        .bind(owner.environment)
-        .bind(event_type)
-        .bind(body.to_string())
-        .bind(now)
-        .execute(&mut *tx)
-        .await?;
-        if let Some(collection_id) = body.get("collectionID").and_then(|v| v.as_str()) {
-            if done.rows_affected() == 1 {
-                let source = super::outbox::EventSource::Collection { collection_id };
-                super::outbox::enqueue(&mut tx, owner, id, source, now).await?;
-            }
-        }
-        tx.commit().await?;
-        Ok(())
+        let source = body
+            .get("collectionID")
+            .and_then(|v| v.as_str())
+            .map(|collection_id| super::outbox::EventSource::Collection { collection_id });
+        self.record_event_once(owner, id, event_type, body, now, source).await
     }
 
     /// The body of one of the owner's events.

@@ -102,6 +102,37 @@ impl Records {
         Ok(row.get("id"))
     }
 
+    /// Records an event that belongs to no call (a collection's, an entity's) once by its ID,
+    /// with its deliveries to `source`'s subscriptions in the same transaction.
+    pub async fn record_event_once(
+        &self,
+        owner: Owner<'_>,
+        id: &str,
+        event_type: &str,
+        body: &Value,
+        now: i64,
+        source: Option<EventSource<'_>>,
+    ) -> Result<(), RecordError> {
+        let mut tx = self.begin_write().await?;
+        let done = sqlx::query(
+            "INSERT INTO events (id, account_id, environment, event_type, body, created_at) \
+             VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (id) DO NOTHING",
+        )
+        .bind(id)
+        .bind(owner.account_id)
+        .bind(owner.environment)
+        .bind(event_type)
+        .bind(body.to_string())
+        .bind(now)
+        .execute(&mut *tx)
+        .await?;
+        if let (1, Some(source)) = (done.rows_affected(), source) {
+            outbox::enqueue(&mut tx, owner, id, source, now).await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
     /// Every event of a call in the order they were recorded (KSUIDs order only by the
     /// second), intermediate ones with `true`.
     pub async fn call_events(&self, call_id: &str) -> Result<Vec<(Value, bool)>, RecordError> {

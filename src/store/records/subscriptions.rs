@@ -211,31 +211,8 @@ impl Records {
         body: &serde_json::Value,
         now: i64,
     ) -> Result<(), RecordError> {
-        let mut tx = self.begin_write().await?;
-        let done = sqlx::query(
-            "INSERT INTO events (id, account_id, environment, event_type, body, created_at) \
-             VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (id) DO NOTHING",
-        )
-        .bind(id)
-        .bind(owner.account_id)
-        .bind(owner.environment)
-        .bind(event_type)
-        .bind(body.to_string())
-        .bind(now)
-        .execute(&mut *tx)
-        .await?;
-        if done.rows_affected() == 1 {
-            super::outbox::enqueue(
-                &mut tx,
-                owner,
-                id,
-                super::outbox::EventSource::Account { event_type },
-                now,
-            )
-            .await?;
-        }
-        tx.commit().await?;
-        Ok(())
+        let source = super::outbox::EventSource::Account { event_type };
+        self.record_event_once(owner, id, event_type, body, now, Some(source)).await
     }
 
     /// A collection's name by its ID.
