@@ -9,9 +9,12 @@
 //!   application/json`, `svc-signature` when the environment has a signing secret; 15 s
 //!   timeout, through the egress guard (no redirects). 2xx delivered; 410 disables the
 //!   subscription; 429 waits `Retry-After`; anything else is retried on the schedule.
-//! - `s3`: the event written as `<s3Bucket>/<s3FilePath>/<eventID>.json` in the tenant's
-//!   own object store (see [`crate::egress::objects`]); a file already there from an earlier
-//!   attempt counts as delivered.
+//! - `s3`: `<s3FilePath>/<eventID>.json` PUT into `s3Bucket` with SigV4 at the tenant's
+//!   S3-compatible endpoint when it keeps one in its secrets (`s3-endpoint`,
+//!   `s3-access-key-id`, `s3-secret-access-key`, optional `s3-region`; the endpoint passes the
+//!   egress guard); otherwise written as `<s3Bucket>/<s3FilePath>/<eventID>.json` in the
+//!   tenant's own object store ([`crate::egress::objects`]), where a file already there from
+//!   an earlier attempt counts as delivered.
 //! - `google_drive`: a multipart upload (`POST <CANON_GOOGLE_DRIVE_API_URL>/upload/drive/v3/
 //!   files?uploadType=multipart`) of `<eventID>.json` into `googleDriveFolderID`, with the
 //!   tenant's secret named `google-drive-token` as the bearer token.
@@ -19,6 +22,7 @@
 use super::schedule::Schedule;
 use super::signature;
 use crate::egress::{objects, Egress};
+use crate::engines::sigv4;
 use crate::graph::Tenant;
 use crate::ids;
 use crate::secrets::SecretsService;
@@ -38,6 +42,9 @@ const BATCH: i64 = 64;
 const IN_FLIGHT: usize = 32;
 /// How often an idle worker looks for due deliveries.
 const POLL: Duration = Duration::from_millis(25);
+/// The secret naming a tenant's S3-compatible endpoint; without it `s3Bucket` is a folder of
+/// the tenant's own object store.
+pub const S3_ENDPOINT_SECRET: &str = "s3-endpoint";
 /// The secret a Google Drive destination authenticates with.
 pub const DRIVE_TOKEN_SECRET: &str = "google-drive-token";
 
@@ -176,11 +183,14 @@ impl DeliveryWorker {
         if let Some(path) = delivery.s3_file_path.as_deref().filter(|p| !p.trim().is_empty()) {
             relative.push(objects::relative_folder(path)?);
         }
-        relative.push(format!("{}.json", delivery.event_id));
+        let key_path = relative.join(format!("{}.json", delivery.event_id));
+        if self.secrets.exists(tenant, S3_ENDPOINT_SECRET).await.map_err(|err| err.to_string())? {
+            return self.put_s3(tenant, bucket, delivery).await;
+        }
         let root = self.egress.policy().object_store_dir.clone();
         let home = PathBuf::from(&tenant.account_id).join(tenant.environment.as_str());
         let body = delivery.body.clone().into_bytes();
-        let written = tokio::task::spawn_blocking(move || objects::write_new(&root, &home, &relative, &body))
+        let written = tokio::task::spawn_blocking(move || objects::write_new(&root, &home, &key_path, &body))
             .await
             .map_err(|err| err.to_string())?;
         match written {
@@ -190,6 +200,38 @@ impl DeliveryWorker {
             }
             Err(err) => Err(format!("writing the object: {err}")),
         }
+    }
+
+    /// A SigV4-signed PUT of `<s3FilePath>/<eventID>.json` into `s3Bucket` at the tenant's
+    /// S3-compatible endpoint (its secrets `s3-endpoint`, `s3-access-key-id`,
+    /// `s3-secret-access-key`, optional `s3-region`).
+    async fn put_s3(&self, tenant: &Tenant, bucket: &str, delivery: &Claimed) -> Result<Answer, String> {
+        let endpoint = self.secrets.reveal(tenant, S3_ENDPOINT_SECRET).await?;
+        let key_id = self.secrets.reveal(tenant, "s3-access-key-id").await?;
+        let secret = self.secrets.reveal(tenant, "s3-secret-access-key").await?;
+        let region = match self.secrets.exists(tenant, "s3-region").await.map_err(|err| err.to_string())? {
+            true => self.secrets.reveal(tenant, "s3-region").await?,
+            false => "us-east-1".to_string(),
+        };
+        let prefix = delivery.s3_file_path.as_deref().map(|p| p.trim_matches('/')).filter(|p| !p.is_empty());
+        let key = match prefix {
+            Some(prefix) => format!("{prefix}/{}.json", delivery.event_id),
+            None => format!("{}.json", delivery.event_id),
+        };
+        let target = sigv4::Target {
+            endpoint: &endpoint,
+            bucket,
+            region: &region,
+            access_key_id: &key_id,
+            secret_access_key: &secret,
+        };
+        let (response, _) =
+            sigv4::put_object(&self.egress, &target, &key, delivery.body.clone().into_bytes(), TIMEOUT)
+                .await
+                .map_err(|err| match err {
+                    sigv4::PutError::Refused(reason) | sigv4::PutError::Failed(reason) => reason,
+                })?;
+        Ok(answer(response).await)
     }
 
     async fn drive(&self, tenant: &Tenant, delivery: &Claimed) -> Result<Answer, String> {

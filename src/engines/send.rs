@@ -24,7 +24,7 @@
 //!     the function body, which the API shows. Output: `s3Output: {bucketName, key}, url`.
 //! - `google_drive` is not supported (`unsupported`).
 
-use super::sigv4::{self, Credentials};
+use super::sigv4;
 use super::{invalid_config, payload_value, setting, Context, EngineError, Payload};
 use crate::delivery::signature;
 use crate::egress::objects;
@@ -170,41 +170,18 @@ struct S3<'a> {
 }
 
 async fn put_s3(s3: &S3<'_>, key: &str, body: Vec<u8>, context: &Context) -> Result<Value, EngineError> {
-    let endpoint = s3.endpoint.trim_end_matches('/');
-    let host = endpoint
-        .split_once("://")
-        .map(|(_, rest)| rest.split('/').next().unwrap_or(rest))
-        .filter(|h| !h.is_empty())
-        .ok_or_else(|| invalid_config(format!("s3Endpoint {endpoint:?} is not an http(s) URL")))?;
-    let path = sigv4::encode_path(&format!("/{}/{key}", s3.bucket));
-    let url = format!("{endpoint}{path}");
-    let payload_hash = sigv4::sha256_hex(&body);
-    let amz_date = chrono::Utc::now().format("%Y%m%dT%H%M%SZ").to_string();
-    let headers =
-        [("host", host), ("x-amz-content-sha256", payload_hash.as_str()), ("x-amz-date", amz_date.as_str())];
-    let request = sigv4::Request {
-        method: "PUT",
-        path: &path,
-        query: "",
-        headers: &headers,
-        payload_sha256: &payload_hash,
-        amz_date: &amz_date,
+    let target = sigv4::Target {
+        endpoint: s3.endpoint,
+        bucket: s3.bucket,
+        region: s3.region,
+        access_key_id: &s3.key_id,
+        secret_access_key: &s3.secret,
     };
-    let credentials =
-        Credentials { access_key_id: &s3.key_id, secret_access_key: &s3.secret, region: s3.region };
-    let response = context
-        .egress
-        .request(Method::PUT, &url)
-        .map_err(|reason| invalid_config(format!("s3Endpoint: {reason}")))?
-        .timeout(TIMEOUT)
-        .header("x-amz-content-sha256", &payload_hash)
-        .header("x-amz-date", &amz_date)
-        .header("authorization", sigv4::authorization(&request, &credentials))
-        .header("content-type", "application/json")
-        .body(body)
-        .send()
-        .await
-        .map_err(|err| failed(format!("PUT {url}: {}", crate::egress::describe(&err))))?;
+    let (response, url) =
+        sigv4::put_object(&context.egress, &target, key, body, TIMEOUT).await.map_err(|err| match err {
+            sigv4::PutError::Refused(reason) => invalid_config(format!("s3Endpoint: {reason}")),
+            sigv4::PutError::Failed(reason) => failed(reason),
+        })?;
     let status = response.status();
     if !status.is_success() {
         let body = response.text().await.unwrap_or_default();

@@ -80,6 +80,73 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
     hex::encode(Sha256::digest(bytes))
 }
 
+/// Where an object goes: an S3-compatible endpoint (path-style URLs), a bucket, a region
+/// and a key pair.
+pub struct Target<'a> {
+    pub endpoint: &'a str,
+    pub bucket: &'a str,
+    pub region: &'a str,
+    pub access_key_id: &'a str,
+    pub secret_access_key: &'a str,
+}
+
+#[derive(Debug)]
+pub enum PutError {
+    /// The egress guard refused the endpoint.
+    Refused(String),
+    /// The request could not be made.
+    Failed(String),
+}
+
+/// A SigV4-signed `PUT <endpoint>/<bucket>/<key>` of a JSON body, through the egress guard;
+/// the answer (whatever its status) and the URL.
+pub async fn put_object(
+    egress: &crate::egress::Egress,
+    target: &Target<'_>,
+    key: &str,
+    body: Vec<u8>,
+    timeout: std::time::Duration,
+) -> Result<(reqwest::Response, String), PutError> {
+    let endpoint = target.endpoint.trim_end_matches('/');
+    let host = endpoint
+        .split_once("://")
+        .map(|(_, rest)| rest.split('/').next().unwrap_or(rest))
+        .filter(|h| !h.is_empty())
+        .ok_or_else(|| PutError::Refused(format!("{endpoint:?} is not an http(s) URL")))?;
+    let path = encode_path(&format!("/{}/{key}", target.bucket));
+    let url = format!("{endpoint}{path}");
+    let payload_hash = sha256_hex(&body);
+    let amz_date = chrono::Utc::now().format("%Y%m%dT%H%M%SZ").to_string();
+    let headers =
+        [("host", host), ("x-amz-content-sha256", payload_hash.as_str()), ("x-amz-date", amz_date.as_str())];
+    let request = Request {
+        method: "PUT",
+        path: &path,
+        query: "",
+        headers: &headers,
+        payload_sha256: &payload_hash,
+        amz_date: &amz_date,
+    };
+    let credentials = Credentials {
+        access_key_id: target.access_key_id,
+        secret_access_key: target.secret_access_key,
+        region: target.region,
+    };
+    let response = egress
+        .request(reqwest::Method::PUT, &url)
+        .map_err(PutError::Refused)?
+        .timeout(timeout)
+        .header("x-amz-content-sha256", &payload_hash)
+        .header("x-amz-date", &amz_date)
+        .header("authorization", authorization(&request, &credentials))
+        .header("content-type", "application/json")
+        .body(body)
+        .send()
+        .await
+        .map_err(|err| PutError::Failed(format!("PUT {url}: {}", crate::egress::describe(&err))))?;
+    Ok((response, url))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

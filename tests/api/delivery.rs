@@ -96,6 +96,19 @@ async fn wait_for(received: &Received, count: usize) -> Vec<(String, String)> {
     panic!("expected {count} deliveries, got {:?}", received.lock().unwrap());
 }
 
+/// A delivery log once none of its deliveries is pending (an attempt is recorded just after
+/// the destination answered).
+async fn settled_log(app: &TestApp, path: &str) -> Value {
+    for _ in 0..200 {
+        let log = json(app.get(path).await).await;
+        if log["deliveries"].as_array().is_some_and(|all| all.iter().all(|d| d["status"] != "pending")) {
+            return log;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    panic!("{path} still pending");
+}
+
 fn now() -> i64 {
     chrono::Utc::now().timestamp()
 }
@@ -150,7 +163,7 @@ async fn a_terminal_event_reaches_the_webhook_signed_with_the_body_the_read_endp
 
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert_eq!(received.lock().unwrap().len(), 1, "the intermediate node's event was not delivered");
-    let log = json(app.get(&format!("/v3/events/{event_id}/deliveries")).await).await;
+    let log = settled_log(&app, &format!("/v3/events/{event_id}/deliveries")).await;
     assert_eq!(log["deliveries"][0]["status"], "delivered", "{log}");
     assert_eq!(log["deliveries"][0]["attempts"][0]["statusCode"], 200);
 
@@ -196,7 +209,7 @@ async fn a_failing_receiver_gets_the_same_event_until_it_answers_2xx() {
         got.iter().map(|(_, body)| serde_json::from_str::<Value>(body).unwrap()["eventID"].clone()).collect();
     assert!(ids.iter().all(|id| *id == ids[0]), "{ids:?}");
     tokio::time::sleep(Duration::from_millis(200)).await;
-    let log = json(app.get(&format!("/v3/subscriptions/{subscription}/deliveries")).await).await;
+    let log = settled_log(&app, &format!("/v3/subscriptions/{subscription}/deliveries")).await;
     let delivery = &log["deliveries"][0];
     assert_eq!(delivery["status"], "delivered", "{log}");
     let codes: Vec<Value> =
@@ -218,7 +231,7 @@ async fn gone_disables_the_subscription_and_a_disabled_one_receives_nothing() {
     let subscription = app.subscribe("shaper", &url).await;
     app.run_workflow("invoices").await;
     wait_for(&received, 1).await;
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    settled_log(&app, &format!("/v3/subscriptions/{subscription}/deliveries")).await;
     let shown = json(app.get(&format!("/v3/subscriptions/{subscription}")).await).await;
     assert_eq!(shown["disabled"], true, "{shown}");
     app.run_workflow("invoices").await;
@@ -385,7 +398,7 @@ async fn object_store_and_google_drive_destinations_receive_the_event() {
         "{upload}"
     );
     assert!(upload.contains(&format!(r#""eventID":"{event_id}""#)), "{upload}");
-    let log = json(app.get(&format!("/v3/events/{event_id}/deliveries")).await).await;
+    let log = settled_log(&app, &format!("/v3/events/{event_id}/deliveries")).await;
     let statuses: Vec<&str> =
         log["deliveries"].as_array().unwrap().iter().map(|d| d["status"].as_str().unwrap()).collect();
     assert_eq!(statuses, vec!["delivered", "delivered"], "{log}");
@@ -526,4 +539,105 @@ async fn entity_status_changes_reach_the_account_wide_subscriptions() {
     assert_eq!(receivers[0].lock().unwrap().len(), 2, "proposed once each");
     let listed = json(app.get("/v1-alpha/events").await).await;
     assert_eq!(listed["totalCount"], 0, "entity events stay out of the pipeline's lists: {listed}");
+}
+
+#[tokio::test]
+async fn a_send_node_delivers_with_the_same_signed_wire_format() {
+    let app = spawn_delivering_app(|_| {}).await;
+    let (url, received) = receiver(vec![]).await;
+    let secret = app.generate_secret().await;
+    app.create_function(
+        json!({"functionName": "notify", "type": "send", "destinationType": "webhook", "webhookUrl": url}),
+    )
+    .await;
+    app.pipeline("notifier", &["notify"], &[]).await;
+    app.run_workflow("notifier").await;
+    let (header, body) = wait_for(&received, 1).await.remove(0);
+    assert_eq!(signature::verify(&header, body.as_bytes(), &[&secret], now()), Ok(()));
+    assert!(python_verifies(&header, &body, &secret));
+}
+
+#[tokio::test]
+async fn a_collection_subscription_receives_the_event_its_items_acknowledged() {
+    let app = spawn_delivering_app(|_| {}).await;
+    let (url, received) = receiver(vec![]).await;
+    assert_eq!(app.post("/v3/collections", json!({"collectionName": "parts"})).await.status(), 200);
+    let sub = json!({"name": "embedded", "type": "collection_processing", "collectionName": "parts", "webhookURL": url});
+    assert_eq!(app.post("/v3/subscriptions", sub).await.status(), 200);
+    let ack = json(
+        app.post(
+            "/v3/collections/items",
+            json!({"collectionName": "parts", "items": [{"data": "Water filter ZK-0042"}]}),
+        )
+        .await,
+    )
+    .await;
+    let (_, body) = wait_for(&received, 1).await.remove(0);
+    let event: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(event["eventType"], "collection_processing");
+    assert_eq!(event["eventID"], ack["eventID"], "{ack} / {event}");
+}
+
+#[tokio::test]
+async fn an_s3_destination_puts_a_signed_object_at_the_tenants_endpoint() {
+    type Puts = Arc<Mutex<Vec<(String, HeaderMap, Vec<u8>)>>>;
+    let puts: Puts = Arc::default();
+    let log = puts.clone();
+    let stub = axum::Router::new().fallback(
+        move |uri: axum::http::Uri, headers: HeaderMap, body: axum::body::Bytes| {
+            let log = log.clone();
+            async move {
+                log.lock().unwrap().push((uri.path().to_string(), headers, body.to_vec()));
+                StatusCode::OK
+            }
+        },
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let endpoint = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, stub).await });
+
+    let app = spawn_delivering_app(|_| {}).await;
+    for (name, value) in [
+        ("s3-endpoint", endpoint.as_str()),
+        ("s3-access-key-id", "AKIDSUB"),
+        ("s3-secret-access-key", "sub-secret"),
+        ("s3-region", "eu-west-1"),
+    ] {
+        assert_eq!(app.post("/v3/secrets", json!({"name": name, "value": value})).await.status(), 201);
+    }
+    app.two_step_workflow("invoices").await;
+    let body = json!({"name": "s3", "type": "transform", "functionName": "shaper", "s3Bucket": "invoices", "s3FilePath": "in"});
+    assert_eq!(app.post("/v3/subscriptions", body).await.status(), 200);
+    let call = app.run_workflow("invoices").await;
+    let event_id = call["outputs"][0]["eventID"].as_str().unwrap().to_string();
+    for _ in 0..200 {
+        if !puts.lock().unwrap().is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    let (path, headers, body) = puts.lock().unwrap().pop().expect("one PUT");
+    assert_eq!(path, format!("/invoices/in/{event_id}.json"));
+    assert_eq!(serde_json::from_slice::<Value>(&body).unwrap()["eventID"], event_id.as_str());
+    let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).unwrap_or_default().to_string();
+    let hash = canon::engines::sigv4::sha256_hex(&body);
+    let (date, host) = (header("x-amz-date"), header("host"));
+    let signed =
+        [("host", host.as_str()), ("x-amz-content-sha256", hash.as_str()), ("x-amz-date", date.as_str())];
+    let expected = canon::engines::sigv4::authorization(
+        &canon::engines::sigv4::Request {
+            method: "PUT",
+            path: &path,
+            query: "",
+            headers: &signed,
+            payload_sha256: &hash,
+            amz_date: &date,
+        },
+        &canon::engines::sigv4::Credentials {
+            access_key_id: "AKIDSUB",
+            secret_access_key: "sub-secret",
+            region: "eu-west-1",
+        },
+    );
+    assert_eq!(header("authorization"), expected);
 }
