@@ -194,7 +194,9 @@ impl CallService {
             }
         }
         let current = self.records.call_by_id(&call.id).await?.unwrap_or(call);
-        let finished = is_final(&current.status);
+        // The spec: 200 for a waited call that finished, 202 for every call not waited for
+        // (even one the workers finished before this answer).
+        let finished = request.wait && is_final(&current.status);
         Ok(Submitted { call: self.call_json(&current).await?, finished })
     }
 
