@@ -24,6 +24,7 @@ mod pipeline_inputs;
 mod platform;
 mod private_files;
 mod restart;
+mod retries;
 mod review;
 mod sdk;
 mod security;
