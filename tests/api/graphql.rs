@@ -580,7 +580,7 @@ async fn the_explorer_page_and_its_assets_are_served() {
     assert!(page.contains("GraphiQL") && page.contains("fetch(\"/graphql\""), "{page}");
     if crate::helpers::vendor_dir().join("graphiql/graphiql.min.js").is_file() {
         assert!(page.contains("/graphql/assets/graphiql.min.js"), "served locally once provisioned");
-        for (file, content_type) in canon::graphql::GRAPHIQL_ASSETS {
+        for (file, content_type, _) in canon::graphql::GRAPHIQL.files {
             let response =
                 app.client.get(format!("{}/graphql/assets/{file}", app.address)).send().await.unwrap();
             assert_eq!(response.status(), 200, "{file}");
@@ -596,11 +596,6 @@ async fn the_explorer_page_and_its_assets_are_served() {
 /// pane, and shows the answer. Skipped (and said so) without Debian's `chromium`.
 #[tokio::test]
 async fn the_explorer_runs_a_query_in_headless_chromium() {
-    let chromium = std::path::Path::new("/usr/bin/chromium");
-    if !chromium.exists() {
-        println!("SKIPPED: /usr/bin/chromium is missing (apt-get install -y chromium); the explorer was not run in a browser");
-        return;
-    }
     if !crate::helpers::vendor_dir().join("graphiql/graphiql.min.js").is_file() {
         println!("SKIPPED: the explorer's assets are not provisioned (make provision; needs npm)");
         return;
@@ -614,21 +609,8 @@ async fn the_explorer_runs_a_query_in_headless_chromium() {
         .append_pair("query", &query)
         .append_pair("headers", &headers)
         .append_pair("run", "1");
-    let profile = tempfile::tempdir().unwrap();
-    let output = tokio::process::Command::new(chromium)
-        .args(["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run"])
-        .arg(format!("--user-data-dir={}", profile.path().display()))
-        .args(["--virtual-time-budget=20000", "--dump-dom"])
-        .arg(url.as_str())
-        .output()
-        .await
-        .expect("chromium runs");
-    let dom = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        dom.contains("graphiql-container"),
-        "GraphiQL rendered: {dom}\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    let Some(dom) = crate::helpers::chromium_dom(url.as_str()).await else { return };
+    assert!(dom.contains("graphiql-container"), "GraphiQL rendered: {dom}");
     let result = dom.split("result-window").nth(1).unwrap_or_default();
     assert!(result.contains("Explorer Entity") && result.contains("proposed"), "the answer is shown: {dom}");
 }

@@ -9,6 +9,7 @@ mod concurrency;
 mod contract;
 mod curation;
 mod delivery;
+mod docs;
 mod engines;
 mod entities;
 mod entity_types;
