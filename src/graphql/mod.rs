@@ -38,15 +38,29 @@ pub const MAX_DEPTH: usize = 12;
 /// Most a query may cost: each field is 1, connections multiply their children by `first`.
 pub const MAX_COMPLEXITY: usize = 10_000;
 
+/// Deepest selection of a schema introspection: the standard query GraphiQL sends nests seven
+/// `ofType` under `__schema { types { fields { args { type` (13 levels, over `MAX_DEPTH`).
+pub const MAX_INTROSPECTION_DEPTH: usize = 20;
+
 /// The schema (built once; request data carries the state and the caller).
 pub fn schema() -> &'static CanonSchema {
     static SCHEMA: OnceLock<CanonSchema> = OnceLock::new();
-    SCHEMA.get_or_init(|| {
-        Schema::build(QueryRoot, MutationRoot, EmptySubscription)
-            .limit_depth(MAX_DEPTH)
-            .limit_complexity(MAX_COMPLEXITY)
-            .finish()
-    })
+    SCHEMA.get_or_init(|| build_schema(MAX_DEPTH))
+}
+
+/// The schema for requests named `IntrospectionQuery` (what GraphiQL and codegen tools send),
+/// run in introspection-only mode: only `__schema` and `__type` resolve (other fields are
+/// null, mutations do nothing), so its deeper limit reaches no data.
+fn introspection_schema() -> &'static CanonSchema {
+    static SCHEMA: OnceLock<CanonSchema> = OnceLock::new();
+    SCHEMA.get_or_init(|| build_schema(MAX_INTROSPECTION_DEPTH))
+}
+
+fn build_schema(max_depth: usize) -> CanonSchema {
+    Schema::build(QueryRoot, MutationRoot, EmptySubscription)
+        .limit_depth(max_depth)
+        .limit_complexity(MAX_COMPLEXITY)
+        .finish()
 }
 
 /// The SDL committed as `graphql/schema.graphql`.
@@ -117,7 +131,11 @@ pub async fn execute(
     };
     let loaders = loaders::Loaders::new(&state, &caller.tenant);
     let request = request.data(RequestContext { state, caller }).data(loaders);
-    let mut response = schema().execute(request).await;
+    let mut response = if request.operation_name.as_deref() == Some("IntrospectionQuery") {
+        introspection_schema().execute(request.only_introspection()).await
+    } else {
+        schema().execute(request).await
+    };
     for error in &mut response.errors {
         let has_code = error.extensions.as_ref().is_some_and(|ext| ext.get("code").is_some());
         if !has_code {
