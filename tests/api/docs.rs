@@ -1,18 +1,12 @@
 //! The API reference at `/docs`: Swagger UI from `vendor/swagger-ui/`, so it works offline.
 
-use crate::helpers::{chromium_dom, spawn_app, vendor_dir};
+use crate::helpers::{chromium_dom, provisioned, spawn_app};
 
-fn provisioned() -> bool {
-    let provisioned = vendor_dir().join("swagger-ui/swagger-ui-bundle.js").is_file();
-    if !provisioned {
-        println!("SKIPPED: Swagger UI is not provisioned (make provision; needs npm)");
-    }
-    provisioned
-}
+const SWAGGER_UI: &str = "swagger-ui/swagger-ui-bundle.js";
 
 #[tokio::test]
 async fn the_docs_page_loads_its_scripts_from_canon_not_a_cdn() {
-    if !provisioned() {
+    if !provisioned(SWAGGER_UI) {
         return;
     }
     let app = spawn_app().await;
@@ -34,7 +28,7 @@ async fn the_docs_page_loads_its_scripts_from_canon_not_a_cdn() {
 /// without Debian's `chromium`.
 #[tokio::test]
 async fn the_docs_page_lists_the_operations_in_headless_chromium() {
-    if !provisioned() {
+    if !provisioned(SWAGGER_UI) {
         return;
     }
     let app = spawn_app().await;

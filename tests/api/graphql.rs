@@ -596,8 +596,7 @@ async fn the_explorer_page_and_its_assets_are_served() {
 /// pane, and shows the answer. Skipped (and said so) without Debian's `chromium`.
 #[tokio::test]
 async fn the_explorer_runs_a_query_in_headless_chromium() {
-    if !crate::helpers::vendor_dir().join("graphiql/graphiql.min.js").is_file() {
-        println!("SKIPPED: the explorer's assets are not provisioned (make provision; needs npm)");
+    if !crate::helpers::provisioned("graphiql/graphiql.min.js") {
         return;
     }
     let app = spawn_app().await;
@@ -641,8 +640,7 @@ async fn graphiqls_deep_introspection_is_answered_and_reaches_no_data() {
 /// (GraphiQL used to introspect at once and open on "invalid or revoked API key").
 #[tokio::test]
 async fn the_explorer_opens_ready_for_a_key_without_an_error() {
-    if !crate::helpers::vendor_dir().join("graphiql/graphiql.min.js").is_file() {
-        println!("SKIPPED: the explorer's assets are not provisioned (make provision; needs npm)");
+    if !crate::helpers::provisioned("graphiql/graphiql.min.js") {
         return;
     }
     let app = spawn_app().await;

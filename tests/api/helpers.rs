@@ -255,6 +255,15 @@ pub fn serve_process_with(
     (child, address)
 }
 
+/// Whether `make provision` put this file under `vendor/` (SKIPPED is printed when not).
+pub fn provisioned(file: &str) -> bool {
+    let there = vendor_dir().join(file).is_file();
+    if !there {
+        println!("SKIPPED: vendor/{file} is not provisioned (make provision; needs npm)");
+    }
+    there
+}
+
 /// The DOM of `url` once headless Chromium has run its scripts (up to 20 s of virtual time);
 /// `None`, with SKIPPED printed, without Debian's `/usr/bin/chromium`.
 pub async fn chromium_dom(url: &str) -> Option<String> {
