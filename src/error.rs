@@ -16,9 +16,12 @@ pub enum ServiceError {
     /// The caller's role does not allow this (403).
     #[error("{0}")]
     Forbidden(String),
-    /// The request conflicts with the current state (409).
+    /// The request conflicts with the current state; sending it again changes nothing (409).
     #[error("{0}")]
     Conflict(String),
+    /// The request lost a race with a concurrent change; sent again it may succeed (409).
+    #[error("{0}")]
+    ConcurrentChange(String),
     /// Well-formed, but semantically impossible (422).
     #[error("{message}")]
     Unprocessable { message: String, details: Option<Value> },

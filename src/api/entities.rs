@@ -158,10 +158,12 @@ pub struct AddSynonym {
     pub bucket: Option<String>,
 }
 
-/// Attach a synonym; re-adding one the entity has returns it unchanged.
+/// Attach a synonym; re-adding one the entity has returns it unchanged. A form of a canonical
+/// name of the entity is no synonym: 409.
 #[utoipa::path(post, path = "/v3/entities/{id}/synonyms", tag = "entities", params(("id" = String, Path)), request_body = AddSynonym,
     responses((status = 200, body = Synonym), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
-        (status = 404, body = ErrorBody), (status = 409, description = "the name belongs to another entity", body = ErrorBody)))]
+        (status = 404, body = ErrorBody),
+        (status = 409, description = "the name belongs to another entity, or is a form of this entity's canonical name", body = ErrorBody)))]
 pub async fn add_synonym(
     State(state): State<AppState>,
     auth: Caller,

@@ -26,11 +26,19 @@ pub struct ApiError {
     message: String,
     details: Option<Value>,
     retry_after_secs: Option<u64>,
+    /// Whether the same request, sent again, may succeed (`x-should-retry`).
+    retry_helps: bool,
 }
+
+/// Tells bem-sdk whether to retry: without it the SDK retries every 409 (and 408, 429, 5xx)
+/// twice, ~1.25 s lost on a name collision a retry cannot change.
+pub const SHOULD_RETRY: &str = "x-should-retry";
 
 impl ApiError {
     pub fn new(status: StatusCode, message: impl Into<String>) -> Self {
-        Self { status, message: message.into(), details: None, retry_after_secs: None }
+        let retry_helps = matches!(status, StatusCode::REQUEST_TIMEOUT | StatusCode::TOO_MANY_REQUESTS)
+            || status.is_server_error();
+        Self { status, message: message.into(), details: None, retry_after_secs: None, retry_helps }
     }
 
     pub fn bad_request(message: impl Into<String>, details: Option<Value>) -> Self {
@@ -75,6 +83,9 @@ impl From<ServiceError> for ApiError {
             ServiceError::NotFound { .. } => Self::new(StatusCode::NOT_FOUND, err.to_string()),
             ServiceError::Forbidden(message) => Self::new(StatusCode::FORBIDDEN, message),
             ServiceError::Conflict(message) => Self::new(StatusCode::CONFLICT, message),
+            ServiceError::ConcurrentChange(message) => {
+                Self { retry_helps: true, ..Self::new(StatusCode::CONFLICT, message) }
+            }
             ServiceError::Unprocessable { message, details } => {
                 Self { details, ..Self::new(StatusCode::UNPROCESSABLE_ENTITY, message) }
             }
@@ -93,6 +104,8 @@ impl IntoResponse for ApiError {
         if let Some(secs) = self.retry_after_secs {
             response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(secs));
         }
+        let retry = HeaderValue::from_static(if self.retry_helps { "true" } else { "false" });
+        response.headers_mut().insert(SHOULD_RETRY, retry);
         response
     }
 }
@@ -119,4 +132,21 @@ pub async fn normalize_errors(response: Response) -> Response {
         normalized.headers_mut().insert(header::ALLOW, allow.clone());
     }
     normalized
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn should_retry(err: ServiceError) -> String {
+        let response = ApiError::from(err).into_response();
+        response.headers()[SHOULD_RETRY].to_str().unwrap().to_string()
+    }
+
+    #[test]
+    fn a_lost_race_is_worth_a_retry_and_a_taken_name_is_not() {
+        assert_eq!(should_retry(ServiceError::ConcurrentChange("changed meanwhile; retry".into())), "true");
+        assert_eq!(should_retry(ServiceError::Conflict("name taken".into())), "false");
+        assert_eq!(should_retry(ServiceError::Internal(anyhow::anyhow!("db down"))), "true");
+    }
 }

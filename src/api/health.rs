@@ -3,6 +3,7 @@
 use crate::app::AppState;
 use axum::extract::State;
 use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -41,7 +42,7 @@ pub async fn healthz() -> Json<Health> {
 /// Every backend is reachable (503 otherwise, with the status of each).
 #[utoipa::path(get, path = "/readyz", tag = "operations",
     responses((status = 200, body = Readiness), (status = 503, body = Readiness)))]
-pub async fn readyz(State(state): State<AppState>) -> (StatusCode, Json<Readiness>) {
+pub async fn readyz(State(state): State<AppState>) -> Response {
     let engine = state.graph.engine();
     let vectors = state.collections.vectors();
     let (graph, records, vector_store) = tokio::join!(engine.ping(), state.records.ping(), vectors.ping());
@@ -54,7 +55,15 @@ pub async fn readyz(State(state): State<AppState>) -> (StatusCode, Json<Readines
     backends.insert("vectors".to_string(), backend(vectors.name(), vector_store.map_err(|e| e.to_string())));
     let ready = backends.values().all(|b| b.status == "up");
     let status = if ready { StatusCode::OK } else { StatusCode::SERVICE_UNAVAILABLE };
-    (status, Json(Readiness { status: if ready { "ready" } else { "unavailable" }, backends }))
+    let mut response =
+        (status, Json(Readiness { status: if ready { "ready" } else { "unavailable" }, backends }))
+            .into_response();
+    if !ready {
+        // Unready is passing (a backend restarting): a retry helps.
+        let retry = axum::http::HeaderValue::from_static("true");
+        response.headers_mut().insert(super::error::SHOULD_RETRY, retry);
+    }
+    response
 }
 
 fn backend(engine: &str, result: Result<(), String>) -> BackendStatus {

@@ -2,6 +2,7 @@
 //! call a service and shape the answer.
 
 pub mod auth;
+pub mod browser_ui;
 pub mod buckets;
 pub mod calls;
 pub mod collections;
@@ -44,6 +45,7 @@ pub fn router(state: AppState) -> Router {
         .route("/metrics", get(metrics::metrics))
         .route("/openapi.json", get(openapi::spec))
         .route("/docs", get(openapi::docs))
+        .route("/docs/assets/{file}", get(openapi::docs_asset))
         .route("/graphql", get(crate::graphql::graphiql).post(crate::graphql::execute))
         .route("/graphql/assets/{file}", get(crate::graphql::graphiql_asset))
         .nest("/v3", v3())

@@ -1,10 +1,13 @@
 //! The OpenAPI 3.1 document, generated from the handlers' annotations, and a browsable page.
 
+use super::browser_ui::{self, BrowserUi};
 use super::{
     buckets, calls, collections, entities, entity_types, error::ErrorBody, events, functions, graph, health,
     metrics, reviewers, secrets, subscriptions, suggestions, workflows,
 };
-use axum::response::Html;
+use crate::app::AppState;
+use axum::extract::{Path, State};
+use axum::response::{Html, Response};
 use axum::Json;
 use utoipa::openapi::security::{ApiKey, ApiKeyValue, SecurityScheme};
 use utoipa::{Modify, OpenApi};
@@ -95,15 +98,26 @@ pub async fn spec() -> Json<serde_json::Value> {
     Json(super::contract::complete(generated))
 }
 
+/// Swagger UI 5 (its standalone bundle): what `/docs` loads.
+pub const SWAGGER_UI: BrowserUi = BrowserUi {
+    dir: "swagger-ui",
+    route: "/docs/assets/",
+    files: &[
+        ("swagger-ui.css", browser_ui::CSS, "https://unpkg.com/swagger-ui-dist@5.35.0/swagger-ui.css"),
+        (
+            "swagger-ui-bundle.js",
+            browser_ui::JS,
+            "https://unpkg.com/swagger-ui-dist@5.35.0/swagger-ui-bundle.js",
+        ),
+    ],
+};
+
 /// `GET /docs`: an API reference page rendering `/openapi.json`.
-pub async fn docs() -> Html<&'static str> {
-    Html(
-        r#"<!doctype html>
-<html><head><meta charset="utf-8"><title>canon API</title></head>
-<body>
-<script id="api-reference" data-url="/openapi.json"></script>
-<script src="https://cdn.jsdelivr.net/npm/@scalar/api-reference"></script>
-<noscript>The API description is at <a href="/openapi.json">/openapi.json</a>.</noscript>
-</body></html>"#,
-    )
+pub async fn docs(State(state): State<AppState>) -> Html<String> {
+    Html(SWAGGER_UI.page(&state.vendor_dir, include_str!("docs.html")))
+}
+
+/// `GET /docs/assets/{file}`: the reference page's script and styles from `vendor/swagger-ui/`.
+pub async fn docs_asset(State(state): State<AppState>, Path(file): Path<String>) -> Response {
+    SWAGGER_UI.asset(&state.vendor_dir, &file).await
 }

@@ -417,7 +417,7 @@ impl FunctionsService {
                 )))
             }
             Saved::Stale => {
-                return Err(ServiceError::Conflict(format!(
+                return Err(ServiceError::ConcurrentChange(format!(
                     "function {name:?} was changed by another request meanwhile; read it and retry"
                 )))
             }

@@ -537,7 +537,7 @@ impl FunctionsService {
                 "workflow name already exists: {:?} is taken in this environment",
                 head.name
             ))),
-            Saved::Stale => Err(ServiceError::Conflict(format!(
+            Saved::Stale => Err(ServiceError::ConcurrentChange(format!(
                 "workflow {name:?} was changed by another request meanwhile; read it and retry"
             ))),
         }

@@ -155,7 +155,7 @@ pub struct Synonym {
     pub synonym_id: String,
     pub text: String,
     pub normalized_text: String,
-    /// `extracted`, `customer_defined`, `sme_approved` (or `canonical` for the name itself).
+    /// `extracted`, `customer_defined` or `sme_approved`.
     pub source: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub locale: Option<String>,
@@ -164,6 +164,9 @@ pub struct Synonym {
 
 /// Sources a caller may give a synonym.
 pub const SYNONYM_SOURCES: &[&str] = &["extracted", "customer_defined", "sme_approved"];
+
+/// The source of the key of an entity's canonical name: never shown as a synonym.
+const CANONICAL_SOURCE: &str = "canonical";
 
 /// The resolution key of a normalised name: tenant, bucket, effective type and name.
 pub fn resolution_key(tenant: &Tenant, bucket_id: &str, type_name: &str, normalized: &str) -> String {
@@ -301,8 +304,13 @@ impl GraphService {
         for synonym_id in &changes.remove_synonym_ids {
             self.remove_synonym(tenant, &entity_id, synonym_id).await?;
         }
-        for text in &changes.add_synonyms {
-            self.add_synonym(tenant, &entity_id, text, "customer_defined", changes.locale.as_deref()).await?;
+        if !changes.add_synonyms.is_empty() {
+            // A form of a canonical name is already a name of the entity: nothing to add.
+            let entity = self.get_entity(tenant, &entity_id, None).await?;
+            for text in &changes.add_synonyms {
+                self.attach_name(tenant, &entity, text, "customer_defined", changes.locale.as_deref())
+                    .await?;
+            }
         }
         if let Some(canonical) = &changes.canonical {
             self.set_canonical(tenant, &entity_id, canonical).await?;
@@ -405,12 +413,39 @@ impl GraphService {
         Ok(ValidateResult { results, summary })
     }
 
-    /// Attaches a surface form; idempotent for the entity's own names, 409 when the name
-    /// already belongs to another entity.
+    /// Attaches a surface form; idempotent for the entity's own synonyms. 409 when the name
+    /// already belongs to another entity, and when it normalises to a canonical name of this
+    /// entity (its own, or one of an entity merged into it; 'Initech LLC' on 'Initech'): that
+    /// name is no synonym, so there is none to return, and it could not be removed.
     pub async fn add_synonym(
         &self,
         tenant: &Tenant,
         entity_id: &str,
+        text: &str,
+        source: &str,
+        locale: Option<&str>,
+    ) -> ServiceResult<Synonym> {
+        let entity = self.get_entity(tenant, entity_id, None).await?;
+        let synonym = self.attach_name(tenant, &entity, text, source, locale).await?;
+        if synonym.source == CANONICAL_SOURCE {
+            return Err(ServiceError::Conflict(format!(
+                "{:?} normalises to {:?}, a canonical name of entity {} (its own or that of an \
+                 entity merged into it), not a synonym; it already resolves to the entity, and a \
+                 new canonical name is set with PATCH /v3/entities/{{id}} {{\"canonical\"}}",
+                text.trim(),
+                synonym.normalized_text,
+                entity.entity_id
+            )));
+        }
+        Ok(synonym)
+    }
+
+    /// Gives the entity a name: a new key, or the entity's own key of that normalised name as it
+    /// is (a synonym or a canonical name); 409 when the name already belongs to another entity.
+    async fn attach_name(
+        &self,
+        tenant: &Tenant,
+        entity: &Entity,
         text: &str,
         source: &str,
         locale: Option<&str>,
@@ -424,7 +459,6 @@ impl GraphService {
         crate::text::check_opt("locale", locale)?;
         let text = text.trim();
         let normalized = normalized_name("text", text)?;
-        let entity = self.get_entity(tenant, entity_id, None).await?;
         let key = resolution_key(tenant, &entity.bucket_id, &entity.type_name, &normalized);
         let rows = self
             .run(
@@ -437,7 +471,8 @@ impl GraphService {
                 },
             )
             .await?;
-        let row = rows.into_iter().next().ok_or_else(|| ServiceError::not_found("entity", entity_id))?;
+        let row =
+            rows.into_iter().next().ok_or_else(|| ServiceError::not_found("entity", &entity.entity_id))?;
         let owner = str_col(&row, "entityID");
         if owner != entity.entity_id {
             return Err(ServiceError::Conflict(format!(
@@ -475,7 +510,7 @@ impl GraphService {
             .await?;
         match existing.first().map(|row| str_col(row, "source")) {
             None => Err(ServiceError::not_found("synonym", synonym_id)),
-            Some(source) if source == "canonical" => Err(ServiceError::Conflict(
+            Some(source) if source == CANONICAL_SOURCE => Err(ServiceError::Conflict(
                 "that synonym is the canonical name; set another canonical first".into(),
             )),
             Some(source) => Err(ServiceError::Conflict(format!(
@@ -484,14 +519,20 @@ impl GraphService {
         }
     }
 
+    /// Makes a name (attached first if new) the canonical one; the former canonical name
+    /// stays as a customer_defined synonym.
     async fn set_canonical(&self, tenant: &Tenant, entity_id: &str, canonical: &str) -> ServiceResult<()> {
-        let synonym = self.add_synonym(tenant, entity_id, canonical, "customer_defined", None).await?;
         let entity = self.get_entity(tenant, entity_id, None).await?;
-        let key = resolution_key(tenant, &entity.bucket_id, &entity.type_name, &synonym.normalized_text);
+        let former = normalized_name("canonical", &entity.canonical)?;
+        let synonym = self.attach_name(tenant, &entity, canonical, "customer_defined", None).await?;
+        let key = |normalized: &str| resolution_key(tenant, &entity.bucket_id, &entity.type_name, normalized);
         self.run(
             tenant,
             queries::ENTITY_SET_CANONICAL,
-            params! { "entityID" => entity_id, "key" => key, "now" => ids::now_rfc3339() },
+            params! {
+                "entityID" => entity_id, "key" => key(&synonym.normalized_text), "formerKey" => key(&former),
+                "now" => ids::now_rfc3339(),
+            },
         )
         .await?;
         Ok(())

@@ -263,7 +263,7 @@ impl GraphService {
             .await;
         match rows {
             Err(ServiceError::Internal(err)) if is_constraint(&err) => {
-                Err(ServiceError::Conflict("the entity type changed concurrently; retry".into()))
+                Err(ServiceError::ConcurrentChange("the entity type changed concurrently; retry".into()))
             }
             Err(err) => Err(err),
             Ok(rows) if rows.is_empty() => Err(ServiceError::not_found("entity type", id)),

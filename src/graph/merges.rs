@@ -87,7 +87,9 @@ impl GraphService {
                 )
                 .await?;
             if rows.is_empty() {
-                return Err(ServiceError::Conflict(format!("{merged_id} changed while merging; retry")));
+                return Err(ServiceError::ConcurrentChange(format!(
+                    "{merged_id} changed while merging; retry"
+                )));
             }
             merges.extend(
                 self.merge_history(tenant, &merged_id).await?.into_iter().filter(|m| m.merge_id == merge_id),

@@ -16,6 +16,7 @@ pub mod query;
 pub mod types;
 
 use crate::api::auth::Caller;
+use crate::api::browser_ui::{self, BrowserUi};
 use crate::api::error::ApiError;
 use crate::app::AppState;
 use crate::error::ServiceError;
@@ -37,15 +38,29 @@ pub const MAX_DEPTH: usize = 12;
 /// Most a query may cost: each field is 1, connections multiply their children by `first`.
 pub const MAX_COMPLEXITY: usize = 10_000;
 
+/// Deepest selection of a schema introspection: the standard query GraphiQL sends nests seven
+/// `ofType` under `__schema { types { fields { args { type` (13 levels, over `MAX_DEPTH`).
+pub const MAX_INTROSPECTION_DEPTH: usize = 20;
+
 /// The schema (built once; request data carries the state and the caller).
 pub fn schema() -> &'static CanonSchema {
     static SCHEMA: OnceLock<CanonSchema> = OnceLock::new();
-    SCHEMA.get_or_init(|| {
-        Schema::build(QueryRoot, MutationRoot, EmptySubscription)
-            .limit_depth(MAX_DEPTH)
-            .limit_complexity(MAX_COMPLEXITY)
-            .finish()
-    })
+    SCHEMA.get_or_init(|| build_schema(MAX_DEPTH))
+}
+
+/// The schema for requests named `IntrospectionQuery` (what GraphiQL and codegen tools send),
+/// run in introspection-only mode: only `__schema` and `__type` resolve (other fields are
+/// null, mutations do nothing), so its deeper limit reaches no data.
+fn introspection_schema() -> &'static CanonSchema {
+    static SCHEMA: OnceLock<CanonSchema> = OnceLock::new();
+    SCHEMA.get_or_init(|| build_schema(MAX_INTROSPECTION_DEPTH))
+}
+
+fn build_schema(max_depth: usize) -> CanonSchema {
+    Schema::build(QueryRoot, MutationRoot, EmptySubscription)
+        .limit_depth(max_depth)
+        .limit_complexity(MAX_COMPLEXITY)
+        .finish()
 }
 
 /// The SDL committed as `graphql/schema.graphql`.
@@ -59,34 +74,30 @@ pub struct RequestContext {
     pub caller: Caller,
 }
 
-/// GraphiQL 1.9 and React 17: what the explorer page loads, from `vendor/graphiql/` (put
-/// there by `make provision` from the npm registry), else from a CDN.
-pub const GRAPHIQL_ASSETS: &[(&str, &str)] = &[
-    ("graphiql.min.css", "text/css; charset=utf-8"),
-    ("graphiql.min.js", "text/javascript; charset=utf-8"),
-    ("react.production.min.js", "text/javascript; charset=utf-8"),
-    ("react-dom.production.min.js", "text/javascript; charset=utf-8"),
-];
-const GRAPHIQL_CDN: &[(&str, &str)] = &[
-    ("graphiql.min.css", "https://unpkg.com/graphiql@1.9.9/graphiql.min.css"),
-    ("graphiql.min.js", "https://unpkg.com/graphiql@1.9.9/graphiql.min.js"),
-    ("react.production.min.js", "https://unpkg.com/react@17.0.2/umd/react.production.min.js"),
-    ("react-dom.production.min.js", "https://unpkg.com/react-dom@17.0.2/umd/react-dom.production.min.js"),
-];
+/// GraphiQL 1.9 and React 17: what the explorer page loads.
+pub const GRAPHIQL: BrowserUi = BrowserUi {
+    dir: "graphiql",
+    route: "/graphql/assets/",
+    files: &[
+        ("graphiql.min.css", browser_ui::CSS, "https://unpkg.com/graphiql@1.9.9/graphiql.min.css"),
+        ("graphiql.min.js", browser_ui::JS, "https://unpkg.com/graphiql@1.9.9/graphiql.min.js"),
+        (
+            "react.production.min.js",
+            browser_ui::JS,
+            "https://unpkg.com/react@17.0.2/umd/react.production.min.js",
+        ),
+        (
+            "react-dom.production.min.js",
+            browser_ui::JS,
+            "https://unpkg.com/react-dom@17.0.2/umd/react-dom.production.min.js",
+        ),
+    ],
+};
 
 /// GET /graphql: the GraphiQL explorer (put your key in its Headers pane as
 /// `{"x-api-key": "…"}`).
 pub async fn graphiql(State(state): State<AppState>) -> Html<String> {
-    let page = include_str!("graphiql.html");
-    let local = state.vendor_dir.join("graphiql").join("graphiql.min.js").is_file();
-    if local {
-        return Html(page.replace("{{ASSETS}}", "/graphql/assets/"));
-    }
-    let mut page = page.to_string();
-    for (file, url) in GRAPHIQL_CDN {
-        page = page.replace(&format!("{{{{ASSETS}}}}{file}"), url);
-    }
-    Html(page)
+    Html(GRAPHIQL.page(&state.vendor_dir, include_str!("graphiql.html")))
 }
 
 /// GET /graphql/assets/{file}: the explorer's scripts and styles from `vendor/graphiql/`.
@@ -94,16 +105,7 @@ pub async fn graphiql_asset(
     State(state): State<AppState>,
     axum::extract::Path(file): axum::extract::Path<String>,
 ) -> Response {
-    let Some((name, content_type)) = GRAPHIQL_ASSETS.iter().find(|(name, _)| *name == file) else {
-        return ApiError::new(StatusCode::NOT_FOUND, "no such explorer asset").into_response();
-    };
-    match tokio::fs::read(state.vendor_dir.join("graphiql").join(name)).await {
-        Ok(bytes) => ([(axum::http::header::CONTENT_TYPE, *content_type)], bytes).into_response(),
-        Err(_) => {
-            ApiError::new(StatusCode::NOT_FOUND, "explorer assets are not provisioned; run `make provision`")
-                .into_response()
-        }
-    }
+    GRAPHIQL.asset(&state.vendor_dir, &file).await
 }
 
 /// POST /graphql: runs one GraphQL request for the authenticated caller.
@@ -129,7 +131,11 @@ pub async fn execute(
     };
     let loaders = loaders::Loaders::new(&state, &caller.tenant);
     let request = request.data(RequestContext { state, caller }).data(loaders);
-    let mut response = schema().execute(request).await;
+    let mut response = if request.operation_name.as_deref() == Some("IntrospectionQuery") {
+        introspection_schema().execute(request.only_introspection()).await
+    } else {
+        schema().execute(request).await
+    };
     for error in &mut response.errors {
         let has_code = error.extensions.as_ref().is_some_and(|ext| ext.get("code").is_some());
         if !has_code {

@@ -123,6 +123,7 @@ impl MutationRoot {
     }
 
     /// Attach a synonym (`POST /v3/entities/{id}/synonyms`); source `customer_defined` by default.
+    /// A form of the entity's canonical name is no synonym (code 409).
     async fn add_synonym(
         &self,
         ctx: &Context<'_>,

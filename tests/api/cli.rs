@@ -200,3 +200,68 @@ async fn sigterm_stops_canon_and_its_falkordb_with_the_data_saved() {
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     assert!(child.wait().unwrap().success(), "and on SIGINT");
 }
+
+/// `kill -9` of canon leaves no FalkorDB behind, neither the first child nor one the
+/// supervisor restarted (which is spawned later, from another task).
+#[tokio::test]
+async fn a_falkordb_child_dies_with_canon_even_on_sigkill() {
+    let data = tempfile::tempdir().unwrap();
+    let (canon, address) = serve_process(data.path());
+    let mut canon = KilledOnDrop(canon);
+    let pid_file = data.path().join("falkordb/redis.pid");
+    let first = falkordb_pid(&pid_file);
+    assert_eq!(parent_of(first), Some(canon.0.id() as i32), "FalkorDB is canon's child");
+
+    // SAFETY: signalling the FalkorDB child of the canon this test started.
+    unsafe { libc::kill(first, libc::SIGKILL) };
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let restarted = loop {
+        let pid = std::fs::read_to_string(&pid_file).ok().and_then(|p| p.trim().parse::<i32>().ok());
+        let ready = reqwest::get(format!("{address}/readyz")).await.is_ok_and(|r| r.status() == 200);
+        if let Some(pid) = pid.filter(|pid| ready && *pid != first && is_running(*pid)) {
+            break pid;
+        }
+        assert!(Instant::now() < deadline, "the supervisor restarts FalkorDB and canon is ready again");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert_eq!(parent_of(restarted), Some(canon.0.id() as i32), "the restarted FalkorDB is canon's child");
+
+    // SAFETY: signalling the child process this test started.
+    unsafe { libc::kill(canon.0.id() as i32, libc::SIGKILL) };
+    canon.0.wait().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while is_running(restarted) {
+        assert!(Instant::now() < deadline, "FalkorDB {restarted} outlived a SIGKILLed canon");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// A canon process stopped when the test ends, failed or not.
+struct KilledOnDrop(std::process::Child);
+
+impl Drop for KilledOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn falkordb_pid(pid_file: &std::path::Path) -> i32 {
+    std::fs::read_to_string(pid_file).unwrap().trim().parse().unwrap()
+}
+
+/// Fields of `/proc/<pid>/stat` after the command name: state, parent…
+fn proc_stat(pid: i32) -> Option<Vec<String>> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let (_, after_name) = stat.rsplit_once(')')?;
+    Some(after_name.split_whitespace().map(str::to_string).collect())
+}
+
+fn parent_of(pid: i32) -> Option<i32> {
+    proc_stat(pid)?.get(1)?.parse().ok()
+}
+
+/// Alive and not a zombie waiting for whoever reaps orphans here.
+fn is_running(pid: i32) -> bool {
+    proc_stat(pid).is_some_and(|fields| fields[0] != "Z" && fields[0] != "X")
+}

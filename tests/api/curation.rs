@@ -114,6 +114,33 @@ async fn synonyms_are_added_listed_as_surface_forms_and_removed_unless_extracted
 }
 
 #[tokio::test]
+async fn a_form_of_the_canonical_name_is_no_synonym_and_the_409_says_why() {
+    let app = spawn_app().await;
+    let id = app.entity("Initech", "Company").await;
+    let synonyms = format!("/v3/entities/{id}/synonyms");
+    let body = assert_error(app.post(&synonyms, json!({ "text": "Initech LLC" })).await, 409).await;
+    let message = body["message"].as_str().unwrap();
+    assert!(message.contains("canonical name") && message.contains("\"initech\""), "{message}");
+    let entity = json(app.get(&format!("/v3/entities/{id}")).await).await;
+    assert_eq!(entity["surfaceForms"], json!(["Initech"]), "the 409 changed nothing");
+
+    // A PATCH states the entity's names: one it already has is no error.
+    let patched = app.patch(&format!("/v3/entities/{id}"), json!({ "addSynonyms": ["Initech LLC"] })).await;
+    assert_eq!(patched.status(), 200);
+
+    // The rule follows the canonical name: after a rename the former name is a plain synonym.
+    let renamed = app.patch(&format!("/v3/entities/{id}"), json!({ "canonical": "Initrode" })).await;
+    assert_eq!(json(renamed).await["canonical"], "Initrode");
+    assert_error(app.post(&synonyms, json!({ "text": "INITRODE Inc." })).await, 409).await;
+    let former = json(app.post(&synonyms, json!({ "text": "Initech LLC" })).await).await;
+    assert_eq!(former["source"], "customer_defined", "{former}");
+    let former_id = former["synonymID"].as_str().unwrap();
+    assert_eq!(app.delete(&format!("{synonyms}/{former_id}")).await.status(), 204);
+    let body = app.seed(json!([{ "canonical": "initrode", "type": "Company" }])).await;
+    assert_eq!(body["results"][0]["entityID"], id.as_str(), "the canonical name still resolves");
+}
+
+#[tokio::test]
 async fn a_patch_can_rename_and_edit_synonyms_in_one_go() {
     let app = spawn_app().await;
     let id = app.entity("Soylent", "Company").await;

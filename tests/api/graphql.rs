@@ -580,7 +580,7 @@ async fn the_explorer_page_and_its_assets_are_served() {
     assert!(page.contains("GraphiQL") && page.contains("fetch(\"/graphql\""), "{page}");
     if crate::helpers::vendor_dir().join("graphiql/graphiql.min.js").is_file() {
         assert!(page.contains("/graphql/assets/graphiql.min.js"), "served locally once provisioned");
-        for (file, content_type) in canon::graphql::GRAPHIQL_ASSETS {
+        for (file, content_type, _) in canon::graphql::GRAPHIQL.files {
             let response =
                 app.client.get(format!("{}/graphql/assets/{file}", app.address)).send().await.unwrap();
             assert_eq!(response.status(), 200, "{file}");
@@ -596,13 +596,7 @@ async fn the_explorer_page_and_its_assets_are_served() {
 /// pane, and shows the answer. Skipped (and said so) without Debian's `chromium`.
 #[tokio::test]
 async fn the_explorer_runs_a_query_in_headless_chromium() {
-    let chromium = std::path::Path::new("/usr/bin/chromium");
-    if !chromium.exists() {
-        println!("SKIPPED: /usr/bin/chromium is missing (apt-get install -y chromium); the explorer was not run in a browser");
-        return;
-    }
-    if !crate::helpers::vendor_dir().join("graphiql/graphiql.min.js").is_file() {
-        println!("SKIPPED: the explorer's assets are not provisioned (make provision; needs npm)");
+    if !crate::helpers::provisioned("graphiql/graphiql.min.js") {
         return;
     }
     let app = spawn_app().await;
@@ -614,23 +608,54 @@ async fn the_explorer_runs_a_query_in_headless_chromium() {
         .append_pair("query", &query)
         .append_pair("headers", &headers)
         .append_pair("run", "1");
-    let profile = tempfile::tempdir().unwrap();
-    let output = tokio::process::Command::new(chromium)
-        .args(["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run"])
-        .arg(format!("--user-data-dir={}", profile.path().display()))
-        .args(["--virtual-time-budget=20000", "--dump-dom"])
-        .arg(url.as_str())
-        .output()
-        .await
-        .expect("chromium runs");
-    let dom = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        dom.contains("graphiql-container"),
-        "GraphiQL rendered: {dom}\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    let Some(dom) = crate::helpers::chromium_dom(url.as_str()).await else { return };
+    assert!(dom.contains("graphiql-container"), "GraphiQL rendered: {dom}");
     let result = dom.split("result-window").nth(1).unwrap_or_default();
     assert!(result.contains("Explorer Entity") && result.contains("proposed"), "the answer is shown: {dom}");
+    assert!(!dom.contains("Error fetching schema"), "the schema loaded for the docs: {dom}");
+}
+
+#[tokio::test]
+async fn graphiqls_deep_introspection_is_answered_and_reaches_no_data() {
+    let app = spawn_app().await;
+    let id = app.entity("Hidden From Introspection", "Thing").await;
+    let type_ref = "ofType { ofType { ofType { ofType { ofType { ofType { ofType { name } } } } } } }";
+    let deep = format!("{{ __schema {{ types {{ fields {{ args {{ type {{ {type_ref} }} }} }} }} }} }}");
+    let post = |operation: &str, query: String| {
+        app.request(Method::POST, "/graphql").json(&json!({ "query": format!("query {operation} {query}"),
+            "operationName": operation }))
+    };
+    let body = json(post("IntrospectionQuery", deep.clone()).send().await.unwrap()).await;
+    assert!(body.get("errors").is_none(), "{body}");
+    assert!(!body["data"]["__schema"]["types"].as_array().unwrap().is_empty());
+    let body = json(post("Deep", deep).send().await.unwrap()).await;
+    assert_eq!(error_code(&body), 400, "the usual depth limit holds for every other request: {body}");
+    let sneaky = format!("{{ entity(id: \"{id}\") {{ canonical }} __schema {{ queryType {{ name }} }} }}");
+    let body = json(post("IntrospectionQuery", sneaky).send().await.unwrap()).await;
+    assert!(!body.to_string().contains("Hidden From Introspection"), "no data under that name: {body}");
+}
+
+/// Opened without a key, the explorer asks for one: the Request Headers tab is open on
+/// `{"x-api-key": "<your API key>"}`, an example query is in the editor, and nothing was sent
+/// (GraphiQL used to introspect at once and open on "invalid or revoked API key").
+#[tokio::test]
+async fn the_explorer_opens_ready_for_a_key_without_an_error() {
+    if !crate::helpers::provisioned("graphiql/graphiql.min.js") {
+        return;
+    }
+    let app = spawn_app().await;
+    let Some(dom) = crate::helpers::chromium_dom(&format!("{}/graphql", app.address)).await else { return };
+    assert!(dom.contains("graphiql-container"), "GraphiQL rendered: {dom}");
+    let headers_tab = dom.split(">Request Headers<").next().unwrap_or_default();
+    let tab_tag = &headers_tab[headers_tab.rfind('<').unwrap_or(0)..];
+    assert!(tab_tag.contains("active"), "the Request Headers tab is open: {tab_tag}");
+    assert!(dom.contains("x-api-key") && dom.contains("&lt;your API key&gt;"), "a key is asked for: {dom}");
+    assert!(dom.contains("Put your API key in Request Headers"), "the example query is shown: {dom}");
+    assert!(!dom.contains("invalid or revoked") && !dom.contains("Error fetching schema"), "{dom}");
+    let metrics = app.client.get(format!("{}/metrics", app.address)).send().await.unwrap();
+    let metrics = metrics.text().await.unwrap();
+    let posts = metrics.lines().filter(|l| l.contains("POST") && l.contains(r#"route="/graphql""#));
+    assert_eq!(posts.count(), 0, "nothing was sent without a key:\n{metrics}");
 }
 
 #[test]

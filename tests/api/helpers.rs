@@ -254,3 +254,36 @@ pub fn serve_process_with(
     std::thread::spawn(move || for _ in lines {});
     (child, address)
 }
+
+/// Whether `make provision` put this file under `vendor/` (SKIPPED is printed when not).
+pub fn provisioned(file: &str) -> bool {
+    let there = vendor_dir().join(file).is_file();
+    if !there {
+        println!("SKIPPED: vendor/{file} is not provisioned (make provision; needs npm)");
+    }
+    there
+}
+
+/// The DOM of `url` once headless Chromium has run its scripts (up to 20 s of virtual time);
+/// `None`, with SKIPPED printed, without Debian's `/usr/bin/chromium`.
+pub async fn chromium_dom(url: &str) -> Option<String> {
+    let chromium = std::path::Path::new("/usr/bin/chromium");
+    if !chromium.exists() {
+        println!("SKIPPED: /usr/bin/chromium is missing (apt-get install -y chromium); no browser run");
+        return None;
+    }
+    let profile = tempfile::tempdir().expect("profile dir");
+    let output = tokio::process::Command::new(chromium)
+        .args(["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run"])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .args(["--virtual-time-budget=20000", "--dump-dom"])
+        .arg(url)
+        .output()
+        .await
+        .expect("chromium runs");
+    let dom = String::from_utf8_lossy(&output.stdout).into_owned();
+    if dom.is_empty() {
+        println!("chromium printed no DOM: {}", String::from_utf8_lossy(&output.stderr));
+    }
+    Some(dom)
+}

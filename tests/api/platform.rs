@@ -107,7 +107,7 @@ async fn the_docs_page_renders_the_served_openapi_document() {
     let response = app.client.get(format!("{}/docs", app.address)).send().await.unwrap();
     assert_eq!(response.status(), 200);
     assert!(response.headers()["content-type"].to_str().unwrap().starts_with("text/html"));
-    assert!(response.text().await.unwrap().contains(r#"data-url="/openapi.json""#));
+    assert!(response.text().await.unwrap().contains(r#"url: "/openapi.json""#));
 }
 
 #[tokio::test]

@@ -28,6 +28,11 @@ async fn the_python_sdk_works_unchanged_on_subscriptions() {
     run_script(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/sdk/subscriptions.py")).await;
 }
 
+#[tokio::test]
+async fn the_python_sdk_does_not_retry_a_conflict() {
+    run_script(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/sdk/retries.py")).await;
+}
+
 async fn run_script(script: &'static str) {
     let app = spawn_app().await;
     let address = app.address.clone();

@@ -1,14 +1,15 @@
 //! FalkorDB as a child process: `redis-server --loadmodule falkordb.so`, started, supervised
 //! (restarted if it dies) and stopped with its data saved, all under the data directory.
+//! The child never outlives canon, even a `kill -9` of canon (see [`spawn_tied_to_canon`]).
 
 use crate::config::Config;
 use crate::provision;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
-use std::sync::Arc;
+use std::sync::{mpsc, Arc, OnceLock};
 use std::time::Duration;
 use tokio::process::{Child, Command};
-use tokio::sync::{watch, Mutex};
+use tokio::sync::{oneshot, watch, Mutex};
 
 /// A running, supervised FalkorDB child.
 pub struct EmbeddedFalkor {
@@ -44,7 +45,7 @@ impl EmbeddedFalkor {
             socket: socket.clone(),
         };
         stop_stale_server(&launch.dir).await;
-        let child = launch.spawn()?;
+        let child = launch.spawn().await?;
         let child = Arc::new(Mutex::new(Some(child)));
         wait_ready(&socket, Duration::from_secs(20)).await?;
         let (stop_tx, stop_rx) = watch::channel(false);
@@ -86,7 +87,7 @@ impl EmbeddedFalkor {
 }
 
 impl Launch {
-    fn spawn(&self) -> anyhow::Result<Child> {
+    async fn spawn(&self) -> anyhow::Result<Child> {
         let mut command = Command::new(&self.server);
         command
             .arg("--port")
@@ -119,11 +120,67 @@ impl Launch {
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .kill_on_drop(true);
-        command
-            .spawn()
+        spawn_tied_to_canon(command)
+            .await
             .map_err(|err| anyhow::anyhow!("cannot start FalkorDB ({}): {err}", self.server.display()))
     }
 }
+
+/// A spawn request for the launcher thread: the command, the runtime that will reap the
+/// child, and where to send it.
+type SpawnRequest = (Command, tokio::runtime::Handle, oneshot::Sender<std::io::Result<Child>>);
+
+/// Starts a child that dies with canon. On Linux the child asks the kernel for SIGTERM when
+/// its parent dies (`PR_SET_PDEATHSIG`; SIGTERM, not SIGKILL, so Redis still flushes its
+/// append-only file). That signal fires when the *thread* that forked the child ends, not
+/// the process: forked from a tokio worker, the child would be stopped whenever that thread
+/// is retired (a runtime shut down, a test's runtime ending while canon runs on). So every
+/// spawn happens on one dedicated thread that never returns: the signal comes exactly when
+/// canon itself dies, `kill -9` included. Elsewhere the next start stops a stale child
+/// (`stop_stale_server`).
+async fn spawn_tied_to_canon(mut command: Command) -> std::io::Result<Child> {
+    static LAUNCHER: OnceLock<mpsc::Sender<SpawnRequest>> = OnceLock::new();
+    die_with_canon(&mut command);
+    let launcher = LAUNCHER.get_or_init(|| {
+        let (tx, rx) = mpsc::channel::<SpawnRequest>();
+        let thread = std::thread::Builder::new().name("falkordb-launcher".into()).spawn(move || {
+            // Runs until the process ends: the static sender is never dropped.
+            for (mut command, runtime, reply) in rx {
+                let _runtime = runtime.enter();
+                let _ = reply.send(command.spawn());
+            }
+        });
+        if let Err(err) = thread {
+            tracing::error!(error = %err, "cannot start the FalkorDB launcher thread");
+        }
+        tx
+    });
+    let gone = || std::io::Error::other("the FalkorDB launcher thread is gone");
+    let (reply, answer) = oneshot::channel();
+    launcher.send((command, tokio::runtime::Handle::current(), reply)).map_err(|_| gone())?;
+    answer.await.map_err(|_| gone())?
+}
+
+#[cfg(target_os = "linux")]
+fn die_with_canon(command: &mut Command) {
+    let canon = std::process::id() as libc::pid_t;
+    // SAFETY: only async-signal-safe calls (prctl, getppid) between fork and exec.
+    unsafe {
+        command.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            // canon may have died between fork and prctl; then no signal would ever come.
+            if libc::getppid() != canon {
+                return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
+            }
+            Ok(())
+        });
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn die_with_canon(_command: &mut Command) {}
 
 /// Restarts the child whenever it exits unexpectedly, until told to stop.
 async fn supervise(launch: Launch, child: Arc<Mutex<Option<Child>>>, mut stop: watch::Receiver<bool>) {
@@ -143,7 +200,7 @@ async fn supervise(launch: Launch, child: Arc<Mutex<Option<Child>>>, mut stop: w
             continue;
         }
         tracing::error!("FalkorDB exited unexpectedly; restarting it");
-        match launch.spawn() {
+        match launch.spawn().await {
             Ok(new_child) => {
                 *guard = Some(new_child);
                 drop(guard);
