@@ -540,9 +540,10 @@ async fn a_nested_page_of_fifty_entities_costs_a_constant_number_of_graph_querie
         assert_eq!(depths, vec![1, 1, 2, 2], "a ring: two neighbours at each distance");
     }
     println!("graph queries for the merge histories and neighbourhoods (depth 2) of 50 entities: {used}");
-    // 6 when the page's keys meet in one batch window; more when a slow (debug) build splits
-    // a window in two; 100+ if each entity loaded alone.
-    assert!(used <= 12, "{used} graph queries: something loads per entity");
+    // 6 when the page's keys meet in one batch window; more when a slow (debug) build on a
+    // loaded machine splits windows (14 seen with a release build running beside the tests);
+    // 100+ if each entity loaded alone.
+    assert!(used <= 24, "{used} graph queries: something loads per entity");
 }
 
 #[tokio::test]
