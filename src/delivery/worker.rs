@@ -184,8 +184,8 @@ impl DeliveryWorker {
             relative.push(objects::relative_folder(path)?);
         }
         let key_path = relative.join(format!("{}.json", delivery.event_id));
-        if self.secrets.exists(tenant, S3_ENDPOINT_SECRET).await.map_err(|err| err.to_string())? {
-            return self.put_s3(tenant, bucket, delivery).await;
+        if let Some(endpoint) = self.secrets.reveal_if_present(tenant, S3_ENDPOINT_SECRET).await? {
+            return self.put_s3(tenant, &endpoint, bucket, delivery).await;
         }
         let root = self.egress.policy().object_store_dir.clone();
         let home = PathBuf::from(&tenant.account_id).join(tenant.environment.as_str());
@@ -205,21 +205,24 @@ impl DeliveryWorker {
     /// A SigV4-signed PUT of `<s3FilePath>/<eventID>.json` into `s3Bucket` at the tenant's
     /// S3-compatible endpoint (its secrets `s3-endpoint`, `s3-access-key-id`,
     /// `s3-secret-access-key`, optional `s3-region`).
-    async fn put_s3(&self, tenant: &Tenant, bucket: &str, delivery: &Claimed) -> Result<Answer, String> {
-        let endpoint = self.secrets.reveal(tenant, S3_ENDPOINT_SECRET).await?;
+    async fn put_s3(
+        &self,
+        tenant: &Tenant,
+        endpoint: &str,
+        bucket: &str,
+        delivery: &Claimed,
+    ) -> Result<Answer, String> {
         let key_id = self.secrets.reveal(tenant, "s3-access-key-id").await?;
         let secret = self.secrets.reveal(tenant, "s3-secret-access-key").await?;
-        let region = match self.secrets.exists(tenant, "s3-region").await.map_err(|err| err.to_string())? {
-            true => self.secrets.reveal(tenant, "s3-region").await?,
-            false => "us-east-1".to_string(),
-        };
+        let region =
+            self.secrets.reveal_if_present(tenant, "s3-region").await?.unwrap_or_else(|| "us-east-1".into());
         let prefix = delivery.s3_file_path.as_deref().map(|p| p.trim_matches('/')).filter(|p| !p.is_empty());
         let key = match prefix {
             Some(prefix) => format!("{prefix}/{}.json", delivery.event_id),
             None => format!("{}.json", delivery.event_id),
         };
         let target = sigv4::Target {
-            endpoint: &endpoint,
+            endpoint,
             bucket,
             region: &region,
             access_key_id: &key_id,

@@ -102,12 +102,10 @@ impl Egress {
             ))
         };
         match host {
-            url::Host::Ipv4(ip) => {
-                refused_ip(IpAddr::V4(ip)).map_or(Ok(url.clone()), |r| refusal(ip.to_string(), r))
-            }
-            url::Host::Ipv6(ip) => {
-                refused_ip(IpAddr::V6(ip)).map_or(Ok(url.clone()), |r| refusal(ip.to_string(), r))
-            }
+            url::Host::Ipv4(ip) => address::non_public_reason(IpAddr::V4(ip))
+                .map_or(Ok(url.clone()), |r| refusal(ip.to_string(), r)),
+            url::Host::Ipv6(ip) => address::non_public_reason(IpAddr::V6(ip))
+                .map_or(Ok(url.clone()), |r| refusal(ip.to_string(), r)),
             url::Host::Domain(name) => {
                 let name = name.trim_end_matches('.').to_ascii_lowercase();
                 if name == "localhost" || name.ends_with(".localhost") {
@@ -129,7 +127,7 @@ impl Egress {
             let lookup = tokio::net::lookup_host((name, url.port_or_known_default().unwrap_or(443)));
             if let Ok(Ok(addresses)) = tokio::time::timeout(Duration::from_secs(3), lookup).await {
                 for address in addresses {
-                    if let Some(reason) = refused_ip(address.ip()) {
+                    if let Some(reason) = address::non_public_reason(address.ip()) {
                         return Err(format!(
                             "{name} resolves to {}, {reason}: canon only reaches public addresses \
                              (an operator can allow private ones with CANON_ALLOW_PRIVATE_NETWORK=true)",
@@ -177,10 +175,6 @@ pub fn describe(err: &reqwest::Error) -> String {
         source = cause.source();
     }
     text
-}
-
-fn refused_ip(ip: IpAddr) -> Option<&'static str> {
-    address::non_public_reason(ip)
 }
 
 #[cfg(test)]

@@ -72,14 +72,16 @@ pub async fn run(
                                 ))
                             })
                     };
-                    let settings = S3 {
+                    let (key_id, secret) =
+                        (credential("s3AccessKeyId").await?, credential("s3SecretAccessKey").await?);
+                    let target = sigv4::Target {
                         endpoint,
                         bucket,
                         region: text("s3Region").unwrap_or("us-east-1"),
-                        key_id: credential("s3AccessKeyId").await?,
-                        secret: credential("s3SecretAccessKey").await?,
+                        access_key_id: &key_id,
+                        secret_access_key: &secret,
                     };
-                    put_s3(&settings, &key, body, context).await?
+                    put_s3(&target, &key, body, context).await?
                 }
             }
         }
@@ -161,24 +163,14 @@ async fn write_local(
     Ok(json!({"s3Output": {"bucketName": bucket, "key": key}}))
 }
 
-struct S3<'a> {
-    endpoint: &'a str,
-    bucket: &'a str,
-    region: &'a str,
-    key_id: String,
-    secret: String,
-}
-
-async fn put_s3(s3: &S3<'_>, key: &str, body: Vec<u8>, context: &Context) -> Result<Value, EngineError> {
-    let target = sigv4::Target {
-        endpoint: s3.endpoint,
-        bucket: s3.bucket,
-        region: s3.region,
-        access_key_id: &s3.key_id,
-        secret_access_key: &s3.secret,
-    };
+async fn put_s3(
+    target: &sigv4::Target<'_>,
+    key: &str,
+    body: Vec<u8>,
+    context: &Context,
+) -> Result<Value, EngineError> {
     let (response, url) =
-        sigv4::put_object(&context.egress, &target, key, body, TIMEOUT).await.map_err(|err| match err {
+        sigv4::put_object(&context.egress, target, key, body, TIMEOUT).await.map_err(|err| match err {
             sigv4::PutError::Refused(reason) => invalid_config(format!("s3Endpoint: {reason}")),
             sigv4::PutError::Failed(reason) => failed(reason),
         })?;
@@ -187,7 +179,7 @@ async fn put_s3(s3: &S3<'_>, key: &str, body: Vec<u8>, context: &Context) -> Res
         let body = response.text().await.unwrap_or_default();
         return Err(failed(format!("PUT {url} answered {status}: {}", truncate(&body, 500))));
     }
-    Ok(json!({"s3Output": {"bucketName": s3.bucket, "key": key}, "url": url}))
+    Ok(json!({"s3Output": {"bucketName": target.bucket, "key": key}, "url": url}))
 }
 
 #[cfg(test)]

@@ -141,16 +141,21 @@ impl SecretsService {
 
     /// A secret's value, for the engines only.
     pub async fn reveal(&self, tenant: &Tenant, name: &str) -> Result<String, String> {
+        self.reveal_if_present(tenant, name)
+            .await?
+            .ok_or_else(|| format!("secret {name:?} does not exist in this environment (POST /v3/secrets)"))
+    }
+
+    /// A secret's value, or `None` when the environment has no secret of that name.
+    pub async fn reveal_if_present(&self, tenant: &Tenant, name: &str) -> Result<Option<String>, String> {
         let sealed = self
             .records
             .sealed_secret(tenant.owner(), name)
             .await
-            .map_err(|err| format!("reading secret {name:?}: {err}"))?
-            .ok_or_else(|| {
-                format!("secret {name:?} does not exist in this environment (POST /v3/secrets)")
-            })?;
+            .map_err(|err| format!("reading secret {name:?}: {err}"))?;
+        let Some(sealed) = sealed else { return Ok(None) };
         let plain = self.cipher.open(&binding(tenant, name), &sealed).map_err(|err| err.to_string())?;
-        String::from_utf8(plain).map_err(|_| format!("secret {name:?} is not text"))
+        String::from_utf8(plain).map(Some).map_err(|_| format!("secret {name:?} is not text"))
     }
 
     /// The credential a configuration names for `field`: `<field>Secret` (this store),
