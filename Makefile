@@ -3,7 +3,7 @@
 # are incremental.
 export CARGO_TARGET_DIR ?= $(HOME)/.cache/canon/target
 
-.PHONY: run test provision lint bench bench-graph bench-resolution bench-collections bench-graphql bench-calls bench-delivery
+.PHONY: run test provision lint bench bench-graph bench-resolution bench-collections bench-graphql bench-calls bench-delivery bench-views bench-accuracy bench-fs
 
 provision:
 	./scripts/provision.sh
@@ -27,7 +27,7 @@ bench-graph: provision
 	cargo bench --locked --bench graph
 
 bench-resolution: provision
-	cargo bench --locked --bench resolution
+	SPLINK_PYTHON=$${SPLINK_PYTHON:-$$(./scripts/provision-splink.sh)} cargo bench --locked --bench resolution
 
 bench-collections: provision
 	cargo bench --locked --bench collections
@@ -38,5 +38,14 @@ bench-calls: provision
 bench-delivery: provision
 	cargo bench --locked --bench delivery
 
+bench-accuracy: provision
+	cargo bench --locked --bench accuracy
+
+bench-views: provision
+	cargo bench --locked --bench views
+
 bench-graphql: provision
 	cargo bench --locked --bench graphql
+
+bench-fs: provision
+	cargo bench --locked --bench fs

@@ -11,20 +11,13 @@
 
 mod common;
 
-use canon::graph::entities::resolution_key;
-use canon::graph::normalize::normalize;
-use canon::graph::queries;
 use canon::graph::Tenant;
 use canon::store::records::keys::Environment;
-use common::{ms, percentile};
+use common::{ms, percentile, raw_seed, size};
 use futures::stream::{self, StreamExt};
 use rand::seq::SliceRandom;
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
-
-fn size(var: &str, default: usize) -> usize {
-    std::env::var(var).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
-}
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
@@ -156,47 +149,4 @@ async fn sample_ids(bench: &common::Bench, want: usize) -> anyhow::Result<Vec<St
         ids.extend(batch);
     }
     Ok(ids)
-}
-
-/// Sends `entity_seed.cypher` for rows `range` of a tenant, 500 rows a statement, two at a
-/// time (as two seed jobs would).
-async fn raw_seed(
-    graph: &canon::graph::GraphService,
-    tenant: &Tenant,
-    range: std::ops::Range<usize>,
-) -> anyhow::Result<()> {
-    let bucket = graph.write_bucket(tenant, None).await.map_err(|e| anyhow::anyhow!("{e}"))?;
-    let engine = graph.engine().clone();
-    let chunks: Vec<Vec<usize>> = range.collect::<Vec<_>>().chunks(500).map(|c| c.to_vec()).collect();
-    let results: Vec<anyhow::Result<()>> = stream::iter(chunks)
-        .map(|chunk| {
-            let (engine, bucket, tenant) = (engine.clone(), bucket.clone(), tenant.clone());
-            async move {
-                let rows: Vec<Value> = chunk
-                    .iter()
-                    .map(|i| {
-                        let canonical = format!("Org {i:07}");
-                        let normalized = normalize(&canonical);
-                        let id = canon::ids::new_id("ent");
-                        json!({
-                            "i": i, "newID": id, "targetID": id, "keyID": canon::ids::new_id("esn"), "tag": format!("raw:{i}"),
-                            "canonical": canonical, "normalized": normalized, "forms": [canonical],
-                            "key": resolution_key(&tenant, &bucket, "Company", &normalized),
-                            "typeName": "Company", "typeID": null, "bucketID": bucket, "description": null,
-                            "attrKeys": [], "attrValues": [], "synonyms": [],
-                        })
-                    })
-                    .collect();
-                let mut params = serde_json::Map::new();
-                params.insert("accountID".into(), json!(tenant.account_id));
-                params.insert("environment".into(), json!(tenant.environment.as_str()));
-                params.insert("rows".into(), Value::Array(rows));
-                params.insert("now".into(), json!(canon::ids::now_rfc3339()));
-                engine.run(queries::ENTITY_SEED, params).await.map(|_| ()).map_err(|e| anyhow::anyhow!("{e}"))
-            }
-        })
-        .buffer_unordered(2)
-        .collect()
-        .await;
-    results.into_iter().collect()
 }

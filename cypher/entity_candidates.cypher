@@ -1,10 +1,16 @@
-// Live, unrejected entities with what duplicate detection compares: effective type, bucket,
-// normalised name and every normalised surface form.
+// Live, unrejected entities with what duplicate detection compares: effective type and its
+// attributeSchema, bucket, the canonical name as written, the normalised name, every
+// normalised surface form and the attributes. In ID order, so a refresh is reproducible.
 MATCH (e:Entity {accountID: $accountID, environment: $environment})
 WHERE e.mergedInto IS NULL AND e.status <> 'rejected'
   AND ($bucketID IS NULL OR e.bucketID = $bucketID)
+  AND ($ids IS NULL OR e.id IN $ids)
 OPTIONAL MATCH (t:EntityType {id: e.typeID})
 OPTIONAL MATCH (k:Key {entityID: e.id})
 WHERE k.key IS NOT NULL
+WITH e, t, collect(k.normalized) AS forms
 RETURN e.id AS entityID, e.bucketID AS bucketID, e.normalized AS normalized,
-  coalesce(t.name, e.typeName) AS type, collect(k.normalized) AS forms
+  coalesce(t.name, e.typeName) AS type, forms, e.canonical AS canonical,
+  e.attributeKeys AS attributeKeys, e.attributeValues AS attributeValues,
+  t.attributeSchema AS attributeSchema
+ORDER BY entityID

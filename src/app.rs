@@ -35,6 +35,24 @@ use tokio::task::JoinHandle;
 /// Name of the one graph every tenant shares (tenancy is on each node).
 pub const GRAPH_NAME: &str = "canon";
 
+/// Applies the graph schema, retrying while the engine is unreachable: a FalkorDB child that
+/// just answered PING can still drop the first connections of a loaded machine (seen when
+/// many tests start canon at once), which would otherwise fail the whole start.
+async fn apply_schema_when_reachable(engine: &dyn CypherEngine) -> anyhow::Result<()> {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        match engine.apply_schema().await {
+            Err(crate::store::graph::GraphError::Unavailable(reason))
+                if std::time::Instant::now() < deadline =>
+            {
+                tracing::warn!(%reason, "graph engine not reachable yet; retrying");
+                tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+            }
+            done => return Ok(done?),
+        }
+    }
+}
+
 /// What every handler can reach.
 #[derive(Clone)]
 pub struct AppState {
@@ -51,9 +69,18 @@ pub struct AppState {
     pub secrets: SecretsService,
     /// Subscriptions and the delivery log.
     pub delivery: crate::delivery::DeliveryService,
+    pub accuracy: crate::accuracy::AccuracyService,
+    /// Views over output events.
+    pub views: crate::views::ViewsService,
+    /// Golden datasets.
+    pub datasets: crate::datasets::DatasetsService,
+    /// Connectors (Box folder watches).
+    pub connectors: crate::connectors::ConnectorService,
     /// Verifies dashboard tokens.
     pub jwt_secret: Arc<Vec<u8>>,
     pub limiter: Arc<RateLimiter>,
+    /// API keys that authenticated, trusted for a second ([`crate::keys`]).
+    pub keys: Arc<crate::keys::KeyAuthenticator>,
     pub metrics: Arc<Metrics>,
     /// Provisioned files (the GraphQL explorer's assets among them).
     pub vendor_dir: Arc<std::path::PathBuf>,
@@ -94,7 +121,7 @@ impl Backends {
             };
             Arc::new(FalkorEngine::connect(&url, GRAPH_NAME).await?)
         };
-        engine.apply_schema().await?;
+        apply_schema_when_reachable(engine.as_ref()).await?;
         let embedder = start_embedder(config).await?;
         let vectors: Arc<dyn VectorStore> = match &config.qdrant_url {
             Some(url) => Arc::new(QdrantStore::connect(url, config.qdrant_api_key.as_deref())?),
@@ -184,7 +211,9 @@ impl App {
             },
             std::time::Duration::from_secs(config.call_wait_seconds),
         );
+        let accuracy = crate::accuracy::AccuracyService { records: records.clone(), calls: calls.clone() };
         let state = AppState {
+            accuracy,
             calls,
             seeding: SeedService { graph: graph.clone(), records: records.clone() },
             reviewers: ReviewerService { graph: graph.clone(), records: records.clone() },
@@ -207,10 +236,17 @@ impl App {
                     egress: egress.clone(),
                 },
             },
+            views: crate::views::ViewsService { records: records.clone() },
+            datasets: crate::datasets::DatasetsService { records: records.clone() },
+            connectors: crate::connectors::ConnectorService {
+                records: records.clone(),
+                secrets: secrets.clone(),
+            },
             secrets,
             jwt_secret: Arc::new(crate::tokens::secret(config.jwt_secret.as_deref(), &config.data_dir)?),
             graph,
             collections,
+            keys: Arc::new(crate::keys::KeyAuthenticator::new(records.clone())),
             records,
             limiter: Arc::new(RateLimiter::new(config.rate_limit_per_second, config.rate_limit_burst)),
             metrics: Arc::new(Metrics::new()),
@@ -240,7 +276,14 @@ impl App {
             schedule: crate::delivery::schedule::Schedule { scale: config.delivery_retry_scale },
             drive_api_url: config.google_drive_api_url.clone(),
         };
-        workers.push(deliverer.spawn(stop_rx));
+        workers.push(deliverer.spawn(stop_rx.clone()));
+        let box_poller = crate::connectors::BoxPoller {
+            service: state.connectors.clone(),
+            calls: state.calls.clone(),
+            api: crate::connectors::boxapi::BoxApi::new(&config.box_api_url)?,
+            interval: std::time::Duration::from_secs_f64(config.box_poll_seconds.max(0.05)),
+        };
+        workers.push(box_poller.spawn(stop_rx));
         tracing::info!(%addr, graph = backends.engine.name(), records = backends.records.backend_name(), "canon is listening");
         Ok(Self { addr, state, stop_tx, server, workers, backends })
     }
@@ -273,6 +316,10 @@ fn builtin_handlers(state: &AppState) -> Handlers {
     handlers.register(SEED_JOB_KIND, Arc::new(state.seeding.clone()));
     handlers.register(EMBED_JOB, Arc::new(EmbedJob { service: state.collections.clone() }));
     handlers.register(CALL_JOB, Arc::new(CallJob { service: state.calls.clone() }));
+    handlers.register(
+        crate::accuracy::evaluations::EVAL_JOB,
+        Arc::new(crate::accuracy::evaluations::EvalJob { service: state.accuracy.clone() }),
+    );
     handlers
 }
 

@@ -99,6 +99,12 @@ pub struct Config {
     /// Google Drive API base URL for subscription deliveries to `googleDriveFolderID`.
     #[arg(long, env = "CANON_GOOGLE_DRIVE_API_URL", default_value = "https://www.googleapis.com")]
     pub google_drive_api_url: String,
+    /// Box API base URL for `box` connectors.
+    #[arg(long, env = "CANON_BOX_API_URL", default_value = "https://api.box.com")]
+    pub box_api_url: String,
+    /// How often `box` connectors look for new files in their folders.
+    #[arg(long, env = "CANON_BOX_POLL_SECONDS", default_value_t = 60.0)]
+    pub box_poll_seconds: f64,
     /// Log format: `json` (structured, one object per line) or `text`.
     #[arg(long, env = "CANON_LOG_FORMAT", default_value = "json")]
     pub log_format: String,
@@ -136,6 +142,8 @@ impl Config {
             webhook_rotation_hours: 24.0,
             delivery_retry_scale: 1.0,
             google_drive_api_url: "https://www.googleapis.com".into(),
+            box_api_url: "https://api.box.com".into(),
+            box_poll_seconds: 60.0,
             log_format: "text".into(),
         }
     }

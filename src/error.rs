@@ -25,6 +25,10 @@ pub enum ServiceError {
     /// Well-formed, but semantically impossible (422).
     #[error("{message}")]
     Unprocessable { message: String, details: Option<Value> },
+    /// A store is too busy (lock or pool wait ran out) or unreachable right now: the same
+    /// request may succeed in a moment (503 with `Retry-After`), so never a 500 for load.
+    #[error("{0}")]
+    Overloaded(String),
     /// Anything the client cannot fix; logged, never shown (500).
     #[error(transparent)]
     Internal(#[from] anyhow::Error),
@@ -51,10 +55,13 @@ impl From<GraphError> for ServiceError {
             GraphError::Unsendable { parameter, found, position } => {
                 ServiceError::invalid_field(&parameter, crate::text::forbidden_message(found, position))
             }
-            GraphError::ConstraintViolation(_)
-            | GraphError::Unavailable(_)
-            | GraphError::Query(_)
-            | GraphError::Conversion(_) => ServiceError::Internal(err.into()),
+            GraphError::Unavailable(reason) => {
+                tracing::warn!(%reason, "graph store unavailable");
+                ServiceError::Overloaded("the graph store is unavailable right now; retry in a moment".into())
+            }
+            GraphError::ConstraintViolation(_) | GraphError::Query(_) | GraphError::Conversion(_) => {
+                ServiceError::Internal(err.into())
+            }
         }
     }
 }
@@ -71,7 +78,30 @@ impl From<RecordError> for ServiceError {
                 };
             }
         }
+        if is_overload(&err) {
+            tracing::warn!(error = %err, "record store overloaded");
+            return ServiceError::Overloaded("the record store is busy right now; retry in a moment".into());
+        }
         ServiceError::Internal(err.into())
+    }
+}
+
+/// Errors that say "not now" rather than "never": the pool or a lock could not be had in
+/// time, or the connection is gone. SQLite reports busy/locked as primary codes 5 and 6
+/// (extended codes keep them in the low byte); PostgreSQL as serialization failure,
+/// deadlock, lock not available, too many connections, shutting down.
+fn is_overload(err: &RecordError) -> bool {
+    match err {
+        RecordError::Unavailable(_) => true,
+        RecordError::Query(sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::Io(_)) => true,
+        RecordError::Query(sqlx::Error::Database(db)) => {
+            let code = db.code().unwrap_or_default();
+            match code.parse::<i64>() {
+                Ok(sqlite) => matches!(sqlite & 0xff, 5 | 6),
+                Err(_) => matches!(code.as_ref(), "40001" | "40P01" | "55P03" | "53300" | "57P03"),
+            }
+        }
+        RecordError::Query(_) | RecordError::Migration(_) => false,
     }
 }
 

@@ -5,23 +5,29 @@
 //! storage behind narrow traits (`store::graph::CypherEngine`, `store::records`,
 //! `store::vectors::VectorStore`) and embedders (`embeddings::Embedder`).
 
+pub mod accuracy;
 pub mod api;
 pub mod app;
 pub mod calls;
 pub mod collections;
 pub mod config;
+pub mod connectors;
 pub mod data_dir;
+pub mod datasets;
 pub mod delivery;
+pub mod documents;
 pub mod egress;
 pub mod embeddings;
 pub mod engines;
 pub mod error;
 pub mod files;
+pub mod fs;
 pub mod functions;
 pub mod graph;
 pub mod graphql;
 pub mod ids;
 pub mod jobs;
+pub mod keys;
 pub mod pagination;
 pub mod provision;
 pub mod reviewers;
@@ -31,3 +37,4 @@ pub mod store;
 pub mod suggestions;
 pub mod text;
 pub mod tokens;
+pub mod views;

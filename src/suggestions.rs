@@ -8,14 +8,19 @@
 use crate::embeddings::Embedder;
 use crate::error::{ServiceError, ServiceResult};
 use crate::graph::duplicates::{self, Candidate};
+use crate::graph::entities::Entity;
 use crate::graph::entities::{str_col, Actor};
 use crate::graph::merges::MergeResult;
+use crate::graph::resolution::model::{self, Model, Record};
+use crate::graph::resolution::pairs::{self, Label, ScoredPair};
+use crate::graph::resolution::{comparisons, names};
 use crate::graph::{queries, GraphService, Tenant};
 use crate::params;
 use crate::store::records::suggestions::{NewSuggestion, StoredSuggestion};
 use crate::store::records::Records;
 use serde::Serialize;
 use serde_json::{json, Value};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use utoipa::ToSchema;
 
@@ -31,7 +36,7 @@ pub struct SuggestionService {
     pub embedder: Option<Arc<dyn Embedder>>,
 }
 
-/// Pairs whose name and surface-form signals alone score below this are not worth embedding.
+/// Pairs whose probability before embeddings is below this are not worth embedding.
 const EMBED_PREFILTER: f64 = 0.6;
 
 /// What one detection run did.
@@ -65,7 +70,10 @@ pub struct Suggestion {
     pub suggestion_id: String,
     /// 0..1, higher is more likely one entity.
     pub score: f64,
-    /// `nameSimilarity`, `sharedSurfaceForms` and (with an embedder) `embeddingSimilarity`.
+    /// `nameSimilarity`, `sharedSurfaceForms`, (with an embedder) `embeddingSimilarity`,
+    /// `type`, and `explanation`: `{probability, matchWeight, priorWeight, fields: [{field,
+    /// kind, level, weight, m, u}]}`, the per-field comparison levels and weights (bits)
+    /// behind the score.
     #[schema(value_type = Object)]
     pub signals: Value,
     /// `open`, `accepted` or `dismissed`.
@@ -84,7 +92,9 @@ pub struct SuggestionPage {
 }
 
 impl SuggestionService {
-    /// Scores the tenant's candidate pairs (optionally one bucket's) and records the results.
+    /// Scores the tenant's candidate pairs (optionally one bucket's) with the resolution
+    /// model (see [`crate::graph::resolution`]) and records the results, in entity-ID order
+    /// so the same data always gives the same merges.
     pub async fn refresh(
         &self,
         tenant: &Tenant,
@@ -93,53 +103,60 @@ impl SuggestionService {
     ) -> ServiceResult<RefreshResult> {
         let rows = self
             .graph
-            .run_query(tenant, queries::ENTITY_CANDIDATES, params! { "bucketID" => bucket })
+            .run_query(
+                tenant,
+                queries::ENTITY_CANDIDATES,
+                params! { "bucketID" => bucket, "ids" => None::<Vec<String>> },
+            )
             .await?;
-        let candidates: Vec<Candidate> = rows
+        let (mut records, schemas) = resolution_records(&rows);
+        records.sort_by(|a, b| a.candidate.entity_id.cmp(&b.candidate.entity_id));
+        let decided =
+            self.records.decided_suggestions(&tenant.account_id, tenant.environment.as_str()).await?;
+        let labels: Vec<Label> = decided
             .iter()
-            .map(|row| Candidate {
-                entity_id: str_col(row, "entityID"),
-                bucket_id: str_col(row, "bucketID"),
-                type_name: str_col(row, "type"),
-                normalized: str_col(row, "normalized"),
-                forms: row
-                    .get("forms")
-                    .and_then(Value::as_array)
-                    .map(|forms| forms.iter().filter_map(Value::as_str).map(String::from).collect())
-                    .unwrap_or_default(),
+            .filter_map(|s| {
+                Some(Label {
+                    type_key: s.signals.get("type")?.as_str()?.to_lowercase(),
+                    explanation: s.signals.get("explanation")?,
+                    matched: s.status == "accepted",
+                })
             })
             .collect();
-        let mut result = RefreshResult::default();
-        let pairs = duplicates::candidate_pairs(&candidates);
-        let mut scored: Vec<(usize, usize, duplicates::Signals)> = pairs
-            .into_iter()
-            .map(|(i, j)| (i, j, duplicates::signals(&candidates[i], &candidates[j])))
-            .filter(|(_, _, signals)| signals.score() >= EMBED_PREFILTER)
-            .collect();
-        result.compared = scored.len();
-        self.add_embedding_similarity(&candidates, &mut scored).await?;
-        for (i, j, signals) in scored {
-            let (a, b) = (&candidates[i], &candidates[j]);
-            let score = signals.score();
+        let run = pairs::score(&records, &schemas, &labels, EMBED_PREFILTER);
+        let mut result = RefreshResult { compared: run.pairs.len(), ..RefreshResult::default() };
+        let mut scored = run.pairs;
+        self.add_embedding_similarity(&records, &mut scored).await?;
+        for pair in scored {
+            let (a, b) = (&records[pair.a], &records[pair.b]);
+            let explanation = run.models[&pair.type_key].score(&pair.comparison);
+            let score = explanation.probability;
             if score < self.suggest_threshold {
                 continue;
             }
             // The older entity (smaller, time-ordered ID) survives.
-            let (first, second) = if a.entity_id < b.entity_id { (a, b) } else { (b, a) };
-            let automatic = score >= self.auto_merge_threshold
-                && !duplicates::is_short(&a.normalized)
-                && !duplicates::is_short(&b.normalized);
+            let (first, second) = if a.candidate.entity_id < b.candidate.entity_id { (a, b) } else { (b, a) };
+            let (na, nb) = (&a.candidate.normalized, &b.candidate.normalized);
+            // Short names, acronyms and one-word spelling variants merge only by a person,
+            // unless attributes vouch for the one-word pair.
+            let guarded = duplicates::is_short(na)
+                || duplicates::is_short(nb)
+                || (names::one_word_variants(na, nb) && explanation.attribute_weight() <= 0.0);
+            let automatic = score >= self.auto_merge_threshold && !guarded;
+            let signals = &pair.comparison.signals;
             let signals_json = json!({
                 "nameSimilarity": round(signals.name_similarity),
                 "sharedSurfaceForms": round(signals.shared_surface_forms),
                 "embeddingSimilarity": signals.embedding_similarity.map(round),
+                "type": a.candidate.type_name,
+                "explanation": explanation,
             });
             let new = NewSuggestion {
                 account_id: &tenant.account_id,
                 environment: tenant.environment.as_str(),
-                bucket_id: &first.bucket_id,
-                entity_a: &first.entity_id,
-                entity_b: &second.entity_id,
+                bucket_id: &first.candidate.bucket_id,
+                entity_a: &first.candidate.entity_id,
+                entity_b: &second.candidate.entity_id,
                 score: round(score),
                 signals: &signals_json,
                 status: if automatic { "accepted" } else { "open" },
@@ -151,8 +168,8 @@ impl SuggestionService {
                 result.suggested += 1;
                 continue;
             }
-            let (survivor, _) = self.graph.resolve_entity(tenant, &first.entity_id, None).await?;
-            let (merged, _) = self.graph.resolve_entity(tenant, &second.entity_id, None).await?;
+            let (survivor, _) = self.graph.resolve_entity(tenant, &first.candidate.entity_id, None).await?;
+            let (merged, _) = self.graph.resolve_entity(tenant, &second.candidate.entity_id, None).await?;
             if survivor != merged {
                 self.graph.merge_entities(tenant, &survivor, &[merged], actor).await?;
                 result.auto_merged += 1;
@@ -161,19 +178,110 @@ impl SuggestionService {
         Ok(result)
     }
 
+    /// A manual merge (`POST /v3/entities/{id}/merge`) that also teaches resolution: each
+    /// merged entity and the survivor, compared before the merge, become an accepted label.
+    pub async fn merge(
+        &self,
+        tenant: &Tenant,
+        survivor: &str,
+        merged: &[String],
+        actor: &Actor,
+    ) -> ServiceResult<MergeResult> {
+        if merged.is_empty() || merged.len() > 100 {
+            // Refused by the merge itself, before anything is read.
+            return self.graph.merge_entities(tenant, survivor, merged, actor).await;
+        }
+        let mut ids = vec![survivor.to_string()];
+        ids.extend(merged.iter().cloned());
+        let (records, schemas) = self.records_of(tenant, ids).await?;
+        let result = self.graph.merge_entities(tenant, survivor, merged, actor).await?;
+        if let Some(first) = records.iter().find(|r| r.candidate.entity_id == survivor) {
+            for other in records.iter().filter(|r| r.candidate.entity_id != survivor) {
+                self.label(tenant, first, other, &schemas, "accepted", actor).await?;
+            }
+        }
+        Ok(result)
+    }
+
+    /// An unmerge (`POST /v3/merges/{id}/undo`) that also teaches resolution: the pair
+    /// becomes a dismissed label, and is never suggested again.
+    pub async fn unmerge(&self, tenant: &Tenant, merge_id: &str, actor: &Actor) -> ServiceResult<Entity> {
+        let restored = self.graph.unmerge(tenant, merge_id, actor).await?;
+        let found =
+            self.graph.run_query(tenant, queries::MERGE_GET, params! { "mergeID" => merge_id }).await?;
+        if let Some(row) = found.first() {
+            let ids = vec![str_col(row, "survivorID"), restored.entity_id.clone()];
+            let (records, schemas) = self.records_of(tenant, ids).await?;
+            if let [a, b] = &records[..] {
+                self.label(tenant, a, b, &schemas, "dismissed", actor).await?;
+            }
+        }
+        Ok(restored)
+    }
+
+    async fn records_of(
+        &self,
+        tenant: &Tenant,
+        ids: Vec<String>,
+    ) -> ServiceResult<(Vec<Record>, BTreeMap<String, Value>)> {
+        let rows = self
+            .graph
+            .run_query(
+                tenant,
+                queries::ENTITY_CANDIDATES,
+                params! { "bucketID" => None::<String>, "ids" => ids },
+            )
+            .await?;
+        Ok(resolution_records(&rows))
+    }
+
+    /// Stores a person's decision on a pair with the comparison it was made on.
+    async fn label(
+        &self,
+        tenant: &Tenant,
+        a: &Record,
+        b: &Record,
+        schemas: &BTreeMap<String, Value>,
+        status: &str,
+        actor: &Actor,
+    ) -> ServiceResult<()> {
+        let fields = comparisons::fields_of(schemas.get(&a.candidate.type_name.to_lowercase()));
+        let comparison = model::compare(a, b, &fields);
+        let explanation = Model::with_defaults(&fields).score(&comparison);
+        let (first, second) = if a.candidate.entity_id < b.candidate.entity_id { (a, b) } else { (b, a) };
+        let signals = json!({
+            "nameSimilarity": round(comparison.signals.name_similarity),
+            "sharedSurfaceForms": round(comparison.signals.shared_surface_forms),
+            "embeddingSimilarity": null,
+            "type": a.candidate.type_name,
+            "explanation": explanation,
+        });
+        let new = NewSuggestion {
+            account_id: &tenant.account_id,
+            environment: tenant.environment.as_str(),
+            bucket_id: &first.candidate.bucket_id,
+            entity_a: &first.candidate.entity_id,
+            entity_b: &second.candidate.entity_id,
+            score: round(explanation.probability),
+            signals: &signals,
+            status,
+        };
+        Ok(self.records.record_decision(new, &actor.label()).await?)
+    }
+
     /// Fills in the cosine of the two names' embeddings for each scored pair.
     async fn add_embedding_similarity(
         &self,
-        candidates: &[Candidate],
-        scored: &mut [(usize, usize, duplicates::Signals)],
+        records: &[Record],
+        scored: &mut [ScoredPair],
     ) -> ServiceResult<()> {
         let Some(embedder) = &self.embedder else { return Ok(()) };
-        let mut needed: Vec<usize> = scored.iter().flat_map(|(i, j, _)| [*i, *j]).collect();
+        let mut needed: Vec<usize> = scored.iter().flat_map(|p| [p.a, p.b]).collect();
         needed.sort();
         needed.dedup();
         let mut texts: Vec<String> = Vec::with_capacity(needed.len());
         for &i in &needed {
-            let name = &candidates[i].normalized;
+            let name = &records[i].candidate.normalized;
             // A name may run to 500 characters, over MiniLM's window: its first window stands
             // for it (a name of up to 200 characters fits any model's window as it is).
             if name.chars().count() <= 200 {
@@ -194,10 +302,11 @@ impl SuggestionService {
                 .map_err(|err| ServiceError::Internal(anyhow::anyhow!("embedding names: {err}")))?;
             vectors.extend(batch_ids.iter().copied().zip(embedded));
         }
-        for (i, j, signals) in scored.iter_mut() {
-            if let (Some(a), Some(b)) = (vectors.get(i), vectors.get(j)) {
+        for pair in scored.iter_mut() {
+            if let (Some(a), Some(b)) = (vectors.get(&pair.a), vectors.get(&pair.b)) {
                 // Unit vectors: the dot product is the cosine.
-                signals.embedding_similarity = Some(a.iter().zip(b).map(|(x, y)| f64::from(x * y)).sum());
+                let cosine: f64 = a.iter().zip(b).map(|(x, y)| f64::from(x * y)).sum();
+                pair.comparison.signals.embedding_similarity = Some(cosine);
             }
         }
         Ok(())
@@ -290,4 +399,49 @@ impl SuggestionService {
 
 fn round(x: f64) -> f64 {
     (x * 10_000.0).round() / 10_000.0
+}
+
+/// Records and type schemas from the candidates query's rows.
+fn resolution_records(rows: &[crate::store::graph::Row]) -> (Vec<Record>, BTreeMap<String, Value>) {
+    let mut schemas = BTreeMap::new();
+    let records = rows
+        .iter()
+        .map(|row| {
+            let type_name = str_col(row, "type");
+            if let Some(schema) = row
+                .get("attributeSchema")
+                .and_then(Value::as_str)
+                .and_then(|text| serde_json::from_str::<Value>(text).ok())
+            {
+                schemas.insert(type_name.to_lowercase(), schema);
+            }
+            let strings = |column: &str| -> Vec<String> {
+                row.get(column)
+                    .and_then(Value::as_array)
+                    .map(|items| items.iter().filter_map(Value::as_str).map(String::from).collect())
+                    .unwrap_or_default()
+            };
+            // Attribute values are stored as JSON text.
+            let attributes = strings("attributeKeys")
+                .into_iter()
+                .zip(strings("attributeValues"))
+                .filter_map(|(key, text)| {
+                    let value = serde_json::from_str(&text).unwrap_or(Value::String(text));
+                    Some((key, comparisons::value_text(&value)?))
+                })
+                .collect();
+            let canonical = str_col(row, "canonical");
+            let candidate = Candidate {
+                entity_id: str_col(row, "entityID"),
+                bucket_id: str_col(row, "bucketID"),
+                type_name,
+                normalized: str_col(row, "normalized"),
+                forms: strings("forms"),
+            };
+            let core =
+                names::core_name(if canonical.is_empty() { &candidate.normalized } else { &canonical });
+            Record { candidate, core, attributes }
+        })
+        .collect();
+    (records, schemas)
 }

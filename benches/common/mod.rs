@@ -4,9 +4,13 @@
 
 use canon::app::App;
 use canon::config::Config;
-use canon::graph::Tenant;
+use canon::graph::entities::resolution_key;
+use canon::graph::normalize::normalize;
+use canon::graph::{queries, Tenant};
 use canon::jobs::Handlers;
 use canon::store::records::keys::Environment;
+use futures::stream::{self, StreamExt};
+use serde_json::{json, Value};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -46,6 +50,11 @@ impl Bench {
         self.client.post(format!("{}{path}", self.base)).header("x-api-key", &self.key).json(body)
     }
 
+    /// The data directory (the SQLite record store is in it).
+    pub fn data_dir(&self) -> &std::path::Path {
+        self._data.path()
+    }
+
     pub async fn stop(self) {
         self.app.stop().await;
     }
@@ -58,4 +67,52 @@ pub fn percentile(samples: &mut [Duration], p: f64) -> Duration {
 
 pub fn ms(d: Duration) -> String {
     format!("{:.2}", d.as_secs_f64() * 1000.0)
+}
+
+/// A size from the environment (`CANON_BENCH_…`), else `default`.
+pub fn size(var: &str, default: usize) -> usize {
+    std::env::var(var).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+}
+
+/// Sends `entity_seed.cypher` for rows `range` of a tenant, 500 rows a statement, two at a
+/// time (as two seed jobs would).
+pub async fn raw_seed(
+    graph: &canon::graph::GraphService,
+    tenant: &Tenant,
+    range: std::ops::Range<usize>,
+) -> anyhow::Result<()> {
+    let bucket = graph.write_bucket(tenant, None).await.map_err(|e| anyhow::anyhow!("{e}"))?;
+    let engine = graph.engine().clone();
+    let chunks: Vec<Vec<usize>> = range.collect::<Vec<_>>().chunks(500).map(|c| c.to_vec()).collect();
+    let results: Vec<anyhow::Result<()>> = stream::iter(chunks)
+        .map(|chunk| {
+            let (engine, bucket, tenant) = (engine.clone(), bucket.clone(), tenant.clone());
+            async move {
+                let rows: Vec<Value> = chunk
+                    .iter()
+                    .map(|i| {
+                        let canonical = format!("Org {i:07}");
+                        let normalized = normalize(&canonical);
+                        let id = canon::ids::new_id("ent");
+                        json!({
+                            "i": i, "newID": id, "targetID": id, "keyID": canon::ids::new_id("esn"), "tag": format!("raw:{i}"),
+                            "canonical": canonical, "normalized": normalized, "forms": [canonical],
+                            "key": resolution_key(&tenant, &bucket, "Company", &normalized),
+                            "typeName": "Company", "typeID": null, "bucketID": bucket, "description": null,
+                            "attrKeys": [], "attrValues": [], "synonyms": [],
+                        })
+                    })
+                    .collect();
+                let mut params = serde_json::Map::new();
+                params.insert("accountID".into(), json!(tenant.account_id));
+                params.insert("environment".into(), json!(tenant.environment.as_str()));
+                params.insert("rows".into(), Value::Array(rows));
+                params.insert("now".into(), json!(canon::ids::now_rfc3339()));
+                engine.run(queries::ENTITY_SEED, params).await.map(|_| ()).map_err(|e| anyhow::anyhow!("{e}"))
+            }
+        })
+        .buffer_unordered(2)
+        .collect()
+        .await;
+    results.into_iter().collect()
 }

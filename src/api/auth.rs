@@ -47,7 +47,7 @@ impl FromRequestParts<AppState> for Caller {
                 )
             })?;
             let principal = state
-                .records
+                .keys
                 .authenticate(presented.trim())
                 .await
                 .map_err(|err| ApiError::from(crate::error::ServiceError::from(err)))?

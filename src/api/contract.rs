@@ -31,6 +31,10 @@ const LIMIT_100: &[&str] = &[
     "/v3/workflows",
     "/v3/functions/{functionName}/versions",
     "/v3/workflows/{workflowName}/versions",
+    "/v3/functions/metrics",
+    "/v3/views",
+    "/v3/datasets",
+    "/v3/datasets/{datasetID}/rows",
 ];
 
 /// The generated document with the contract's remaining terms added.
@@ -119,6 +123,23 @@ const LINKS: &[LinkRule] = &[
         "$response.body#/merges/0/mergeID",
         &["/v3/merges/{mergeID}/undo"],
     ),
+    ("/v3/views", "post", &["200"], "viewID", "$response.body#/viewID", &["/v3/views/{viewID}"]),
+    (
+        "/v3/datasets",
+        "post",
+        &["200"],
+        "datasetID",
+        "$response.body#/datasetID",
+        &["/v3/datasets/{datasetID}", "/v3/datasets/{datasetID}/rows"],
+    ),
+    (
+        "/v3/eval/score",
+        "post",
+        &["202"],
+        "scoreRunID",
+        "$response.body#/scoreRunID",
+        &["/v3/eval/score/{scoreRunID}", "/v3/eval/score/{scoreRunID}/cancel"],
+    ),
     (
         "/v3/buckets",
         "post",
@@ -154,7 +175,8 @@ fn add_links(doc: &mut Value) {
     }
 }
 
-/// 401 (no or unknown key), 429 (the key's rate limit) and, with parameters or a body, 400
+/// 401 (no or unknown key), 429 (the key's rate limit), 503 (a store busy or unreachable:
+/// retry after Retry-After seconds) and, with parameters or a body, 400
 /// (a value that does not parse, a repeated single-valued parameter, a control character in
 /// a path segment…).
 fn add_common_errors(operation: &mut Value) {
@@ -173,6 +195,9 @@ fn add_common_errors(operation: &mut Value) {
     responses
         .entry("429")
         .or_insert_with(|| error("the API key's rate limit is exceeded; retry after Retry-After seconds"));
+    responses.entry("503").or_insert_with(|| {
+        error("a store is busy or unreachable right now; retry after Retry-After seconds")
+    });
     if has_input {
         responses
             .entry("400")
@@ -208,6 +233,8 @@ fn constrain_parameter(path: &str, parameter: &mut Value) {
             "/v3/buckets" => id_prefix("bkt"),
             "/v3/entity-types" => id_prefix("ety"),
             "/v3/subscriptions" => id_prefix("sub"),
+            "/v3/views" => id_prefix("vw"),
+            "/v3/datasets" => id_prefix("gds"),
             "/v3/outputs" | "/v3/errors" | "/v1-alpha/events" => json!({ "pattern": KSUID }),
             _ => return,
         },
@@ -246,6 +273,18 @@ fn constrain_bodies(schemas: &mut Map<String, Value>) {
         ("CreateMention", "surface", json!({ "pattern": r"[^\W_]" })),
         ("CreateRelation", "relationType", json!({ "pattern": NOT_BLANK, "maxLength": 100 })),
         ("BatchFiles", "inputs", json!({ "minItems": 1 })),
+        ("ViewInput", "name", json!({ "pattern": NOT_BLANK, "maxLength": 200 })),
+        ("ViewInput", "functions", json!({ "minItems": 1, "maxItems": 20 })),
+        ("ViewInput", "columns", json!({ "maxItems": 100 })),
+        ("ViewInput", "filters", json!({ "maxItems": 50 })),
+        ("ViewInput", "aggregations", json!({ "maxItems": 20 })),
+        ("TableDataInput", "limit", json!({ "minimum": 1, "maximum": 200 })),
+        ("TableDataInput", "offset", json!({ "minimum": 0, "maximum": 10_000_000 })),
+        ("DatasetInput", "name", json!({ "pattern": NOT_BLANK, "maxLength": 200 })),
+        ("DatasetInput", "columns", json!({ "minItems": 1, "maxItems": 3 })),
+        ("ColumnsInput", "columns", json!({ "minItems": 1, "maxItems": 100 })),
+        ("FromEventsInput", "limit", json!({ "minimum": 1, "maximum": 1000 })),
+        ("FromEventsInput", "eventIDs", json!({ "maxItems": 1000 })),
     ];
     for (schema, property, rule) in rules {
         let Some(schema) = schemas.get_mut(schema) else { continue };

@@ -209,7 +209,7 @@ pub async fn merge(
     Path(id): Path<String>,
     ApiJson(body): ApiJson<MergeRequest>,
 ) -> Result<Json<MergeResult>, ApiError> {
-    Ok(Json(state.graph.merge_entities(&auth.tenant, &id, &body.entity_ids, &auth.actor()).await?))
+    Ok(Json(state.suggestions.merge(&auth.tenant, &id, &body.entity_ids, &auth.actor()).await?))
 }
 
 #[derive(Serialize, ToSchema)]
@@ -239,5 +239,5 @@ pub async fn unmerge(
     auth: Caller,
     Path(id): Path<String>,
 ) -> Result<Json<Entity>, ApiError> {
-    Ok(Json(state.graph.unmerge(&auth.tenant, &id, &auth.actor()).await?))
+    Ok(Json(state.suggestions.unmerge(&auth.tenant, &id, &auth.actor()).await?))
 }

@@ -89,6 +89,9 @@ impl From<ServiceError> for ApiError {
             ServiceError::Unprocessable { message, details } => {
                 Self { details, ..Self::new(StatusCode::UNPROCESSABLE_ENTITY, message) }
             }
+            ServiceError::Overloaded(message) => {
+                Self { retry_after_secs: Some(1), ..Self::new(StatusCode::SERVICE_UNAVAILABLE, message) }
+            }
             ServiceError::Internal(cause) => {
                 tracing::error!(error = ?cause, "internal error");
                 Self::new(StatusCode::INTERNAL_SERVER_ERROR, "internal error; retry with backoff")

@@ -48,6 +48,9 @@ pub struct ListEvents {
     /// Only events with (true) or without (false) a correction.
     #[param(value_type = Option<bool>)]
     pub is_labelled: Option<String>,
+    /// Only outputs of regression runs (true) or none of them (false); default both.
+    #[param(value_type = Option<bool>)]
+    pub is_regression: Option<String>,
     /// Also events of nodes that fed other nodes (outputs only; default false).
     #[param(value_type = Option<bool>)]
     pub include_intermediate: Option<String>,
@@ -96,6 +99,7 @@ async fn list(
         reference_ids: array_param("referenceIDs", &query.reference_ids)?,
         reference_id_substring: query.reference_id_substring.filter(|s| !s.is_empty()),
         is_labelled: bool_param("isLabelled", query.is_labelled.as_deref())?,
+        is_regression: bool_param("isRegression", query.is_regression.as_deref())?,
         errors: match surface {
             Surface::Outputs => Some(false),
             Surface::Errors => Some(true),

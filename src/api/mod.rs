@@ -1,20 +1,26 @@
 //! The REST transport: routes, middleware and the OpenAPI document. Handlers only parse,
 //! call a service and shape the answer.
 
+pub mod accuracy;
 pub mod auth;
 pub mod browser_ui;
 pub mod buckets;
 pub mod calls;
 pub mod collections;
+pub mod connectors;
 pub mod contract;
+pub mod copies;
+pub mod datasets;
 pub mod entities;
 pub mod entity_types;
 pub mod error;
 pub mod events;
 pub mod extract;
+pub mod fs;
 pub mod functions;
 pub mod graph;
 pub mod health;
+pub mod infer_schema;
 pub mod listener;
 pub mod metrics;
 pub mod openapi;
@@ -23,13 +29,14 @@ pub mod reviewers;
 pub mod secrets;
 pub mod subscriptions;
 pub mod suggestions;
+pub mod views;
 pub mod workflows;
 
 use crate::app::AppState;
 use axum::extract::Request;
 use axum::http::{HeaderName, StatusCode};
 use axum::middleware;
-use axum::routing::{delete, get, post};
+use axum::routing::{delete, get, patch, post};
 use axum::Router;
 use error::ApiError;
 use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
@@ -113,6 +120,18 @@ fn v3() -> Router<AppState> {
         .route("/outputs/{eventID}", get(events::get_output))
         .route("/errors", get(events::list_errors))
         .route("/errors/{eventID}", get(events::get_error))
+        // Static paths before `/functions/{functionName}` (matchit prefers them anyway).
+        .route("/functions/metrics", get(accuracy::metrics))
+        .route("/functions/review", post(accuracy::review))
+        .route("/functions/regression", post(accuracy::regression))
+        .route("/functions/regression/corrections", post(accuracy::regression_corrections))
+        .route("/functions/compare", post(accuracy::compare))
+        .route("/eval", post(accuracy::trigger))
+        .route("/eval/results", get(accuracy::results))
+        .route("/eval/score", post(accuracy::score_create))
+        .route("/eval/score/{scoreRunID}", get(accuracy::score_get))
+        .route("/eval/score/{scoreRunID}/cancel", post(accuracy::score_cancel))
+        .route("/events/{eventID}/feedback", post(accuracy::feedback))
         .route("/functions", get(functions::list).post(functions::create))
         .route(
             "/functions/{functionName}",
@@ -143,6 +162,26 @@ fn v3() -> Router<AppState> {
         )
         .route("/workflows/{workflowName}/versions", get(workflows::versions))
         .route("/workflows/{workflowName}/versions/{versionNum}", get(workflows::version))
+        .route("/views", get(views::list).post(views::create))
+        .route("/views/table-data", post(views::table_data))
+        .route("/views/aggregation-data", post(views::aggregation_data))
+        .route("/views/{viewID}", get(views::get).put(views::update).delete(views::delete))
+        .route("/datasets", get(datasets::list).post(datasets::create))
+        .route("/datasets/from-events", post(datasets::from_events))
+        .route("/datasets/{datasetID}", get(datasets::get).delete(datasets::delete))
+        .route("/datasets/{datasetID}/rows", get(datasets::rows))
+        .route("/datasets/{datasetID}/rows/{row_key}", get(datasets::get_row).delete(datasets::delete_row))
+        .route("/datasets/{datasetID}/rows/{row_key}/columns", post(datasets::write_columns))
+        .route("/fs", post(fs::navigate))
+        .route("/connectors", get(connectors::list).post(connectors::create))
+        .route("/connectors/{connectorID}", delete(connectors::delete))
+        .route("/functions/copy", post(copies::copy_function))
+        .route("/workflows/copy", post(copies::copy_workflow))
+        .route(
+            "/infer-schema",
+            post(infer_schema::infer_schema)
+                .layer(axum::extract::DefaultBodyLimit::max(infer_schema::MAX_FILE + 64 * 1024)),
+        )
 }
 
 /// Legacy alpha surface (subscriptions land here with their issue).
@@ -156,7 +195,10 @@ fn v1_alpha() -> Router<AppState> {
 
 /// Deprecated beta surface (transformations land here with their issue).
 fn v1_beta() -> Router<AppState> {
-    Router::new().fallback(not_found)
+    Router::new()
+        .route("/transformations", patch(accuracy::correct_batch))
+        .route("/transformations/eval/results", post(accuracy::legacy_results))
+        .fallback(not_found)
 }
 
 async fn not_found() -> ApiError {

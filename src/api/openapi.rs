@@ -2,9 +2,11 @@
 
 use super::browser_ui::{self, BrowserUi};
 use super::{
-    buckets, calls, collections, entities, entity_types, error::ErrorBody, events, functions, graph, health,
-    metrics, reviewers, secrets, subscriptions, suggestions, workflows,
+    accuracy, buckets, calls, collections, connectors, copies, entities, entity_types, error::ErrorBody,
+    events, fs, functions, graph, health, infer_schema, metrics, reviewers, secrets, subscriptions,
+    suggestions, workflows,
 };
+use super::{datasets, views};
 use crate::app::AppState;
 use axum::extract::{Path, State};
 use axum::response::{Html, Response};
@@ -43,6 +45,16 @@ use utoipa::{Modify, OpenApi};
         subscriptions::create, subscriptions::list, subscriptions::get, subscriptions::update, subscriptions::delete,
         subscriptions::subscription_deliveries, subscriptions::event_deliveries, subscriptions::redeliver,
         subscriptions::generate_secret, subscriptions::read_secret, subscriptions::revoke_secret,
+        accuracy::feedback, accuracy::correct_batch, accuracy::trigger, accuracy::results,
+        accuracy::legacy_results, accuracy::score_create, accuracy::score_get, accuracy::score_cancel,
+        accuracy::metrics, accuracy::review, accuracy::regression, accuracy::regression_corrections,
+        accuracy::compare,
+        views::create, views::list, views::get, views::update, views::delete, views::table_data,
+        views::aggregation_data,
+        datasets::create, datasets::from_events, datasets::list, datasets::get, datasets::delete,
+        datasets::rows, datasets::get_row, datasets::delete_row, datasets::write_columns,
+        fs::navigate, copies::copy_function, copies::copy_workflow, infer_schema::infer_schema,
+        connectors::create, connectors::list, connectors::delete,
     ),
     components(schemas(ErrorBody)),
     modifiers(&ApiKeyAuth),
@@ -67,6 +79,14 @@ use utoipa::{Modify, OpenApi};
             `s3SecretAccessKeySecret`)"),
         (name = "subscriptions", description = "Deliveries of terminal events to webhooks, object storage \
             and Google Drive: subscriptions, the webhook signing secret (`svc-signature`), the delivery log"),
+        (name = "accuracy", description = "Function accuracy: corrections, evaluations, score runs, \
+            metrics, review sampling, regression runs and version comparison"),
+        (name = "views", description = "Tables and charts over the output events of functions: \
+            versioned view definitions, table data and aggregations computed in the record store"),
+        (name = "datasets", description = "Golden datasets (gds_): rows keyed by row_key with typed \
+            values in columns whose role (input, corrected, schema) scoring reads"),
+        (name = "connectors", description = "Outside systems that start calls: Box folder watches"),
+        (name = "fs", description = "Shell verbs over parsed documents and the entity memory, for agents"),
         (name = "operations", description = "Health, readiness and metrics (no key needed)"),
     )
 )]

@@ -110,7 +110,7 @@ pub async fn update(
 }
 
 /// Delete a workflow with every version and its connectors. 200 with the workflow deleted
-/// and per-connector teardown errors (canon integrates with no third party, so none).
+/// and per-connector teardown errors (`connectorErrors`).
 #[utoipa::path(delete, path = "/v3/workflows/{workflowName}", tag = "workflows", params(("workflowName" = String, Path)),
     responses((status = 200, body = WorkflowDeleted),
         (status = 401, body = ErrorBody), (status = 404, body = ErrorBody), (status = 429, body = ErrorBody)))]
@@ -119,7 +119,11 @@ pub async fn delete(
     caller: Caller,
     Path(name): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
-    Ok(Json(state.functions.delete_workflow(&caller.tenant, &name).await?))
+    let mut deleted = state.functions.delete_workflow(&caller.tenant, &name).await?;
+    let workflow_id = deleted.pointer("/workflow/id").and_then(Value::as_str).unwrap_or_default().to_string();
+    let errors = state.connectors.teardown_workflow(&caller.tenant, &workflow_id).await;
+    deleted["connectorErrors"] = Value::Array(errors);
+    Ok(Json(deleted))
 }
 
 /// List the environment's workflows at their current version. Filters AND together.

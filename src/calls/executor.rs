@@ -9,6 +9,7 @@
 //! reuses finished runs and emits no event twice.
 
 use super::{linking, shapes, CallService, InputFile, Plan};
+use crate::documents::{structure, DocumentService, ParsedBy};
 use crate::engines::{self, EngineError, Outcome, Payload, SplitItem};
 use crate::functions::model::{FunctionVersion, Kind};
 use crate::graph::Tenant;
@@ -426,30 +427,57 @@ impl<'a> Execution<'a> {
         Ok(stored)
     }
 
-    /// Links entities of an extracting function's output into the knowledge graph. A
-    /// linking failure is logged, not turned into an error event: the output stands.
+    /// Links entities of an extracting function's output into the knowledge graph, and
+    /// keeps what a parse read (its pages and sections, and what linking found) as a parsed
+    /// document. A failure of either is logged, not turned into an error event: the output
+    /// stands.
     async fn link(&self, info: &RunInfo<'_>, output: &Value, payload: &Payload) {
-        if !linking::links(info.function) {
-            return;
-        }
+        let links = linking::links(info.function);
         let document = match payload {
             Payload::Document(document) => Some(document),
             Payload::Json(_) => None,
         };
+        let parsed = info.function.function_type == "parse" && document.is_some();
+        if !(links || parsed) {
+            return;
+        }
+        let (sections, page_count) = document.map(structure::sections).unwrap_or_default();
         let transformation_id = shapes::transformation_id(info.function_call_id);
-        if let Err(err) = linking::link(
-            &self.service.graph,
-            &self.tenant,
-            self.call.bucket.as_deref(),
-            info.function,
-            output,
-            document,
-            info.reference_id,
-            &transformation_id,
-        )
-        .await
+        let mut linked = None;
+        if links {
+            match linking::link(
+                &self.service.graph,
+                &self.tenant,
+                self.call.bucket.as_deref(),
+                info.function,
+                output,
+                document,
+                info.reference_id,
+                &transformation_id,
+                &sections,
+            )
+            .await
+            {
+                Ok(found) => linked = found,
+                Err(err) => {
+                    tracing::error!(error = %err, call_id = %self.call.id, "cross-document linking failed")
+                }
+            }
+        }
+        let Some(document) = document else { return };
+        let by = ParsedBy {
+            transformation_id: &transformation_id,
+            reference_id: info.reference_id,
+            call_id: &self.call.id,
+            function_id: &info.function.function_id,
+            function_name: &info.function.function_name,
+        };
+        let documents = DocumentService::new(self.service.records.clone());
+        if let Err(err) = documents
+            .record(&self.tenant, by, document, (&sections, page_count), output, linked.as_ref())
+            .await
         {
-            tracing::error!(error = %err, call_id = %self.call.id, "cross-document linking failed");
+            tracing::error!(error = %err, call_id = %self.call.id, "cannot keep the parsed document");
         }
     }
 }

@@ -13,8 +13,10 @@
 //! - gazetteer matches: known entities (canonical names and synonyms) named in the input
 //!   text (`sectionLabel` `text`).
 //!
-//! A mention's `page` is the first page of the input that names it (1 when none does, or
-//! none when the input was another node's JSON).
+//! A mention's `page` and `sectionLabel` are those of the first section of the input (see
+//! [`crate::documents::structure`]) that names it; a field whose value no section names
+//! keeps its JSON pointer as `sectionLabel` and the first page that names it (1 when none
+//! does), and a mention read from another node's JSON has no page.
 //!
 //! Relations: a schema may declare `"x-relations": [{"source": "/buyer", "target":
 //! "/seller", "type": "BUYS_FROM"}]` (JSON pointers into the output); when both ends were
@@ -24,6 +26,7 @@
 //! `parseConfig.defaultBucket`, else the tenant's default bucket. A run is linked at most
 //! once (by its transformation ID), so resuming a call never doubles its mentions.
 
+use crate::documents::{structure, Linked, LinkedEntity, LinkedRelation, Section};
 use crate::engines::Document;
 use crate::error::{ServiceError, ServiceResult};
 use crate::functions::model::{FunctionVersion, Kind};
@@ -61,12 +64,13 @@ pub async fn link(
     document: Option<&Document>,
     reference_id: &str,
     transformation_id: &str,
-) -> ServiceResult<()> {
+    sections: &[Section],
+) -> ServiceResult<Option<Linked>> {
     graph.ensure_tenant(tenant).await?;
     // Linking is at most once per run: a resumed call replays finished runs, and one whose
     // mentions exist (even partly, if canon died mid-way) is not linked again.
     if graph.transformation_linked(tenant, transformation_id).await? {
-        return Ok(());
+        return Ok(None);
     }
     let bucket_name =
         bucket_name.or_else(|| function.body.pointer("/parseConfig/defaultBucket").and_then(Value::as_str));
@@ -79,7 +83,7 @@ pub async fn link(
         None => None,
     };
     let bucket_id = graph.write_bucket(tenant, bucket_id.as_deref()).await?;
-    let schema = function.body.get("outputSchema").or_else(|| function.body.pointer("/parseConfig/schema"));
+    let schema = crate::engines::output_schema(function);
     let mut found = Vec::new();
     if let Some(schema) = schema {
         annotated(schema, output, "", &mut found);
@@ -87,34 +91,46 @@ pub async fn link(
     // pointer → entity, for the declared relations.
     let mut at_pointer: HashMap<String, String> = HashMap::new();
     let reference = (!reference_id.is_empty()).then(|| reference_id.to_string());
-    let mention = |entity_id: String, surface: String, section: String| NewMention {
-        entity_id,
-        reference_id: reference.clone(),
-        transformation_id: Some(transformation_id.to_string()),
-        page: document.map(|d| page_of(d, &surface)),
-        section_label: Some(section),
-        surface,
+    let mut linked = Linked { bucket_id: Some(bucket_id.clone()), ..Linked::default() };
+    let mention = |entity_id: String, surface: String, fallback: String| {
+        let section = structure::section_of(sections, &surface);
+        NewMention {
+            entity_id,
+            reference_id: reference.clone(),
+            transformation_id: Some(transformation_id.to_string()),
+            page: section.map(|s| s.page).or_else(|| document.map(|d| page_of(d, &surface))),
+            section_label: Some(section.map_or(fallback, |s| s.label.clone())),
+            surface,
+        }
+    };
+    let mut record = |new: &NewMention, type_name: &str| {
+        linked.entities.push(LinkedEntity {
+            entity_id: new.entity_id.clone(),
+            surface: new.surface.clone(),
+            type_name: type_name.to_string(),
+            section_label: new.section_label.clone().unwrap_or_default(),
+            page: new.page,
+        })
     };
     for (index, entity) in found.iter().enumerate() {
         let row = json!({ "canonical": entity.surface, "type": entity.type_name, "synonyms": [] });
         let tag = format!("{transformation_id}:{}", entity.pointer);
         let results = graph.seed_rows(tenant, &bucket_id, &[row], &tag, index).await?;
         let Some(entity_id) = results.into_iter().next().and_then(|r| r.entity_id) else { continue };
-        graph
-            .create_mention(
-                tenant,
-                mention(entity_id.clone(), entity.surface.clone(), entity.pointer.clone()),
-            )
-            .await?;
+        let new = mention(entity_id.clone(), entity.surface.clone(), entity.pointer.clone());
+        record(&new, &entity.type_name);
+        graph.create_mention(tenant, new).await?;
         at_pointer.insert(entity.pointer.clone(), entity_id);
     }
     if let Some(document) = document {
-        let linked: Vec<&String> = at_pointer.values().collect();
+        let already: Vec<&String> = at_pointer.values().collect();
         for matched in graph.entities_named_in(tenant, &bucket_id, &document.text).await? {
-            if linked.contains(&&matched.entity_id) {
+            if already.contains(&&matched.entity_id) {
                 continue;
             }
-            graph.create_mention(tenant, mention(matched.entity_id, matched.surface, "text".into())).await?;
+            let new = mention(matched.entity_id, matched.surface, "text".into());
+            record(&new, &matched.type_name);
+            graph.create_mention(tenant, new).await?;
         }
     }
     let relations =
@@ -126,9 +142,24 @@ pub async fn link(
             (end("source"), end("target"), relation_type)
         {
             graph.create_relation(tenant, source, target, relation_type).await?;
+            let surface = |id: &String| {
+                linked
+                    .entities
+                    .iter()
+                    .find(|e| &e.entity_id == id)
+                    .map(|e| e.surface.clone())
+                    .unwrap_or_default()
+            };
+            linked.relations.push(LinkedRelation {
+                source_surface: surface(source),
+                target_surface: surface(target),
+                source: source.clone(),
+                target: target.clone(),
+                relation_type: relation_type.to_string(),
+            });
         }
     }
-    Ok(())
+    Ok(Some(linked))
 }
 
 /// The 1-based page whose text first names `surface` (any case); page 1 when none does

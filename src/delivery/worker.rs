@@ -27,19 +27,23 @@ use crate::graph::Tenant;
 use crate::ids;
 use crate::secrets::SecretsService;
 use crate::store::records::keys::Environment;
-use crate::store::records::outbox::{Attempt, Claimed};
+use crate::store::records::outbox::{Attempt, Claimed, Finished};
 use crate::store::records::Records;
 use reqwest::Method;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tokio::sync::{watch, Semaphore};
+use tokio::sync::{mpsc, watch, Semaphore};
 use tokio::task::JoinHandle;
 
 const TIMEOUT: Duration = Duration::from_secs(15);
 const LEASE_MS: i64 = 60_000;
-const BATCH: i64 = 64;
-const IN_FLIGHT: usize = 32;
+/// Deliveries claimed in one turn at most.
+const BATCH: usize = IN_FLIGHT;
+/// Sends in flight at once per process. Each turn of the worker's loop records what finished
+/// and claims as many rows as slots are free in one transaction, so a turn's cost is shared
+/// by up to this many deliveries.
+pub const IN_FLIGHT: usize = 128;
 /// How often an idle worker looks for due deliveries.
 const POLL: Duration = Duration::from_millis(25);
 /// The secret naming a tenant's S3-compatible endpoint; without it `s3Bucket` is a folder of
@@ -71,42 +75,62 @@ enum Outcome {
 }
 
 impl DeliveryWorker {
-    /// Runs until `stop` turns true; in-flight sends finish first.
+    /// Runs until `stop` turns true; in-flight sends finish and are recorded first.
+    ///
+    /// One loop owns the outbox's writes: each turn records the attempts that finished since
+    /// the last and claims as many due rows as there are free send slots, in one transaction.
+    /// A turn that cannot be written is logged; its leases run out and those rows are sent
+    /// again, so at least once still holds.
     pub fn spawn(self, mut stop: watch::Receiver<bool>) -> JoinHandle<()> {
         tokio::spawn(async move {
             let slots = Arc::new(Semaphore::new(IN_FLIGHT));
+            let (finished_tx, mut finished_rx) = mpsc::channel(IN_FLIGHT);
+            let mut finished = Vec::with_capacity(IN_FLIGHT);
             loop {
-                if *stop.borrow() {
+                let stopping = *stop.borrow_and_update();
+                while let Ok(done) = finished_rx.try_recv() {
+                    finished.push(done);
+                }
+                let free = if stopping { 0 } else { slots.available_permits().min(BATCH) };
+                let mut claimed = Vec::new();
+                if !finished.is_empty() || free > 0 {
+                    let turn =
+                        self.records.settle_and_claim(&finished, ids::now_millis(), LEASE_MS, free as i64);
+                    match turn.await {
+                        Ok(rows) => claimed = rows,
+                        Err(err) => tracing::warn!(error = %err, "recording and claiming deliveries failed"),
+                    }
+                    finished.clear();
+                }
+                if stopping && slots.available_permits() == IN_FLIGHT && finished_rx.is_empty() {
                     break;
                 }
-                let claimed = match self.records.claim_deliveries(ids::now_millis(), LEASE_MS, BATCH).await {
-                    Ok(claimed) => claimed,
-                    Err(err) => {
-                        tracing::warn!(error = %err, "claiming deliveries failed");
-                        Vec::new()
-                    }
-                };
-                if claimed.is_empty() {
-                    tokio::select! {
-                        _ = tokio::time::sleep(POLL) => {}
-                        _ = stop.changed() => {}
-                    }
-                    continue;
-                }
+                let idle = claimed.is_empty();
                 for delivery in claimed {
-                    let permit = slots.clone().acquire_owned().await.expect("never closed");
+                    let permit =
+                        slots.clone().try_acquire_owned().expect("claimed no more than the free slots");
                     let worker = self.clone();
+                    let finished_tx = finished_tx.clone();
                     tokio::spawn(async move {
-                        worker.attempt(delivery).await;
+                        let done = worker.attempt(delivery).await;
+                        // Handed in before the slot frees, so a stop waits for it to be written.
+                        let _ = finished_tx.send(done).await;
                         drop(permit);
                     });
                 }
+                if idle {
+                    // Until a send finishes, new work may be due, or the stop.
+                    tokio::select! {
+                        Some(done) = finished_rx.recv() => finished.push(done),
+                        _ = tokio::time::sleep(POLL) => {}
+                        _ = stop.changed(), if !stopping => {}
+                    }
+                }
             }
-            let _ = slots.acquire_many(IN_FLIGHT as u32).await;
         })
     }
 
-    async fn attempt(&self, delivery: Claimed) {
+    async fn attempt(&self, delivery: Claimed) -> Finished {
         let started = Instant::now();
         let at = ids::now_millis();
         let (outcome, status_code, excerpt, error) = self.send(&delivery).await;
@@ -135,10 +159,7 @@ impl DeliveryWorker {
                 None => "failed",
             },
         };
-        if let Err(err) = self.records.finish_attempt(&delivery.id, number, &attempt, status).await {
-            // The lease runs out and the row is tried again: at least once still holds.
-            tracing::warn!(error = %err, delivery = %delivery.id, "recording a delivery attempt failed");
-        }
+        Finished { delivery_id: delivery.id, number, attempt, status }
     }
 
     async fn send(&self, delivery: &Claimed) -> Answer {

@@ -236,9 +236,13 @@ pub fn setting<'a>(function: &'a FunctionVersion, name: &str) -> Option<&'a Valu
     function.body.get(name).filter(|v| !v.is_null())
 }
 
-/// The function's `outputSchema`, when it has one.
+/// The function's `outputSchema`, when it has one; a `parse` function's is
+/// `parseConfig.schema` (bem-sdk's parse functions carry no `outputSchema`).
 pub fn output_schema(function: &FunctionVersion) -> Option<&Value> {
-    setting(function, "outputSchema").filter(|s| s.as_object().is_some_and(|m| !m.is_empty()))
+    let non_empty = |s: &&Value| s.as_object().is_some_and(|m| !m.is_empty());
+    setting(function, "outputSchema")
+        .filter(non_empty)
+        .or_else(|| function.body.pointer("/parseConfig/schema").filter(non_empty))
 }
 
 pub fn invalid_config(message: impl Into<String>) -> EngineError {

@@ -34,6 +34,7 @@
 //! - **Version histories** list oldest first by default (`sortOrder=desc` for newest
 //!   first), paged by `versionNum` cursors, like every list of the spec (`asc` default).
 
+pub mod copy;
 pub mod listing;
 pub mod model;
 pub mod reach;

@@ -12,6 +12,7 @@ pub mod merges;
 pub mod normalize;
 pub mod queries;
 pub mod relations;
+pub mod resolution;
 pub mod review;
 pub mod seed;
 pub mod window;

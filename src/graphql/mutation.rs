@@ -166,7 +166,7 @@ impl MutationRoot {
         let rc = request(ctx);
         let merged: Vec<String> = entity_ids.into_iter().map(|id| id.0).collect();
         let result =
-            rc.state.graph.merge_entities(&rc.caller.tenant, &id, &merged, &rc.caller.actor()).await.gql()?;
+            rc.state.suggestions.merge(&rc.caller.tenant, &id, &merged, &rc.caller.actor()).await.gql()?;
         Ok(result.into())
     }
 
@@ -177,7 +177,9 @@ impl MutationRoot {
         #[graphql(name = "mergeID")] merge_id: ID,
     ) -> async_graphql::Result<Entity> {
         let rc = request(ctx);
-        Ok(Entity(rc.state.graph.unmerge(&rc.caller.tenant, &merge_id, &rc.caller.actor()).await.gql()?))
+        Ok(Entity(
+            rc.state.suggestions.unmerge(&rc.caller.tenant, &merge_id, &rc.caller.actor()).await.gql()?,
+        ))
     }
 
     /// Accept a merge suggestion: its second entity is merged into the first.

@@ -35,6 +35,8 @@ pub struct SecretsService {
     cipher: Arc<Cipher>,
     /// How long a rotated-out webhook signing secret still signs.
     rotation_window: std::time::Duration,
+    /// Opened signing secrets per environment, for the delivery workers.
+    signing_cache: Arc<signing::KeyCache>,
 }
 
 /// A secret as the API shows it: never its value.
@@ -91,8 +93,23 @@ fn binding(tenant: &Tenant, name: &str) -> String {
 }
 
 impl SecretsService {
+    /// Seals a credential kept outside the secrets table (a connector's), bound to its owner
+    /// and `name` so it cannot be opened under another.
+    pub fn seal_for(&self, tenant: &Tenant, name: &str, value: &str) -> String {
+        self.cipher.seal(&binding(tenant, name), value.as_bytes())
+    }
+
+    /// Opens what [`SecretsService::seal_for`] sealed.
+    pub fn open_for(&self, tenant: &Tenant, name: &str, sealed: &str) -> ServiceResult<String> {
+        let bytes = self
+            .cipher
+            .open(&binding(tenant, name), sealed)
+            .map_err(|_| ServiceError::Internal(anyhow::anyhow!("a sealed credential cannot be opened")))?;
+        Ok(String::from_utf8_lossy(&bytes).into_owned())
+    }
+
     pub fn new(records: Records, cipher: Arc<Cipher>, rotation_window: std::time::Duration) -> Self {
-        Self { records, cipher, rotation_window }
+        Self { records, cipher, rotation_window, signing_cache: Arc::default() }
     }
 
     /// Stores a new secret (409 when the name exists: rotate it instead).

@@ -5,11 +5,55 @@
 //! signing beside it for the rotation window (`CANON_WEBHOOK_ROTATION_HOURS`, default 24),
 //! so each delivery then carries a `v1` for both. Revoking deletes both: deliveries go out
 //! unsigned until a new secret is generated.
+//!
+//! The delivery workers sign every request, so the opened secrets of an environment are kept
+//! in memory for [`KEY_CACHE_TTL`]: generating or revoking here clears this process's copy at
+//! once; another process sharing the record store picks the change up within that second.
 
 use super::{SecretsService, Tenant};
 use crate::error::ServiceResult;
 use crate::ids;
 use ring::rand::{SecureRandom, SystemRandom};
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// How long an environment's opened signing secrets are reused without reading the store.
+pub const KEY_CACHE_TTL: Duration = Duration::from_secs(1);
+/// Environments kept at most (the cache is cleared when full: it only saves reads).
+const KEY_CACHE_CAPACITY: usize = 10_000;
+
+/// An environment's opened signing secrets as last read.
+#[derive(Clone)]
+struct OpenedKeys {
+    read_at: Instant,
+    current: Option<String>,
+    /// The rotated-out secret and until when (epoch ms) it still signs.
+    previous: Option<(String, i64)>,
+}
+
+/// Opened signing secrets by environment.
+#[derive(Default)]
+pub struct KeyCache(Mutex<HashMap<String, OpenedKeys>>);
+
+impl KeyCache {
+    fn get(&self, key: &str) -> Option<OpenedKeys> {
+        let map = self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        map.get(key).filter(|entry| entry.read_at.elapsed() < KEY_CACHE_TTL).cloned()
+    }
+
+    fn put(&self, key: String, keys: OpenedKeys) {
+        let mut map = self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if map.len() >= KEY_CACHE_CAPACITY {
+            map.clear();
+        }
+        map.insert(key, keys);
+    }
+
+    fn forget(&self, key: &str) {
+        self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).remove(key);
+    }
+}
 
 /// What `GET /v3/webhook-secret` may show: that a secret exists, never its value.
 #[derive(Clone, Debug, PartialEq)]
@@ -35,6 +79,7 @@ impl SecretsService {
         let now = ids::now_millis();
         let until = now + self.rotation_window.as_millis() as i64;
         self.records.rotate_signing_secret(tenant.owner(), &sealed, now, until).await?;
+        self.signing_cache.forget(&binding(tenant));
         Ok(secret)
     }
 
@@ -53,30 +98,51 @@ impl SecretsService {
 
     /// Revokes the signing secret (and a rotating previous one); false when there was none.
     pub async fn revoke_signing_secret(&self, tenant: &Tenant) -> ServiceResult<bool> {
-        Ok(self.records.delete_signing_secret(tenant.owner()).await?)
+        let revoked = self.records.delete_signing_secret(tenant.owner()).await?;
+        self.signing_cache.forget(&binding(tenant));
+        Ok(revoked)
     }
 
     /// The secrets a delivery is signed with now: the current one, then the previous one
     /// while its rotation window lasts. Empty when none is active (deliveries go unsigned).
     pub async fn signing_keys(&self, tenant: &Tenant) -> Result<Vec<String>, String> {
+        let binding = binding(tenant);
+        let opened = match self.signing_cache.get(&binding) {
+            Some(opened) => opened,
+            None => {
+                let opened = self.open_signing_keys(tenant, &binding).await?;
+                self.signing_cache.put(binding, opened.clone());
+                opened
+            }
+        };
+        let mut keys: Vec<String> = opened.current.into_iter().collect();
+        // The window is checked on every use, so a cached copy never outlives it.
+        if let Some((previous, until)) = opened.previous {
+            if until > ids::now_millis() {
+                keys.push(previous);
+            }
+        }
+        Ok(keys)
+    }
+
+    async fn open_signing_keys(&self, tenant: &Tenant, binding: &str) -> Result<OpenedKeys, String> {
         let stored = self
             .records
             .signing_secret(tenant.owner())
             .await
             .map_err(|err| format!("reading the webhook secret: {err}"))?;
-        let Some(stored) = stored else { return Ok(Vec::new()) };
         let open = |sealed: &str| {
             self.cipher
-                .open(&binding(tenant), sealed)
+                .open(binding, sealed)
                 .map(|plain| String::from_utf8_lossy(&plain).to_string())
                 .map_err(|err| err.to_string())
         };
-        let mut keys = vec![open(&stored.sealed)?];
-        if let (Some(previous), Some(until)) = (&stored.previous_sealed, stored.previous_until) {
-            if until > ids::now_millis() {
-                keys.push(open(previous)?);
-            }
-        }
-        Ok(keys)
+        let read_at = Instant::now();
+        let Some(stored) = stored else { return Ok(OpenedKeys { read_at, current: None, previous: None }) };
+        let previous = match (&stored.previous_sealed, stored.previous_until) {
+            (Some(sealed), Some(until)) => Some((open(sealed)?, until)),
+            _ => None,
+        };
+        Ok(OpenedKeys { read_at, current: Some(open(&stored.sealed)?), previous })
     }
 }

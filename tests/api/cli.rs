@@ -43,7 +43,7 @@ async fn keys_create_prints_one_key_that_works_at_once_while_canon_serves() {
 }
 
 #[tokio::test]
-async fn keys_list_never_shows_secrets_and_revoke_stops_a_key_at_once() {
+async fn keys_list_never_shows_secrets_and_revoke_stops_a_key() {
     let app = spawn_app().await;
     let account = crate::helpers::unique("cli-co");
     let key =

@@ -23,6 +23,16 @@ pub struct TestApp {
     _data_dir: TempDir,
 }
 
+impl TestApp {
+    /// The record store's URL, for a second process (the CLI) opening it beside the server.
+    pub fn database_url(&self) -> String {
+        match &self.config.database_url {
+            Some(url) => url.clone(),
+            None => canon::data_dir::sqlite_url(&self.config.data_dir),
+        }
+    }
+}
+
 pub fn vendor_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("vendor")
 }

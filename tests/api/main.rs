@@ -1,23 +1,29 @@
 //! One integration-test binary for the whole HTTP surface, over real HTTP and real backends.
 
+mod accuracy;
 mod auth;
 mod buckets;
 mod calls;
 mod cli;
 mod collections;
 mod concurrency;
+mod connectors;
 mod contract;
+mod copies;
 mod curation;
+mod datasets;
 mod delivery;
 mod docs;
 mod engines;
 mod entities;
 mod entity_types;
+mod fs;
 mod functions;
 mod graph;
 mod graphql;
 mod helpers;
 mod hostile_input;
+mod infer_schema;
 mod jobs;
 mod lifecycle;
 mod memory_bounds;
@@ -30,4 +36,5 @@ mod review;
 mod sdk;
 mod security;
 mod suggestions;
+mod views;
 mod workflows;

@@ -136,7 +136,7 @@ async fn two_documents_naming_one_company_two_ways_end_in_one_entity_with_two_me
     assert_eq!(references, vec!["doc-1", "doc-2"]);
     let surfaces: Vec<&str> = mentions.iter().map(|m| m["surface"].as_str().unwrap()).collect();
     assert_eq!(surfaces, vec!["Acme Corporation", "ACME Corp."]);
-    assert_eq!(mentions[0]["sectionLabel"], "/vendor");
+    assert_eq!(mentions[0]["sectionLabel"], "page 1 › paragraph 1", "the section naming it");
     assert_eq!(mentions[0]["page"], 1);
     let transformation = one["outputs"][0]["transformationID"].as_str().unwrap();
     assert_eq!(
@@ -166,7 +166,7 @@ async fn known_entities_named_in_the_text_are_linked_by_the_gazetteer() {
     let entity = json(app.get(&format!("/v3/entities/{globex}")).await).await;
     assert_eq!(entity["mentionCount"], 1, "{entity}");
     assert_eq!(entity["previewMentions"][0]["surface"], "Globex");
-    assert_eq!(entity["previewMentions"][0]["sectionLabel"], "text");
+    assert_eq!(entity["previewMentions"][0]["sectionLabel"], "page 1 › paragraph 1");
     assert_eq!(entity["previewMentions"][0]["referenceID"], "doc-g");
 }
 

@@ -29,6 +29,21 @@ async fn the_python_sdk_works_unchanged_on_subscriptions() {
 }
 
 #[tokio::test]
+async fn the_python_sdk_works_unchanged_on_accuracy() {
+    run_script(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/sdk/accuracy.py")).await;
+}
+
+#[tokio::test]
+async fn the_python_sdk_works_unchanged_on_views() {
+    run_script(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/sdk/views.py")).await;
+}
+
+#[tokio::test]
+async fn the_python_sdk_works_unchanged_on_fs_copies_and_connectors() {
+    run_script(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/sdk/fs_copies_connectors.py")).await;
+}
+
+#[tokio::test]
 async fn the_python_sdk_does_not_retry_a_conflict() {
     run_script(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/sdk/retries.py")).await;
 }

@@ -98,3 +98,196 @@ async fn short_names_are_only_ever_suggested() {
     assert_eq!(json(app.get(&format!("/v3/entities/{acmee}")).await).await["entityID"], acmee.as_str());
     assert_ne!(acme, acmee);
 }
+
+/// A `Restaurant` type whose phone and city compare, and one entity per row.
+async fn restaurants(app: &TestApp, rows: &[(&str, &str, &str)]) -> Vec<String> {
+    let schema = json!({ "properties": {
+        "phone": { "type": "string", "x-compare": "identifier" },
+        "city": { "type": "string", "x-compare": "exact" },
+    }});
+    let created =
+        app.post("/v3/entity-types", json!({ "name": "Restaurant", "attributeSchema": schema })).await;
+    assert!(created.status().is_success());
+    let rows: Vec<Value> = rows
+        .iter()
+        .map(|(name, phone, city)| {
+            json!({ "canonical": name, "type": "Restaurant", "attributes": { "phone": phone, "city": city } })
+        })
+        .collect();
+    let body = app.seed(json!(rows)).await;
+    body["results"].as_array().unwrap().iter().map(|r| r["entityID"].as_str().unwrap().to_string()).collect()
+}
+
+fn explained_score(page: &Value, name: &str) -> (f64, Value) {
+    let suggestion = page["suggestions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| pair_of(s).iter().any(|n| n == name))
+        .unwrap_or_else(|| panic!("no suggestion for {name}: {page}"));
+    (suggestion["score"].as_f64().unwrap(), suggestion["signals"]["explanation"].clone())
+}
+
+#[tokio::test]
+async fn agreeing_attributes_raise_a_score_and_disagreeing_ones_lower_it_with_the_reasons_shown() {
+    let app = spawn_app().await;
+    app.entity("Initech Software", "Company").await;
+    app.entity("Initech Software Group", "Company").await;
+    restaurants(
+        &app,
+        &[
+            ("Initech Software", "212 555 0100", "austin"),
+            ("Initech Software Group", "(212) 555-0100", "austin"),
+        ],
+    )
+    .await;
+    // A third type keeps the disagreeing pair apart from the agreeing one.
+    let schema = json!({ "properties": { "city": { "type": "string", "x-compare": "exact" } } });
+    let shop = app.post("/v3/entity-types", json!({ "name": "Shop", "attributeSchema": schema })).await;
+    assert!(shop.status().is_success());
+    app.seed(json!([
+        { "canonical": "Initech Software", "type": "Shop", "attributes": { "city": "austin" } },
+        { "canonical": "Initech Software Group", "type": "Shop", "attributes": { "city": "berlin" } },
+    ]))
+    .await;
+    refresh(&app).await;
+
+    let page = json(app.get("/v3/merge-suggestions").await).await;
+    let by_type = |type_name: &str| {
+        page["suggestions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["entities"][0]["type"] == type_name)
+            .map(|s| (s["score"].as_f64().unwrap(), s["signals"]["explanation"].clone()))
+    };
+    let (name_only, explanation) = by_type("Company").expect("the name-only pair is suggested");
+    assert_eq!(explanation["fields"][0]["field"], "name", "{explanation}");
+    assert!(explanation["fields"][0]["weight"].as_f64().is_some());
+    assert!(explanation["fields"][0]["level"].is_string());
+    // Phone and city agree: merged automatically (so no longer suggested).
+    assert!(by_type("Restaurant").is_none(), "{page}");
+    // City disagrees: below the name-only score, or not suggested at all.
+    if let Some((lower, explanation)) = by_type("Shop") {
+        assert!(lower < name_only, "{lower} {name_only}");
+        let city = explanation["fields"].as_array().unwrap().iter().find(|f| f["field"] == "city").unwrap();
+        assert_eq!(city["level"], "different");
+        assert!(city["weight"].as_f64().unwrap() < 0.0, "{city}");
+    }
+}
+
+#[tokio::test]
+async fn names_that_differ_but_share_a_phone_and_city_merge_and_one_word_spellings_do_not() {
+    let app = spawn_app().await;
+    let ids = restaurants(
+        &app,
+        &[
+            ("Arnie Morton's of Chicago", "310 246 1501", "los angeles"),
+            ("Arnie Morton's Steakhouse", "310-246-1501", "los angeles"),
+            ("Zarela", "212 644 6740", "new york"),
+            ("Zarzuela", "202 555 0199", "washington"),
+        ],
+    )
+    .await;
+    let result = refresh(&app).await;
+    assert_eq!(json(app.get(&format!("/v3/entities/{}", ids[1])).await).await["entityID"], ids[0].as_str());
+    assert_ne!(
+        json(app.get(&format!("/v3/entities/{}", ids[3])).await).await["entityID"],
+        ids[2].as_str(),
+        "zarela / zarzuela: {result}"
+    );
+    // Names alone: one-word spelling variants wait for a person at most.
+    let zarela = app.entity("Zarela", "Company").await;
+    let zarzuela = app.entity("Zarzuela", "Company").await;
+    let marichu = app.entity("Marichu", "Company").await;
+    let march = app.entity("March", "Company").await;
+    refresh(&app).await;
+    for (a, b) in [(&zarela, &zarzuela), (&marichu, &march)] {
+        assert_eq!(json(app.get(&format!("/v3/entities/{b}")).await).await["entityID"], b.as_str());
+        assert_ne!(a, b);
+    }
+    let page = json(app.get("/v3/merge-suggestions").await).await;
+    if page["suggestions"].as_array().unwrap().iter().any(|s| pair_of(s).contains(&"Zarela".to_string())) {
+        assert!(explained_score(&page, "Zarela").1["fields"].is_array());
+    }
+}
+
+#[tokio::test]
+async fn a_refresh_run_twice_gives_the_same_suggestions() {
+    let app = spawn_app().await;
+    for name in
+        ["Initech Software", "Initech Software Group", "Hooli Cloud", "Hooli Cloud Services", "Acme", "Acmee"]
+    {
+        app.entity(name, "Company").await;
+    }
+    let first = refresh(&app).await;
+    let page = json(app.get("/v3/merge-suggestions").await).await;
+    let second = refresh(&app).await;
+    assert_eq!(
+        (second["suggested"].as_i64(), second["autoMerged"].as_i64()),
+        (Some(0), Some(0)),
+        "{first} {second}"
+    );
+    assert_eq!(json(app.get("/v3/merge-suggestions").await).await, page);
+}
+
+/// The score of a new "Vandelay Software" pair after a person decided on an "Initech
+/// Software" pair: `none`, `dismiss` (the suggestion), `merge` (by hand) or `unmerge`;
+/// 1 when it merged automatically, 0 when it was not even suggested.
+async fn vandelay_score_after(decision: &str) -> f64 {
+    let app = spawn_app().await;
+    let initech = app.entity("Initech Software", "Company").await;
+    let group = app.entity("Initech Software Group", "Company").await;
+    match decision {
+        "dismiss" => {
+            refresh(&app).await;
+            let page = json(app.get("/v3/merge-suggestions").await).await;
+            let id = page["suggestions"][0]["suggestionID"].as_str().unwrap().to_string();
+            assert_eq!(
+                app.post(&format!("/v3/merge-suggestions/{id}/dismiss"), json!({})).await.status(),
+                200
+            );
+        }
+        "merge" | "unmerge" => {
+            let merged =
+                app.post(&format!("/v3/entities/{initech}/merge"), json!({ "entityIDs": [group] })).await;
+            let merged = json(merged).await;
+            if decision == "unmerge" {
+                let merge_id = merged["merges"][0]["mergeID"].as_str().unwrap().to_string();
+                assert_eq!(app.post(&format!("/v3/merges/{merge_id}/undo"), json!({})).await.status(), 200);
+                assert_eq!(refresh(&app).await["suggested"], 0, "an undone merge is not suggested again");
+            }
+        }
+        _ => {}
+    }
+    app.entity("Vandelay Software", "Company").await;
+    app.entity("Vandelay Software Group", "Company").await;
+    if refresh(&app).await["autoMerged"] == 1 {
+        return 1.0; // above the automatic-merge threshold
+    }
+    let page = json(app.get("/v3/merge-suggestions").await).await;
+    let vandelay = page["suggestions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| pair_of(s)[0] == "Vandelay Software")
+        .map(|s| s["score"].as_f64().unwrap());
+    vandelay.unwrap_or(0.0)
+}
+
+#[tokio::test]
+async fn a_dismissed_suggestion_teaches_the_model_to_score_pairs_like_it_lower() {
+    let untaught = vandelay_score_after("none").await;
+    let taught = vandelay_score_after("dismiss").await;
+    assert!(untaught > 0.0, "suggested before any label");
+    assert!(taught < untaught, "{taught} {untaught}");
+}
+
+#[tokio::test]
+async fn a_manual_merge_raises_and_an_unmerge_lowers_the_scores_of_pairs_like_it() {
+    let untaught = vandelay_score_after("none").await;
+    let merged = vandelay_score_after("merge").await;
+    let unmerged = vandelay_score_after("unmerge").await;
+    assert!(merged > untaught, "{merged} {untaught}");
+    assert!(unmerged < merged, "{unmerged} {merged}");
+}

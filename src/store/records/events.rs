@@ -43,6 +43,8 @@ pub struct EventFilter {
     pub reference_ids: Vec<String>,
     pub reference_id_substring: Option<String>,
     pub is_labelled: Option<bool>,
+    /// Only outputs of regression runs (true) or none of them (false).
+    pub is_regression: Option<bool>,
     /// `Some(true)` only errors, `Some(false)` only non-errors.
     pub errors: Option<bool>,
     pub include_intermediate: bool,
@@ -193,6 +195,13 @@ impl Records {
         match filter.is_labelled {
             Some(true) => conditions.raw("labelled = 1"),
             Some(false) => conditions.raw("labelled = 0"),
+            None => &mut conditions,
+        };
+        match filter.is_regression {
+            Some(true) => conditions.raw("call_id IN (SELECT call_id FROM regression_calls)"),
+            Some(false) => {
+                conditions.raw("COALESCE(call_id, '') NOT IN (SELECT call_id FROM regression_calls)")
+            }
             None => &mut conditions,
         };
         match filter.errors {

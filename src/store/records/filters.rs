@@ -52,6 +52,17 @@ impl Filter {
         self
     }
 
+    /// `column IN ({select} IN (values))`: `select` is a subquery up to its own `IN` list
+    /// (`SELECT view_id FROM view_functions WHERE function_id`); an empty list adds nothing.
+    pub fn any_of_through(&mut self, column: &str, select: &str, values: &[String]) -> &mut Self {
+        if !values.is_empty() {
+            let list = placeholders(self.next(), values.len());
+            self.clauses.push(format!("{column} IN ({select} IN ({list}))"));
+            self.binds.extend(values.iter().cloned().map(Bind::Text));
+        }
+        self
+    }
+
     /// Case-insensitive substring, wildcards in `text` taken literally.
     pub fn contains(&mut self, column: &str, text: &str) -> &mut Self {
         self.clauses.push(format!("LOWER({column}) LIKE ${} ESCAPE '\\'", self.next()));

@@ -3,6 +3,7 @@
 //! account and environment; versions are reached through their head row.
 
 use super::collections::Owner;
+use super::filters::placeholders;
 use super::{RecordError, Records};
 use crate::functions::model::FunctionVersion;
 use serde_json::Value;
@@ -97,10 +98,6 @@ pub(crate) fn is_unique_violation(err: &sqlx::Error) -> bool {
 }
 
 /// `$from, $from+1, …` for `count` values.
-pub(crate) fn placeholders(from: usize, count: usize) -> String {
-    (from..from + count).map(|i| format!("${i}")).collect::<Vec<_>>().join(", ")
-}
-
 async fn insert_version(
     conn: &mut sqlx::AnyConnection,
     function_id: &str,

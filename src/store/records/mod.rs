@@ -4,8 +4,13 @@
 //! One SQL text serves both databases through sqlx's `Any` driver (`$1` placeholders work
 //! in both); where the dialects differ (`FOR UPDATE SKIP LOCKED`) the query says so.
 
+pub mod accuracy;
+pub mod accuracy_runs;
 pub mod calls;
 pub mod collections;
+pub mod connectors;
+pub mod datasets;
+pub mod documents;
 pub mod events;
 pub mod filters;
 pub mod functions;
@@ -17,6 +22,7 @@ pub mod seed_jobs;
 pub mod subscriptions;
 pub mod suggestions;
 pub mod users;
+pub mod views;
 pub mod workflows;
 
 use futures::future::BoxFuture;
@@ -88,6 +94,7 @@ impl Records {
     pub async fn migrate(&self) -> Result<(), RecordError> {
         let migrator = Migrator::new(Embedded).await?;
         migrator.run(&self.pool).await?;
+        self.ensure_search_index().await?;
         Ok(())
     }
 
@@ -133,6 +140,9 @@ const MIGRATIONS: &[(i64, &str, &str)] = migrations!(
     1 => "0001_init", 2 => "0002_seed_jobs", 3 => "0003_users", 4 => "0004_merge_suggestions",
     5 => "0005_collections", 6 => "0006_pipeline", 7 => "0007_tenant_secrets",
     8 => "0008_delivery",
+    9 => "0009_accuracy",
+    10 => "0010_views",
+    11 => "0011_documents",
 );
 
 /// The migrations compiled into the binary.

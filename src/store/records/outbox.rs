@@ -3,6 +3,7 @@
 //! row is claimed again), and every attempt kept for the delivery log.
 
 use super::collections::Owner;
+use super::filters::placeholders;
 use super::{RecordError, Records};
 use sqlx::any::AnyRow;
 use sqlx::{Any, Row, Transaction};
@@ -94,6 +95,16 @@ pub struct Attempt {
     pub next_retry_at: Option<i64>,
 }
 
+/// A finished attempt of a delivery and the state it leaves the delivery in.
+#[derive(Clone, Debug)]
+pub struct Finished {
+    pub delivery_id: String,
+    /// The attempt's number (1 for the first).
+    pub number: i64,
+    pub attempt: Attempt,
+    pub status: &'static str,
+}
+
 /// A delivery with its attempts, for the log.
 #[derive(Clone, Debug)]
 pub struct DeliveryRecord {
@@ -105,6 +116,122 @@ pub struct DeliveryRecord {
     pub next_attempt_at: i64,
     pub created_at: i64,
     pub attempts: Vec<Attempt>,
+}
+
+/// Attempt rows per INSERT (8 values each, far below either database's parameter limit).
+const ATTEMPTS_PER_INSERT: usize = 128;
+
+/// Writes finished attempts: delivered rows (nearly all of them) in one UPDATE, the rest one
+/// by one, and every attempt row in multi-row INSERTs.
+async fn settle(tx: &mut Transaction<'_, Any>, finished: &[Finished]) -> Result<(), RecordError> {
+    let (delivered, others): (Vec<&Finished>, Vec<&Finished>) =
+        finished.iter().partition(|done| done.status == "delivered" && done.attempt.next_retry_at.is_none());
+    if let Some(last) = delivered.iter().map(|done| done.attempt.at).max() {
+        // attempts + 1 is each row's attempt number: only the worker holding the lease counts.
+        let sql = format!(
+            "UPDATE deliveries SET status = 'delivered', attempts = attempts + 1, next_attempt_at = $1, \
+                 lease_until = 0, updated_at = $1 WHERE id IN ({})",
+            placeholders(2, delivered.len())
+        );
+        let mut query = sqlx::query(&sql).bind(last);
+        for done in &delivered {
+            query = query.bind(&done.delivery_id);
+        }
+        query.execute(&mut **tx).await?;
+    }
+    for done in others {
+        let attempt = &done.attempt;
+        sqlx::query(
+            "UPDATE deliveries SET status = $2, attempts = $3, next_attempt_at = $4, lease_until = 0, updated_at = $5 \
+             WHERE id = $1",
+        )
+        .bind(&done.delivery_id)
+        .bind(done.status)
+        .bind(done.number)
+        .bind(attempt.next_retry_at.unwrap_or(attempt.at))
+        .bind(attempt.at)
+        .execute(&mut **tx)
+        .await?;
+    }
+    for chunk in finished.chunks(ATTEMPTS_PER_INSERT) {
+        let rows: Vec<String> =
+            (0..chunk.len()).map(|i| format!("({})", placeholders(i * 8 + 1, 8))).collect();
+        let sql = format!(
+            "INSERT INTO delivery_attempts (delivery_id, attempt, attempted_at, status_code, latency_ms, \
+                 response_excerpt, error, next_retry_at) VALUES {} ON CONFLICT (delivery_id, attempt) DO NOTHING",
+            rows.join(", ")
+        );
+        let mut query = sqlx::query(&sql);
+        for done in chunk {
+            let attempt = &done.attempt;
+            query = query
+                .bind(&done.delivery_id)
+                .bind(done.number)
+                .bind(attempt.at)
+                .bind(attempt.status_code)
+                .bind(attempt.latency_ms)
+                .bind(&attempt.response_excerpt)
+                .bind(&attempt.error)
+                .bind(attempt.next_retry_at);
+        }
+        query.execute(&mut **tx).await?;
+    }
+    Ok(())
+}
+
+/// Takes the leases of up to `limit` due deliveries and reads what they carry.
+async fn claim(
+    tx: &mut Transaction<'_, Any>,
+    now: i64,
+    lease_ms: i64,
+    limit: i64,
+) -> Result<Vec<Claimed>, RecordError> {
+    let leased = sqlx::query(
+        "UPDATE deliveries SET lease_until = $2 \
+         WHERE id IN (SELECT id FROM deliveries \
+                      WHERE status = 'pending' AND next_attempt_at <= $1 AND lease_until <= $1 \
+                      ORDER BY next_attempt_at LIMIT $3) \
+           AND status = 'pending' AND lease_until <= $1 \
+         RETURNING id",
+    )
+    .bind(now)
+    .bind(now + lease_ms)
+    .bind(limit)
+    .fetch_all(&mut **tx)
+    .await?;
+    if leased.is_empty() {
+        return Ok(Vec::new());
+    }
+    let sql = format!(
+        "SELECT d.id, d.account_id, d.environment, d.subscription_id, d.destination, d.attempts, d.event_id, \
+             e.body, s.webhook_url, s.s3_bucket, s.s3_file_path, s.google_drive_folder_id \
+         FROM deliveries d JOIN events e ON e.id = d.event_id \
+         LEFT JOIN subscriptions s ON s.id = d.subscription_id WHERE d.id IN ({}) \
+         ORDER BY d.next_attempt_at, d.id",
+        placeholders(1, leased.len())
+    );
+    let mut query = sqlx::query(&sql);
+    for row in &leased {
+        query = query.bind(row.get::<String, _>("id"));
+    }
+    let rows = query.fetch_all(&mut **tx).await?;
+    Ok(rows
+        .iter()
+        .map(|row| Claimed {
+            id: row.get("id"),
+            account_id: row.get("account_id"),
+            environment: row.get("environment"),
+            subscription_id: row.get("subscription_id"),
+            destination: row.get("destination"),
+            attempts: row.get("attempts"),
+            event_id: row.get("event_id"),
+            body: row.get("body"),
+            webhook_url: row.get("webhook_url"),
+            s3_bucket: row.get("s3_bucket"),
+            s3_file_path: row.get("s3_file_path"),
+            google_drive_folder_id: row.get("google_drive_folder_id"),
+        })
+        .collect())
 }
 
 fn delivery(row: &AnyRow) -> DeliveryRecord {
@@ -121,102 +248,37 @@ fn delivery(row: &AnyRow) -> DeliveryRecord {
 }
 
 impl Records {
-    /// Claims up to `limit` due deliveries for `lease_ms`.
-    pub async fn claim_deliveries(
+    /// Records finished attempts and claims up to `limit` due deliveries for `lease_ms`, in
+    /// one write transaction: the delivery worker is then one writer, not two taking turns at
+    /// SQLite's write lock (whose busy wait sleeps for milliseconds). Two processes never hold
+    /// the same row: the claim's outer condition is checked again on each row it updates.
+    pub async fn settle_and_claim(
         &self,
+        finished: &[Finished],
         now: i64,
         lease_ms: i64,
         limit: i64,
     ) -> Result<Vec<Claimed>, RecordError> {
-        let due = sqlx::query(
-            "SELECT id FROM deliveries WHERE status = 'pending' AND next_attempt_at <= $1 AND lease_until <= $1 \
-             ORDER BY next_attempt_at LIMIT $2",
-        )
-        .bind(now)
-        .bind(limit)
-        .fetch_all(&self.pool)
-        .await?;
-        let mut claimed = Vec::new();
-        for row in due {
-            let id: String = row.get("id");
-            let done = sqlx::query(
-                "UPDATE deliveries SET lease_until = $2 WHERE id = $1 AND status = 'pending' AND lease_until <= $3",
-            )
-            .bind(&id)
-            .bind(now + lease_ms)
-            .bind(now)
-            .execute(&self.pool)
-            .await?;
-            if done.rows_affected() != 1 {
-                continue; // another worker has it
-            }
-            let row = sqlx::query(
-                "SELECT d.id, d.account_id, d.environment, d.subscription_id, d.destination, d.attempts, d.event_id, \
-                     e.body, s.webhook_url, s.s3_bucket, s.s3_file_path, s.google_drive_folder_id \
-                 FROM deliveries d JOIN events e ON e.id = d.event_id \
-                 LEFT JOIN subscriptions s ON s.id = d.subscription_id WHERE d.id = $1",
-            )
-            .bind(&id)
-            .fetch_optional(&self.pool)
-            .await?;
-            if let Some(row) = row {
-                claimed.push(Claimed {
-                    id: row.get("id"),
-                    account_id: row.get("account_id"),
-                    environment: row.get("environment"),
-                    subscription_id: row.get("subscription_id"),
-                    destination: row.get("destination"),
-                    attempts: row.get("attempts"),
-                    event_id: row.get("event_id"),
-                    body: row.get("body"),
-                    webhook_url: row.get("webhook_url"),
-                    s3_bucket: row.get("s3_bucket"),
-                    s3_file_path: row.get("s3_file_path"),
-                    google_drive_folder_id: row.get("google_drive_folder_id"),
-                });
-            }
+        if finished.is_empty() && (limit <= 0 || !self.any_due(now).await?) {
+            // An idle worker only reads: a write transaction every poll would keep taking
+            // SQLite's write lock from everyone else (the CLI's writes among them).
+            return Ok(Vec::new());
         }
+        let mut tx = self.begin_write().await?;
+        settle(&mut tx, finished).await?;
+        let claimed = if limit > 0 { claim(&mut tx, now, lease_ms, limit).await? } else { Vec::new() };
+        tx.commit().await?;
         Ok(claimed)
     }
 
-    /// Records an attempt and the delivery's new state (`pending` with the next retry time,
-    /// or `delivered`, `failed`, `disabled`), releasing the lease.
-    pub async fn finish_attempt(
-        &self,
-        delivery_id: &str,
-        attempt_number: i64,
-        attempt: &Attempt,
-        status: &str,
-    ) -> Result<(), RecordError> {
-        let mut tx = self.begin_write().await?;
-        sqlx::query(
-            "UPDATE deliveries SET status = $2, attempts = $3, next_attempt_at = $4, lease_until = 0, updated_at = $5 \
-             WHERE id = $1",
+    async fn any_due(&self, now: i64) -> Result<bool, RecordError> {
+        let due = sqlx::query(
+            "SELECT id FROM deliveries WHERE status = 'pending' AND next_attempt_at <= $1 AND lease_until <= $1 LIMIT 1",
         )
-        .bind(delivery_id)
-        .bind(status)
-        .bind(attempt_number)
-        .bind(attempt.next_retry_at.unwrap_or(attempt.at))
-        .bind(attempt.at)
-        .execute(&mut *tx)
+        .bind(now)
+        .fetch_optional(&self.pool)
         .await?;
-        sqlx::query(
-            "INSERT INTO delivery_attempts (delivery_id, attempt, attempted_at, status_code, latency_ms, \
-                 response_excerpt, error, next_retry_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) \
-             ON CONFLICT (delivery_id, attempt) DO NOTHING",
-        )
-        .bind(delivery_id)
-        .bind(attempt_number)
-        .bind(attempt.at)
-        .bind(attempt.status_code)
-        .bind(attempt.latency_ms)
-        .bind(&attempt.response_excerpt)
-        .bind(&attempt.error)
-        .bind(attempt.next_retry_at)
-        .execute(&mut *tx)
-        .await?;
-        tx.commit().await?;
-        Ok(())
+        Ok(due.is_some())
     }
 
     /// The deliveries of a subscription or of an event (newest last), with their attempts.

@@ -119,4 +119,48 @@ impl Records {
         .await?;
         Ok(done.rows_affected() == 1)
     }
+
+    /// Pairs a person decided (accepted or dismissed, not merged automatically), oldest
+    /// first: the labels resolution learns from.
+    pub async fn decided_suggestions(
+        &self,
+        account_id: &str,
+        environment: &str,
+    ) -> Result<Vec<StoredSuggestion>, RecordError> {
+        let rows = sqlx::query(&format!(
+            "SELECT {COLUMNS} FROM merge_suggestions WHERE account_id = $1 AND environment = $2 \
+             AND status IN ('accepted', 'dismissed') AND decided_by <> 'auto-merge' ORDER BY id"
+        ))
+        .bind(account_id)
+        .bind(environment)
+        .fetch_all(&self.pool)
+        .await?;
+        Ok(rows.into_iter().map(read).collect())
+    }
+
+    /// Records a person's decision on a pair (a manual merge: `accepted`; an unmerge:
+    /// `dismissed`), replacing what was stored for it: a label, and never suggested again.
+    pub async fn record_decision(&self, new: NewSuggestion<'_>, by: &str) -> Result<(), RecordError> {
+        let now = ids::now_millis();
+        sqlx::query(
+            "INSERT INTO merge_suggestions (id, account_id, environment, bucket_id, entity_a, entity_b, score, signals, \
+             status, decided_by, decided_at, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11) \
+             ON CONFLICT (account_id, environment, entity_a, entity_b) DO UPDATE SET status = $9, decided_by = $10, \
+             decided_at = $11, signals = $8",
+        )
+        .bind(ids::new_id("msg"))
+        .bind(new.account_id)
+        .bind(new.environment)
+        .bind(new.bucket_id)
+        .bind(new.entity_a)
+        .bind(new.entity_b)
+        .bind(new.score)
+        .bind(new.signals.to_string())
+        .bind(new.status)
+        .bind(by)
+        .bind(now)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
 }

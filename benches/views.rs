@@ -1,0 +1,233 @@
+//! Views: `POST /v3/views/table-data` (a page of 50, filtered) and
+//! `POST /v3/views/aggregation-data` (a 20-group aggregation) over 100,000 output events of
+//! two functions, p50/p99 through the API, beside the plain SQL that reads the same rows
+//! straight from the database in the same run (the limit). On SQLite, then on PostgreSQL
+//! when `CANON_BENCH_DATABASE_URL` (default postgres://postgres@127.0.0.1:5432/test) answers
+//! (`CANON_BENCH_SKIP_SQLITE=1` for PostgreSQL alone).
+//! Goal: p99 ≤ 100 ms for both.
+
+mod common;
+
+use canon::store::records::collections::Owner;
+use canon::store::records::events::NewEvent;
+use futures::StreamExt;
+use serde_json::{json, Value};
+use sqlx::Row;
+use std::time::{Duration, Instant};
+
+const EVENTS: usize = 100_000;
+const RUNS: usize = 60;
+const GROUPS: usize = 20;
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    sqlx::any::install_default_drivers();
+    if std::env::var_os("CANON_BENCH_SKIP_SQLITE").is_none() {
+        run(None).await?;
+    }
+    let admin = std::env::var("CANON_BENCH_DATABASE_URL")
+        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".to_string());
+    match sqlx::AnyPool::connect(&admin).await {
+        Ok(pool) => {
+            let name = format!("canon_bench_views_{}", ulid::Ulid::new().to_string().to_lowercase());
+            sqlx::query(&format!("CREATE DATABASE {name}")).execute(&pool).await?;
+            let (base, _) = admin.rsplit_once('/').unwrap_or((&admin, ""));
+            run(Some(format!("{base}/{name}"))).await?;
+            pool.close().await;
+        }
+        Err(err) => println!("views on PostgreSQL: skipped ({err})"),
+    }
+    Ok(())
+}
+
+/// One database: load, then time canon and the plain SQL.
+async fn run(database_url: Option<String>) -> anyhow::Result<()> {
+    let mut sqlite_file = None;
+    let postgres = database_url.is_some();
+    let bench = common::start(|config| {
+        config.database_url = database_url.clone();
+        sqlite_file = Some(config.data_dir.join("canon.sqlite"));
+    })
+    .await?;
+    let url = match &database_url {
+        Some(url) => url.clone(),
+        None => format!("sqlite://{}", sqlite_file.expect("data dir").display()),
+    };
+    let schema = json!({"type": "object", "properties": {
+        "invoiceNumber": {"type": "string"}, "total": {"type": "number"}, "vendor": {"type": "string"}}});
+    let mut ids = Vec::new();
+    for name in ["invoices", "receipts"] {
+        let body = json!({"functionName": name, "type": "extract", "outputSchema": schema});
+        let created: Value = bench.post("/v3/functions", &body).send().await?.json().await?;
+        ids.push(created["function"]["functionID"].as_str().unwrap_or_default().to_string());
+    }
+    let loading = Instant::now();
+    let owner = bench.tenant.owner();
+    let now = canon::ids::now_millis();
+    futures::stream::iter(0..EVENTS)
+        .map(|n| record(&bench, owner, &ids, n, now))
+        .buffer_unordered(if postgres { 16 } else { 1 })
+        .collect::<Vec<anyhow::Result<()>>>()
+        .await
+        .into_iter()
+        .collect::<anyhow::Result<()>>()?;
+    let loaded = loading.elapsed();
+
+    let view = json!({
+        "name": "bench", "functions": [{"name": "invoices"}, {"name": "receipts"}],
+        "columns": [{"name": "number", "valueSchemaPath": ["invoiceNumber"], "displayOrderIndex": 0},
+                    {"name": "total", "valueSchemaPath": ["total"], "displayOrderIndex": 1},
+                    {"name": "vendor", "valueSchemaPath": ["vendor"], "displayOrderIndex": 2}],
+        "filters": [{"columnName": "total", "filterType": "greater_than_number", "number": 50}],
+        "aggregations": [{"name": "per vendor", "function": "sum", "aggregateColumnName": "total", "groupByColumnName": "vendor"}],
+        "timeWindow": {"start": canon::ids::millis_rfc3339(now - 3_600_000), "end": canon::ids::millis_rfc3339(now + 3_600_000)},
+        "limit": 50, "offset": 1000
+    });
+    let mut table = Vec::new();
+    let mut groups = Vec::new();
+    for _ in 0..RUNS {
+        let started = Instant::now();
+        let response = bench.post("/v3/views/table-data", &view).send().await?;
+        anyhow::ensure!(response.status() == 200, "table-data answered {}", response.status());
+        let body: Value = response.json().await?;
+        anyhow::ensure!(body["rows"].as_array().map(Vec::len) == Some(50), "a page of 50");
+        table.push(started.elapsed());
+        let started = Instant::now();
+        let response = bench.post("/v3/views/aggregation-data", &view).send().await?;
+        anyhow::ensure!(response.status() == 200, "aggregation-data answered {}", response.status());
+        let body: Value = response.json().await?;
+        let count = body["aggregations"][0]["groups"].as_array().map(Vec::len);
+        anyhow::ensure!(count == Some(GROUPS), "{GROUPS} groups, got {count:?}");
+        groups.push(started.elapsed());
+    }
+    let (plain_table, plain_groups) = plain_sql(&url, postgres, owner, &ids, now).await?;
+    let backend = if postgres { "PostgreSQL" } else { "SQLite" };
+    println!(
+        "views on {backend}: {EVENTS} output events of 2 functions (loaded in {:.1} s), {RUNS} runs each",
+        loaded.as_secs_f64()
+    );
+    report("table-data, page of 50 (filtered)", &mut table, &mut plain_table.clone());
+    report("aggregation-data, 20 groups", &mut groups, &mut plain_groups.clone());
+    bench.stop().await;
+    Ok(())
+}
+
+fn report(what: &str, canon: &mut [Duration], plain: &mut [Duration]) {
+    let (p50, p99) = (common::percentile(canon, 0.5), common::percentile(canon, 0.99));
+    let (q50, q99) = (common::percentile(plain, 0.5), common::percentile(plain, 0.99));
+    println!(
+        "  {what:<36} canon p50 {} ms p99 {} ms | plain SQL p50 {} ms p99 {} ms (goal p99 <= 100 ms)",
+        common::ms(p50),
+        common::ms(p99),
+        common::ms(q50),
+        common::ms(q99)
+    );
+}
+
+async fn record(
+    bench: &common::Bench,
+    owner: Owner<'_>,
+    ids: &[String],
+    n: usize,
+    now: i64,
+) -> anyhow::Result<()> {
+    let (function_id, function_name) =
+        if n.is_multiple_of(2) { (&ids[0], "invoices") } else { (&ids[1], "receipts") };
+    let id = canon::ids::new_ksuid();
+    let content = json!({"invoiceNumber": format!("INV-{n}"), "total": (n % 100) as f64 + 0.5,
+                         "vendor": format!("vendor-{}", n % GROUPS)});
+    let body = json!({"eventID": id, "eventType": "extract", "createdAt": canon::ids::millis_rfc3339(now),
+                      "functionID": function_id, "functionName": function_name, "functionVersionNum": 1,
+                      "transformedContent": content});
+    let key = format!("bench-{n}");
+    let event = NewEvent {
+        id: &id,
+        event_type: "extract",
+        body: &body,
+        call_id: "wc_bench",
+        function_call_id: &key,
+        workflow_id: "wf_bench",
+        workflow_name: "bench",
+        function_id,
+        function_name,
+        function_version_num: 1,
+        reference_id: "",
+        intermediate: false,
+        dedupe_key: &key,
+        now,
+    };
+    bench.app.state.records.record_pipeline_event(owner, event).await?;
+    Ok(())
+}
+
+/// `sql` with the scope's values bound.
+fn bound<'q>(
+    sql: &'q str,
+    owner: Owner<'_>,
+    ids: &[String],
+    now: i64,
+) -> sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments<'q>> {
+    sqlx::query(sql)
+        .bind(owner.account_id.to_string())
+        .bind(owner.environment.to_string())
+        .bind(ids[0].clone())
+        .bind(ids[1].clone())
+        .bind(now - 3_600_000)
+        .bind(now + 3_600_000)
+}
+
+/// The same two reads as hand-written SQL on a connection of its own.
+async fn plain_sql(
+    url: &str,
+    postgres: bool,
+    owner: Owner<'_>,
+    ids: &[String],
+    now: i64,
+) -> anyhow::Result<(Vec<Duration>, Vec<Duration>)> {
+    let pool = sqlx::any::AnyPoolOptions::new().max_connections(1).connect(url).await?;
+    // JSON values come back as text (the Any driver reads no jsonb).
+    let (total, number, vendor) = if postgres {
+        (
+            "(CAST(e.body AS JSONB) #> '{transformedContent,total}')",
+            "CAST(CAST(e.body AS JSONB) #> '{transformedContent,invoiceNumber}' AS TEXT)",
+            "CAST(CAST(e.body AS JSONB) #> '{transformedContent,vendor}' AS TEXT)",
+        )
+    } else {
+        (
+            "(e.body -> '$.transformedContent.total')",
+            "(e.body -> '$.transformedContent.invoiceNumber')",
+            "(e.body -> '$.transformedContent.vendor')",
+        )
+    };
+    let numeric = if postgres {
+        format!("CAST({total} AS DOUBLE PRECISION)")
+    } else {
+        "json_extract(e.body, '$.transformedContent.total')".to_string()
+    };
+    let scope = "e.account_id = $1 AND e.environment = $2 AND e.function_id IN ($3, $4) \
+                 AND e.created_at >= $5 AND e.created_at < $6 AND e.event_type <> 'error'";
+    let count = format!("SELECT COUNT(*) AS n FROM events e WHERE {scope} AND {numeric} > 50");
+    let page = format!(
+        "SELECT e.id, {number} AS a, CAST({total} AS TEXT) AS b, {vendor} AS c FROM events e WHERE {scope} AND {numeric} > 50 \
+         ORDER BY e.id LIMIT 50 OFFSET 1000"
+    );
+    let grouped = format!(
+        "SELECT {vendor} AS g, SUM({numeric}) AS v FROM events e WHERE {scope} AND {numeric} > 50 \
+         GROUP BY 1 ORDER BY 2 DESC LIMIT 200"
+    );
+    let bind = |sql| bound(sql, owner, ids, now);
+    let (mut table, mut groups) = (Vec::new(), Vec::new());
+    for _ in 0..RUNS {
+        let started = Instant::now();
+        let n: i64 = bind(&count).fetch_one(&pool).await?.get("n");
+        let rows = bind(&page).fetch_all(&pool).await?;
+        anyhow::ensure!(n > 0 && rows.len() == 50, "plain page");
+        table.push(started.elapsed());
+        let started = Instant::now();
+        let rows = bind(&grouped).fetch_all(&pool).await?;
+        anyhow::ensure!(rows.len() == GROUPS, "plain groups");
+        groups.push(started.elapsed());
+    }
+    pool.close().await;
+    Ok((table, groups))
+}

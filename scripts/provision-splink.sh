@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Splink (with DuckDB) in its own venv, for `make bench-resolution`'s comparison only:
+# canon never imports it. Prints the venv's Python.
+set -euo pipefail
+VENV=${SPLINK_VENV:-$HOME/.cache/canon/splink}
+VERSION=5.0.0
+if [ ! -f "$VENV/.splink-$VERSION" ]; then
+    echo "provision: installing splink $VERSION from PyPI into $VENV (the resolution benchmark's baseline)" >&2
+    rm -rf "$VENV"
+    python3 -m venv "$VENV"
+    "$VENV/bin/pip" install --quiet --disable-pip-version-check "splink==$VERSION" >&2
+    touch "$VENV/.splink-$VERSION"
+fi
+echo "$VENV/bin/python"

@@ -1,0 +1,200 @@
+//! What an evaluation is: for each field of an output, a confidence in 0..1 built from checks
+//! canon makes itself, with no labels.
+//!
+//! - **valid** (weight 0.3): the value has the type its schema property declares (`string`,
+//!   `number`, `integer`, `boolean`), is one of its `enum` values, and reads as its `format`
+//!   (`date` as a date, `email` as an address). A field the schema does not declare fails.
+//! - **grounded** (weight 0.5): the value is found in the decoded input — text compared
+//!   case- and space-insensitively, numbers by value among the numbers of the text (`$1,234.50`
+//!   is 1234.5), dates among the dates of the text — and the first page holding it is
+//!   reported. Booleans are not looked for. A value that is not grounded is a
+//!   **hallucination**.
+//! - **agreement** (weight 0.2): when a second engine ran on the same input (a language-model
+//!   function is checked against canon's schema-guided extraction), whether both gave the
+//!   same value.
+//!
+//! A field's `confidence` is the weighted mean of the checks that apply to it; the output's
+//! `confidence` is the mean of its fields' (0 for an output with no field). `relevance` is
+//! the share of the schema's leaf properties the output fills.
+
+use super::compare::{leaves, same, schema_leaves};
+use crate::engines::typed;
+use regex::Regex;
+use serde_json::{json, Map, Value};
+use std::sync::LazyLock;
+
+/// What names the checks in each result.
+pub const METHOD: &str = "canon-checks/1";
+
+const VALID_WEIGHT: f64 = 0.3;
+const GROUNDED_WEIGHT: f64 = 0.5;
+const AGREEMENT_WEIGHT: f64 = 0.2;
+
+static NUMBER: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"-?[$€£¥]?\d[\d.,' \u{a0}]*\d|-?[$€£¥]?\d").expect("number"));
+
+/// The text an output is checked against: one string per page.
+pub struct Evidence<'a> {
+    pub pages: &'a [String],
+}
+
+/// The evaluation of `output`: `{method, confidence, relevance, fields: {path: {...}},
+/// hallucinations: [path]}`.
+pub fn evaluate(
+    schema: Option<&Value>,
+    output: &Value,
+    evidence: Option<&Evidence<'_>>,
+    second_opinion: Option<&Value>,
+) -> Value {
+    let fields = leaves(output);
+    let other = second_opinion.map(leaves);
+    let normalised_pages: Vec<String> =
+        evidence.map(|e| e.pages.iter().map(|p| normalise(p)).collect()).unwrap_or_default();
+    let mut results = Map::new();
+    let mut hallucinations = Vec::new();
+    let mut total = 0.0;
+    for (path, value) in &fields {
+        let property = schema.and_then(|s| property_at(s, path));
+        let valid = schema.map(|_| property.is_some_and(|p| satisfies(p, value)));
+        let page = match (evidence, value) {
+            (Some(e), Value::String(_) | Value::Number(_)) => Some(find_page(e, &normalised_pages, value)),
+            _ => None,
+        };
+        let grounded = page.map(|p| p.is_some());
+        let agreement = other.as_ref().map(|o| o.get(path).is_some_and(|v| same(v, value)));
+        let checks = [(valid, VALID_WEIGHT), (grounded, GROUNDED_WEIGHT), (agreement, AGREEMENT_WEIGHT)];
+        let weight: f64 = checks.iter().filter(|(c, _)| c.is_some()).map(|(_, w)| w).sum();
+        let score: f64 = checks.iter().filter(|(c, _)| *c == Some(true)).map(|(_, w)| w).sum();
+        let confidence = if weight > 0.0 { score / weight } else { 0.5 };
+        total += confidence;
+        if grounded == Some(false) {
+            hallucinations.push(path.clone());
+        }
+        results.insert(
+            path.clone(),
+            json!({
+                "confidence": confidence, "valid": valid, "grounded": grounded,
+                "page": page.flatten(), "agreement": agreement, "hallucination": grounded == Some(false),
+            }),
+        );
+    }
+    let confidence = if fields.is_empty() { 0.0 } else { total / fields.len() as f64 };
+    let relevance = schema.map(schema_leaves).filter(|l| !l.is_empty()).map(|declared| {
+        declared.iter().filter(|path| fields.contains_key(*path)).count() as f64 / declared.len() as f64
+    });
+    json!({
+        "method": METHOD, "confidence": confidence, "relevance": relevance,
+        "fields": results, "hallucinations": hallucinations,
+    })
+}
+
+/// The schema property a leaf path names (array indexes go through `items`).
+fn property_at<'a>(schema: &'a Value, path: &str) -> Option<&'a Value> {
+    let mut current = schema;
+    for segment in path.split('/').skip(1) {
+        let key = segment.replace("~1", "/").replace("~0", "~");
+        current = if let Some(property) = current.get("properties").and_then(|p| p.get(&key)) {
+            property
+        } else if key.chars().all(|c| c.is_ascii_digit()) {
+            current.get("items")?
+        } else {
+            return None;
+        };
+    }
+    Some(current)
+}
+
+fn satisfies(property: &Value, value: &Value) -> bool {
+    let types: Vec<&str> = match property.get("type") {
+        Some(Value::String(t)) => vec![t.as_str()],
+        Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).collect(),
+        _ => Vec::new(),
+    };
+    let typed_ok = types.is_empty()
+        || types.iter().any(|t| match *t {
+            "string" => value.is_string(),
+            "number" => value.is_number(),
+            "integer" => value.as_f64().is_some_and(|n| n.fract() == 0.0),
+            "boolean" => value.is_boolean(),
+            _ => false,
+        });
+    let enum_ok = property
+        .get("enum")
+        .and_then(Value::as_array)
+        .is_none_or(|options| options.iter().any(|option| same(option, value)));
+    let format_ok = match (property.get("format").and_then(Value::as_str), value.as_str()) {
+        (Some("date"), Some(text)) => typed::parse_date(text).as_deref() == Some(text),
+        (Some("email"), Some(text)) => typed::parse_email(text).as_deref() == Some(text),
+        _ => true,
+    };
+    typed_ok && enum_ok && format_ok
+}
+
+/// The 1-based page holding `value`, if any.
+fn find_page(evidence: &Evidence<'_>, normalised: &[String], value: &Value) -> Option<usize> {
+    let found = |index: usize| match value {
+        Value::Number(n) => n.as_f64().is_some_and(|n| numbers_in(&evidence.pages[index]).any(|x| x == n)),
+        Value::String(text) => {
+            let needle = normalise(text);
+            (!needle.is_empty() && normalised[index].contains(&needle))
+                || (typed::parse_date(text).as_deref() == Some(text.as_str())
+                    && dates_in(&evidence.pages[index]).any(|d| d == *text))
+                || (looks_numeric(text)
+                    && typed::parse_number(text)
+                        .is_some_and(|n| numbers_in(&evidence.pages[index]).any(|x| x == n)))
+        }
+        _ => false,
+    };
+    (0..evidence.pages.len()).find(|&i| found(i)).map(|i| i + 1)
+}
+
+fn looks_numeric(text: &str) -> bool {
+    text.chars().any(|c| c.is_ascii_digit()) && text.chars().all(|c| !c.is_alphabetic())
+}
+
+fn normalise(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase()
+}
+
+fn numbers_in(text: &str) -> impl Iterator<Item = f64> + '_ {
+    NUMBER.find_iter(text).filter_map(|m| typed::parse_number(m.as_str().trim()))
+}
+
+/// Every date of the text, as `YYYY-MM-DD`, from runs of up to four words.
+fn dates_in(text: &str) -> impl Iterator<Item = String> {
+    let words: Vec<&str> = text.split_whitespace().collect();
+    let mut dates = Vec::new();
+    for start in 0..words.len() {
+        for len in 1..=4.min(words.len() - start) {
+            dates.extend(typed::parse_date(&words[start..start + len].join(" ")));
+        }
+    }
+    dates.into_iter()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_planted_value_is_a_hallucination_and_a_present_one_is_grounded() {
+        let schema = json!({"type": "object", "properties": {
+            "invoiceNumber": {"type": "string"}, "total": {"type": "number"},
+            "issued": {"type": "string", "format": "date"}}});
+        let pages =
+            vec!["Invoice number: INV-7\nIssued 3 March 2024".to_string(), "Total: $1,234.50".to_string()];
+        let evidence = Evidence { pages: &pages };
+        let output =
+            json!({"invoiceNumber": "INV-7", "total": 1234.5, "issued": "2024-03-03", "po": "PO-999"});
+        let result = evaluate(Some(&schema), &output, Some(&evidence), None);
+        assert_eq!(result["fields"]["/invoiceNumber"]["grounded"], true);
+        assert_eq!(result["fields"]["/invoiceNumber"]["page"], 1);
+        assert_eq!(result["fields"]["/total"]["page"], 2);
+        assert_eq!(result["fields"]["/issued"]["grounded"], true);
+        assert_eq!(result["fields"]["/po"]["hallucination"], true);
+        assert_eq!(result["fields"]["/po"]["valid"], false);
+        assert_eq!(result["fields"]["/po"]["confidence"], 0.0);
+        assert_eq!(result["fields"]["/total"]["confidence"], 1.0);
+        assert_eq!(result["hallucinations"], json!(["/po"]));
+    }
+}

@@ -1,0 +1,362 @@
+//! Field-by-field comparison of an output with what it should have been.
+//!
+//! A *field* is a leaf of the JSON: a string, number or boolean, named by its JSON Pointer
+//! (`/lineItems/0/amount`). `null` counts as absent. The fields of a comparison are the union
+//! of the output's leaves, the expected value's leaves and the output schema's leaf
+//! properties (objects followed; arrays have no fixed leaves), so a schema field that both
+//! left out is still counted.
+//!
+//! How a field counts against a correction (the confusion matrix of metrics):
+//! - **TP** (extracted and right): the output has it and it equals the correction;
+//! - **FP** (extracted and wrong): the output has it and the correction differs or has none;
+//! - **FN** (missed): the correction has it and the output has none;
+//! - **TN** (rightly absent): neither has it (a schema field both left empty).
+//!
+//! Equality is exact, except that numbers compare by value (`1` = `1.0`). With
+//! `orderMatching: false` the output's array elements are first paired with the correction's
+//! by their best overlap, so a list in another order is not counted wrong.
+//!
+//! Score runs ([`score_fields`]) use the SDK's vocabulary instead (match, mismatch, missing,
+//! extra) and accept canon's [`CompareOptions`].
+
+use serde::Serialize;
+use serde_json::{json, Value};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// How one field of a corrected output counts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum Outcome {
+    Tp,
+    Fp,
+    Fn,
+    Tn,
+}
+
+impl Outcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Tp => "tp",
+            Outcome::Fp => "fp",
+            Outcome::Fn => "fn",
+            Outcome::Tn => "tn",
+        }
+    }
+}
+
+/// Keys a call adds to an output that are not the function's (call metadata).
+const NOT_FIELDS: &[&str] = &["_metadata"];
+
+/// The leaves of `value` by JSON Pointer.
+pub fn leaves(value: &Value) -> BTreeMap<String, Value> {
+    let mut out = BTreeMap::new();
+    collect(value, String::new(), &mut out, true);
+    out
+}
+
+fn collect(value: &Value, path: String, out: &mut BTreeMap<String, Value>, top: bool) {
+    match value {
+        Value::Null => {}
+        Value::Object(map) => {
+            for (key, item) in map {
+                if top && NOT_FIELDS.contains(&key.as_str()) {
+                    continue;
+                }
+                collect(item, format!("{path}/{}", escape(key)), out, false);
+            }
+        }
+        Value::Array(items) => {
+            for (index, item) in items.iter().enumerate() {
+                collect(item, format!("{path}/{index}"), out, false);
+            }
+        }
+        scalar => {
+            let path = if path.is_empty() { "/".to_string() } else { path };
+            out.insert(path, scalar.clone());
+        }
+    }
+}
+
+fn escape(key: &str) -> String {
+    key.replace('~', "~0").replace('/', "~1")
+}
+
+/// The leaf properties an object schema declares (nested objects followed; arrays skipped,
+/// as their length is the data's).
+pub fn schema_leaves(schema: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    schema_collect(schema, String::new(), &mut out, 0);
+    out
+}
+
+fn schema_collect(schema: &Value, path: String, out: &mut Vec<String>, depth: usize) {
+    if depth > 16 {
+        return;
+    }
+    let Some(properties) = schema.get("properties").and_then(Value::as_object) else {
+        if !path.is_empty() && schema.get("type").and_then(Value::as_str) != Some("array") {
+            out.push(path);
+        }
+        return;
+    };
+    for (key, property) in properties {
+        schema_collect(property, format!("{path}/{}", escape(key)), out, depth + 1);
+    }
+}
+
+/// Exact equality, numbers by value.
+pub fn same(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
+        _ => a == b,
+    }
+}
+
+/// Every field's outcome for an output against its correction.
+pub fn field_outcomes(
+    schema: Option<&Value>,
+    output: &Value,
+    correction: &Value,
+    order_matching: bool,
+) -> BTreeMap<String, Outcome> {
+    let output = if order_matching { output.clone() } else { align(output, correction) };
+    let actual = leaves(&output);
+    let expected = leaves(correction);
+    let mut paths: BTreeSet<String> = actual.keys().chain(expected.keys()).cloned().collect();
+    if let Some(schema) = schema {
+        paths.extend(schema_leaves(schema));
+    }
+    paths
+        .into_iter()
+        .map(|path| {
+            let outcome = match (actual.get(&path), expected.get(&path)) {
+                (Some(a), Some(e)) if same(a, e) => Outcome::Tp,
+                (Some(_), _) => Outcome::Fp,
+                (None, Some(_)) => Outcome::Fn,
+                (None, None) => Outcome::Tn,
+            };
+            (path, outcome)
+        })
+        .collect()
+}
+
+/// `output` with each array's elements reordered to pair with `expected`'s: each expected
+/// element takes the unused output element sharing most leaves with it; the rest follow.
+pub fn align(output: &Value, expected: &Value) -> Value {
+    match (output, expected) {
+        (Value::Object(out), Value::Object(exp)) => Value::Object(
+            out.iter()
+                .map(|(key, value)| {
+                    let aligned = match exp.get(key) {
+                        Some(e) => align(value, e),
+                        None => value.clone(),
+                    };
+                    (key.clone(), aligned)
+                })
+                .collect(),
+        ),
+        (Value::Array(out), Value::Array(exp)) => {
+            let mut unused: Vec<Option<&Value>> = out.iter().map(Some).collect();
+            let mut result = Vec::with_capacity(out.len());
+            for e in exp {
+                let best = unused
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, candidate)| candidate.map(|c| (i, overlap(c, e))))
+                    .max_by_key(|&(i, score)| (score, std::cmp::Reverse(i)));
+                match best {
+                    Some((i, _)) => {
+                        let chosen = unused[i].take().unwrap_or(&Value::Null);
+                        result.push(align(chosen, e));
+                    }
+                    None => break,
+                }
+            }
+            result.extend(unused.into_iter().flatten().cloned());
+            Value::Array(result)
+        }
+        _ => output.clone(),
+    }
+}
+
+fn overlap(a: &Value, b: &Value) -> usize {
+    let (a, b) = (leaves(a), leaves(b));
+    a.iter().filter(|(path, value)| b.get(*path).is_some_and(|other| same(value, other))).count()
+}
+
+/// Canon's comparison settings for score runs (the SDK's comparison is exact; these are
+/// opt-in, all off by default).
+#[derive(Clone, Debug, Default)]
+pub struct CompareOptions {
+    /// Numbers within this absolute distance match.
+    pub numeric_tolerance: f64,
+    /// Strings whose similarity (1 − edit distance / longer length, after trimming and
+    /// lower-casing) is at least this match; `None`: strings must be equal.
+    pub fuzzy_threshold: Option<f64>,
+    /// JSON Pointers whose fields (and the fields below them) are not compared.
+    pub ignored_paths: Vec<String>,
+}
+
+/// Aggregate of a score comparison.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Tally {
+    pub matches: i64,
+    pub mismatches: i64,
+    pub missing: i64,
+    pub extras: i64,
+}
+
+impl Tally {
+    pub fn add(&mut self, other: Tally) {
+        self.matches += other.matches;
+        self.mismatches += other.mismatches;
+        self.missing += other.missing;
+        self.extras += other.extras;
+    }
+
+    /// The SDK's `Aggregate`.
+    pub fn aggregate(&self) -> Value {
+        let expected = self.matches + self.mismatches + self.missing;
+        let actual = self.matches + self.mismatches + self.extras;
+        let ratio = |n: i64, d: i64| if d == 0 { 0.0 } else { n as f64 / d as f64 };
+        let precision = ratio(self.matches, actual);
+        let recall = ratio(self.matches, expected);
+        let f1 =
+            if precision + recall == 0.0 { 0.0 } else { 2.0 * precision * recall / (precision + recall) };
+        json!({
+            "matches": self.matches, "mismatches": self.mismatches, "missing": self.missing,
+            "extras": self.extras, "totalFieldsExpected": expected, "totalFieldsActual": actual,
+            "precision": precision, "recall": recall, "f1": f1,
+        })
+    }
+}
+
+/// Each leaf of `expected ∪ actual` as the SDK's `PerPairFieldResult`, and their tally.
+pub fn score_fields(actual: &Value, expected: &Value, options: &CompareOptions) -> (Vec<Value>, Tally) {
+    let actual = leaves(actual);
+    let expected = leaves(expected);
+    let paths: BTreeSet<&String> = actual.keys().chain(expected.keys()).collect();
+    let mut tally = Tally::default();
+    let mut results = Vec::new();
+    for path in paths {
+        if options.ignored_paths.iter().any(|ignored| under(path, ignored)) {
+            continue;
+        }
+        let (a, e) = (actual.get(path), expected.get(path));
+        let mut result = json!({ "path": path, "actual": a, "expected": e });
+        let verdict = match (a, e) {
+            (Some(a), Some(e)) => {
+                let mut matched = same(a, e);
+                if let (Some(x), Some(y)) = (a.as_f64(), e.as_f64()) {
+                    if !matched {
+                        result["delta"] = json!(x - y);
+                    }
+                    matched = matched || (x - y).abs() <= options.numeric_tolerance;
+                }
+                if let (Some(x), Some(y)) = (a.as_str(), e.as_str()) {
+                    if !matched {
+                        let similarity = similarity(x, y);
+                        result["similarity"] = json!(similarity);
+                        matched = options.fuzzy_threshold.is_some_and(|min| similarity >= min);
+                    }
+                }
+                if matched {
+                    tally.matches += 1;
+                    "match"
+                } else {
+                    tally.mismatches += 1;
+                    "mismatch"
+                }
+            }
+            (None, Some(_)) => {
+                tally.missing += 1;
+                "missing"
+            }
+            _ => {
+                tally.extras += 1;
+                "extra"
+            }
+        };
+        result["match"] = json!(verdict);
+        results.push(result);
+    }
+    (results, tally)
+}
+
+fn under(path: &str, prefix: &str) -> bool {
+    let prefix = prefix.trim_end_matches('/');
+    path == prefix || prefix.is_empty() || path.strip_prefix(prefix).is_some_and(|rest| rest.starts_with('/'))
+}
+
+/// 1 − Levenshtein distance / longer length, on trimmed lower-cased text (1 for two empty).
+pub fn similarity(a: &str, b: &str) -> f64 {
+    let a: Vec<char> = a.trim().to_lowercase().chars().collect();
+    let b: Vec<char> = b.trim().to_lowercase().chars().collect();
+    let longer = a.len().max(b.len());
+    if longer == 0 {
+        return 1.0;
+    }
+    let mut previous: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.iter().enumerate() {
+        let mut current = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let cost = usize::from(ca != cb);
+            current[j + 1] = (previous[j] + cost).min(previous[j + 1] + 1).min(current[j] + 1);
+        }
+        previous = current;
+    }
+    1.0 - previous[b.len()] as f64 / longer as f64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_field_counts_as_right_wrong_missed_or_rightly_absent() {
+        let schema = json!({"type": "object", "properties": {
+            "number": {"type": "string"}, "total": {"type": "number"},
+            "date": {"type": "string"}, "note": {"type": "string"}}});
+        let output = json!({"number": "A-1", "total": 10.0, "_metadata": {"x": 1}});
+        let correction = json!({"number": "A-1", "total": 12, "date": "2024-01-02"});
+        let outcomes = field_outcomes(Some(&schema), &output, &correction, true);
+        assert_eq!(outcomes["/number"], Outcome::Tp);
+        assert_eq!(outcomes["/total"], Outcome::Fp);
+        assert_eq!(outcomes["/date"], Outcome::Fn);
+        assert_eq!(outcomes["/note"], Outcome::Tn);
+        assert_eq!(outcomes.len(), 4);
+    }
+
+    #[test]
+    fn without_order_matching_a_reordered_list_is_right() {
+        let output = json!({"items": [{"sku": "b", "n": 2}, {"sku": "a", "n": 1}]});
+        let correction = json!({"items": [{"sku": "a", "n": 1}, {"sku": "b", "n": 2}]});
+        let ordered = field_outcomes(None, &output, &correction, true);
+        assert!(ordered.values().all(|o| *o == Outcome::Fp));
+        let unordered = field_outcomes(None, &output, &correction, false);
+        assert!(unordered.values().all(|o| *o == Outcome::Tp));
+    }
+
+    #[test]
+    fn score_options_loosen_numbers_strings_and_paths() {
+        let actual = json!({"total": 100.004, "name": "Acme Corp.", "id": "x"});
+        let expected = json!({"total": 100, "name": "ACME Corp", "id": "y", "date": "2024-01-01"});
+        let (exact, tally) = score_fields(&actual, &expected, &CompareOptions::default());
+        assert_eq!(tally, Tally { matches: 0, mismatches: 3, missing: 1, extras: 0 });
+        let total = exact.iter().find(|r| r["path"] == "/total").unwrap();
+        assert!((total["delta"].as_f64().unwrap() - 0.004).abs() < 1e-9);
+        let options = CompareOptions {
+            numeric_tolerance: 0.01,
+            fuzzy_threshold: Some(0.85),
+            ignored_paths: vec!["/id".into()],
+        };
+        let (loose, tally) = score_fields(&actual, &expected, &options);
+        assert_eq!(tally, Tally { matches: 2, mismatches: 0, missing: 1, extras: 0 });
+        assert_eq!(loose.len(), 3);
+    }
+
+    #[test]
+    fn similarity_is_one_minus_normalised_edit_distance() {
+        assert_eq!(similarity("kitten", "sitting"), 1.0 - 3.0 / 7.0);
+        assert_eq!(similarity("", ""), 1.0);
+    }
+}

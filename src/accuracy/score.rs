@@ -1,0 +1,199 @@
+//! Score runs: a function run over `(input, expected)` pairs, each pair one call of a
+//! one-node plan; the comparison ([`super::compare::score_fields`]) is redone on every read,
+//! so a read with other [`CompareOptions`] costs no function call.
+//!
+//! Pairs come from anywhere as a `Vec<ScorePair>` ([`AccuracyService::start_score_run`]):
+//! inline pairs, or a golden dataset's rows ([`crate::datasets::DatasetsService::pairs`]).
+
+use super::compare::{score_fields, CompareOptions, Tally};
+use super::regression::{new_call, single_node_plan};
+use super::AccuracyService;
+use crate::calls::InputFile;
+use crate::engines;
+use crate::error::{ServiceError, ServiceResult};
+use crate::functions::model::Kind;
+use crate::graph::Tenant;
+use crate::ids;
+use crate::store::records::accuracy_runs::ScoreRunRow;
+use base64::Engine as _;
+use serde_json::{json, Value};
+
+/// Pairs per run.
+pub const MAX_PAIRS: usize = 1000;
+
+/// One input and the output expected from it.
+#[derive(Clone, Debug)]
+pub struct ScorePair {
+    pub input: InputFile,
+    pub expected: Value,
+}
+
+/// A pair as a client sends it: base64 content and its input type.
+pub struct RawPair {
+    pub input_content: String,
+    pub input_type: String,
+    pub expected: Value,
+}
+
+/// Checks raw pairs into [`ScorePair`]s (input type normalised, base64 decodable).
+pub fn check_pairs(raw: Vec<RawPair>) -> ServiceResult<Vec<ScorePair>> {
+    if raw.is_empty() || raw.len() > MAX_PAIRS {
+        return Err(ServiceError::invalid_field("pairs", format!("send 1 to {MAX_PAIRS} pairs")));
+    }
+    raw.into_iter()
+        .enumerate()
+        .map(|(i, pair)| {
+            let field = format!("pairs[{i}].input");
+            let input_type = engines::supported_input_type(&pair.input_type).ok_or_else(|| {
+                ServiceError::invalid_field(
+                    &format!("{field}.inputType"),
+                    format!("unsupported inputType {:?}", pair.input_type),
+                )
+            })?;
+            base64::engine::general_purpose::STANDARD.decode(&pair.input_content).map_err(|_| {
+                ServiceError::invalid_field(&format!("{field}.inputContent"), "must be base64")
+            })?;
+            crate::text::check_json(&format!("pairs[{i}].expected"), &pair.expected)?;
+            Ok(ScorePair {
+                input: InputFile {
+                    input_type: input_type.to_string(),
+                    content: pair.input_content,
+                    item_reference_id: Some(format!("pair-{i}")),
+                    file_name: None,
+                },
+                expected: pair.expected,
+            })
+        })
+        .collect()
+}
+
+impl AccuracyService {
+    /// Starts a run of the function's current version over `pairs`: `{scoreRunID, status}`.
+    pub async fn start_score_run(
+        &self,
+        tenant: &Tenant,
+        function_name: &str,
+        version: Option<i64>,
+        pairs: Vec<ScorePair>,
+    ) -> ServiceResult<Value> {
+        let record = self.function(tenant, function_name).await?;
+        let current = record.head.current_version;
+        if let Some(asked) = version.filter(|v| *v != current) {
+            return Err(ServiceError::Unprocessable {
+                message: format!("only the current version ({current}) can be scored (got {asked})"),
+                details: Some(json!({ "field": "functionVersionNum" })),
+            });
+        }
+        let function = self.version(tenant, &record, current).await?;
+        if !matches!(function.kind(), Kind::Extract | Kind::Transform | Kind::Analyze) {
+            return Err(ServiceError::invalid_field(
+                "functionName",
+                "score runs cover extract, transform and analyze functions",
+            ));
+        }
+        let run = ScoreRunRow {
+            id: ids::new_id("esr"),
+            function_name: record.head.name.clone(),
+            function_version_num: current,
+            cancelled: false,
+        };
+        let plan = single_node_plan((&run.id, &format!("score:{}", record.head.name), 1), &function);
+        let mut calls = Vec::new();
+        for pair in &pairs {
+            calls.push(new_call(tenant, &plan, std::slice::from_ref(&pair.input))?);
+        }
+        let stored: Vec<(String, Value)> =
+            calls.iter().zip(&pairs).map(|(call, pair)| (call.id.clone(), pair.expected.clone())).collect();
+        let now = ids::now_millis();
+        self.records.insert_score_run(tenant.owner(), &run, &stored, now).await?;
+        for call in &calls {
+            self.records.insert_call(call, now).await?;
+        }
+        crate::jobs::wake();
+        Ok(json!({ "scoreRunID": run.id, "status": "pending" }))
+    }
+
+    /// The SDK's `EvalScoreRun`, compared now under `options`.
+    pub async fn score_run(
+        &self,
+        tenant: &Tenant,
+        id: &str,
+        options: &CompareOptions,
+    ) -> ServiceResult<Value> {
+        crate::text::check_len("scoreRunID", id, 64, true)?;
+        let run = self
+            .records
+            .score_run(tenant.owner(), id)
+            .await?
+            .ok_or_else(|| ServiceError::not_found("score run", id))?;
+        let pairs = self.records.score_pairs(&run.id).await?;
+        let call_ids: Vec<String> = pairs.iter().map(|(call, _)| call.clone()).collect();
+        let mut events = self.records.events_of_calls(&call_ids).await?;
+        let (mut completed, mut failed, mut started) = (0, 0, 0);
+        let mut tally = Tally::default();
+        let mut per_pair = Vec::new();
+        for (index, (call_id, expected)) in pairs.iter().enumerate() {
+            let terminal: Vec<Value> = events
+                .remove(call_id)
+                .unwrap_or_default()
+                .into_iter()
+                .filter(|(_, i)| !i)
+                .map(|(e, _)| e)
+                .collect();
+            let output = terminal.iter().find(|e| e["eventType"] != "error");
+            let error = terminal.iter().find(|e| e["eventType"] == "error");
+            let mut item =
+                json!({ "pairIndex": index, "callID": call_id, "errorMessage": null, "fieldResults": null });
+            if let Some(output) = output {
+                let actual = output.get("transformedContent").cloned().unwrap_or(Value::Null);
+                let (fields, pair_tally) = score_fields(&actual, expected, options);
+                tally.add(pair_tally);
+                completed += 1;
+                item["status"] = json!("completed");
+                item["fieldResults"] = json!(fields);
+            } else if let Some(error) = error {
+                failed += 1;
+                item["status"] = json!("failed");
+                item["errorMessage"] =
+                    error.get("message").cloned().unwrap_or(json!("the function call failed"));
+            } else {
+                let status = self.records.call_by_id(call_id).await?.map(|c| c.status).unwrap_or_default();
+                let running = status == "running";
+                started += usize::from(running);
+                item["status"] = json!(if running { "running" } else { "pending" });
+            }
+            per_pair.push(item);
+        }
+        let finished = completed + failed == pairs.len();
+        let status = if run.cancelled {
+            "cancelled"
+        } else if finished && completed == 0 && !pairs.is_empty() {
+            "error"
+        } else if finished {
+            "completed"
+        } else if started + completed + failed > 0 {
+            "running"
+        } else {
+            "pending"
+        };
+        let aggregate = matches!(status, "completed" | "error").then(|| tally.aggregate());
+        Ok(json!({
+            "scoreRunID": run.id, "functionName": run.function_name, "functionVersionNum": run.function_version_num,
+            "status": status, "perPair": per_pair,
+            "progress": { "completed": completed, "failed": failed, "total": pairs.len() },
+            "aggregate": aggregate,
+        }))
+    }
+
+    /// Marks the run cancelled (calls already queued may still finish and show).
+    pub async fn cancel_score_run(&self, tenant: &Tenant, id: &str) -> ServiceResult<Value> {
+        crate::text::check_len("scoreRunID", id, 64, true)?;
+        let run = self
+            .records
+            .score_run(tenant.owner(), id)
+            .await?
+            .ok_or_else(|| ServiceError::not_found("score run", id))?;
+        self.records.cancel_score_run(&run.id).await?;
+        self.score_run(tenant, id, &CompareOptions::default()).await
+    }
+}

@@ -1,0 +1,137 @@
+//! The three Box REST calls a folder watch needs: a client-credentials token, a folder's
+//! items (paged by offset), a file's content (Box answers with a redirect to the bytes,
+//! which reqwest follows).
+
+use anyhow::Context as _;
+use serde::Deserialize;
+use std::time::Duration;
+
+/// Largest file downloaded (bytes): what a call accepts.
+const MAX_FILE: usize = 50 * 1024 * 1024;
+/// Items per folder page (Box's maximum).
+const PAGE: usize = 1000;
+
+#[derive(Clone)]
+pub struct BoxApi {
+    base: String,
+    client: reqwest::Client,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct BoxFile {
+    pub id: String,
+    pub name: String,
+}
+
+#[derive(Deserialize)]
+struct Entry {
+    #[serde(rename = "type")]
+    kind: String,
+    id: String,
+    #[serde(default)]
+    name: String,
+}
+
+#[derive(Deserialize)]
+struct Items {
+    entries: Vec<Entry>,
+    #[serde(default)]
+    total_count: usize,
+}
+
+impl BoxApi {
+    /// `base`: `https://api.box.com` in production (`CANON_BOX_API_URL`). The URL is the
+    /// operator's, not a tenant's, so it does not go through the egress guard.
+    pub fn new(base: &str) -> anyhow::Result<Self> {
+        let client = reqwest::Client::builder().timeout(Duration::from_secs(60)).build()?;
+        Ok(Self { base: base.trim_end_matches('/').to_string(), client })
+    }
+
+    pub async fn token(
+        &self,
+        client_id: &str,
+        secret: &str,
+        enterprise: Option<&str>,
+    ) -> anyhow::Result<String> {
+        // Built before any await: the serializer is not Send.
+        let body = {
+            let mut form = url::form_urlencoded::Serializer::new(String::new());
+            form.append_pair("grant_type", "client_credentials")
+                .append_pair("client_id", client_id)
+                .append_pair("client_secret", secret);
+            if let Some(enterprise) = enterprise {
+                form.append_pair("box_subject_type", "enterprise").append_pair("box_subject_id", enterprise);
+            }
+            form.finish()
+        };
+        let response = self
+            .client
+            .post(format!("{}/oauth2/token", self.base))
+            .header(reqwest::header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+            .body(body)
+            .send()
+            .await?
+            .error_for_status()
+            .context("box token")?;
+        let body: serde_json::Value = response.json().await?;
+        body["access_token"].as_str().map(str::to_string).context("box token answer without access_token")
+    }
+
+    /// The files (not folders or web links) directly in a folder.
+    pub async fn folder_files(&self, token: &str, folder: &str) -> anyhow::Result<Vec<BoxFile>> {
+        let mut files = Vec::new();
+        let mut offset = 0;
+        loop {
+            let url = format!("{}/2.0/folders/{}/items", self.base, urlencode(folder));
+            let items: Items = self
+                .client
+                .get(url)
+                .bearer_auth(token)
+                .query(&[
+                    ("fields", "id,type,name"),
+                    ("limit", &PAGE.to_string()),
+                    ("offset", &offset.to_string()),
+                ])
+                .send()
+                .await?
+                .error_for_status()
+                .context("box folder items")?
+                .json()
+                .await?;
+            let count = items.entries.len();
+            files.extend(
+                items
+                    .entries
+                    .into_iter()
+                    .filter(|e| e.kind == "file")
+                    .map(|e| BoxFile { id: e.id, name: e.name }),
+            );
+            offset += count;
+            if count == 0 || offset >= items.total_count {
+                return Ok(files);
+            }
+        }
+    }
+
+    pub async fn download(&self, token: &str, file_id: &str) -> anyhow::Result<Vec<u8>> {
+        let url = format!("{}/2.0/files/{}/content", self.base, urlencode(file_id));
+        let response = self
+            .client
+            .get(url)
+            .bearer_auth(token)
+            .send()
+            .await?
+            .error_for_status()
+            .context("box download")?;
+        if response.content_length().is_some_and(|n| n as usize > MAX_FILE) {
+            anyhow::bail!("box file {file_id} is larger than {MAX_FILE} bytes");
+        }
+        let bytes = response.bytes().await?;
+        anyhow::ensure!(bytes.len() <= MAX_FILE, "box file {file_id} is larger than {MAX_FILE} bytes");
+        Ok(bytes.to_vec())
+    }
+}
+
+fn urlencode(segment: &str) -> String {
+    url::form_urlencoded::byte_serialize(segment.as_bytes()).collect()
+}

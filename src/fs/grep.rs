@@ -1,0 +1,243 @@
+//! `grep`: a substring (default) or a regular expression over the items of parsed documents
+//! — sections, the entities linked from them, the relationships between those — any case
+//! unless `ignoreCase: false`.
+//!
+//! The record store's trigram index picks candidates containing a literal every match must
+//! contain (the pattern itself, or a regular expression's required prefix); each candidate
+//! is then checked here. Regular expressions use RE2 syntax (the `regex` crate), the syntax
+//! of Go's `regexp` that bem-sdk documents; backreferences and look-around are refused by
+//! both.
+
+use super::request::{self, FsRequest, Op};
+use super::{FsResponse, SCAN_LIMIT};
+use crate::error::{ServiceError, ServiceResult};
+use crate::graph::Tenant;
+use crate::store::records::documents::{ItemQuery, ItemRow};
+use crate::store::records::Records;
+use regex::{Regex, RegexBuilder};
+use serde_json::{json, Value};
+
+/// Characters of context each side of a match in a snippet.
+const SNIPPET_CONTEXT: usize = 60;
+/// Longest pattern accepted.
+const PATTERN_MAX: usize = 1_000;
+/// Candidates read per query.
+const BATCH: u32 = 500;
+
+enum Matcher {
+    Substring { needle: String, ignore_case: bool },
+    Regex(Regex),
+}
+
+impl Matcher {
+    /// Byte range of the first match.
+    fn find(&self, text: &str) -> Option<(usize, usize)> {
+        match self {
+            Matcher::Substring { needle, ignore_case: false } => {
+                text.find(needle.as_str()).map(|i| (i, i + needle.len()))
+            }
+            Matcher::Substring { needle, ignore_case: true } => {
+                // Lower-casing can change byte lengths: find on the lowered text, then map
+                // back by characters.
+                let lowered = text.to_lowercase();
+                let at = lowered.find(needle.as_str())?;
+                let start_chars = lowered[..at].chars().count();
+                let len_chars = needle.chars().count();
+                let start = text.char_indices().nth(start_chars).map_or(text.len(), |(i, _)| i);
+                let end = text.char_indices().nth(start_chars + len_chars).map_or(text.len(), |(i, _)| i);
+                Some((start, end))
+            }
+            Matcher::Regex(regex) => regex.find(text).map(|m| (m.start(), m.end())),
+        }
+    }
+}
+
+pub async fn run(records: &Records, tenant: &Tenant, request: &FsRequest) -> ServiceResult<FsResponse> {
+    let pattern = request.pattern.as_deref().unwrap_or_default();
+    if pattern.is_empty() {
+        return Err(ServiceError::invalid_field("pattern", "required for op grep"));
+    }
+    crate::text::check_len("pattern", pattern, PATTERN_MAX, true)?;
+    let ignore_case = request.ignore_case.unwrap_or(true);
+    let (matcher, literal) = if request.regex.unwrap_or(false) {
+        let regex =
+            RegexBuilder::new(pattern).case_insensitive(ignore_case).size_limit(1 << 20).build().map_err(
+                |err| {
+                    ServiceError::invalid_field("pattern", format!("not a valid regular expression: {err}"))
+                },
+            )?;
+        (Matcher::Regex(regex), required_literal(pattern))
+    } else {
+        let needle = if ignore_case { pattern.to_lowercase() } else { pattern.to_string() };
+        (Matcher::Substring { needle, ignore_case }, Some(pattern.to_string()))
+    };
+    let scopes: Vec<String> = match request.scope.as_deref().unwrap_or("all") {
+        "all" => Vec::new(),
+        scope @ ("sections" | "entities" | "relationships") => vec![scope.to_string()],
+        _ => {
+            return Err(ServiceError::invalid_field(
+                "scope",
+                "must be sections, entities, relationships or all",
+            ))
+        }
+    };
+    let document_id = match request.path.as_deref().filter(|p| !p.trim().is_empty()) {
+        Some(path) => {
+            crate::text::check("path", path)?;
+            let doc = records
+                .find_document(tenant.owner(), path)
+                .await?
+                .ok_or_else(|| ServiceError::not_found("parsed document", path))?;
+            Some(doc.id)
+        }
+        None => None,
+    };
+    let count_only = request.count_only.unwrap_or(false);
+    // Plain any-case substring counts are the database's own (the index answers them).
+    if count_only && ignore_case && matches!(matcher, Matcher::Substring { .. }) && request.cursor.is_none() {
+        let query = item_query(document_id.as_deref(), &scopes, literal.as_deref(), None);
+        let count = records.count_items(tenant.owner(), &query).await?;
+        return Ok(FsResponse { count: Some(count), ..FsResponse::one(Op::Grep, json!([])) });
+    }
+    let limit = if count_only { usize::MAX } else { request::limit(request)? as usize };
+    let scan_limit = if count_only { usize::MAX } else { SCAN_LIMIT };
+    let mut hits: Vec<ItemRow> = Vec::new();
+    let mut hit_ranges = Vec::new();
+    let mut count = 0i64;
+    let mut after = request.cursor.clone();
+    let mut scanned = 0usize;
+    let mut exhausted = false;
+    while hits.len() <= limit && scanned < scan_limit {
+        let query = item_query(document_id.as_deref(), &scopes, literal.as_deref(), after.as_deref());
+        let batch = records.search_items(tenant.owner(), &query).await?;
+        if batch.is_empty() {
+            exhausted = true;
+            break;
+        }
+        let full = batch.len() == BATCH as usize;
+        for item in batch {
+            scanned += 1;
+            after = Some(item.id.clone());
+            if let Some(range) = matcher.find(&item.text) {
+                count += 1;
+                if !count_only {
+                    hit_ranges.push(range);
+                    hits.push(item);
+                    if hits.len() > limit {
+                        break;
+                    }
+                }
+            }
+        }
+        if !full && hits.len() <= limit {
+            exhausted = true;
+            break;
+        }
+    }
+    if count_only {
+        return Ok(FsResponse { count: Some(count), ..FsResponse::one(Op::Grep, json!([])) });
+    }
+    let more = hits.len() > limit || !exhausted;
+    hits.truncate(limit);
+    hit_ranges.truncate(limit);
+    let next = if hits.len() == limit && more {
+        hits.last().map(|h| h.id.clone())
+    } else if more {
+        after.clone()
+    } else {
+        None
+    };
+    let hint = (more && hits.len() < limit)
+        .then(|| format!("read {scanned} candidates; pass nextCursor to search on"));
+    let documents = document_refs(records, tenant, &hits).await?;
+    let data: Vec<Value> = hits
+        .iter()
+        .zip(hit_ranges)
+        .map(|(item, (start, end))| {
+            let reference = documents.iter().find(|(id, _)| *id == item.document_id).map(|(_, r)| r.clone());
+            json!({
+                "referenceID": reference, "transformationID": item.document_id, "scope": item.scope,
+                "label": item.label, "type": item.item_type, "page": item.page, "entityID": item.entity_id,
+                "match": &item.text[start..end], "snippet": snippet(&item.text, start, end),
+            })
+        })
+        .collect();
+    let mut response = FsResponse::list(Op::Grep, data, next);
+    response.hint = hint;
+    Ok(response)
+}
+
+fn item_query<'a>(
+    document_id: Option<&'a str>,
+    scopes: &'a [String],
+    literal: Option<&'a str>,
+    after: Option<&'a str>,
+) -> ItemQuery<'a> {
+    ItemQuery { document_id, scopes, literal, after, limit: BATCH }
+}
+
+/// `(documentID, referenceID)` of the documents of these hits.
+async fn document_refs(
+    records: &Records,
+    tenant: &Tenant,
+    hits: &[ItemRow],
+) -> ServiceResult<Vec<(String, String)>> {
+    let mut ids: Vec<String> = hits.iter().map(|h| h.document_id.clone()).collect();
+    ids.dedup();
+    Ok(records
+        .documents_by_ids(tenant.owner(), &ids)
+        .await?
+        .into_iter()
+        .map(|d| (d.id, d.reference_id))
+        .collect())
+}
+
+/// The match with some context each side, on character boundaries, in one line.
+fn snippet(text: &str, start: usize, end: usize) -> String {
+    let before: String =
+        text[..start].chars().rev().take(SNIPPET_CONTEXT).collect::<Vec<_>>().into_iter().rev().collect();
+    let after: String = text[end..].chars().take(SNIPPET_CONTEXT).collect();
+    let mut out = String::new();
+    if before.len() < start {
+        out.push('…');
+    }
+    out.push_str(&before);
+    out.push_str(&text[start..end]);
+    out.push_str(&after);
+    if end + after.len() < text.len() {
+        out.push('…');
+    }
+    out.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// A literal every match of `pattern` starts with, when there is one (for the index).
+fn required_literal(pattern: &str) -> Option<String> {
+    use regex_syntax::hir::literal::{ExtractKind, Extractor};
+    let hir = regex_syntax::Parser::new().parse(pattern).ok()?;
+    let seq = Extractor::new().kind(ExtractKind::Prefix).extract(&hir);
+    let literals = seq.literals()?;
+    let [only] = literals else { return None };
+    let text = String::from_utf8(only.as_bytes().to_vec()).ok()?;
+    (!text.is_empty()).then_some(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_regular_expression_narrows_by_its_required_prefix() {
+        assert_eq!(required_literal(r"INV-\d+").as_deref(), Some("INV-"));
+        assert_eq!(required_literal(r"\d+ USD"), None);
+        assert_eq!(required_literal(r"acme|initech"), None);
+    }
+
+    #[test]
+    fn any_case_matches_map_back_to_the_original_text() {
+        let matcher = Matcher::Substring { needle: "acme".into(), ignore_case: true };
+        let text = "Ünïcode — ACME Corp";
+        let (start, end) = matcher.find(text).unwrap();
+        assert_eq!(&text[start..end], "ACME");
+        assert_eq!(snippet("a  b\n ACME  c", 7, 11), "a b ACME c");
+    }
+}

@@ -1,0 +1,216 @@
+//! The body of `POST /v3/fs`, checked per op: a field another op takes is refused with a
+//! 400 naming it and the fields this op does take (an agent learns the verb's flags from
+//! the error); fields no op knows are ignored, as everywhere in the API.
+
+use crate::error::{ServiceError, ServiceResult};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use utoipa::ToSchema;
+
+/// The verbs (`op`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Op {
+    Ls,
+    Find,
+    Open,
+    Cat,
+    Grep,
+    Xref,
+    Stat,
+    Head,
+}
+
+impl Op {
+    pub fn name(self) -> &'static str {
+        match self {
+            Op::Ls => "ls",
+            Op::Find => "find",
+            Op::Open => "open",
+            Op::Cat => "cat",
+            Op::Grep => "grep",
+            Op::Xref => "xref",
+            Op::Stat => "stat",
+            Op::Head => "head",
+        }
+    }
+
+    /// The fields this op takes besides `op` and `context`.
+    fn fields(self) -> &'static [&'static str] {
+        match self {
+            Op::Ls | Op::Find => &["filter", "limit", "cursor"],
+            Op::Grep => &["path", "pattern", "scope", "countOnly", "regex", "ignoreCase", "limit", "cursor"],
+            Op::Cat => &["path", "range", "select"],
+            Op::Head => &["path", "n"],
+            Op::Stat | Op::Open => &["path"],
+            Op::Xref => &["path", "limit", "cursor"],
+        }
+    }
+
+    /// Default and largest page.
+    pub fn limits(self) -> (u32, u32) {
+        match self {
+            Op::Grep | Op::Xref => (25, 200),
+            _ => (50, 200),
+        }
+    }
+}
+
+/// Every field some op takes.
+const ALL_FIELDS: &[&str] = &[
+    "filter",
+    "limit",
+    "cursor",
+    "path",
+    "pattern",
+    "scope",
+    "countOnly",
+    "regex",
+    "ignoreCase",
+    "range",
+    "select",
+    "n",
+];
+
+/// Filter of `ls` and `find`.
+#[derive(Clone, Debug, Default, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Filter {
+    /// ls: the parsing function's name, exactly.
+    pub function_name: Option<String>,
+    /// Substring (any case) of the canonical name (find) or the referenceID (ls).
+    pub search: Option<String>,
+    /// Created at or after (RFC 3339).
+    pub since: Option<String>,
+    /// find: the entity's type name, exactly.
+    #[serde(rename = "type")]
+    pub type_name: Option<String>,
+}
+
+/// Slice of `cat`.
+#[derive(Clone, Debug, Default, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Range {
+    /// One page (1-based).
+    pub page: Option<i64>,
+    /// `[from, to]`, inclusive, 1-based.
+    pub page_range: Option<Vec<i64>>,
+    /// Only sections of these types (heading, paragraph, table, list).
+    pub section_types: Option<Vec<String>>,
+}
+
+/// Scoping of memory ops.
+#[derive(Clone, Debug, Default, Deserialize, ToSchema)]
+pub struct Context {
+    /// A bucket ID (`bkt_…`): find / open / xref see only its entities. Absent or empty:
+    /// every bucket.
+    pub bucket: Option<String>,
+}
+
+/// `POST /v3/fs`.
+#[derive(Clone, Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct FsRequest {
+    pub op: Op,
+    /// cat / head / stat: a referenceID or transformationID; open / xref / stat: an
+    /// entityID; grep: optionally one document.
+    pub path: Option<String>,
+    pub filter: Option<Filter>,
+    /// 1..200 (default 50; grep and xref 25).
+    pub limit: Option<i64>,
+    /// `nextCursor` of the previous page.
+    pub cursor: Option<String>,
+    /// grep: a substring, or a regular expression with `regex: true` (RE2 syntax, as Go's).
+    pub pattern: Option<String>,
+    /// grep: `sections`, `entities`, `relationships` or `all` (default).
+    pub scope: Option<String>,
+    /// grep: only the number of hits.
+    pub count_only: Option<bool>,
+    /// grep: `pattern` is a regular expression (default false).
+    pub regex: Option<bool>,
+    /// grep: any case (default true).
+    pub ignore_case: Option<bool>,
+    pub range: Option<Range>,
+    /// cat: dotted paths to keep (`sections.label`).
+    pub select: Option<Vec<String>>,
+    /// head: how many sections (default 10, at most 200).
+    pub n: Option<i64>,
+    pub context: Option<Context>,
+}
+
+/// Refuses fields of other ops, then decodes.
+pub fn parse(body: Value) -> ServiceResult<FsRequest> {
+    let Some(fields) = body.as_object() else {
+        return Err(ServiceError::invalid_field("op", "the body must be a JSON object with an op"));
+    };
+    let op = match fields.get("op") {
+        None | Some(Value::Null) => return Err(ServiceError::invalid_field("op", "required")),
+        Some(op) => serde_json::from_value::<Op>(op.clone()).map_err(|_| {
+            ServiceError::invalid_field("op", "must be one of ls, find, open, cat, grep, xref, stat, head")
+        })?,
+    };
+    for name in fields.keys() {
+        if ALL_FIELDS.contains(&name.as_str())
+            && !op.fields().contains(&name.as_str())
+            && !fields[name].is_null()
+        {
+            return Err(ServiceError::invalid_field(
+                name,
+                format!("op {} does not take {name}; it takes {}", op.name(), op.fields().join(", ")),
+            ));
+        }
+    }
+    serde_path_to_error::deserialize(body).map_err(|err| {
+        let path = err.path().to_string();
+        ServiceError::invalid_field(if path == "." { "body" } else { &path }, err.into_inner().to_string())
+    })
+}
+
+/// `path`, required by this op.
+pub fn required_path(request: &FsRequest) -> ServiceResult<&str> {
+    match request.path.as_deref().map(str::trim) {
+        Some(path) if !path.is_empty() => {
+            crate::text::check("path", path)?;
+            Ok(path)
+        }
+        _ => Err(ServiceError::invalid_field("path", format!("required for op {}", request.op.name()))),
+    }
+}
+
+/// The page size of this op.
+pub fn limit(request: &FsRequest) -> ServiceResult<u32> {
+    let (default, max) = request.op.limits();
+    match request.limit {
+        None => Ok(default),
+        Some(n) if n >= 1 && n <= i64::from(max) => Ok(n as u32),
+        Some(_) => Err(ServiceError::invalid_field("limit", format!("must be between 1 and {max}"))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn field_of(body: Value) -> String {
+        match parse(body).unwrap_err() {
+            ServiceError::Invalid { details: Some(details), .. } => details["field"].as_str().unwrap().into(),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_field_of_another_op_is_refused_by_name() {
+        assert_eq!(field_of(json!({"op": "ls", "pattern": "x"})), "pattern");
+        assert_eq!(field_of(json!({"op": "head", "range": {"page": 1}})), "range");
+        assert_eq!(field_of(json!({"op": "nope"})), "op");
+        assert_eq!(field_of(json!({"limit": 3})), "op");
+        assert_eq!(field_of(json!({"op": "grep", "countOnly": "yes"})), "countOnly");
+    }
+
+    #[test]
+    fn unknown_fields_are_ignored() {
+        let request = parse(json!({"op": "ls", "colour": "blue", "context": {"bucket": "bkt_1"}})).unwrap();
+        assert_eq!(request.op, Op::Ls);
+    }
+}

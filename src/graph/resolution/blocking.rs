@@ -1,0 +1,170 @@
+//! Candidate pairs by blocking: records pair up only when they share a bucket, an effective
+//! type (another type is never a duplicate) and at least one key:
+//!
+//! - a word of a surface form (3 letters or more),
+//! - the Soundex code of such a word (catches typos that change letters, not sounds),
+//! - the core name (see [`super::names::core_name`]),
+//! - the exact value of an `exact` or `identifier` attribute (letters and digits only),
+//! - a neighbour within [`WINDOW`] in sorted-name order and in sorted-core order (catches a
+//!   typo in the first letters).
+//!
+//! A key shared by more than [`MAX_BLOCK`] records is too common to tell anything and pairs
+//! nothing, so the pairs grow with the records, never with their square.
+
+use super::comparisons::{Field, Kind};
+use super::model::Record;
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+
+/// Sorted-order neighbours compared with each record.
+pub const WINDOW: usize = 6;
+/// Blocks larger than this pair nothing.
+pub const MAX_BLOCK: usize = 50;
+
+/// Candidate pairs (indexes into `records`, smaller first), each once, sorted.
+pub fn candidate_pairs(records: &[Record], fields: &[Field]) -> Vec<(usize, usize)> {
+    let mut groups: BTreeMap<(&str, String), Vec<usize>> = BTreeMap::new();
+    for (i, r) in records.iter().enumerate() {
+        groups
+            .entry((r.candidate.bucket_id.as_str(), r.candidate.type_name.to_lowercase()))
+            .or_default()
+            .push(i);
+    }
+    let mut pairs = BTreeSet::new();
+    for members in groups.values() {
+        for sort_key in [|r: &Record| r.candidate.normalized.clone(), |r: &Record| r.core.clone()] {
+            let mut sorted = members.clone();
+            sorted.sort_by_key(|&i| (sort_key(&records[i]), i));
+            for (n, &i) in sorted.iter().enumerate() {
+                for &j in sorted.iter().skip(n + 1).take(WINDOW) {
+                    pairs.insert((i.min(j), i.max(j)));
+                }
+            }
+        }
+        let mut blocks: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+        for &i in members {
+            for key in keys(&records[i], fields) {
+                blocks.entry(key).or_default().push(i);
+            }
+        }
+        for block in blocks.values().filter(|b| b.len() > 1 && b.len() <= MAX_BLOCK) {
+            for (n, &i) in block.iter().enumerate() {
+                for &j in &block[n + 1..] {
+                    pairs.insert((i.min(j), i.max(j)));
+                }
+            }
+        }
+    }
+    pairs.into_iter().collect()
+}
+
+/// The blocking keys of one record (each once).
+fn keys(record: &Record, fields: &[Field]) -> BTreeSet<String> {
+    let mut keys = BTreeSet::new();
+    for word in record.candidate.forms.iter().flat_map(|f| f.split_whitespace()) {
+        if word.chars().count() >= 3 {
+            keys.insert(format!("w:{word}"));
+            if let Some(code) = soundex(word) {
+                keys.insert(format!("s:{code}"));
+            }
+        }
+    }
+    if !record.core.is_empty() {
+        keys.insert(format!("c:{}", record.core));
+    }
+    for field in fields.iter().filter(|f| matches!(f.kind, Kind::Exact | Kind::Identifier)) {
+        if let Some(value) = record.attributes.get(&field.key) {
+            let value: String =
+                value.chars().filter(|c| c.is_alphanumeric()).flat_map(char::to_lowercase).collect();
+            if !value.is_empty() {
+                keys.insert(format!("a:{}:{value}", field.key));
+            }
+        }
+    }
+    keys
+}
+
+/// American Soundex of an ASCII-letter word; `None` for anything else.
+pub fn soundex(word: &str) -> Option<String> {
+    let code = |c: char| match c {
+        'b' | 'f' | 'p' | 'v' => '1',
+        'c' | 'g' | 'j' | 'k' | 'q' | 's' | 'x' | 'z' => '2',
+        'd' | 't' => '3',
+        'l' => '4',
+        'm' | 'n' => '5',
+        'r' => '6',
+        'h' | 'w' => '-',
+        _ => '0',
+    };
+    let mut chars = word.chars();
+    let first = chars.next().filter(char::is_ascii_alphabetic)?;
+    if !word.chars().all(|c| c.is_ascii_alphabetic()) {
+        return None;
+    }
+    let mut out = String::from(first.to_ascii_uppercase());
+    let mut last = code(first.to_ascii_lowercase());
+    for c in chars.map(|c| c.to_ascii_lowercase()) {
+        let d = code(c);
+        if d == '-' {
+            continue;
+        }
+        if d != '0' && d != last {
+            out.push(d);
+        }
+        last = d;
+        if out.len() == 4 {
+            break;
+        }
+    }
+    while out.len() < 4 {
+        out.push('0');
+    }
+    Some(out)
+}
+
+/// Share of the true pairs that blocking found (1 when there are none).
+pub fn recall(pairs: &[(usize, usize)], truth: &HashSet<(usize, usize)>) -> f64 {
+    if truth.is_empty() {
+        return 1.0;
+    }
+    pairs.iter().filter(|p| truth.contains(p)).count() as f64 / truth.len() as f64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::graph::resolution::model::tests::record;
+
+    #[test]
+    fn soundex_matches_the_textbook_codes() {
+        assert_eq!(soundex("robert").as_deref(), Some("R163"));
+        assert_eq!(soundex("rupert").as_deref(), Some("R163"));
+        assert_eq!(soundex("ashcraft").as_deref(), Some("A261"));
+        assert_eq!(soundex("tymczak").as_deref(), Some("T522"));
+        assert_eq!(soundex("x1"), None);
+    }
+
+    #[test]
+    fn typos_shared_words_and_shared_identifiers_pair_up_but_other_types_never_do() {
+        let mut all = vec![
+            record("1", "jonathan smith", &[]),
+            record("2", "jonathon smith", &[]),
+            record("3", "acme widgets", &[("phone", "555-0100")]),
+            record("4", "totally different", &[("phone", "5550100")]),
+        ];
+        let mut other = record("5", "jonathan smith", &[]);
+        other.candidate.type_name = "Person".into();
+        all.push(other);
+        // Enough filler that sorted-order neighbours alone would not pair 3 and 4.
+        for i in 0..40 {
+            all.push(record(&format!("f{i}"), &format!("filler {i:02} name"), &[]));
+        }
+        let fields = vec![Field { key: "phone".into(), kind: Kind::Identifier }];
+        let pairs = candidate_pairs(&all, &fields);
+        assert!(pairs.contains(&(0, 1)));
+        assert!(pairs.contains(&(2, 3)), "the phone is a key");
+        assert!(!pairs.contains(&(0, 4)) && !pairs.contains(&(1, 4)), "types differ");
+        assert!(pairs.len() < all.len() * (all.len() - 1) / 2, "never all pairs");
+        let truth: HashSet<(usize, usize)> = [(0, 1), (2, 3)].into_iter().collect();
+        assert_eq!(recall(&pairs, &truth), 1.0);
+    }
+}

@@ -1,0 +1,231 @@
+//! Estimating m, u and the prior from the tenant's own records, as Splink does:
+//!
+//! - u (how often unrelated records agree) from pairs drawn at random — almost all of them
+//!   non-matches — by a fixed-seed generator, so the same data gives the same estimate;
+//! - m (how often true matches agree) and the prior by expectation–maximisation over the
+//!   candidate pairs, u held fixed. The name takes part in the E step through its levels.
+//!
+//! Labels: a pair a person decided (an accepted or dismissed suggestion) counts
+//! [`LABEL_WEIGHT`] times with its known class: an accepted pair in the M step as a sure
+//! match (raising m at its levels), a dismissed one among the random pairs as a sure
+//! non-match (raising u at its levels, so the same agreement weighs less). The name's
+//! weight at a name level moves by log2((1 + accepted) / (1 + dismissed)) labels at that
+//! level. Each estimate is smoothed towards the kind's defaults by [`PSEUDO_COUNTS`], so a
+//! small tenant keeps sensible weights.
+
+use super::comparisons::Field;
+use super::model::{compare, default_u, name_level, FieldModel, Model, Record, NAME_LEVELS};
+
+/// Random pairs drawn for u.
+pub const RANDOM_PAIRS: usize = 20_000;
+/// EM rounds (Splink stops on convergence; a fixed count keeps refreshes reproducible).
+const ROUNDS: usize = 25;
+/// Weight of the defaults in every estimate, in pairs.
+const PSEUDO_COUNTS: f64 = 10.0;
+/// How many estimated pairs one labelled pair counts as.
+pub const LABEL_WEIGHT: f64 = 5.0;
+
+/// Default m and u of the name levels.
+const NAME_M: [f64; 5] = [0.02, 0.05, 0.13, 0.3, 0.5];
+const NAME_U: [f64; 5] = [0.95, 0.035, 0.01, 0.004, 0.001];
+
+/// A compared pair for estimation: the name level, one level per field, and a label.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Vector {
+    pub name: usize,
+    pub levels: Vec<Option<usize>>,
+    /// `Some(true)`: a person said match; `Some(false)`: said not.
+    pub label: Option<bool>,
+}
+
+/// Estimates the model for these fields from the records and the candidate pairs' vectors.
+pub fn estimate(records: &[Record], fields: &[Field], vectors: &[Vector]) -> Model {
+    let defaults = Model::with_defaults(fields);
+    let (name_u, field_u) = estimate_u(records, fields, vectors);
+    let mut prior = defaults.prior;
+    let mut name_m = NAME_M.to_vec();
+    let mut field_m: Vec<Vec<f64>> = defaults.fields.iter().map(|f| f.m.clone()).collect();
+    for _ in 0..ROUNDS {
+        let mut name_counts = vec![0.0; NAME_LEVELS.len()];
+        let mut counts: Vec<Vec<f64>> = field_m.iter().map(|m| vec![0.0; m.len()]).collect();
+        let (mut matches, mut total) = (0.0, 0.0);
+        for vector in vectors {
+            let (posterior, weight) = match vector.label {
+                Some(true) => (1.0, LABEL_WEIGHT),
+                Some(false) => (0.0, LABEL_WEIGHT),
+                None => {
+                    let mut odds = prior / (1.0 - prior) * name_m[vector.name] / name_u[vector.name];
+                    for (i, level) in vector.levels.iter().enumerate() {
+                        if let Some(l) = level {
+                            odds *= field_m[i][*l] / field_u[i][*l];
+                        }
+                    }
+                    (odds / (1.0 + odds), 1.0)
+                }
+            };
+            matches += posterior * weight;
+            total += weight;
+            name_counts[vector.name] += posterior * weight;
+            for (i, level) in vector.levels.iter().enumerate() {
+                if let Some(l) = level {
+                    counts[i][*l] += posterior * weight;
+                }
+            }
+        }
+        prior = ((matches + PSEUDO_COUNTS * defaults.prior) / (total + PSEUDO_COUNTS)).clamp(1e-4, 0.9);
+        name_m = smooth(&name_counts, &NAME_M);
+        for (i, m) in field_m.iter_mut().enumerate() {
+            *m = smooth(&counts[i], &defaults.fields[i].m);
+        }
+    }
+    let mut name_shift = vec![0.0; NAME_LEVELS.len()];
+    for (level, shift) in name_shift.iter_mut().enumerate() {
+        let count = |matched: bool| {
+            vectors.iter().filter(|v| v.name == level && v.label == Some(matched)).count() as f64
+        };
+        *shift = ((1.0 + count(true)) / (1.0 + count(false))).log2();
+    }
+    Model {
+        prior,
+        name_shift,
+        fields: fields
+            .iter()
+            .zip(field_m)
+            .zip(field_u)
+            .map(|((field, m), u)| FieldModel { field: field.clone(), m, u })
+            .collect(),
+    }
+}
+
+/// u of the name levels and of each field, from random pairs.
+fn estimate_u(records: &[Record], fields: &[Field], vectors: &[Vector]) -> (Vec<f64>, Vec<Vec<f64>>) {
+    let mut name_counts = vec![0.0; NAME_LEVELS.len()];
+    let mut counts: Vec<Vec<f64>> = fields.iter().map(|f| vec![0.0; f.kind.levels().len()]).collect();
+    let n = records.len();
+    if n >= 2 {
+        let mut rng = SplitMix(0x5eed);
+        let draws = RANDOM_PAIRS.min(n * (n - 1) / 2);
+        for _ in 0..draws {
+            let i = rng.below(n);
+            let j = (i + 1 + rng.below(n - 1)) % n;
+            let c = compare(&records[i], &records[j], fields);
+            name_counts[name_level(c.name_score())] += 1.0;
+            for (k, level) in c.levels.iter().enumerate() {
+                if let Some(l) = level {
+                    counts[k][*l] += 1.0;
+                }
+            }
+        }
+    }
+    for vector in vectors.iter().filter(|v| v.label == Some(false)) {
+        name_counts[vector.name] += LABEL_WEIGHT;
+        for (k, level) in vector.levels.iter().enumerate() {
+            if let Some(l) = level {
+                counts[k][*l] += LABEL_WEIGHT;
+            }
+        }
+    }
+    let name_u = smooth(&name_counts, &NAME_U);
+    let field_u = fields.iter().zip(&counts).map(|(f, c)| smooth(c, &default_u(&f.kind))).collect();
+    (name_u, field_u)
+}
+
+/// Shares from counts, pulled towards the defaults by [`PSEUDO_COUNTS`]; never zero.
+fn smooth(counts: &[f64], defaults: &[f64]) -> Vec<f64> {
+    let total: f64 = counts.iter().sum();
+    counts
+        .iter()
+        .zip(defaults)
+        .map(|(c, d)| ((c + PSEUDO_COUNTS * d) / (total + PSEUDO_COUNTS)).max(1e-6))
+        .collect()
+}
+
+/// A small deterministic generator (SplitMix64).
+struct SplitMix(u64);
+
+impl SplitMix {
+    fn below(&mut self, n: usize) -> usize {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        ((z ^ (z >> 31)) % n as u64) as usize
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::graph::resolution::comparisons::Kind;
+    use crate::graph::resolution::model::tests::record;
+
+    fn phone() -> Vec<Field> {
+        vec![Field { key: "phone".into(), kind: Kind::Identifier }]
+    }
+
+    fn people() -> Vec<Record> {
+        const GIVEN: [&str; 20] = [
+            "ann", "bob", "carla", "dmitri", "eve", "farid", "gus", "hana", "ivo", "jun", "kwame", "lea",
+            "mateo", "nina", "otto", "priya", "quinn", "rosa", "sven", "tariq",
+        ];
+        const FAMILY: [&str; 10] = [
+            "okafor",
+            "lindqvist",
+            "tanaka",
+            "moreau",
+            "kowalski",
+            "haddad",
+            "nguyen",
+            "oconnor",
+            "rossi",
+            "baptiste",
+        ];
+        (0..200)
+            .map(|i| {
+                let name = format!("{} {}", GIVEN[i % 20], FAMILY[i / 20]);
+                record(
+                    &format!("{i:03}"),
+                    &name,
+                    &[("phone", &format!("{}", 1_000_003 * (i + 7) % 9_999_991))],
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn u_is_small_for_identifiers_that_rarely_agree_at_random() {
+        let model = estimate(&people(), &phone(), &[]);
+        let u = &model.fields[0].u;
+        assert!(u[2] < 0.001 && u[0] > 0.9, "{u:?}");
+        assert_eq!(estimate(&people(), &phone(), &[]), model, "same data, same estimate");
+    }
+
+    #[test]
+    fn labels_move_the_weights() {
+        let records = people();
+        let unlabelled = vec![Vector { name: 4, levels: vec![Some(0)], label: None }; 5];
+        let before = estimate(&records, &phone(), &unlabelled);
+        // People said these pairs with different phones are the same: phones disagreeing
+        // is weaker evidence against a match afterwards.
+        let labelled = vec![Vector { name: 4, levels: vec![Some(0)], label: Some(true) }; 5];
+        let after = estimate(&records, &phone(), &labelled);
+        assert!(after.fields[0].m[0] > before.fields[0].m[0], "{before:?} {after:?}");
+        // People said these pairs with equal phones differ: equal phones weigh less.
+        let dismissed = vec![Vector { name: 4, levels: vec![Some(2)], label: Some(false) }; 5];
+        let after_dismissal = estimate(&records, &phone(), &dismissed);
+        assert!(after_dismissal.fields[0].u[2] > before.fields[0].u[2], "{after_dismissal:?} {before:?}");
+        assert!(after_dismissal.name_shift[4] < 0.0 && after.name_shift[4] > 0.0);
+        assert_eq!(before.name_shift, vec![0.0; NAME_LEVELS.len()]);
+    }
+
+    #[test]
+    fn em_finds_agreement_on_matches() {
+        let records = people();
+        // 30 pairs: half agree on name and phone, half on neither.
+        let mut vectors = vec![Vector { name: 4, levels: vec![Some(2)], label: None }; 15];
+        vectors.extend(vec![Vector { name: 0, levels: vec![Some(0)], label: None }; 15]);
+        let model = estimate(&records, &phone(), &vectors);
+        assert!(model.fields[0].m[2] > 0.8, "{model:?}");
+        assert!(model.prior > 0.3 && model.prior < 0.7, "{model:?}");
+    }
+}

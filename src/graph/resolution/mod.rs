@@ -1,0 +1,20 @@
+//! Entity resolution's scoring model, one for merge suggestions and automatic merges:
+//! Fellegi–Sunter match weights per compared field, estimated from the tenant's own data.
+//!
+//! - [`names`]: the name a comparison sees (qualifiers such as "the", "restaurant",
+//!   "(paris)" and legal suffixes dropped) and the one-word spelling guard.
+//! - [`comparisons`]: which attributes compare and how, read from the entity type's
+//!   `attributeSchema` (`x-compare`, `x-tolerance`), and the comparison levels.
+//! - [`model`]: m/u per level, the prior, the match weight, the calibrated probability and
+//!   the explanation (per-field level and weight) every suggestion and merge carries.
+//! - [`em`]: u from random pairs, m and the prior by expectation–maximisation over the
+//!   candidate pairs (as Splink does), with curated decisions as fixed labels.
+//! - [`blocking`]: candidate pairs from several keys (name tokens, phonetic keys, the core
+//!   name, exact attribute values), never all pairs.
+
+pub mod blocking;
+pub mod comparisons;
+pub mod em;
+pub mod model;
+pub mod names;
+pub mod pairs;

@@ -1,0 +1,295 @@
+//! The Fellegi–Sunter model: each compared field lands on a comparison level, each level
+//! has m (how often true matches land there) and u (how often non-matches do), and the
+//! match weight of a pair is the prior's log-odds plus log2(m/u) summed over the fields.
+//! The probability is 1 / (1 + 2^-weight).
+//!
+//! The name is the one field compared on a continuous score (Jaro-Winkler over every surface
+//! form, shared words, and the cosine of embeddings when there is an embedder; see
+//! [`crate::graph::duplicates`]): that score is calibrated to be a probability on names
+//! alone, so the name's weight is its log-odds less the prior's. Attributes add their
+//! weights to it, so with no attribute compared the probability is the name's score.
+
+use super::comparisons::{Field, Kind};
+use crate::graph::duplicates::{self, Candidate, Signals};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// Name levels (for the explanation and for estimating the prior), lowest first, with the
+/// lower bound of each.
+pub const NAME_LEVELS: &[(&str, f64)] =
+    &[("different", 0.0), ("weak", 0.7), ("similar", 0.8), ("very similar", 0.9), ("equal", 0.97)];
+/// A name whose core (see [`super::names::core_name`]) equals the other's scores at least
+/// this: a suggestion, and a merge only with agreeing attributes.
+pub const SAME_CORE: f64 = 0.93;
+/// Name probabilities are clamped to this distance from 0 and 1 (±10 bits at most).
+const CLAMP: f64 = 0.001;
+
+/// What resolution knows of an entity.
+#[derive(Clone, Debug)]
+pub struct Record {
+    pub candidate: Candidate,
+    /// The core of the canonical name as written.
+    pub core: String,
+    /// Attribute values as text, by key.
+    pub attributes: BTreeMap<String, String>,
+}
+
+/// m and u per level of one attribute.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FieldModel {
+    pub field: Field,
+    pub m: Vec<f64>,
+    pub u: Vec<f64>,
+}
+
+/// The model of one tenant's entity type (or of all its types when no schema says more).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Model {
+    /// Share of candidate pairs that are matches.
+    pub prior: f64,
+    /// Bits added to the name's weight at each name level, learnt from labels.
+    pub name_shift: Vec<f64>,
+    pub fields: Vec<FieldModel>,
+}
+
+/// A pair compared: the name signals and one level per field (`None`: a value missing).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Comparison {
+    pub signals: Signals,
+    pub same_core: bool,
+    pub levels: Vec<Option<usize>>,
+}
+
+impl Comparison {
+    /// The name's probability on its own (symmetric: every input is).
+    pub fn name_score(&self) -> f64 {
+        let score = self.signals.score();
+        if self.same_core {
+            score.max(SAME_CORE)
+        } else {
+            score
+        }
+    }
+
+    pub fn name_level(&self) -> usize {
+        name_level(self.name_score())
+    }
+}
+
+pub fn name_level(score: f64) -> usize {
+    NAME_LEVELS.iter().rposition(|(_, floor)| score >= *floor).unwrap_or(0)
+}
+
+/// Compares two records on the name and on each field (in the fields' order).
+pub fn compare(a: &Record, b: &Record, fields: &[Field]) -> Comparison {
+    let levels = fields
+        .iter()
+        .map(|f| match (a.attributes.get(&f.key), b.attributes.get(&f.key)) {
+            (Some(x), Some(y)) => f.kind.level(x, y),
+            _ => None,
+        })
+        .collect();
+    Comparison {
+        signals: duplicates::signals(&a.candidate, &b.candidate),
+        same_core: !a.core.is_empty() && a.core == b.core,
+        levels,
+    }
+}
+
+/// One field's part of a score.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FieldWeight {
+    /// `name`, or the attribute key.
+    pub field: String,
+    /// `name`, or the comparison kind.
+    pub kind: String,
+    /// The level's name (`different` … `equal`).
+    pub level: String,
+    /// Bits of evidence: positive for a match, negative against.
+    pub weight: f64,
+    /// The level's m and u (absent for the name, which is scored continuously).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub m: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub u: Option<f64>,
+}
+
+/// A score with its reasons.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Explanation {
+    pub probability: f64,
+    /// Prior plus every field's weight, in bits.
+    pub match_weight: f64,
+    /// The prior's log-odds, in bits.
+    pub prior_weight: f64,
+    pub fields: Vec<FieldWeight>,
+}
+
+impl Explanation {
+    /// Bits the attributes contribute (positive: they agree).
+    pub fn attribute_weight(&self) -> f64 {
+        self.fields.iter().filter(|f| f.field != "name").map(|f| f.weight).sum()
+    }
+}
+
+impl Model {
+    /// A model with the kinds' default m and u, before any estimate.
+    pub fn with_defaults(fields: &[Field]) -> Self {
+        Model {
+            prior: 0.05,
+            name_shift: vec![0.0; NAME_LEVELS.len()],
+            fields: fields
+                .iter()
+                .map(|f| FieldModel { field: f.clone(), m: f.kind.default_m(), u: default_u(&f.kind) })
+                .collect(),
+        }
+    }
+
+    /// The match weight and probability of a comparison, with the explanation.
+    pub fn score(&self, comparison: &Comparison) -> Explanation {
+        let prior_weight = logit2(self.prior);
+        let name = comparison.name_score().clamp(CLAMP, 1.0 - CLAMP);
+        let level = comparison.name_level();
+        let name_weight = logit2(name) + self.name_shift.get(level).copied().unwrap_or(0.0);
+        let mut fields = vec![FieldWeight {
+            field: "name".into(),
+            kind: "name".into(),
+            level: NAME_LEVELS[level].0.into(),
+            weight: round(name_weight - prior_weight),
+            m: None,
+            u: None,
+        }];
+        let mut total = name_weight;
+        for (model, level) in self.fields.iter().zip(&comparison.levels) {
+            let Some(level) = *level else { continue };
+            let weight = (model.m[level] / model.u[level]).log2();
+            total += weight;
+            fields.push(FieldWeight {
+                field: model.field.key.clone(),
+                kind: model.field.kind.name().into(),
+                level: model.field.kind.levels()[level].into(),
+                weight: round(weight),
+                m: Some(round(model.m[level])),
+                u: Some(round(model.u[level])),
+            });
+        }
+        Explanation {
+            probability: 1.0 / (1.0 + (-total).exp2()),
+            match_weight: round(total),
+            prior_weight: round(prior_weight),
+            fields,
+        }
+    }
+}
+
+/// Default u: how often two unrelated records land on each level.
+pub fn default_u(kind: &Kind) -> Vec<f64> {
+    match kind {
+        Kind::Exact => vec![0.95, 0.05],
+        Kind::Fuzzy => vec![0.9, 0.07, 0.02, 0.01],
+        Kind::Number { .. } | Kind::Date { .. } => vec![0.95, 0.04, 0.01],
+        Kind::Identifier => vec![0.99, 0.009, 0.001],
+    }
+}
+
+fn logit2(p: f64) -> f64 {
+    (p / (1.0 - p)).log2()
+}
+
+fn round(x: f64) -> f64 {
+    (x * 10_000.0).round() / 10_000.0
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::graph::resolution::names::core_name;
+
+    pub(crate) fn record(id: &str, name: &str, attributes: &[(&str, &str)]) -> Record {
+        let normalized = crate::graph::normalize::normalize(name);
+        Record {
+            candidate: Candidate {
+                entity_id: id.into(),
+                bucket_id: "b".into(),
+                type_name: "Company".into(),
+                normalized: normalized.clone(),
+                forms: vec![normalized],
+            },
+            core: core_name(name),
+            attributes: attributes.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+        }
+    }
+
+    fn fields() -> Vec<Field> {
+        vec![
+            Field { key: "city".into(), kind: Kind::Exact },
+            Field { key: "phone".into(), kind: Kind::Identifier },
+        ]
+    }
+
+    #[test]
+    fn every_pair_scores_the_same_both_ways() {
+        let fixture = [
+            record("1", "cha cha cha", &[("city", "paris")]),
+            record("2", "cha cha chas", &[("city", "Paris")]),
+            record("3", "Sanofi 54 rue la Boetie 75008 France", &[("phone", "0153774000")]),
+            record("4", "sanofi 54 rue la boetie 75008 paris france", &[("phone", "01 53 77 40 00")]),
+            record("5", "Zarela", &[]),
+            record("6", "Zarzuela", &[("city", "new york")]),
+            record("7", "The Palm Restaurant", &[("city", "new york")]),
+            record("8", "Palm (Los Angeles)", &[("city", "los angeles")]),
+            record("9", "jonathan smith", &[]),
+            record("10", "smith jonathon", &[("phone", "555")]),
+        ];
+        let model = Model::with_defaults(&fields());
+        for a in &fixture {
+            for b in &fixture {
+                let (ab, ba) = (compare(a, b, &fields()), compare(b, a, &fields()));
+                assert_eq!(ab, ba, "{} / {}", a.candidate.normalized, b.candidate.normalized);
+                assert_eq!(model.score(&ab), model.score(&ba));
+            }
+        }
+    }
+
+    #[test]
+    fn agreeing_attributes_raise_a_score_and_disagreeing_ones_lower_it() {
+        let model = Model::with_defaults(&fields());
+        let name_only = model.score(&compare(
+            &record("1", "Initech Software", &[]),
+            &record("2", "Initech Software Group", &[]),
+            &fields(),
+        ));
+        let agree = model.score(&compare(
+            &record("1", "Initech Software", &[("phone", "555-0100")]),
+            &record("2", "Initech Software Group", &[("phone", "5550100")]),
+            &fields(),
+        ));
+        let disagree = model.score(&compare(
+            &record("1", "Initech Software", &[("city", "austin")]),
+            &record("2", "Initech Software Group", &[("city", "berlin")]),
+            &fields(),
+        ));
+        assert!(agree.probability > name_only.probability, "{agree:?} {name_only:?}");
+        assert!(disagree.probability < name_only.probability, "{disagree:?}");
+        assert_eq!(agree.fields.len(), 2);
+        assert_eq!(agree.fields[1].level, "equal");
+        assert!(agree.fields[1].weight > 0.0 && disagree.fields[1].weight < 0.0);
+    }
+
+    #[test]
+    fn without_attributes_the_probability_is_the_name_score() {
+        let model = Model::with_defaults(&[]);
+        let comparison =
+            compare(&record("1", "Globex Corporation", &[]), &record("2", "Globex Corporaton", &[]), &[]);
+        let explained = model.score(&comparison);
+        assert!((explained.probability - comparison.name_score()).abs() < 1e-9);
+    }
+
+    #[test]
+    fn names_differing_only_by_qualifiers_share_a_core() {
+        let c = compare(&record("1", "The Palm Restaurant", &[]), &record("2", "Palm (New York)", &[]), &[]);
+        assert!(c.same_core && c.name_score() >= SAME_CORE, "{c:?}");
+    }
+}

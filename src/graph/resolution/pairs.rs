@@ -1,0 +1,184 @@
+//! One detection run, without I/O: records grouped by effective type, one model per type
+//! estimated from that type's records (and the tenant's labels), candidate pairs by
+//! blocking, each scored and explained. Everything in a fixed order, so the same data
+//! gives the same pairs, scores and merges.
+
+use super::blocking;
+use super::comparisons::{fields_of, Field};
+use super::em::{self, Vector};
+use super::model::{compare, Comparison, Explanation, Model, Record, NAME_LEVELS};
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+/// A candidate pair worth a closer look.
+#[derive(Clone, Debug)]
+pub struct ScoredPair {
+    pub a: usize,
+    pub b: usize,
+    /// The type (lower case) whose model scored it.
+    pub type_key: String,
+    pub comparison: Comparison,
+    pub explanation: Explanation,
+}
+
+/// A decided pair: its type (lower case), its stored explanation and the decision.
+pub struct Label<'a> {
+    pub type_key: String,
+    pub explanation: &'a Value,
+    pub matched: bool,
+}
+
+#[derive(Default)]
+pub struct Run {
+    /// Models by type (lower case).
+    pub models: BTreeMap<String, Model>,
+    pub fields: BTreeMap<String, Vec<Field>>,
+    /// Candidate pairs blocking produced.
+    pub blocked: usize,
+    /// Pairs scoring at least the floor, in pair order.
+    pub pairs: Vec<ScoredPair>,
+}
+
+/// Scores the records' candidate pairs; keeps those whose probability is at least `floor`.
+/// `schemas` holds each type's `attributeSchema` by lower-case type name.
+pub fn score(records: &[Record], schemas: &BTreeMap<String, Value>, labels: &[Label], floor: f64) -> Run {
+    let mut by_type: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+    for (i, r) in records.iter().enumerate() {
+        by_type.entry(r.candidate.type_name.to_lowercase()).or_default().push(i);
+    }
+    let mut run = Run::default();
+    for (type_key, mut members) in by_type {
+        // Entity-ID order: the same records in any order give the same estimate and pairs.
+        members.sort_by(|&i, &j| records[i].candidate.entity_id.cmp(&records[j].candidate.entity_id));
+        let fields = fields_of(schemas.get(&type_key));
+        let group: Vec<Record> = members.iter().map(|&i| records[i].clone()).collect();
+        let pairs = blocking::candidate_pairs(&group, &fields);
+        run.blocked += pairs.len();
+        let compared: Vec<(usize, usize, Comparison)> =
+            pairs.into_iter().map(|(i, j)| (i, j, compare(&group[i], &group[j], &fields))).collect();
+        let mut vectors: Vec<Vector> = compared
+            .iter()
+            .map(|(_, _, c)| Vector { name: c.name_level(), levels: c.levels.clone(), label: None })
+            .collect();
+        vectors.extend(
+            labels
+                .iter()
+                .filter(|l| l.type_key == type_key)
+                .filter_map(|l| vector_of(l.explanation, &fields, l.matched)),
+        );
+        let model = em::estimate(&group, &fields, &vectors);
+        for (i, j, comparison) in compared {
+            let explanation = model.score(&comparison);
+            if explanation.probability >= floor {
+                run.pairs.push(ScoredPair {
+                    a: members[i],
+                    b: members[j],
+                    type_key: type_key.clone(),
+                    comparison,
+                    explanation,
+                });
+            }
+        }
+        run.models.insert(type_key.clone(), model);
+        run.fields.insert(type_key, fields);
+    }
+    run.pairs.sort_by_key(|p| (p.a, p.b));
+    run
+}
+
+/// The comparison vector a stored explanation describes, as a label.
+pub fn vector_of(explanation: &Value, fields: &[Field], matched: bool) -> Option<Vector> {
+    let parts = explanation.get("fields")?.as_array()?;
+    let level_of = |field: &str| {
+        parts.iter().find(|p| p.get("field").and_then(Value::as_str) == Some(field))?.get("level")?.as_str()
+    };
+    let name = NAME_LEVELS.iter().position(|(n, _)| Some(*n) == level_of("name"))?;
+    let levels = fields
+        .iter()
+        .map(|f| level_of(&f.key).and_then(|level| f.kind.levels().iter().position(|l| *l == level)))
+        .collect();
+    Some(Vector { name, levels, label: Some(matched) })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::graph::resolution::model::tests::record;
+    use serde_json::json;
+
+    fn fixture() -> (Vec<Record>, BTreeMap<String, Value>) {
+        let mut records = vec![
+            record(
+                "1",
+                "Globex Corporation International",
+                &[("phone", "555 0100"), ("city", "springfield")],
+            ),
+            record("2", "Globex Corporaton International", &[("phone", "5550100"), ("city", "springfield")]),
+            record("3", "Zarela", &[("city", "new york")]),
+            record("4", "Zarzuela", &[("city", "new york")]),
+            record("5", "Initech Software", &[("city", "austin")]),
+            record("6", "Initech Software Group", &[("city", "berlin")]),
+        ];
+        for i in 0..30 {
+            records.push(record(
+                &format!("x{i:02}"),
+                &format!("company number {i}"),
+                &[("phone", &format!("77{i:03}"))],
+            ));
+        }
+        let schemas = BTreeMap::from([(
+            "company".to_string(),
+            json!({"properties": {"phone": {"x-compare": "identifier"}, "city": {"x-compare": "exact"}}}),
+        )]);
+        (records, schemas)
+    }
+
+    #[test]
+    fn the_same_records_in_any_order_give_the_same_scores() {
+        let (records, schemas) = fixture();
+        let run = score(&records, &schemas, &[], 0.5);
+        let mut reversed = records.clone();
+        reversed.reverse();
+        let again = score(&reversed, &schemas, &[], 0.5);
+        let by_ids = |run: &Run, records: &[Record]| {
+            let mut seen: Vec<(String, String, String)> = run
+                .pairs
+                .iter()
+                .map(|p| {
+                    let (x, y) = (&records[p.a].candidate.entity_id, &records[p.b].candidate.entity_id);
+                    let (x, y) = if x < y { (x, y) } else { (y, x) };
+                    (x.clone(), y.clone(), format!("{:.12}", p.explanation.probability))
+                })
+                .collect();
+            seen.sort();
+            seen
+        };
+        assert_eq!(by_ids(&run, &records), by_ids(&again, &reversed));
+        assert!(!run.pairs.is_empty());
+    }
+
+    #[test]
+    fn a_stored_explanation_reads_back_as_a_label() {
+        let (records, schemas) = fixture();
+        let run = score(&records, &schemas, &[], 0.5);
+        let pair = run.pairs.iter().find(|p| p.a == 0 && p.b == 1).expect("globex pair");
+        let stored = serde_json::to_value(&pair.explanation).unwrap();
+        let vector = vector_of(&stored, &run.fields["company"], true).unwrap();
+        assert_eq!(vector.levels, pair.comparison.levels);
+        assert_eq!(vector.name, pair.comparison.name_level());
+    }
+
+    #[test]
+    fn a_dismissed_label_lowers_the_score_of_pairs_like_it() {
+        let (records, schemas) = fixture();
+        let before = score(&records, &schemas, &[], 0.0);
+        let initech =
+            |run: &Run| run.pairs.iter().find(|p| p.a == 4 && p.b == 5).unwrap().explanation.clone();
+        let stored = serde_json::to_value(initech(&before)).unwrap();
+        let labels: Vec<Label> = (0..5)
+            .map(|_| Label { type_key: "company".into(), explanation: &stored, matched: false })
+            .collect();
+        let after = score(&records, &schemas, &labels, 0.0);
+        assert!(initech(&after).probability < initech(&before).probability);
+    }
+}

@@ -1,0 +1,240 @@
+//! Storage of golden datasets: a row per dataset (its typed columns as JSON) and one stored
+//! value per (row key, column).
+
+use super::collections::Owner;
+use super::filters::{page_rows, Filter};
+use super::{RecordError, Records};
+use crate::pagination::Cursor;
+use serde_json::Value;
+use sqlx::any::AnyRow;
+use sqlx::Row;
+use std::collections::BTreeMap;
+
+/// A dataset as stored (`columns`: `[{name, role, type}]`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct DatasetRow {
+    pub id: String,
+    pub name: String,
+    pub description: Option<String>,
+    pub columns: Value,
+    pub row_count: i64,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+/// One row: its key and each stored value by column name.
+pub type DatasetCells = (String, BTreeMap<String, Value>);
+
+const COLUMNS: &str = "d.id, d.name, d.description, d.columns, d.created_at, d.updated_at, \
+    (SELECT COUNT(DISTINCT c.row_key) FROM dataset_cells c WHERE c.dataset_id = d.id) AS row_count";
+
+fn dataset(row: &AnyRow) -> DatasetRow {
+    DatasetRow {
+        id: row.get("id"),
+        name: row.get("name"),
+        description: row.get("description"),
+        columns: serde_json::from_str(&row.get::<String, _>("columns")).unwrap_or(Value::Null),
+        row_count: row.get("row_count"),
+        created_at: row.get("created_at"),
+        updated_at: row.get("updated_at"),
+    }
+}
+
+impl Records {
+    pub async fn insert_dataset(&self, owner: Owner<'_>, d: &DatasetRow) -> Result<(), RecordError> {
+        sqlx::query(
+            "INSERT INTO datasets (id, account_id, environment, name, description, columns, created_at, updated_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+        )
+        .bind(&d.id)
+        .bind(owner.account_id)
+        .bind(owner.environment)
+        .bind(&d.name)
+        .bind(&d.description)
+        .bind(d.columns.to_string())
+        .bind(d.created_at)
+        .bind(d.updated_at)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    pub async fn find_dataset(&self, owner: Owner<'_>, id: &str) -> Result<Option<DatasetRow>, RecordError> {
+        let sql = format!(
+            "SELECT {COLUMNS} FROM datasets d WHERE d.id = $1 AND d.account_id = $2 AND d.environment = $3"
+        );
+        let row = sqlx::query(&sql)
+            .bind(id)
+            .bind(owner.account_id)
+            .bind(owner.environment)
+            .fetch_optional(&self.pool)
+            .await?;
+        Ok(row.as_ref().map(dataset))
+    }
+
+    /// A page of datasets by ID.
+    pub async fn list_datasets(
+        &self,
+        owner: Owner<'_>,
+        name_substring: Option<&str>,
+        cursor: &Cursor,
+        limit: u32,
+    ) -> Result<Vec<DatasetRow>, RecordError> {
+        let mut filter = Filter::default();
+        filter.eq("d.account_id", owner.account_id).eq("d.environment", owner.environment);
+        if let Some(text) = name_substring {
+            filter.contains("d.name", text);
+        }
+        let sql = filter.page_sql(COLUMNS, "datasets d", "d.id", cursor, true, limit);
+        let rows = filter.bind(sqlx::query(&sql)).fetch_all(&self.pool).await?;
+        Ok(page_rows(rows.iter().map(dataset).collect(), cursor))
+    }
+
+    /// Deletes a dataset and its rows.
+    pub async fn delete_dataset(&self, owner: Owner<'_>, id: &str) -> Result<bool, RecordError> {
+        let mut tx = self.begin_write().await?;
+        let done = sqlx::query("DELETE FROM datasets WHERE id = $1 AND account_id = $2 AND environment = $3")
+            .bind(id)
+            .bind(owner.account_id)
+            .bind(owner.environment)
+            .execute(&mut *tx)
+            .await?;
+        if done.rows_affected() == 1 {
+            sqlx::query("DELETE FROM dataset_cells WHERE dataset_id = $1").bind(id).execute(&mut *tx).await?;
+        }
+        tx.commit().await?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    /// Writes the values of one row (replacing those of the same columns), in one
+    /// transaction. The dataset must belong to the caller (checked by the service).
+    pub async fn write_dataset_cells(
+        &self,
+        dataset_id: &str,
+        row_key: &str,
+        cells: &[(String, Value)],
+        now: i64,
+    ) -> Result<(), RecordError> {
+        let mut tx = self.begin_write().await?;
+        for (column, value) in cells {
+            sqlx::query(
+                "INSERT INTO dataset_cells (dataset_id, row_key, column_name, value, updated_at) \
+                 VALUES ($1, $2, $3, $4, $5) \
+                 ON CONFLICT (dataset_id, row_key, column_name) DO UPDATE SET value = $4, updated_at = $5",
+            )
+            .bind(dataset_id)
+            .bind(row_key)
+            .bind(column)
+            .bind(value.to_string())
+            .bind(now)
+            .execute(&mut *tx)
+            .await?;
+        }
+        sqlx::query("UPDATE datasets SET updated_at = $1 WHERE id = $2")
+            .bind(now)
+            .bind(dataset_id)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// Rows of a dataset in row-key order: after `after`, at most `limit` of them.
+    pub async fn dataset_rows(
+        &self,
+        dataset_id: &str,
+        after: Option<&str>,
+        limit: u32,
+    ) -> Result<Vec<DatasetCells>, RecordError> {
+        let keys_sql = format!(
+            "SELECT DISTINCT row_key FROM dataset_cells WHERE dataset_id = $1 {} ORDER BY row_key LIMIT {limit}",
+            if after.is_some() { "AND row_key > $2" } else { "" }
+        );
+        let mut query = sqlx::query(&keys_sql).bind(dataset_id);
+        if let Some(after) = after {
+            query = query.bind(after);
+        }
+        let keys: Vec<String> = query.fetch_all(&self.pool).await?.iter().map(|r| r.get("row_key")).collect();
+        let (Some(first), Some(last)) = (keys.first(), keys.last()) else { return Ok(Vec::new()) };
+        let rows = sqlx::query(
+            "SELECT row_key, column_name, value FROM dataset_cells \
+             WHERE dataset_id = $1 AND row_key >= $2 AND row_key <= $3 ORDER BY row_key, column_name",
+        )
+        .bind(dataset_id)
+        .bind(first)
+        .bind(last)
+        .fetch_all(&self.pool)
+        .await?;
+        let mut out: Vec<DatasetCells> = Vec::with_capacity(keys.len());
+        for row in rows {
+            let key: String = row.get("row_key");
+            let value = serde_json::from_str(&row.get::<String, _>("value")).unwrap_or(Value::Null);
+            match out.last_mut() {
+                Some((last, cells)) if *last == key => {
+                    cells.insert(row.get("column_name"), value);
+                }
+                _ => out.push((key, BTreeMap::from([(row.get("column_name"), value)]))),
+            }
+        }
+        Ok(out)
+    }
+
+    /// One row's values (empty when the row has none).
+    pub async fn dataset_row(
+        &self,
+        dataset_id: &str,
+        row_key: &str,
+    ) -> Result<BTreeMap<String, Value>, RecordError> {
+        let rows = sqlx::query(
+            "SELECT column_name, value FROM dataset_cells WHERE dataset_id = $1 AND row_key = $2",
+        )
+        .bind(dataset_id)
+        .bind(row_key)
+        .fetch_all(&self.pool)
+        .await?;
+        Ok(rows
+            .iter()
+            .map(|row| {
+                (
+                    row.get("column_name"),
+                    serde_json::from_str(&row.get::<String, _>("value")).unwrap_or(Value::Null),
+                )
+            })
+            .collect())
+    }
+
+    pub async fn delete_dataset_row(&self, dataset_id: &str, row_key: &str) -> Result<bool, RecordError> {
+        let done = sqlx::query("DELETE FROM dataset_cells WHERE dataset_id = $1 AND row_key = $2")
+            .bind(dataset_id)
+            .bind(row_key)
+            .execute(&self.pool)
+            .await?;
+        Ok(done.rows_affected() > 0)
+    }
+
+    /// Up to `limit` non-error events of a function (oldest first), with the input of the
+    /// call each came from: `(event body, call input)`.
+    pub async fn events_with_inputs(
+        &self,
+        owner: Owner<'_>,
+        function_id: &str,
+        event_ids: &[String],
+        limit: u32,
+    ) -> Result<Vec<(Value, Option<String>)>, RecordError> {
+        let mut filter = Filter::default();
+        filter.eq("e.account_id", owner.account_id).eq("e.environment", owner.environment);
+        filter.eq("e.function_id", function_id).raw("e.event_type <> 'error'").any_of("e.id", event_ids);
+        let sql = format!(
+            "SELECT e.body, c.input FROM events e LEFT JOIN calls c ON c.id = e.call_id {} ORDER BY e.id LIMIT {limit}",
+            filter.where_clause()
+        );
+        let rows = filter.bind(sqlx::query(&sql)).fetch_all(&self.pool).await?;
+        Ok(rows
+            .iter()
+            .filter_map(|row| {
+                let body = serde_json::from_str(&row.get::<String, _>("body")).ok()?;
+                Some((body, row.get::<Option<String>, _>("input")))
+            })
+            .collect())
+    }
+}

@@ -1,0 +1,167 @@
+//! Connectors: a `box` connector watching a folder of a local server that answers as Box's
+//! REST API does, each new file submitted as a call once; `paragon` refused.
+
+use crate::helpers::{assert_error, json, spawn_app_with, TestApp};
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::routing::{get, post};
+use canon::jobs::Handlers;
+use serde_json::{json, Value};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// Files in the watched folder: (id, name, content); and how often each was downloaded.
+#[derive(Clone, Default)]
+struct FakeBox {
+    files: Arc<Mutex<Vec<(String, String, String)>>>,
+    downloads: Arc<Mutex<Vec<String>>>,
+}
+
+fn authorised(headers: &HeaderMap) -> bool {
+    headers.get("authorization").and_then(|v| v.to_str().ok()) == Some("Bearer box-token")
+}
+
+/// Box's token, folder-items and content endpoints, as the connector calls them.
+async fn fake_box() -> (String, FakeBox) {
+    let state = FakeBox::default();
+    let router = axum::Router::new()
+        .route(
+            "/oauth2/token",
+            post(|body: String| async move {
+                let ok = body.contains("grant_type=client_credentials")
+                    && body.contains("client_id=box-client")
+                    && body.contains("client_secret=s3cret")
+                    && body.contains("box_subject_id=ent-1");
+                if ok {
+                    (StatusCode::OK, axum::Json(json!({"access_token": "box-token", "expires_in": 3600})))
+                } else {
+                    (StatusCode::BAD_REQUEST, axum::Json(json!({"error": "invalid_client"})))
+                }
+            }),
+        )
+        .route(
+            "/2.0/folders/{folder}/items",
+            get(|State(state): State<FakeBox>, Path(folder): Path<String>, headers: HeaderMap| async move {
+                if !authorised(&headers) || folder != "777" {
+                    return (StatusCode::NOT_FOUND, axum::Json(json!({"type": "error"})));
+                }
+                let mut entries = vec![json!({"type": "folder", "id": "9", "name": "archive"})];
+                for (id, name, _) in state.files.lock().unwrap().iter() {
+                    entries.push(json!({"type": "file", "id": id, "name": name}));
+                }
+                let total = entries.len();
+                (
+                    StatusCode::OK,
+                    axum::Json(json!({"entries": entries, "total_count": total, "offset": 0, "limit": 1000})),
+                )
+            }),
+        )
+        .route(
+            "/2.0/files/{id}/content",
+            get(|State(state): State<FakeBox>, Path(id): Path<String>, headers: HeaderMap| async move {
+                if !authorised(&headers) {
+                    return (StatusCode::UNAUTHORIZED, String::new());
+                }
+                state.downloads.lock().unwrap().push(id.clone());
+                let files = state.files.lock().unwrap();
+                match files.iter().find(|(file, _, _)| *file == id) {
+                    Some((_, _, content)) => (StatusCode::OK, content.clone()),
+                    None => (StatusCode::NOT_FOUND, String::new()),
+                }
+            }),
+        )
+        .with_state(state.clone());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, router).await });
+    (format!("http://{address}"), state)
+}
+
+/// The calls with this referenceID, once at least `want` exist (or after 15 s).
+async fn calls_for(app: &TestApp, reference: &str, want: usize) -> Vec<Value> {
+    for _ in 0..150 {
+        let calls = json(app.get(&format!("/v3/calls?referenceIDs={reference}")).await).await;
+        let calls = calls["calls"].as_array().cloned().unwrap_or_default();
+        if calls.len() >= want {
+            return calls;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    Vec::new()
+}
+
+#[tokio::test]
+async fn a_box_connector_submits_each_new_file_of_its_folder_once() {
+    let (box_url, fake) = fake_box().await;
+    let app = spawn_app_with(Handlers::default(), |config| {
+        config.box_api_url = box_url;
+        config.box_poll_seconds = 0.1;
+    })
+    .await;
+    app.create_function(json!({"functionName": "intake", "type": "transform"})).await;
+    let workflow = app.pipeline("intake", &["intake"], &[]).await;
+    fake.files.lock().unwrap().push(("f1".into(), "first.txt".into(), "Invoice number: INV-1".into()));
+
+    let created = app
+        .post("/v3/connectors", json!({"name": "inbox", "type": "box", "workflowName": "intake",
+            "boxClientID": "box-client", "boxClientSecret": "s3cret", "boxEnterpriseID": "ent-1", "boxFolderID": "777"}))
+        .await;
+    assert_eq!(created.status(), 200);
+    let connector = json(created).await;
+    assert_eq!(connector["workflowID"], workflow["workflow"]["id"]);
+    assert_eq!(connector["boxClientSecret"], "********", "the secret is never shown");
+    let listed = json(app.get("/v3/connectors?workflowName=intake").await).await;
+    assert_eq!(listed["connectors"].as_array().unwrap().len(), 1);
+
+    let first = calls_for(&app, "box:f1", 1).await;
+    assert_eq!(first.len(), 1, "the file already there is submitted");
+    fake.files.lock().unwrap().push(("f2".into(), "second.txt".into(), "Invoice number: INV-2".into()));
+    assert_eq!(calls_for(&app, "box:f2", 1).await.len(), 1, "a new file is submitted");
+    tokio::time::sleep(Duration::from_millis(500)).await; // several more polls
+    assert_eq!(calls_for(&app, "box:f1", 1).await.len(), 1, "once");
+    let downloads = fake.downloads.lock().unwrap().clone();
+    assert_eq!(downloads, vec!["f1", "f2"], "each file is fetched once");
+
+    // Deleting the workflow tears its connector down.
+    let deleted = json(app.delete("/v3/workflows/intake").await).await;
+    assert_eq!(deleted["connectorErrors"], json!([]));
+    let listed = json(app.get("/v3/connectors").await).await;
+    assert_eq!(listed["connectors"], json!([]));
+}
+
+#[tokio::test]
+async fn connectors_are_checked_and_deleted_and_paragon_is_refused_plainly() {
+    let app = spawn_app_with(Handlers::default(), |_| {}).await;
+    app.create_function(json!({"functionName": "intake", "type": "transform"})).await;
+    let workflow = app.pipeline("intake", &["intake"], &[]).await;
+    let id = workflow["workflow"]["id"].as_str().unwrap();
+    let paragon = app
+        .post("/v3/connectors", json!({"name": "drive", "type": "paragon", "workflowID": id, "paragonIntegration": "googledrive"}))
+        .await;
+    let error = assert_error(paragon, 422).await;
+    assert!(error["message"].as_str().unwrap().contains("Paragon"), "{error}");
+    let missing = app.post("/v3/connectors", json!({"name": "b", "type": "box", "workflowID": id})).await;
+    assert_eq!(assert_error(missing, 400).await["details"]["field"], "boxFolderID");
+    let disagree = app
+        .post(
+            "/v3/connectors",
+            json!({"name": "b", "type": "box", "workflowID": id, "workflowName": "other",
+            "boxClientID": "c", "boxClientSecret": "s", "boxFolderID": "1"}),
+        )
+        .await;
+    assert_eq!(assert_error(disagree, 400).await["details"]["field"], "workflowName");
+    let created = json(
+        app.post(
+            "/v3/connectors",
+            json!({"name": "b", "type": "box", "workflowID": id,
+            "boxClientID": "c", "boxClientSecret": "s", "boxFolderID": "1"}),
+        )
+        .await,
+    )
+    .await;
+    let connector = created["connectorID"].as_str().unwrap();
+    let deleted = app.delete(&format!("/v3/connectors/{connector}")).await;
+    assert_eq!(deleted.status(), 200);
+    assert!(deleted.text().await.unwrap().contains(connector));
+    assert_error(app.delete(&format!("/v3/connectors/{connector}")).await, 404).await;
+}

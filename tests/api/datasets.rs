@@ -1,0 +1,139 @@
+//! Golden datasets: typed columns with roles, rows written column by column (207 when some
+//! fail), read back, built from a function's output events, and read as scoring pairs.
+
+use crate::calls::INVOICE;
+use crate::helpers::{assert_error, json, spawn_app, strings};
+use base64::Engine as _;
+use canon::store::records::keys::Environment;
+use serde_json::{json, Value};
+
+fn columns() -> Value {
+    json!([
+        {"name": "document", "role": "input", "type": "file"},
+        {"name": "truth", "role": "corrected", "type": "json"},
+        {"name": "schema", "role": "schema", "type": "json"}
+    ])
+}
+
+#[tokio::test]
+async fn a_dataset_keeps_typed_rows_and_reports_the_columns_it_could_not_store() {
+    let app = spawn_app().await;
+    let created = app.post("/v3/datasets", json!({"name": "Invoices", "columns": columns()})).await;
+    assert_eq!(created.status(), 200);
+    let dataset = json(created).await;
+    let id = dataset["datasetID"].as_str().unwrap().to_string();
+    assert!(id.starts_with("gds_"), "{id}");
+    assert_eq!((dataset["columns"].clone(), dataset["rowCount"].clone()), (columns(), json!(0)));
+
+    let content = base64::engine::general_purpose::STANDARD.encode(INVOICE);
+    let row = json!({"columns": [
+        {"columnName": "document", "value": {"fileValue": {"inputType": "text", "inputContent": content}}},
+        {"columnName": "truth", "value": {"jsonValue": {"invoiceNumber": "INV-42", "total": 1234.5}}},
+    ]});
+    let written = app.post(&format!("/v3/datasets/{id}/rows/inv-42/columns"), row).await;
+    assert_eq!(written.status(), 200);
+    let written = json(written).await;
+    assert_eq!(written["error"], Value::Null);
+    assert_eq!(
+        written["columns"][1],
+        json!({"columnName": "truth", "type": "json",
+        "value": {"jsonValue": {"invoiceNumber": "INV-42", "total": 1234.5}}})
+    );
+
+    let partly = json!({"columns": [
+        {"columnName": "schema", "value": {"jsonValue": {"type": "object"}}},
+        {"columnName": "truth", "value": {"stringValue": "not json"}},
+        {"columnName": "nope", "value": {"stringValue": "x"}},
+    ]});
+    let response = app.post(&format!("/v3/datasets/{id}/rows/inv-42/columns"), partly).await;
+    assert_eq!(response.status(), 207);
+    let body = json(response).await;
+    assert_eq!(strings(&body["columns"], "columnName"), ["schema"]);
+    assert_eq!(strings(&body["failedColumns"], "columnName"), ["truth", "nope"]);
+    assert!(body["error"].as_str().unwrap().contains("nope"), "{body}");
+
+    let none = json!({"columns": [{"columnName": "document", "value": {"fileValue": {"inputType": "exe", "s3URL": "s3://b/k"}}}]});
+    assert_error(app.post(&format!("/v3/datasets/{id}/rows/inv-43/columns"), none).await, 400).await;
+    let url = json!({"columns": [{"columnName": "document", "value": {"fileValue": {"inputType": "pdf", "s3URL": "s3://bucket/a.pdf"}}}]});
+    assert_eq!(app.post(&format!("/v3/datasets/{id}/rows/inv-43/columns"), url).await.status(), 200);
+
+    let rows = json(app.get(&format!("/v3/datasets/{id}/rows")).await).await;
+    assert_eq!(rows["totalCount"], 2);
+    assert_eq!(strings(&rows["rows"], "rowKey"), ["inv-42", "inv-43"]);
+    let first = &rows["rows"][0];
+    assert_eq!(strings(&first["columns"], "columnName"), ["document", "truth", "schema"]);
+    assert_eq!(first["columns"][0]["value"]["fileValue"]["inputContent"], content);
+    assert_eq!(first["columns"][2]["value"]["jsonValue"], json!({"type": "object"}));
+    let page = json(app.get(&format!("/v3/datasets/{id}/rows?limit=1&startingAfter=inv-42")).await).await;
+    assert_eq!(strings(&page["rows"], "rowKey"), ["inv-43"]);
+    let one = json(app.get(&format!("/v3/datasets/{id}/rows/inv-43")).await).await;
+    assert_eq!(one["columns"][0]["value"]["fileValue"]["s3URL"], "s3://bucket/a.pdf");
+
+    // Scoring reads rows with an input and a corrected value.
+    let tenant =
+        canon::graph::Tenant { account_id: app.account_id.clone(), environment: Environment::Sandbox };
+    let pairs = app.app().state.datasets.pairs(&tenant, &id).await.unwrap();
+    assert_eq!(
+        pairs,
+        vec![(
+            json!({"inputType": "text", "inputContent": content}),
+            json!({"invoiceNumber": "INV-42", "total": 1234.5})
+        )]
+    );
+
+    let listed = json(app.get("/v3/datasets").await).await;
+    assert_eq!(strings(&listed["datasets"], "datasetID"), std::slice::from_ref(&id));
+    assert_eq!(listed["datasets"][0]["rowCount"], 2);
+    let production = app.new_key(None, Environment::Production).await;
+    let foreign =
+        app.client.get(format!("{}/v3/datasets/{id}", app.address)).header("x-api-key", &production);
+    assert_error(foreign.send().await.unwrap(), 404).await;
+
+    assert_eq!(app.delete(&format!("/v3/datasets/{id}/rows/inv-43")).await.status(), 204);
+    assert_error(app.get(&format!("/v3/datasets/{id}/rows/inv-43")).await, 404).await;
+    assert_eq!(app.delete(&format!("/v3/datasets/{id}")).await.status(), 204);
+    assert_error(app.get(&format!("/v3/datasets/{id}")).await, 404).await;
+    assert_error(app.get(&format!("/v3/datasets/{id}/rows")).await, 404).await;
+}
+
+#[tokio::test]
+async fn dataset_columns_are_checked() {
+    let app = spawn_app().await;
+    let two_inputs = json!([{"name": "a", "role": "input", "type": "file"}, {"name": "b", "role": "input", "type": "string"}]);
+    assert_error(app.post("/v3/datasets", json!({"name": "x", "columns": two_inputs})).await, 400).await;
+    let string_schema = json!([{"name": "s", "role": "schema", "type": "string"}]);
+    assert_error(app.post("/v3/datasets", json!({"name": "x", "columns": string_schema})).await, 400).await;
+    let unknown = json!([{"name": "s", "role": "label", "type": "json"}]);
+    assert_error(app.post("/v3/datasets", json!({"name": "x", "columns": unknown})).await, 400).await;
+    assert_error(app.post("/v3/datasets", json!({"name": " ", "columns": columns()})).await, 400).await;
+}
+
+#[tokio::test]
+async fn a_dataset_is_built_from_a_functions_output_events_in_one_call() {
+    let app = spawn_app().await;
+    let schema = crate::calls::invoice_schema();
+    app.extract_function("invoices", schema.clone()).await;
+    app.pipeline("invoice-flow", &["invoices"], &[]).await;
+    let (status, call) = app.call_text("invoice-flow", INVOICE, json!({}), true).await;
+    assert_eq!(status, 200, "{call}");
+    let event = call["call"]["outputs"][0].clone();
+    let event_id = event["eventID"].as_str().unwrap();
+
+    let built = app
+        .post("/v3/datasets/from-events", json!({"name": "from events", "functionName": "invoices"}))
+        .await;
+    assert_eq!(built.status(), 200);
+    let dataset = json(built).await;
+    assert_eq!(dataset["rowCount"], 1);
+    let id = dataset["datasetID"].as_str().unwrap();
+    let row = json(app.get(&format!("/v3/datasets/{id}/rows/{event_id}")).await).await;
+    let value = |name: &str| {
+        row["columns"].as_array().unwrap().iter().find(|c| c["columnName"] == name).unwrap()["value"].clone()
+    };
+    let content = base64::engine::general_purpose::STANDARD.encode(INVOICE);
+    assert_eq!(value("input")["fileValue"]["inputContent"], content);
+    assert_eq!(value("corrected")["jsonValue"], event["transformedContent"]);
+    assert_eq!(value("schema")["jsonValue"], schema);
+    let missing = json!({"name": "x", "functionName": "nope"});
+    assert_error(app.post("/v3/datasets/from-events", missing).await, 404).await;
+}

@@ -1,0 +1,70 @@
+//! `POST /v3/infer-schema` with a plain multipart request (bem-sdk 0.36's
+//! `infer_schema.create` sends a broken body: see the README).
+
+use crate::helpers::spawn_app;
+use crate::helpers::{assert_error, json, TestApp};
+use reqwest::multipart::{Form, Part};
+use reqwest::Method;
+use serde_json::{json, Value};
+
+impl TestApp {
+    async fn infer(&self, file_name: &str, bytes: Vec<u8>) -> reqwest::Response {
+        let form = Form::new().part("file", Part::bytes(bytes).file_name(file_name.to_string()));
+        self.request(Method::POST, "/v3/infer-schema").multipart(form).send().await.expect("request sent")
+    }
+}
+
+#[tokio::test]
+async fn labelled_values_and_tables_of_a_text_document_become_a_typed_schema() {
+    let app = spawn_app().await;
+    let text = "INVOICE\n\nInvoice number: INV-2024-017\nInvoice date: 2024-03-05\nTotal: $1,234.50\n\
+                Contact: billing@acme.example\n\nLine Items\nItem        Qty      Price\nBolts       10       5.00\nNuts        20       2.50\n";
+    let response = app.infer("invoice.txt", text.as_bytes().to_vec()).await;
+    assert_eq!(response.status(), 200);
+    let body = json(response).await;
+    assert_eq!(body["filename"], "invoice.txt");
+    let analysis = &body["analysis"];
+    assert_eq!(analysis["documentTypes"][0]["name"], "invoice");
+    assert_eq!(
+        (analysis["fileType"].as_str(), analysis["contentNature"].as_str()),
+        (Some("document"), Some("textual"))
+    );
+    assert_eq!(analysis["sizeBytes"], text.len());
+    assert_eq!(analysis["isMultiDocument"], false);
+    assert!(analysis["description"].as_str().unwrap().starts_with("An invoice"), "{analysis}");
+    let properties = &analysis["schema"]["properties"];
+    assert_eq!(properties["invoiceNumber"]["type"], "string");
+    assert_eq!(properties["invoiceDate"]["format"], "date");
+    assert_eq!(properties["total"]["type"], "number");
+    assert_eq!(properties["contact"]["format"], "email");
+    let line = &properties["lineItems"]["items"]["properties"];
+    assert_eq!(
+        (line["item"]["type"].as_str(), line["qty"]["type"].as_str(), line["price"]["type"].as_str()),
+        (Some("string"), Some("integer"), Some("number")),
+        "{properties}"
+    );
+}
+
+#[tokio::test]
+async fn json_and_csv_structure_is_kept_and_bad_uploads_are_refused() {
+    let app = spawn_app().await;
+    let order =
+        json!({"orderID": "PO-1", "placedAt": "2024-03-05T10:00:00Z", "lines": [{"sku": "A", "qty": 2}]});
+    let body = json(app.infer("order.json", order.to_string().into_bytes()).await).await;
+    let schema: &Value = &body["analysis"]["schema"];
+    assert_eq!(schema["properties"]["placedAt"]["format"], "date-time");
+    assert_eq!(schema["properties"]["lines"]["items"]["properties"]["qty"]["type"], "integer");
+    let csv = json(app.infer("people.csv", b"name,age\nAnn,31\nBo,45\n".to_vec()).await).await;
+    assert_eq!(csv["analysis"]["fileType"], "spreadsheet");
+    assert_eq!(
+        csv["analysis"]["schema"]["properties"]["rows"]["items"]["properties"]["age"]["type"],
+        "integer"
+    );
+
+    assert_error(app.infer("deck.pptx", b"PK..".to_vec()).await, 422).await;
+    let form = Form::new().text("other", "x");
+    let missing = app.request(Method::POST, "/v3/infer-schema").multipart(form).send().await.unwrap();
+    assert_eq!(assert_error(missing, 400).await["details"]["field"], "file");
+    let big = app.infer("big.txt", vec![b'a'; 20 * 1024 * 1024 + 1]).await;
+    assert_eq!(big.status(), 413);
+}

@@ -1,0 +1,429 @@
+//! Views: versioned definitions, and table and aggregation data over output events checked
+//! against numbers computed here from the events read back through `/v3/outputs`.
+
+use crate::helpers::{assert_error, json, spawn_app, strings, TestApp};
+use canon::store::records::events::NewEvent;
+use canon::store::records::keys::Environment;
+use reqwest::Method;
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+
+const VENDORS: [&str; 7] = ["Acme", "Globex", "Initech", "Umbrella", "Hooli", "Stark", "Wayne"];
+
+fn invoice_schema() -> Value {
+    json!({"type": "object", "properties": {
+        "invoiceNumber": {"type": "string"},
+        "total": {"type": ["number", "string"]},
+        "vendor": {"type": ["string", "null"]},
+        "details": {"type": "object", "properties": {"pages": {"type": "integer"}}}
+    }})
+}
+
+impl TestApp {
+    /// An extract function with the invoice schema; returns its ID.
+    async fn invoice_function(&self, name: &str) -> String {
+        let body = json!({"functionName": name, "type": "extract", "outputSchemaName": "Invoice",
+                          "outputSchema": invoice_schema()});
+        let response = self.post("/v3/functions", body).await;
+        assert_eq!(response.status(), 200, "creating function {name}");
+        json(response).await["function"]["functionID"].as_str().unwrap().to_string()
+    }
+
+    async fn put_json(&self, path: &str, body: Value) -> reqwest::Response {
+        self.request(Method::PUT, path).json(&body).send().await.expect("request sent")
+    }
+
+    /// Records an output event of a function straight in the record store, as a call would.
+    async fn record_output(&self, function: (&str, &str), n: usize, content: Value, created_at: i64) {
+        let id = canon::ids::new_ksuid();
+        let body = json!({"eventID": id, "eventType": "extract", "createdAt": canon::ids::millis_rfc3339(created_at),
+                          "functionID": function.0, "functionName": function.1, "functionVersionNum": 1,
+                          "callID": "wc_views", "referenceID": format!("ref-{n}"), "transformedContent": content});
+        let key = format!("views-{}-{n}", function.1);
+        let event = NewEvent {
+            id: &id,
+            event_type: "extract",
+            body: &body,
+            call_id: "wc_views",
+            function_call_id: &key,
+            workflow_id: "wf_views",
+            workflow_name: "views",
+            function_id: function.0,
+            function_name: function.1,
+            function_version_num: 1,
+            reference_id: &format!("ref-{n}"),
+            intermediate: false,
+            dedupe_key: &key,
+            now: created_at,
+        };
+        let owner = canon::store::records::collections::Owner {
+            account_id: &self.account_id,
+            environment: "sandbox",
+        };
+        self.app().state.records.record_pipeline_event(owner, event).await.expect("event recorded");
+    }
+
+    /// Every output event of a function, through the API.
+    async fn outputs_of(&self, function_name: &str) -> Vec<Value> {
+        let mut events = Vec::new();
+        let mut cursor = String::new();
+        loop {
+            let after = if cursor.is_empty() { String::new() } else { format!("&startingAfter={cursor}") };
+            let page =
+                json(self.get(&format!("/v3/outputs?functionNames={function_name}&limit=100{after}")).await)
+                    .await;
+            let items = page["outputs"].as_array().expect("outputs").clone();
+            let Some(last) = items.last() else { break };
+            cursor = last["eventID"].as_str().unwrap().to_string();
+            events.extend(items);
+        }
+        events
+    }
+}
+
+fn view_body(functions: Value) -> Value {
+    json!({
+        "name": "Invoices by vendor",
+        "description": "what the extractors found",
+        "functions": functions,
+        "columns": [
+            {"name": "number", "valueSchemaPath": ["invoiceNumber"], "displayOrderIndex": 0},
+            {"name": "vendor", "valueSchemaPath": ["vendor"], "displayOrderIndex": 2},
+            {"name": "total", "valueSchemaPath": ["total"], "displayOrderIndex": 1},
+            {"name": "pages", "valueSchemaPath": ["details", "pages"], "displayOrderIndex": 3}
+        ],
+        "filters": [{"columnName": "vendor", "filterType": "is_not_null"}],
+        "aggregations": [{"name": "per vendor", "function": "count", "groupByColumnName": "vendor", "displayType": "bar_chart"}]
+    })
+}
+
+#[tokio::test]
+async fn a_view_is_created_updated_into_a_new_version_listed_and_deleted() {
+    let app = spawn_app().await;
+    let invoices = app.invoice_function("invoices").await;
+    app.invoice_function("receipts").await;
+    let created = app.post("/v3/views", view_body(json!([{"name": "invoices"}]))).await;
+    assert_eq!(created.status(), 200);
+    let view = json(created).await;
+    let id = view["viewID"].as_str().unwrap().to_string();
+    assert!(id.starts_with("vw_"), "{id}");
+    assert_eq!(view["currentVersionNum"], 1);
+    assert_eq!(view["functions"], json!([{"id": invoices, "name": "invoices"}]));
+    assert_eq!(view["columns"][3]["valueSchemaPath"], json!(["details", "pages"]));
+    assert_eq!(
+        view["filters"][0],
+        json!({"columnName": "vendor", "filterType": "is_not_null", "string": null, "number": null})
+    );
+    assert_eq!(view["aggregations"][0]["displayType"], "bar_chart");
+    let first = json(app.get(&format!("/v3/views/{id}")).await).await;
+    assert_eq!(first, view, "read back as created");
+
+    let mut changed = view_body(json!([{"name": "receipts"}, {"id": invoices}]));
+    changed["name"] = json!("Receipts too");
+    changed["filters"] = json!([{"columnName": "total", "filterType": "greater_than_number", "number": 10}]);
+    let updated = json(app.put_json(&format!("/v3/views/{id}"), changed).await).await;
+    assert_eq!(
+        (updated["currentVersionNum"].clone(), updated["name"].clone()),
+        (json!(2), json!("Receipts too"))
+    );
+    assert_eq!(updated["functions"].as_array().unwrap().len(), 2);
+    let old = json(app.get(&format!("/v3/views/{id}?versionNum=1")).await).await;
+    assert_eq!(old["name"], "Invoices by vendor", "version 1 is unchanged");
+    assert_eq!(old["filters"], view["filters"]);
+    assert_eq!((old["versionNum"].clone(), old["currentVersionNum"].clone()), (json!(1), json!(2)));
+    assert_error(app.get(&format!("/v3/views/{id}?versionNum=3")).await, 404).await;
+
+    let other = json(app.post("/v3/views", view_body(json!([{"name": "invoices"}]))).await).await;
+    let other_id = other["viewID"].as_str().unwrap().to_string();
+    let all = json(app.get("/v3/views").await).await;
+    assert_eq!(strings(&all["views"], "viewID"), vec![id.clone(), other_id.clone()]);
+    let by_function = json(app.get("/v3/views?functionNames=receipts").await).await;
+    assert_eq!(strings(&by_function["views"], "viewID"), vec![id.clone()]);
+    let by_name = json(app.get("/v3/views?viewNameSubstring=RECEIPTS").await).await;
+    assert_eq!(strings(&by_name["views"], "viewID"), vec![id.clone()]);
+    let desc = json(app.get("/v3/views?sortOrder=desc&limit=1").await).await;
+    assert_eq!(strings(&desc["views"], "viewID"), vec![other_id.clone()]);
+    let after = json(app.get(&format!("/v3/views?startingAfter={id}")).await).await;
+    assert_eq!(strings(&after["views"], "viewID"), vec![other_id.clone()]);
+    let picked = json(app.get(&format!("/v3/views?viewIDs={other_id}&functionIDs={invoices}")).await).await;
+    assert_eq!(strings(&picked["views"], "viewID"), vec![other_id.clone()]);
+
+    assert_eq!(app.delete(&format!("/v3/views/{id}")).await.status(), 204);
+    assert_error(app.get(&format!("/v3/views/{id}")).await, 404).await;
+    assert_error(app.get(&format!("/v3/views/{id}?versionNum=1")).await, 404).await;
+    assert_error(app.delete(&format!("/v3/views/{id}")).await, 404).await;
+}
+
+#[tokio::test]
+async fn a_column_no_function_can_produce_is_refused_naming_the_path() {
+    let app = spawn_app().await;
+    app.invoice_function("invoices").await;
+    let mut body = view_body(json!([{"name": "invoices"}]));
+    body["columns"][1]["valueSchemaPath"] = json!(["details", "supplier"]);
+    let refused = assert_error(app.post("/v3/views", body).await, 422).await;
+    assert!(refused["message"].as_str().unwrap().contains("details.supplier"), "{refused}");
+    assert_eq!(refused["details"]["path"], json!(["details", "supplier"]));
+
+    let mut body = view_body(json!([{"name": "invoices"}]));
+    body["filters"] = json!([{"columnName": "nope", "filterType": "is_null"}]);
+    assert_error(app.post("/v3/views", body).await, 422).await;
+    let mut body = view_body(json!([{"name": "invoices"}]));
+    body["filters"] = json!([{"columnName": "total", "filterType": "less_than_number"}]);
+    assert_error(app.post("/v3/views", body).await, 400).await;
+    let mut body = view_body(json!([{"name": "invoices"}]));
+    body["filters"] = json!([{"columnName": "total", "filterType": "like"}]);
+    assert_error(app.post("/v3/views", body).await, 400).await;
+    let mut body = view_body(json!([{"name": "invoices"}]));
+    body["aggregations"] = json!([{"name": "s", "function": "sum"}]);
+    assert_error(app.post("/v3/views", body).await, 400).await;
+    assert_error(app.post("/v3/views", view_body(json!([{"name": "missing"}]))).await, 422).await;
+    assert_error(app.post("/v3/views", view_body(json!([]))).await, 400).await;
+}
+
+#[tokio::test]
+async fn another_environments_view_is_not_found() {
+    let app = spawn_app().await;
+    app.invoice_function("invoices").await;
+    let view = json(app.post("/v3/views", view_body(json!([{"name": "invoices"}]))).await).await;
+    let id = view["viewID"].as_str().unwrap();
+    let production = app.new_key(None, Environment::Production).await;
+    let as_production = |method: Method, path: &str| {
+        app.client.request(method, format!("{}{path}", app.address)).header("x-api-key", &production)
+    };
+    let read = as_production(Method::GET, &format!("/v3/views/{id}")).send().await.unwrap();
+    assert_error(read, 404).await;
+    let put = as_production(Method::PUT, &format!("/v3/views/{id}"))
+        .json(&view_body(json!([{"name": "invoices"}])));
+    assert_error(put.send().await.unwrap(), 404).await;
+    assert_error(as_production(Method::DELETE, &format!("/v3/views/{id}")).send().await.unwrap(), 404).await;
+    let listed: Value = as_production(Method::GET, "/v3/views").send().await.unwrap().json().await.unwrap();
+    assert_eq!(listed["views"], json!([]));
+    assert_eq!(
+        app.get(&format!("/v3/views/{id}")).await.status(),
+        200,
+        "still there for its own environment"
+    );
+}
+
+/// The output of invoice `n` of a function: totals repeat, some vendors are missing or
+/// null, some totals are text, every fifth has a page count.
+fn content(n: usize, receipts: bool) -> Value {
+    let mut fields = serde_json::Map::new();
+    fields.insert("invoiceNumber".into(), json!(format!("INV-{}", n % 450)));
+    let total = (n % 97) as f64 * if receipts { 2.0 } else { 1.5 };
+    fields
+        .insert("total".into(), if n.is_multiple_of(31) { json!(format!("{total}")) } else { json!(total) });
+    match n % 13 {
+        0 => {}
+        1 => {
+            fields.insert("vendor".into(), Value::Null);
+        }
+        _ => {
+            fields.insert("vendor".into(), json!(VENDORS[(n * 7 + usize::from(receipts)) % VENDORS.len()]));
+        }
+    }
+    if n.is_multiple_of(5) {
+        fields.insert("details".into(), json!({"pages": n % 4}));
+    }
+    Value::Object(fields)
+}
+
+/// What a filter keeps, computed from an event's output.
+fn keeps(filter: &Value, output: &Value) -> bool {
+    let column = filter["columnName"].as_str().unwrap();
+    let value = value_of(column, output);
+    let number = filter["number"].as_f64();
+    match filter["filterType"].as_str().unwrap() {
+        "equals_string" => value.as_str() == filter["string"].as_str(),
+        "equals_number" => value.is_number() && value.as_f64() == number,
+        "less_than_number" => value.is_number() && value.as_f64().unwrap() < number.unwrap(),
+        "less_than_equal_number" => value.is_number() && value.as_f64().unwrap() <= number.unwrap(),
+        "greater_than_number" => value.is_number() && value.as_f64().unwrap() > number.unwrap(),
+        "greater_than_equal_number" => value.is_number() && value.as_f64().unwrap() >= number.unwrap(),
+        "is_null" => value.is_null(),
+        "is_not_null" => !value.is_null(),
+        other => panic!("filter {other}"),
+    }
+}
+
+/// A column's value in an output, as the view's paths say.
+fn value_of<'a>(column: &str, output: &'a Value) -> &'a Value {
+    match column {
+        "number" => &output["invoiceNumber"],
+        "pages" => &output["details"]["pages"],
+        other => &output[other],
+    }
+}
+
+/// The aggregation of `values` (one per row) as the test understands the functions.
+fn aggregate(function: &str, values: &[&Value]) -> f64 {
+    let numbers: Vec<f64> = values.iter().filter_map(|v| v.as_f64()).collect();
+    match function {
+        "count" => values.len() as f64,
+        "count_distinct" => {
+            let distinct: std::collections::BTreeSet<String> =
+                values.iter().filter(|v| !v.is_null()).map(|v| v.to_string()).collect();
+            distinct.len() as f64
+        }
+        "sum" => numbers.iter().sum(),
+        "average" if numbers.is_empty() => 0.0,
+        "average" => numbers.iter().sum::<f64>() / numbers.len() as f64,
+        "min" => numbers.iter().copied().reduce(f64::min).unwrap_or(0.0),
+        "max" => numbers.iter().copied().reduce(f64::max).unwrap_or(0.0),
+        other => panic!("function {other}"),
+    }
+}
+
+#[tokio::test]
+async fn table_and_aggregation_data_over_a_thousand_outputs_match_the_events_themselves() {
+    let app = spawn_app().await;
+    let invoices = app.invoice_function("invoices").await;
+    let receipts = app.invoice_function("receipts").await;
+    let now = canon::ids::now_millis();
+    for n in 0..600 {
+        app.record_output((&invoices, "invoices"), n, content(n, false), now - (n as i64 % 50)).await;
+    }
+    for n in 0..400 {
+        app.record_output((&receipts, "receipts"), n, content(n, true), now - (n as i64 % 50)).await;
+    }
+    // Outside the window: two days old.
+    for n in 600..620 {
+        app.record_output((&invoices, "invoices"), n, content(n, false), now - 2 * 86_400_000).await;
+    }
+    let window = json!({"start": canon::ids::millis_rfc3339(now - 3_600_000), "end": canon::ids::millis_rfc3339(now + 3_600_000)});
+    let start = now - 3_600_000;
+
+    // The events as a user reads them, and the ones inside the window.
+    let mut events: Vec<Value> = app.outputs_of("invoices").await;
+    events.extend(app.outputs_of("receipts").await);
+    assert_eq!(events.len(), 1_020);
+    let in_window = |e: &&Value| {
+        let at = chrono::DateTime::parse_from_rfc3339(e["createdAt"].as_str().unwrap())
+            .unwrap()
+            .timestamp_millis();
+        at >= start
+    };
+    let mut rows: Vec<&Value> = events.iter().filter(in_window).collect();
+    rows.sort_by(|a, b| a["eventID"].as_str().cmp(&b["eventID"].as_str()));
+    assert_eq!(rows.len(), 1_000);
+
+    let both = json!([{"name": "invoices"}, {"name": "receipts"}]);
+    let filters = [
+        json!({"columnName": "vendor", "filterType": "equals_string", "string": "Acme"}),
+        json!({"columnName": "total", "filterType": "equals_number", "number": 15}),
+        json!({"columnName": "total", "filterType": "less_than_number", "number": 30}),
+        json!({"columnName": "total", "filterType": "less_than_equal_number", "number": 30}),
+        json!({"columnName": "total", "filterType": "greater_than_number", "number": 100.5}),
+        json!({"columnName": "total", "filterType": "greater_than_equal_number", "number": 100.5}),
+        json!({"columnName": "vendor", "filterType": "is_null"}),
+        json!({"columnName": "vendor", "filterType": "is_not_null"}),
+        json!({"columnName": "pages", "filterType": "is_not_null"}),
+    ];
+    for filter in &filters {
+        let mut body = view_body(both.clone());
+        body["filters"] = json!([filter]);
+        body["timeWindow"] = window.clone();
+        body["limit"] = json!(200);
+        body["offset"] = json!(10);
+        let response = app.post("/v3/views/table-data", body).await;
+        assert_eq!(response.status(), 200, "{filter}");
+        let table = json(response).await;
+        let expected: Vec<&&Value> =
+            rows.iter().filter(|e| keeps(filter, &e["transformedContent"])).collect();
+        assert!(!expected.is_empty(), "the data exercises {filter}");
+        assert_eq!(table["totalCount"], expected.len(), "{filter}");
+        let page: Vec<&str> =
+            expected.iter().skip(10).take(200).map(|e| e["eventID"].as_str().unwrap()).collect();
+        assert_eq!(strings(&table["rows"], "eventID"), page, "{filter}");
+        for row in table["rows"].as_array().unwrap() {
+            let event = rows.iter().find(|e| e["eventID"] == row["eventID"]).unwrap();
+            let names: Vec<&str> = row["columns"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|c| c["columnName"].as_str().unwrap())
+                .collect();
+            assert_eq!(names, ["number", "total", "vendor", "pages"], "in display order");
+            let output = &event["transformedContent"];
+            assert_eq!(row["columns"][0]["value"], output["invoiceNumber"]);
+            assert_eq!(row["columns"][1]["value"], output["total"]);
+            assert_eq!(row["columns"][2]["value"], output["vendor"]);
+            assert_eq!(row["columns"][3]["value"], output["details"]["pages"]);
+        }
+    }
+
+    // Grouped aggregations of each function, and an ungrouped one over both.
+    let functions = ["count", "count_distinct", "sum", "average", "min", "max"];
+    let aggregations: Vec<Value> = functions
+        .iter()
+        .map(|f| json!({"name": f, "function": f, "aggregateColumnName": if *f == "count_distinct" { "number" } else { "total" },
+                        "groupByColumnName": "vendor"}))
+        .collect();
+    for function in ["invoices", "receipts"] {
+        let mut body = view_body(json!([{"name": function}]));
+        body["filters"] = json!([{"columnName": "total", "filterType": "greater_than_number", "number": 3}]);
+        body["aggregations"] = json!(aggregations);
+        body["timeWindow"] = window.clone();
+        let response = app.post("/v3/views/aggregation-data", body).await;
+        assert_eq!(response.status(), 200);
+        let result = json(response).await;
+        let mine: Vec<&&Value> = rows
+            .iter()
+            .filter(|e| e["functionName"] == function)
+            .filter(|e| e["transformedContent"]["total"].as_f64().is_some_and(|t| t > 3.0))
+            .collect();
+        for (i, name) in functions.iter().enumerate() {
+            let column = if *name == "count_distinct" { "invoiceNumber" } else { "total" };
+            let mut groups: BTreeMap<String, Vec<&Value>> = BTreeMap::new();
+            for event in &mine {
+                let output = &event["transformedContent"];
+                let group = output["vendor"].as_str().unwrap_or_default().to_string();
+                groups.entry(group).or_default().push(&output[column]);
+            }
+            let got = &result["aggregations"][i];
+            assert_eq!(got["name"], *name);
+            let got: BTreeMap<String, f64> = got["groups"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|g| (g["groupName"].as_str().unwrap().to_string(), g["value"].as_f64().unwrap()))
+                .collect();
+            assert_eq!(
+                got.keys().collect::<Vec<_>>(),
+                groups.keys().collect::<Vec<_>>(),
+                "{function} {name}"
+            );
+            for (group, values) in &groups {
+                let expected = aggregate(name, values);
+                assert!(
+                    (got[group] - expected).abs() < 1e-6,
+                    "{function} {name} {group}: {} vs {expected}",
+                    got[group]
+                );
+            }
+        }
+    }
+    let mut body = view_body(both.clone());
+    body["filters"] = json!([]);
+    body["aggregations"] = json!([{"name": "all", "function": "count"}, {"name": "total", "function": "sum", "aggregateColumnName": "total"}]);
+    body["timeWindow"] = window.clone();
+    let result = json(app.post("/v3/views/aggregation-data", body).await).await;
+    let sum: f64 = rows.iter().filter_map(|e| e["transformedContent"]["total"].as_f64()).sum();
+    assert_eq!(result["aggregations"][0]["groups"], json!([{"groupName": "", "value": 1000.0}]));
+    assert!((result["aggregations"][1]["groups"][0]["value"].as_f64().unwrap() - sum).abs() < 1e-6);
+
+    // Limits: defaults, bounds and the window.
+    let mut body = view_body(both.clone());
+    body["filters"] = json!([]);
+    body["timeWindow"] = window.clone();
+    let table = json(app.post("/v3/views/table-data", body.clone()).await).await;
+    assert_eq!((table["rows"].as_array().unwrap().len(), table["totalCount"].clone()), (50, json!(1000)));
+    body["limit"] = json!(201);
+    assert_error(app.post("/v3/views/table-data", body.clone()).await, 400).await;
+    body["limit"] = json!(10);
+    body["timeWindow"] = json!({"start": canon::ids::millis_rfc3339(now - 3 * 86_400_000), "end": canon::ids::millis_rfc3339(now - 86_400_000)});
+    let old = json(app.post("/v3/views/table-data", body.clone()).await).await;
+    assert_eq!(old["totalCount"], 20);
+    body["timeWindow"] = json!({"start": "yesterday", "end": "today"});
+    assert_error(app.post("/v3/views/table-data", body).await, 400).await;
+}
