@@ -102,19 +102,30 @@ fn estimate_u(records: &[Record], fields: &[Field], vectors: &[Vector]) -> (Vec<
     let mut name_counts = vec![0.0; NAME_LEVELS.len()];
     let mut counts: Vec<Vec<f64>> = fields.iter().map(|f| vec![0.0; f.kind.levels().len()]).collect();
     let n = records.len();
-    if n >= 2 {
+    let mut count = |i: usize, j: usize| {
+        let c = compare(&records[i], &records[j], fields);
+        name_counts[name_level(c.name_score())] += 1.0;
+        for (k, level) in c.levels.iter().enumerate() {
+            if let Some(l) = level {
+                counts[k][*l] += 1.0;
+            }
+        }
+    };
+    if n * n.saturating_sub(1) / 2 <= RANDOM_PAIRS {
+        // Few records: every pair once. Drawing with replacement would make u depend on the
+        // records' order (their random IDs): the one true match drawn twice out of six draws
+        // halves its weight.
+        for i in 0..n {
+            for j in i + 1..n {
+                count(i, j);
+            }
+        }
+    } else {
         let mut rng = SplitMix(0x5eed);
-        let draws = RANDOM_PAIRS.min(n * (n - 1) / 2);
-        for _ in 0..draws {
+        for _ in 0..RANDOM_PAIRS {
             let i = rng.below(n);
             let j = (i + 1 + rng.below(n - 1)) % n;
-            let c = compare(&records[i], &records[j], fields);
-            name_counts[name_level(c.name_score())] += 1.0;
-            for (k, level) in c.levels.iter().enumerate() {
-                if let Some(l) = level {
-                    counts[k][*l] += 1.0;
-                }
-            }
+            count(i, j);
         }
     }
     for vector in vectors.iter().filter(|v| v.label == Some(false)) {
@@ -198,6 +209,22 @@ mod tests {
         let u = &model.fields[0].u;
         assert!(u[2] < 0.001 && u[0] > 0.9, "{u:?}");
         assert_eq!(estimate(&people(), &phone(), &[]), model, "same data, same estimate");
+    }
+
+    #[test]
+    fn a_small_tenants_estimate_does_not_depend_on_the_order_of_its_records() {
+        let records: Vec<Record> =
+            [("a", "310 246 1501"), ("b", "310-246-1501"), ("c", "212 644 6740"), ("d", "2025550199")]
+                .iter()
+                .map(|(id, phone)| record(id, &format!("restaurant {id}"), &[("phone", phone)]))
+                .collect();
+        let first = estimate(&records, &phone(), &[]);
+        for rotation in 1..records.len() {
+            let mut reordered = records.clone();
+            reordered.rotate_left(rotation);
+            reordered.swap(0, 1);
+            assert_eq!(estimate(&reordered, &phone(), &[]), first, "rotation {rotation}");
+        }
     }
 
     #[test]
