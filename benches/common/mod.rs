@@ -20,6 +20,7 @@ pub struct Bench {
     pub key: String,
     pub tenant: Tenant,
     pub client: reqwest::Client,
+    pub config: Config,
     _data: tempfile::TempDir,
 }
 
@@ -38,7 +39,7 @@ pub async fn start(configure: impl FnOnce(&mut Config)) -> anyhow::Result<Bench>
     let tenant = Tenant { account_id: account.id.clone(), environment: Environment::Sandbox };
     app.state.graph.ensure_tenant(&tenant).await.map_err(|e| anyhow::anyhow!("{e}"))?;
     let client = reqwest::Client::builder().pool_max_idle_per_host(64).build()?;
-    Ok(Bench { app, base, key, tenant, client, _data: data })
+    Ok(Bench { app, base, key, tenant, client, config, _data: data })
 }
 
 impl Bench {
@@ -57,6 +58,52 @@ impl Bench {
 
     pub async fn stop(self) {
         self.app.stop().await;
+    }
+
+    /// Stops canon, times FalkorDB alone loading the files canon left (the limit), then
+    /// times canon starting again on them: (canon, engine alone).
+    pub async fn restart(self) -> anyhow::Result<(Self, Duration, Duration)> {
+        let Bench { app, key, tenant, client, config, _data, .. } = self;
+        app.stop().await;
+        let engine = engine_start(&config.data_dir.join("falkordb"), &config.vendor_dir).await?;
+        let started = std::time::Instant::now();
+        let app = App::spawn(&config, Handlers::default()).await?;
+        let canon = started.elapsed();
+        let base = format!("http://{}", app.addr);
+        Ok((Bench { app, base, key, tenant, client, config, _data }, canon, engine))
+    }
+}
+
+/// The time a bare `redis-server --loadmodule falkordb.so` takes to answer PING on these
+/// files (a copy of canon's launch flags that matter for loading).
+async fn engine_start(dir: &std::path::Path, vendor: &std::path::Path) -> anyhow::Result<Duration> {
+    let socket = dir.join("bench.sock");
+    let started = std::time::Instant::now();
+    let mut child = tokio::process::Command::new(vendor.join("falkordb").join("redis-server"))
+        .args(["--port", "0", "--unixsocket"])
+        .arg(&socket)
+        .arg("--dir")
+        .arg(dir)
+        .args(["--dbfilename", "graph.rdb", "--appendonly", "yes", "--save", "", "--loadmodule"])
+        .arg(vendor.join("falkordb").join("falkordb.so"))
+        .stdout(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()?;
+    loop {
+        if let Ok(mut stream) = tokio::net::UnixStream::connect(&socket).await {
+            use tokio::io::{AsyncReadExt, AsyncWriteExt};
+            stream.write_all(b"PING\r\n").await?;
+            let mut buf = [0u8; 64];
+            let n = stream.read(&mut buf).await?;
+            if buf[..n].starts_with(b"+PONG") {
+                let elapsed = started.elapsed();
+                stream.write_all(b"SHUTDOWN NOSAVE\r\n").await?;
+                child.wait().await?;
+                return Ok(elapsed);
+            }
+        }
+        anyhow::ensure!(started.elapsed() < Duration::from_secs(600), "FalkorDB alone never answered");
+        tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
 
