@@ -21,7 +21,7 @@ use crate::seeding::{SeedService, SEED_JOB_KIND};
 use crate::store::graph::embedded::EmbeddedFalkor;
 use crate::store::graph::falkordb::FalkorEngine;
 use crate::store::graph::neo4j::Neo4jEngine;
-use crate::store::graph::CypherEngine;
+use crate::store::graph::{CypherEngine, GraphError};
 use crate::store::records::Records;
 use crate::store::vectors::edge::EdgeStore;
 use crate::store::vectors::qdrant::QdrantStore;
@@ -35,23 +35,39 @@ use tokio::task::JoinHandle;
 /// Name of the one graph every tenant shares (tenancy is on each node).
 pub const GRAPH_NAME: &str = "canon";
 
-/// Applies the graph schema, retrying while the engine is unreachable: a FalkorDB child that
-/// just answered PING can still drop the first connections of a loaded machine (seen when
-/// many tests start canon at once), which would otherwise fail the whole start.
-async fn apply_schema_when_reachable(engine: &dyn CypherEngine) -> anyhow::Result<()> {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+/// Connects to the graph engine and applies its schema, starting over with a fresh
+/// connection while the engine is unreachable: a FalkorDB child that just answered PING can
+/// still drop or stall the first connections of a loaded machine (seen when many tests start
+/// canon at once), and a client whose first connection broke does not always recover on its
+/// own. Gives up after [`GRAPH_START_LIMIT`], but only once it tried [`GRAPH_START_ATTEMPTS`]
+/// times (one stalled attempt can use the whole limit).
+async fn connect_graph<F, Fut>(connect: F) -> anyhow::Result<Arc<dyn CypherEngine>>
+where
+    F: Fn() -> Fut,
+    Fut: std::future::Future<Output = Result<Arc<dyn CypherEngine>, GraphError>>,
+{
+    let started = std::time::Instant::now();
+    let mut attempts = 0;
     loop {
-        match engine.apply_schema().await {
-            Err(crate::store::graph::GraphError::Unavailable(reason))
-                if std::time::Instant::now() < deadline =>
+        attempts += 1;
+        let result = match connect().await {
+            Ok(engine) => engine.apply_schema().await.map(|()| engine),
+            Err(err) => Err(err),
+        };
+        match result {
+            Err(GraphError::Unavailable(reason))
+                if attempts < GRAPH_START_ATTEMPTS || started.elapsed() < GRAPH_START_LIMIT =>
             {
-                tracing::warn!(%reason, "graph engine not reachable yet; retrying");
+                tracing::warn!(%reason, attempts, "graph engine not reachable yet; retrying");
                 tokio::time::sleep(std::time::Duration::from_millis(250)).await;
             }
             done => return Ok(done?),
         }
     }
 }
+
+const GRAPH_START_LIMIT: std::time::Duration = std::time::Duration::from_secs(30);
+const GRAPH_START_ATTEMPTS: u32 = 4;
 
 /// What every handler can reach.
 #[derive(Clone)]
@@ -107,8 +123,12 @@ impl Backends {
         let records = Records::connect(&url).await?;
         records.migrate().await?;
         let mut embedded_falkor = None;
-        let engine: Arc<dyn CypherEngine> = if let Some(uri) = &config.neo4j_uri {
-            Arc::new(Neo4jEngine::connect(uri, &config.neo4j_user, &config.neo4j_password).await?)
+        let engine = if let Some(uri) = &config.neo4j_uri {
+            let (user, password) = (&config.neo4j_user, &config.neo4j_password);
+            connect_graph(|| async move {
+                Ok(Arc::new(Neo4jEngine::connect(uri, user, password).await?) as Arc<dyn CypherEngine>)
+            })
+            .await?
         } else {
             let url = match &config.falkordb_url {
                 Some(url) => url.clone(),
@@ -119,9 +139,12 @@ impl Backends {
                     url
                 }
             };
-            Arc::new(FalkorEngine::connect(&url, GRAPH_NAME).await?)
+            let url = &url;
+            connect_graph(|| async move {
+                Ok(Arc::new(FalkorEngine::connect(url, GRAPH_NAME).await?) as Arc<dyn CypherEngine>)
+            })
+            .await?
         };
-        apply_schema_when_reachable(engine.as_ref()).await?;
         let embedder = start_embedder(config).await?;
         let vectors: Arc<dyn VectorStore> = match &config.qdrant_url {
             Some(url) => Arc::new(QdrantStore::connect(url, config.qdrant_api_key.as_deref())?),
