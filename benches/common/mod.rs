@@ -141,10 +141,13 @@ pub async fn raw_seed(
                         let canonical = format!("Org {i:07}");
                         let normalized = normalize(&canonical);
                         let id = canon::ids::new_id("ent");
+                        let key = resolution_key(&tenant, &bucket, "Company", &normalized);
+                        // `keys` and `expected` are the seed query's overtaking check: without
+                        // them every row is filtered out and nothing is written.
                         json!({
                             "i": i, "newID": id, "targetID": id, "keyID": canon::ids::new_id("esn"), "tag": format!("raw:{i}"),
                             "canonical": canonical, "normalized": normalized, "forms": [canonical],
-                            "key": resolution_key(&tenant, &bucket, "Company", &normalized),
+                            "key": key, "keys": [key], "expected": [],
                             "typeName": "Company", "typeID": null, "bucketID": bucket, "description": null,
                             "attrKeys": [], "attrValues": [], "synonyms": [],
                         })
@@ -155,7 +158,10 @@ pub async fn raw_seed(
                 params.insert("environment".into(), json!(tenant.environment.as_str()));
                 params.insert("rows".into(), Value::Array(rows));
                 params.insert("now".into(), json!(canon::ids::now_rfc3339()));
-                engine.run(queries::ENTITY_SEED, params).await.map(|_| ()).map_err(|e| anyhow::anyhow!("{e}"))
+                let expected = chunk.len();
+                let written = engine.run(queries::ENTITY_SEED, params).await.map_err(|e| anyhow::anyhow!("{e}"))?;
+                anyhow::ensure!(written.len() == expected, "the engine wrote {} of {expected} seed rows", written.len());
+                Ok(())
             }
         })
         .buffer_unordered(2)
