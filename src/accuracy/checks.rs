@@ -12,12 +12,17 @@
 //! - **agreement** (weight 0.2): when a second engine ran on the same input (a language-model
 //!   function is checked against canon's schema-guided extraction), whether both gave the
 //!   same value.
+//! - **judge** (weight 0.4): when the function runs on a language model, that model's verdict
+//!   on the field ([`super::judge`]); a field it calls wrong is **flagged**. A judge that
+//!   failed adds no check.
 //!
 //! A field's `confidence` is the weighted mean of the checks that apply to it; the output's
 //! `confidence` is the mean of its fields' (0 for an output with no field). `relevance` is
-//! the share of the schema's leaf properties the output fills.
+//! the share of the schema's leaf properties the output fills. `judge` says whether the
+//! judge ran (`judged`, `unavailable` with its error, or `not_configured`).
 
 use super::compare::{leaves, same, schema_leaves};
+use super::judge::Judgement;
 use crate::engines::typed;
 use regex::Regex;
 use serde_json::{json, Map, Value};
@@ -29,6 +34,7 @@ pub const METHOD: &str = "canon-checks/1";
 const VALID_WEIGHT: f64 = 0.3;
 const GROUNDED_WEIGHT: f64 = 0.5;
 const AGREEMENT_WEIGHT: f64 = 0.2;
+const JUDGE_WEIGHT: f64 = 0.4;
 
 static NUMBER: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"-?[$€£¥]?\d[\d.,' \u{a0}]*\d|-?[$€£¥]?\d").expect("number"));
@@ -39,14 +45,16 @@ pub struct Evidence<'a> {
 }
 
 /// The evaluation of `output`: `{method, confidence, relevance, fields: {path: {...}},
-/// hallucinations: [path]}`.
+/// hallucinations: [path], flagged: [path], judge}`.
 pub fn evaluate(
     schema: Option<&Value>,
     output: &Value,
     evidence: Option<&Evidence<'_>>,
     second_opinion: Option<&Value>,
+    judgement: &Judgement,
 ) -> Value {
     let fields = leaves(output);
+    let mut flagged = Vec::new();
     let other = second_opinion.map(leaves);
     let normalised_pages: Vec<String> =
         evidence.map(|e| e.pages.iter().map(|p| normalise(p)).collect()).unwrap_or_default();
@@ -62,7 +70,14 @@ pub fn evaluate(
         };
         let grounded = page.map(|p| p.is_some());
         let agreement = other.as_ref().map(|o| o.get(path).is_some_and(|v| same(v, value)));
-        let checks = [(valid, VALID_WEIGHT), (grounded, GROUNDED_WEIGHT), (agreement, AGREEMENT_WEIGHT)];
+        let verdict = judgement.verdict(path);
+        let judged = verdict.map(|v| v.correct);
+        let checks = [
+            (valid, VALID_WEIGHT),
+            (grounded, GROUNDED_WEIGHT),
+            (agreement, AGREEMENT_WEIGHT),
+            (judged, JUDGE_WEIGHT),
+        ];
         let weight: f64 = checks.iter().filter(|(c, _)| c.is_some()).map(|(_, w)| w).sum();
         let score: f64 = checks.iter().filter(|(c, _)| *c == Some(true)).map(|(_, w)| w).sum();
         let confidence = if weight > 0.0 { score / weight } else { 0.5 };
@@ -70,11 +85,16 @@ pub fn evaluate(
         if grounded == Some(false) {
             hallucinations.push(path.clone());
         }
+        if judged == Some(false) {
+            flagged.push(path.clone());
+        }
         results.insert(
             path.clone(),
             json!({
                 "confidence": confidence, "valid": valid, "grounded": grounded,
                 "page": page.flatten(), "agreement": agreement, "hallucination": grounded == Some(false),
+                "judged": judged, "judgeReason": verdict.map(|v| v.reason.clone()),
+                "flagged": judged == Some(false),
             }),
         );
     }
@@ -84,7 +104,8 @@ pub fn evaluate(
     });
     json!({
         "method": METHOD, "confidence": confidence, "relevance": relevance,
-        "fields": results, "hallucinations": hallucinations,
+        "fields": results, "hallucinations": hallucinations, "flagged": flagged,
+        "judge": judgement.summary(),
     })
 }
 
@@ -186,7 +207,7 @@ mod tests {
         let evidence = Evidence { pages: &pages };
         let output =
             json!({"invoiceNumber": "INV-7", "total": 1234.5, "issued": "2024-03-03", "po": "PO-999"});
-        let result = evaluate(Some(&schema), &output, Some(&evidence), None);
+        let result = evaluate(Some(&schema), &output, Some(&evidence), None, &Judgement::NotConfigured);
         assert_eq!(result["fields"]["/invoiceNumber"]["grounded"], true);
         assert_eq!(result["fields"]["/invoiceNumber"]["page"], 1);
         assert_eq!(result["fields"]["/total"]["page"], 2);
@@ -196,5 +217,30 @@ mod tests {
         assert_eq!(result["fields"]["/po"]["confidence"], 0.0);
         assert_eq!(result["fields"]["/total"]["confidence"], 1.0);
         assert_eq!(result["hallucinations"], json!(["/po"]));
+        assert_eq!(result["judge"]["status"], "not_configured");
+    }
+
+    #[test]
+    fn the_judge_moves_a_fields_confidence_and_flags_what_it_calls_wrong() {
+        use super::super::judge::Verdict;
+        let pages = vec!["Total: 10".to_string()];
+        let evidence = Evidence { pages: &pages };
+        let output = json!({"total": 10, "note": "Total"});
+        let verdicts = std::collections::BTreeMap::from([
+            ("/total".to_string(), Verdict { correct: true, reason: "stated".into() }),
+            ("/note".to_string(), Verdict { correct: false, reason: "not a note".into() }),
+        ]);
+        let judged = Judgement::Judged { model: "m".into(), verdicts };
+        let result = evaluate(None, &output, Some(&evidence), None, &judged);
+        assert_eq!(result["fields"]["/total"]["confidence"], 1.0);
+        // Grounded (0.5 of 0.9) but judged wrong.
+        let note = result["fields"]["/note"]["confidence"].as_f64().unwrap();
+        assert!((note - 0.5 / 0.9).abs() < 1e-9, "{note}");
+        assert_eq!(result["flagged"], json!(["/note"]));
+        assert_eq!(result["fields"]["/note"]["judgeReason"], "not a note");
+        let failed = Judgement::Unavailable { model: "m".into(), error: "timeout".into() };
+        let result = evaluate(None, &output, Some(&evidence), None, &failed);
+        assert_eq!(result["fields"]["/note"]["confidence"], 1.0);
+        assert_eq!(result["judge"]["status"], "unavailable");
     }
 }

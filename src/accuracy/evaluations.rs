@@ -2,6 +2,8 @@
 //! results are read back by event (or transformation) ID.
 
 use super::checks::{evaluate, Evidence};
+use super::compare::leaves;
+use super::judge::{judge, Judgement};
 use super::{event_kind, is_scored, AccuracyService, DEFAULT_EVALUATION_VERSION};
 use crate::calls::InputFile;
 use crate::engines::extract::{extract, Source};
@@ -176,15 +178,25 @@ impl AccuracyService {
             Some(d) => vec![d.text.clone()],
             None => Vec::new(),
         };
+        let model = function.as_ref().and_then(|f| LlmConfig::of(f).ok().flatten());
         // A second engine only when the function's own was the language model.
-        let second = match (&function, &schema, &document) {
-            (Some(f), Some(s), Some(d)) if matches!(LlmConfig::of(f), Ok(Some(_))) => {
-                Some(extract(s, &Source::of(&Payload::Document(d.clone()))))
-            }
+        let second = match (&model, &schema, &document) {
+            (Some(_), Some(s), Some(d)) => Some(extract(s, &Source::of(&Payload::Document(d.clone())))),
             _ => None,
         };
+        let judgement = match (&model, &document) {
+            (Some(model), Some(d)) => {
+                let context = self.calls.engines.context(tenant.clone());
+                judge(model, &leaves(&output), &d.text, &context).await
+            }
+            (Some(model), None) => Judgement::Unavailable {
+                model: model.model.clone(),
+                error: "the event's input document is not available to judge against".into(),
+            },
+            (None, _) => Judgement::NotConfigured,
+        };
         let evidence = document.as_ref().map(|_| Evidence { pages: &pages });
-        let result = evaluate(schema.as_ref(), &output, evidence.as_ref(), second.as_ref());
+        let result = evaluate(schema.as_ref(), &output, evidence.as_ref(), second.as_ref(), &judgement);
         let confidence = result["confidence"].as_f64().unwrap_or(0.0);
         Ok((result, confidence))
     }

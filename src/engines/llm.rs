@@ -104,7 +104,7 @@ pub async fn extract(
         instructions.push_str(&format!("\nTask: {description}"));
     }
     let output =
-        complete(model, &instructions, user_content(model.mode, input), name, schema, context).await?;
+        chat_json(model, &instructions, user_content(model.mode, input), name, schema, context).await?;
     schema::validate(schema, &output)?;
     Ok(output)
 }
@@ -135,7 +135,7 @@ pub async fn classify(
         "required": ["choice"],
         "additionalProperties": false
     });
-    let answer = complete(
+    let answer = chat_json(
         model,
         &instructions,
         user_content(model.mode, input),
@@ -201,7 +201,10 @@ fn images(document: &Document) -> Vec<String> {
     urls
 }
 
-async fn complete(
+/// One chat-completions request answered with JSON that `schema` describes (structured
+/// output): shared by the engines, the accuracy judge and schema refinement, so every model
+/// request goes through the egress guard and the tenant's key the same way.
+pub async fn chat_json(
     model: &LlmConfig,
     instructions: &str,
     content: Value,

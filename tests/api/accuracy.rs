@@ -230,6 +230,87 @@ async fn an_evaluation_flags_a_planted_value_and_passes_values_found_in_the_docu
     assert!(legacy["errors"]["tr_x"].is_string());
 }
 
+/// A model that extracts `extraction` and, asked for verdicts (the judge), answers `judge`
+/// — or 500 when `judge` is null. Returns its base URL and the verdict requests it saw.
+async fn judging_model_stub(
+    extraction: Value,
+    judge: Value,
+) -> (String, std::sync::Arc<std::sync::Mutex<Vec<Value>>>) {
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let log = seen.clone();
+    let router = axum::Router::new().route(
+        "/v1/chat/completions",
+        post(move |axum::Json(request): axum::Json<Value>| {
+            let (extraction, judge, log) = (extraction.clone(), judge.clone(), log.clone());
+            async move {
+                let asks_verdicts = request["response_format"]["json_schema"]["name"] == "verdicts";
+                let content = if asks_verdicts {
+                    log.lock().unwrap().push(request.clone());
+                    if judge.is_null() {
+                        return (axum::http::StatusCode::INTERNAL_SERVER_ERROR, axum::Json(json!({"error": "down"})));
+                    }
+                    judge
+                } else {
+                    extraction
+                };
+                (axum::http::StatusCode::OK, axum::Json(json!({"id": "c", "object": "chat.completion",
+                    "choices": [{"index": 0, "message": {"role": "assistant", "content": content.to_string()}}]})))
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, router).await });
+    (format!("http://{address}/v1"), seen)
+}
+
+#[tokio::test]
+async fn the_model_judges_each_field_and_a_failing_judge_leaves_the_other_checks_standing() {
+    let app = spawn_app_with(Handlers::default(), |c| c.allow_private_network = true).await;
+    // The invoice number is in the document, so every other check passes it; the judge
+    // alone says it is the wrong field (say, an order number printed as an invoice number).
+    let extraction = json!({"invoiceNumber": "INV-42", "total": 1234.5});
+    let verdicts = json!({"fields": [
+        {"path": "/invoiceNumber", "correct": false, "reason": "that is the order number"},
+        {"path": "/total", "correct": true, "reason": "stated as the total"}]});
+    let (judging, seen) = judging_model_stub(extraction.clone(), verdicts).await;
+    let (failing, _) = judging_model_stub(extraction, Value::Null).await;
+    for (name, url) in [("judged", &judging), ("unjudged", &failing)] {
+        app.create_function(json!({"functionName": name, "type": "extract", "outputSchema": schema(true),
+            "extraConfig": {"llm": {"baseUrl": url, "model": "stub-model"}}}))
+            .await;
+        app.pipeline(name, &[name], &[]).await;
+    }
+    let mut results = Vec::new();
+    for name in ["judged", "unjudged"] {
+        let event = app.output_of(name, &document("INV-42")).await;
+        let queued = app.post("/v3/eval", json!({"transformationIDs": [event["transformationID"]]})).await;
+        assert_eq!(queued.status(), 202);
+        let id = event["eventID"].as_str().unwrap().to_string();
+        let body = app.evaluations(std::slice::from_ref(&id)).await;
+        results.push(body["results"][&id].clone());
+    }
+    let (judged, unjudged) = (&results[0], &results[1]);
+    assert_eq!(judged["judge"]["status"], "judged", "{judged}");
+    assert_eq!(judged["flagged"], json!(["/invoiceNumber"]));
+    assert_eq!(judged["fields"]["/invoiceNumber"]["flagged"], true);
+    assert_eq!(judged["fields"]["/invoiceNumber"]["judgeReason"], "that is the order number");
+    assert_eq!(judged["fields"]["/total"]["judged"], true);
+    assert_eq!(judged["fields"]["/total"]["confidence"], 1.0);
+    let wrong = judged["fields"]["/invoiceNumber"]["confidence"].as_f64().unwrap();
+    assert!(wrong < 0.8, "a field the judge calls wrong loses confidence: {judged}");
+    // The judge was shown the document and the values it judges.
+    let request = seen.lock().unwrap()[0].clone();
+    let asked = request["messages"][1]["content"].as_str().unwrap().to_string();
+    assert!(asked.contains("INV-42") && asked.contains("/invoiceNumber"), "{asked}");
+    // A judge that fails leaves the evaluation complete on canon's own checks.
+    assert_eq!(unjudged["judge"]["status"], "unavailable", "{unjudged}");
+    assert!(unjudged["judge"]["error"].as_str().unwrap().contains("500"), "{unjudged}");
+    assert_eq!(unjudged["fields"]["/invoiceNumber"]["judged"], Value::Null);
+    assert!(unjudged["fields"]["/invoiceNumber"]["confidence"].as_f64().unwrap() > wrong, "{unjudged}");
+    assert_eq!(unjudged["flagged"], json!([]));
+}
+
 #[tokio::test]
 async fn review_buckets_evaluated_outputs_and_tabulates_thresholds() {
     let app = spawn_app().await;
