@@ -100,6 +100,8 @@ pub struct AppState {
     pub metrics: Arc<Metrics>,
     /// Provisioned files (the GraphQL explorer's assets among them).
     pub vendor_dir: Arc<std::path::PathBuf>,
+    /// The model refining `POST /v3/infer-schema` answers, when configured.
+    pub schema_model: Option<crate::engines::llm::LlmConfig>,
 }
 
 /// The connected backends, and the FalkorDB child when canon runs one.
@@ -274,6 +276,7 @@ impl App {
             limiter: Arc::new(RateLimiter::new(config.rate_limit_per_second, config.rate_limit_burst)),
             metrics: Arc::new(Metrics::new()),
             vendor_dir: Arc::new(config.vendor_dir.clone()),
+            schema_model: config.schema_model(),
         };
         crate::data_dir::warn_loose_modes(&config.data_dir);
         let listener = tokio::net::TcpListener::bind(config.listen).await?;

@@ -105,6 +105,20 @@ pub struct Config {
     /// How often `box` connectors look for new files in their folders.
     #[arg(long, env = "CANON_BOX_POLL_SECONDS", default_value_t = 60.0)]
     pub box_poll_seconds: f64,
+    /// OpenAI-compatible chat-completions base URL of a model that refines `POST
+    /// /v3/infer-schema`'s inferred schema (unset: no refinement). Requests go through the
+    /// egress guard like tenants' models.
+    #[arg(long, env = "CANON_INFER_SCHEMA_LLM_URL")]
+    pub infer_schema_llm_url: Option<String>,
+    /// The model name sent to that endpoint.
+    #[arg(long, env = "CANON_INFER_SCHEMA_LLM_MODEL", default_value = "gpt-4o-mini")]
+    pub infer_schema_llm_model: String,
+    /// Its key (`Authorization: Bearer`), if it needs one.
+    #[arg(long, env = "CANON_INFER_SCHEMA_LLM_API_KEY", hide_env_values = true)]
+    pub infer_schema_llm_api_key: Option<String>,
+    /// How long a refinement may take before the inferred schema is answered as is.
+    #[arg(long, env = "CANON_INFER_SCHEMA_LLM_TIMEOUT_SECONDS", default_value_t = 60)]
+    pub infer_schema_llm_timeout_seconds: u64,
     /// Log format: `json` (structured, one object per line) or `text`.
     #[arg(long, env = "CANON_LOG_FORMAT", default_value = "json")]
     pub log_format: String,
@@ -144,8 +158,24 @@ impl Config {
             google_drive_api_url: "https://www.googleapis.com".into(),
             box_api_url: "https://api.box.com".into(),
             box_poll_seconds: 60.0,
+            infer_schema_llm_url: None,
+            infer_schema_llm_model: "gpt-4o-mini".into(),
+            infer_schema_llm_api_key: None,
+            infer_schema_llm_timeout_seconds: 60,
             log_format: "text".into(),
         }
+    }
+
+    /// The model refining inferred schemas, when one is configured.
+    pub fn schema_model(&self) -> Option<crate::engines::llm::LlmConfig> {
+        let url = self.infer_schema_llm_url.as_deref().map(str::trim).filter(|u| !u.is_empty())?;
+        Some(crate::engines::llm::LlmConfig {
+            base_url: url.trim_end_matches('/').to_string(),
+            model: self.infer_schema_llm_model.clone(),
+            settings: serde_json::json!({ "apiKey": self.infer_schema_llm_api_key }),
+            mode: crate::engines::llm::Mode::Text,
+            timeout: std::time::Duration::from_secs(self.infer_schema_llm_timeout_seconds),
+        })
     }
 
     /// What tenants may reach outside canon.

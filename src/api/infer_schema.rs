@@ -8,6 +8,7 @@ use super::auth::Caller;
 use super::error::{ApiError, ErrorBody};
 use crate::app::AppState;
 use crate::documents::infer::{self, Analysis, Upload};
+use crate::documents::refine::refine;
 use crate::engines;
 use axum::extract::{Multipart, State};
 use axum::http::StatusCode;
@@ -27,15 +28,17 @@ pub struct InferSchemaResponse {
 
 /// Infer a JSON Schema from a file (multipart part `file`, at most 20 MB): labelled values,
 /// tables, JSON and CSV structure with types and formats, plus a description and the kinds
-/// of document found. The schema can serve as a transform function's `outputSchema`.
+/// of document found. The schema can serve as a transform function's `outputSchema`. When
+/// the operator configured a model (`CANON_INFER_SCHEMA_LLM_URL`), it refines the schema and
+/// `analysis.refinement` says whether its answer was kept.
 #[utoipa::path(post, path = "/v3/infer-schema", tag = "functions",
     request_body(content((Object = "multipart/form-data"))),
     responses((status = 200, body = InferSchemaResponse), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
         (status = 413, body = ErrorBody), (status = 422, description = "unsupported or unreadable file", body = ErrorBody),
         (status = 429, body = ErrorBody)))]
 pub async fn infer_schema(
-    State(_state): State<AppState>,
-    _caller: Caller,
+    State(state): State<AppState>,
+    caller: Caller,
     mut multipart: Multipart,
 ) -> Result<Json<InferSchemaResponse>, ApiError> {
     let failed = |err: axum::extract::multipart::MultipartError| ApiError::new(err.status(), err.body_text());
@@ -78,7 +81,11 @@ pub async fn infer_schema(
         .filter(|c| c != "application/octet-stream")
         .unwrap_or_else(|| mime_of(input_type).into());
     let upload = Upload { file_name: &name, content_type: &content_type, size_bytes: bytes.len() as i64 };
-    let analysis = infer::analyse(&document, &upload);
+    let mut analysis = infer::analyse(&document, &upload);
+    if let Some(model) = &state.schema_model {
+        let context = state.calls.engines.context(caller.tenant.clone());
+        analysis.refinement = Some(refine(model, &document, &mut analysis, &context).await);
+    }
     Ok(Json(InferSchemaResponse { filename: name, analysis }))
 }
 

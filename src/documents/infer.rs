@@ -33,6 +33,11 @@ pub struct Analysis {
     pub size_bytes: i64,
     #[schema(value_type = Object)]
     pub schema: Value,
+    /// canon's addition, present when a model is configured to refine the schema
+    /// ([`super::refine`]): `{status: refined | rejected | failed, model, reason?, error?}`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    pub refinement: Option<Value>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -111,6 +116,7 @@ pub fn analyse(document: &Document, upload: &Upload<'_>) -> Analysis {
         is_multi_document: parts > 0,
         size_bytes: upload.size_bytes,
         schema,
+        refinement: None,
     }
 }
 

@@ -1,11 +1,14 @@
 //! `POST /v3/infer-schema` with a plain multipart request (bem-sdk 0.36's
 //! `infer_schema.create` sends a broken body: see the README).
 
-use crate::helpers::spawn_app;
 use crate::helpers::{assert_error, json, TestApp};
+use crate::helpers::{spawn_app, spawn_app_with};
+use axum::http::StatusCode;
+use canon::jobs::Handlers;
 use reqwest::multipart::{Form, Part};
 use reqwest::Method;
 use serde_json::{json, Value};
+use std::sync::{Arc, Mutex};
 
 impl TestApp {
     async fn infer(&self, file_name: &str, bytes: Vec<u8>) -> reqwest::Response {
@@ -67,4 +70,84 @@ async fn json_and_csv_structure_is_kept_and_bad_uploads_are_refused() {
     assert_eq!(assert_error(missing, 400).await["details"]["field"], "file");
     let big = app.infer("big.txt", vec![b'a'; 20 * 1024 * 1024 + 1]).await;
     assert_eq!(big.status(), 413);
+}
+
+/// A chat-completions endpoint answering `answers` in order (status, message content).
+async fn scripted_model(answers: Vec<(StatusCode, Value)>) -> (String, Arc<Mutex<Vec<Value>>>) {
+    let queue = Arc::new(Mutex::new(answers.into_iter().rev().collect::<Vec<_>>()));
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = seen.clone();
+    let router = axum::Router::new().route(
+        "/v1/chat/completions",
+        axum::routing::post(move |axum::Json(request): axum::Json<Value>| {
+            let (queue, log) = (queue.clone(), log.clone());
+            async move {
+                log.lock().unwrap().push(request);
+                let (status, content) = queue.lock().unwrap().pop().expect("a scripted answer");
+                (
+                    status,
+                    axum::Json(json!({"choices": [{"index": 0,
+                    "message": {"role": "assistant", "content": content.to_string()}}]})),
+                )
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, router).await });
+    (format!("http://{address}/v1"), seen)
+}
+
+#[tokio::test]
+async fn a_configured_model_refines_the_schema_and_an_invalid_or_failed_answer_keeps_the_inferred_one() {
+    let refined = json!({"type": "object", "properties": {
+        "invoiceNumber": {"type": "string", "description": "The invoice's number"},
+        "totalDue": {"type": "number", "description": "Amount to pay"}}});
+    let (url, seen) = scripted_model(vec![
+        (StatusCode::OK, json!({"schemaJSON": refined.to_string(), "description": "An invoice from Acme."})),
+        (
+            StatusCode::OK,
+            json!({"schemaJSON": "{\"type\": \"object\", \"properties\": {\"a\": {\"type\": 7}}}",
+            "description": "x"}),
+        ),
+        (StatusCode::SERVICE_UNAVAILABLE, json!({"error": "overloaded"})),
+    ])
+    .await;
+    let app = spawn_app_with(Handlers::default(), |c| {
+        c.allow_private_network = true;
+        c.infer_schema_llm_url = Some(url);
+        c.infer_schema_llm_model = "schema-model".into();
+        c.infer_schema_llm_api_key = Some("sk-operator".into());
+    })
+    .await;
+    let text = b"INVOICE\nInvoice number: INV-7\nTotal: $12.00\n".to_vec();
+
+    let first = json(app.infer("invoice.txt", text.clone()).await).await;
+    let analysis = &first["analysis"];
+    assert_eq!(analysis["refinement"]["status"], "refined", "{analysis}");
+    assert_eq!(analysis["schema"], refined);
+    assert_eq!(analysis["description"], "An invoice from Acme.");
+    let request = seen.lock().unwrap()[0].clone();
+    assert_eq!(request["model"], "schema-model");
+    let asked = request["messages"][1]["content"].as_str().unwrap();
+    assert!(
+        asked.contains("INV-7") && asked.contains("invoiceNumber"),
+        "the model sees the text and the inferred schema: {asked}"
+    );
+
+    let second = json(app.infer("invoice.txt", text.clone()).await).await;
+    let analysis = &second["analysis"];
+    assert_eq!(analysis["refinement"]["status"], "rejected", "{analysis}");
+    assert!(analysis["refinement"]["reason"].as_str().unwrap().contains("valid JSON Schema"));
+    assert_eq!(
+        analysis["schema"]["properties"]["invoiceNumber"]["type"], "string",
+        "the inferred schema stands"
+    );
+    assert_eq!(analysis["schema"]["properties"]["total"]["type"], "number");
+
+    let third = json(app.infer("invoice.txt", text).await).await;
+    let analysis = &third["analysis"];
+    assert_eq!(analysis["refinement"]["status"], "failed", "{analysis}");
+    assert!(analysis["refinement"]["error"].as_str().unwrap().contains("503"));
+    assert_eq!(analysis["schema"]["properties"]["total"]["type"], "number");
 }
