@@ -82,6 +82,11 @@ async fn an_mcp_request_without_a_valid_key_is_refused_as_rest_refuses_it() {
     assert_eq!(listed.status(), 200);
     let tools = json(listed).await["result"]["tools"].clone();
     assert!(tools.as_array().is_some_and(|t| t.iter().any(|t| t["name"] == "merge_entities")), "{tools}");
+
+    // Not REST, so not in the OpenAPI document.
+    let spec = json(app.get("/openapi.json").await).await;
+    assert!(spec["paths"].get("/mcp").is_none());
+    assert!(spec["paths"].get("/v3/fs").is_some());
 }
 
 #[tokio::test]
