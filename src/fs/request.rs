@@ -1,6 +1,7 @@
 //! The body of `POST /v3/fs`, checked per op: a field another op takes is refused with a
 //! 400 naming it and the fields this op does take (an agent learns the verb's flags from
-//! the error); fields no op knows are ignored, as everywhere in the API.
+//! the error); fields no op knows are ignored, as everywhere in the API. The MCP tools
+//! (`crate::mcp`) send their arguments through the same [`parse`].
 
 use crate::error::{ServiceError, ServiceResult};
 use serde::{Deserialize, Serialize};
@@ -73,7 +74,7 @@ const ALL_FIELDS: &[&str] = &[
 ];
 
 /// Filter of `ls` and `find`.
-#[derive(Clone, Debug, Default, Deserialize, ToSchema)]
+#[derive(Clone, Debug, Default, Deserialize, Serialize, ToSchema, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Filter {
     /// ls: the parsing function's name, exactly.
@@ -88,7 +89,7 @@ pub struct Filter {
 }
 
 /// Slice of `cat`.
-#[derive(Clone, Debug, Default, Deserialize, ToSchema)]
+#[derive(Clone, Debug, Default, Deserialize, Serialize, ToSchema, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Range {
     /// One page (1-based).
@@ -100,7 +101,7 @@ pub struct Range {
 }
 
 /// Scoping of memory ops.
-#[derive(Clone, Debug, Default, Deserialize, ToSchema)]
+#[derive(Clone, Debug, Default, Deserialize, Serialize, ToSchema, schemars::JsonSchema)]
 pub struct Context {
     /// A bucket ID (`bkt_…`): find / open / xref see only its entities. Absent or empty:
     /// every bucket.

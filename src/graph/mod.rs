@@ -14,6 +14,7 @@ pub mod queries;
 pub mod relations;
 pub mod resolution;
 pub mod review;
+pub mod search;
 pub mod seed;
 pub mod window;
 

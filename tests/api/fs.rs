@@ -6,18 +6,18 @@ use crate::helpers::{assert_error, json, spawn_app, TestApp};
 use base64::Engine as _;
 use serde_json::{json, Value};
 
-const AGREEMENT: &str = "SERVICE AGREEMENT\n\n\
+pub const AGREEMENT: &str = "SERVICE AGREEMENT\n\n\
 Vendor: Acme Corporation\nBuyer: Initech\n\n\
 1. Scope\nAcme Corporation designs the new billing system for Initech.\n\n\
 Payment Terms\n- Net 30 days\n- Late fee of 2% per month\n\n\
 Item        Qty      Price\nDesign      1        9000.00\nSupport     12       150.00\n";
 
-const ORDER: &str = "PURCHASE ORDER\n\nVendor: ACME Corp.\nBuyer: Umbrella Ltd\n\n\
+pub const ORDER: &str = "PURCHASE ORDER\n\nVendor: ACME Corp.\nBuyer: Umbrella Ltd\n\n\
 Delivery\nUmbrella Ltd receives invoice INV-0042 from ACME Corp. by mail.\n";
 
 impl TestApp {
     /// A parse function with a schema whose parties are companies, in a one-node workflow.
-    async fn parse_pipeline(&self) {
+    pub async fn parse_pipeline(&self) {
         self.create_function(json!({
             "functionName": "contracts", "type": "parse",
             "parseConfig": {"schema": {
@@ -34,7 +34,7 @@ impl TestApp {
     }
 
     /// Parses a text document under this referenceID; returns the call.
-    async fn parse_text(&self, reference: &str, text: &str) -> Value {
+    pub async fn parse_text(&self, reference: &str, text: &str) -> Value {
         let content = base64::engine::general_purpose::STANDARD.encode(text);
         let body = json!({ "callReferenceID": reference,
             "input": { "singleFile": { "inputContent": content, "inputType": "text" } } });

@@ -26,6 +26,7 @@ mod hostile_input;
 mod infer_schema;
 mod jobs;
 mod lifecycle;
+mod mcp;
 mod memory_bounds;
 mod pipeline_inputs;
 mod platform;

@@ -1,0 +1,128 @@
+//! `/mcp`, as an agent uses it: the official Python MCP client (installed by `make
+//! provision` into vendor/mcp) lists the tools and calls each; credentials are REST's, and a
+//! tool sees only its caller's tenant.
+
+use crate::fs::{AGREEMENT, ORDER};
+use crate::helpers::{json, spawn_app, vendor_dir, TestApp};
+use canon::store::records::keys::Environment;
+use reqwest::RequestBuilder;
+use serde_json::{json, Value};
+use std::process::Command;
+
+impl TestApp {
+    /// A JSON-RPC request to `/mcp`, as a streamable-HTTP client sends it.
+    fn mcp(&self, method: &str, params: Value) -> RequestBuilder {
+        self.client
+            .post(format!("{}/mcp", self.address))
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2025-11-25")
+            .json(&json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}))
+    }
+
+    /// Calls a tool with this API key; returns the tool's result.
+    async fn call_tool(&self, key: &str, tool: &str, arguments: Value) -> Value {
+        let response = self
+            .mcp("tools/call", json!({"name": tool, "arguments": arguments}))
+            .header("x-api-key", key)
+            .send()
+            .await
+            .expect("request sent");
+        assert_eq!(response.status(), 200, "{tool}");
+        let answer = json(response).await;
+        answer["result"].clone()
+    }
+}
+
+#[tokio::test]
+async fn the_official_mcp_client_lists_the_tools_and_calls_each_one() {
+    let app = spawn_app().await;
+    app.parse_pipeline().await;
+    app.parse_text("agreement-1", AGREEMENT).await;
+    app.parse_text("order-7", ORDER).await;
+
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/sdk/mcp_client.py");
+    let (url, key) = (format!("{}/mcp", app.address), app.api_key.clone());
+    let output = tokio::task::spawn_blocking(move || {
+        Command::new("python3")
+            .arg(script)
+            .env("PYTHONPATH", vendor_dir().join("mcp"))
+            .env("CANON_MCP_URL", url)
+            .env("CANON_API_KEY", key)
+            .output()
+            .expect("python3 runs")
+    })
+    .await
+    .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "MCP client checks failed:\n{stdout}\n{stderr}");
+    assert!(stdout.contains("mcp: all checks passed"), "{stdout}");
+}
+
+#[tokio::test]
+async fn an_mcp_request_without_a_valid_key_is_refused_as_rest_refuses_it() {
+    let app = spawn_app().await;
+    for key in [None, Some("bem_not-a-key")] {
+        let with_key = |request: RequestBuilder| match key {
+            Some(key) => request.header("x-api-key", key),
+            None => request,
+        };
+        let rest = with_key(app.client.post(format!("{}/v3/fs", app.address)).json(&json!({"op": "ls"})))
+            .send()
+            .await
+            .unwrap();
+        let mcp = with_key(app.mcp("tools/list", json!({}))).send().await.unwrap();
+        assert_eq!((mcp.status().as_u16(), rest.status().as_u16()), (401, 401), "key {key:?}");
+        assert_eq!(json(mcp).await, json(rest).await, "key {key:?}");
+    }
+
+    // A dashboard token is a credential too.
+    let (_, token) = app.dashboard_token("operator").await;
+    let listed = app.mcp("tools/list", json!({})).bearer_auth(token).send().await.unwrap();
+    assert_eq!(listed.status(), 200);
+    let tools = json(listed).await["result"]["tools"].clone();
+    assert!(tools.as_array().is_some_and(|t| t.iter().any(|t| t["name"] == "merge_entities")), "{tools}");
+
+    // Not REST, so not in the OpenAPI document.
+    let spec = json(app.get("/openapi.json").await).await;
+    assert!(spec["paths"].get("/mcp").is_none());
+    assert!(spec["paths"].get("/v3/fs").is_some());
+}
+
+#[tokio::test]
+async fn a_tool_call_cannot_see_another_tenants_entity() {
+    let app = spawn_app().await;
+    let globex = app.entity("Globex Corporation", "Company").await;
+    let other_key = app.new_key(Some(&crate::helpers::unique("other")), Environment::Sandbox).await;
+    let own = app.call_tool(&app.api_key, "entity_relations", json!({"entityID": globex})).await;
+    assert_eq!(own["isError"], false, "{own}");
+
+    let relations = app.call_tool(&other_key, "entity_relations", json!({"entityID": globex})).await;
+    assert_eq!(relations["isError"], true, "{relations}");
+    assert_eq!(relations["structuredContent"]["code"], 404);
+    assert_eq!(relations["structuredContent"]["message"], format!("entity {globex} not found"));
+    let stat = app.call_tool(&other_key, "fs_stat", json!({"path": globex})).await;
+    assert_eq!(stat["structuredContent"]["code"], 404, "{stat}");
+    let found = app.call_tool(&other_key, "search_entities", json!({"text": "globex"})).await;
+    assert_eq!(found["structuredContent"]["entities"], json!([]), "{found}");
+
+    // Nor change it: the review actions skip it, a merge into the other tenant's own entity
+    // does not find it.
+    let before = json(app.get(&format!("/v3/entities/{globex}")).await).await;
+    let rejected = app.call_tool(&other_key, "reject_entities", json!({"entityIDs": [globex]})).await;
+    assert_eq!(rejected["structuredContent"]["results"][0]["outcome"], "skipped", "{rejected}");
+    let seeded = app
+        .client
+        .post(format!("{}/v3/entities/bulk", app.address))
+        .header("x-api-key", &other_key)
+        .json(&json!({"entities": [{"canonical": "Globex", "type": "Company"}]}))
+        .send()
+        .await
+        .unwrap();
+    let theirs = json(seeded).await["results"][0]["entityID"].as_str().unwrap().to_string();
+    let merged =
+        app.call_tool(&other_key, "merge_entities", json!({"entityID": theirs, "entityIDs": [globex]})).await;
+    assert_eq!(merged["structuredContent"]["code"], 404, "{merged}");
+    assert_eq!(merged["structuredContent"]["message"], format!("entity {globex} not found"));
+    assert_eq!(json(app.get(&format!("/v3/entities/{globex}")).await).await, before);
+}
