@@ -153,17 +153,20 @@ pub async fn execute(
     Json(response).into_response()
 }
 
-/// A request refused before it ran: REST's status (and `Retry-After`), a GraphQL-shaped body.
+/// A request refused before it ran: REST's status and retry headers (`Retry-After`,
+/// `x-should-retry`, so bem-sdk-style clients do not retry a 401), a GraphQL-shaped body.
 fn refused(err: ApiError) -> Response {
     let status = err.status();
     let body = serde_json::json!({
         "errors": [{ "message": err.message(), "extensions": { "code": status.as_u16() } }]
     });
     let status = if status == StatusCode::OK { StatusCode::BAD_REQUEST } else { status };
-    let retry_after = err.into_response().headers().get(axum::http::header::RETRY_AFTER).cloned();
+    let rest = err.into_response();
     let mut response = (status, Json(body)).into_response();
-    if let Some(retry_after) = retry_after {
-        response.headers_mut().insert(axum::http::header::RETRY_AFTER, retry_after);
+    for name in [axum::http::header::RETRY_AFTER.as_str(), crate::api::error::SHOULD_RETRY] {
+        if let Some(value) = rest.headers().get(name) {
+            response.headers_mut().insert(name, value.clone());
+        }
     }
     response
 }

@@ -306,6 +306,7 @@ async fn graphql_takes_rest_credentials_and_scopes_to_the_callers_tenant() {
     // No credential: refused before running, with REST's 401 and a GraphQL error body.
     let response = app.client.post(format!("{}/graphql", app.address)).json(&query).send().await.unwrap();
     assert_eq!(response.status(), 401);
+    assert_eq!(response.headers()["x-should-retry"], "false", "a retry cannot change a 401");
     let body = json(response).await;
     assert_eq!(error_code(&body), 401);
     assert!(body["errors"][0]["message"].as_str().unwrap().contains("x-api-key"));
@@ -795,6 +796,7 @@ async fn the_rate_limit_refuses_graphql_with_rests_429() {
     let response = app.post("/graphql", query).await;
     assert_eq!(response.status(), 429);
     assert!(response.headers().contains_key("retry-after"), "as REST sends it");
+    assert_eq!(response.headers()["x-should-retry"], "true");
     let body = json(response).await;
     assert_eq!(error_code(&body), 429);
 }

@@ -10,6 +10,13 @@
 //! large graph still takes time (FalkorDB rebuilds its indexes while loading), so readiness
 //! waits as long as the child reports it is loading, and gives up only when it stops
 //! answering at all ([`wait_ready`]).
+//!
+//! FalkorDB 4.16 can deadlock while loading a snapshot (seen once in CI: the main thread
+//! waits forever on its graph registry lock after decoding the graph; the same files loaded
+//! fine six times after). Such a child accepts connections and never answers, so every
+//! readiness command has its own time limit, and a child that does not become ready is
+//! killed and started again, up to [`LAUNCH_ATTEMPTS`] times; loading does not change its
+//! files, so a second start loses nothing.
 
 use crate::config::Config;
 use crate::provision;
@@ -22,6 +29,10 @@ use tokio::sync::{oneshot, watch, Mutex};
 
 /// How long the child may not answer at all (not even "loading") before canon gives up.
 const UNANSWERED_LIMIT: Duration = Duration::from_secs(20);
+/// How long one command may wait for its reply before readiness counts it unanswered.
+const REPLY_LIMIT: Duration = Duration::from_secs(2);
+/// Starts of a child that does not become ready before canon gives up.
+const LAUNCH_ATTEMPTS: u32 = 3;
 /// Redis's rewrite threshold for the queries appended since the last snapshot.
 const AOF_REWRITE_MIN_SIZE: &str = "8mb";
 /// How long a stop waits for the append-only file's rewrite.
@@ -61,9 +72,7 @@ impl EmbeddedFalkor {
             socket: socket.clone(),
         };
         stop_stale_server(&launch.dir).await;
-        let child = launch.spawn().await?;
-        let child = Arc::new(Mutex::new(Some(child)));
-        wait_ready(&socket, UNANSWERED_LIMIT).await?;
+        let child = Arc::new(Mutex::new(Some(launch.spawn_ready(UNANSWERED_LIMIT).await?)));
         let (stop_tx, stop_rx) = watch::channel(false);
         let supervisor = tokio::spawn(supervise(launch, child.clone(), stop_rx));
         Ok(Self { socket, child, stop_tx, supervisor: Mutex::new(Some(supervisor)) })
@@ -107,6 +116,26 @@ impl EmbeddedFalkor {
 }
 
 impl Launch {
+    /// Starts the child and waits until it answers, killing and restarting one that does not.
+    async fn spawn_ready(&self, unanswered: Duration) -> anyhow::Result<Child> {
+        let mut attempt = 1;
+        loop {
+            let mut child = self.spawn().await?;
+            match wait_ready(&self.socket, unanswered).await {
+                Ok(()) => return Ok(child),
+                Err(err) if attempt < LAUNCH_ATTEMPTS => {
+                    tracing::warn!(error = %err, attempt, "FalkorDB did not become ready; starting it again");
+                    let _ = child.kill().await;
+                    attempt += 1;
+                }
+                Err(err) => {
+                    let _ = child.kill().await;
+                    return Err(err.context(format!("FalkorDB was started {attempt} times")));
+                }
+            }
+        }
+    }
+
     async fn spawn(&self) -> anyhow::Result<Child> {
         let mut command = Command::new(&self.server);
         command
@@ -224,13 +253,9 @@ async fn supervise(launch: Launch, child: Arc<Mutex<Option<Child>>>, mut stop: w
             continue;
         }
         tracing::error!("FalkorDB exited unexpectedly; restarting it");
-        match launch.spawn().await {
+        match launch.spawn_ready(UNANSWERED_LIMIT).await {
             Ok(new_child) => {
                 *guard = Some(new_child);
-                drop(guard);
-                if let Err(err) = wait_ready(&launch.socket, UNANSWERED_LIMIT).await {
-                    tracing::error!(error = %err, "restarted FalkorDB is not ready");
-                }
             }
             Err(err) => {
                 drop(guard);
@@ -272,12 +297,19 @@ async fn wait_ready(socket: &Path, unanswered: Duration) -> anyhow::Result<()> {
     let mut deadline = tokio::time::Instant::now() + unanswered;
     let mut next_report = tokio::time::Instant::now() + Duration::from_secs(5);
     loop {
-        match command(socket, "PING").await {
+        match tokio::time::timeout(REPLY_LIMIT, command(socket, "PING"))
+            .await
+            .unwrap_or_else(|_| Err(std::io::Error::new(std::io::ErrorKind::TimedOut, "no reply")))
+        {
             Ok(reply) if reply.starts_with("+PONG") => return Ok(()),
             Ok(reply) if reply.starts_with("-LOADING") => {
                 deadline = tokio::time::Instant::now() + unanswered;
                 if tokio::time::Instant::now() >= next_report {
-                    let info = command(socket, "INFO persistence").await.unwrap_or_default();
+                    let info = tokio::time::timeout(REPLY_LIMIT, command(socket, "INFO persistence"))
+                        .await
+                        .ok()
+                        .and_then(Result::ok)
+                        .unwrap_or_default();
                     let done = info_field(&info, "loading_loaded_perc").unwrap_or("?").to_string();
                     tracing::info!(percent = %done, "FalkorDB is loading its data");
                     next_report = tokio::time::Instant::now() + Duration::from_secs(5);
@@ -403,6 +435,25 @@ mod tests {
         });
         wait_ready(&socket, Duration::from_millis(200)).await.expect("ready after loading");
         assert!(tokio::time::Instant::now() >= ready_at);
+    }
+
+    /// A child stuck while loading accepts connections and never replies: readiness must
+    /// not wait on that reply forever.
+    #[tokio::test]
+    async fn readiness_gives_up_on_a_child_that_accepts_and_never_replies() {
+        let dir = tempfile::tempdir().unwrap();
+        let socket = dir.path().join("s.sock");
+        let listener = tokio::net::UnixListener::bind(&socket).unwrap();
+        tokio::spawn(async move {
+            let mut held = Vec::new();
+            while let Ok((stream, _)) = listener.accept().await {
+                held.push(stream);
+            }
+        });
+        let waited = tokio::time::Instant::now();
+        let error = wait_ready(&socket, Duration::from_millis(200)).await.unwrap_err();
+        assert!(error.to_string().contains("did not answer"), "{error}");
+        assert!(waited.elapsed() < REPLY_LIMIT * 3, "gave up after {:?}", waited.elapsed());
     }
 
     #[tokio::test]
