@@ -8,7 +8,7 @@
 //! says `judge: {status: "unavailable", error}`. It costs one more model request per
 //! evaluated event, billed to the tenant's own model key.
 
-use crate::engines::llm::{chat_json, LlmConfig};
+use crate::engines::llm::{chat_json, LlmConfig, MAX_PROMPT_DOCUMENT_CHARS};
 use crate::engines::{Context, EngineError};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -53,10 +53,6 @@ impl Judgement {
     }
 }
 
-/// The document text the judge reads is capped: a model's context is finite and the
-/// grounding check already covers the whole text.
-const MAX_DOCUMENT_CHARS: usize = 24_000;
-
 const INSTRUCTIONS: &str = "You check data extracted from a document. For each field, decide whether \
 the value is what the document states for that field. Answer `correct: false` when the document \
 does not say it or says something else, with a short reason.";
@@ -84,7 +80,7 @@ pub async fn judge(
     document_text: &str,
     context: &Context,
 ) -> Judgement {
-    let text: String = document_text.chars().take(MAX_DOCUMENT_CHARS).collect();
+    let text: String = document_text.chars().take(MAX_PROMPT_DOCUMENT_CHARS).collect();
     let listing: Vec<Value> =
         fields.iter().map(|(path, value)| json!({ "path": path, "value": value })).collect();
     let content = format!(

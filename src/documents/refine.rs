@@ -8,11 +8,9 @@
 //! never worse than the inference alone, only slower (one model request).
 
 use super::infer::Analysis;
-use crate::engines::llm::{chat_json, LlmConfig};
+use crate::engines::llm::{chat_json, LlmConfig, MAX_PROMPT_DOCUMENT_CHARS};
 use crate::engines::{Context, Document};
 use serde_json::{json, Value};
-
-const MAX_DOCUMENT_CHARS: usize = 24_000;
 
 const INSTRUCTIONS: &str = "You design JSON Schemas for extracting data from documents like the one \
 given. Improve the inferred schema: clear camelCase property names, a description on every \
@@ -36,7 +34,7 @@ pub async fn refine(
     analysis: &mut Analysis,
     context: &Context,
 ) -> Value {
-    let text: String = document.text.chars().take(MAX_DOCUMENT_CHARS).collect();
+    let text: String = document.text.chars().take(MAX_PROMPT_DOCUMENT_CHARS).collect();
     let content = format!(
         "Document ({}):\n\n{text}\n\nInferred schema:\n{}",
         document.input_type,

@@ -36,6 +36,10 @@ use base64::Engine as _;
 use serde_json::{json, Value};
 use std::time::Duration;
 
+/// How much of a document's text canon's own model requests (the accuracy judge, schema
+/// refinement) send: a model's context is finite.
+pub const MAX_PROMPT_DOCUMENT_CHARS: usize = 24_000;
+
 #[derive(Clone, Debug)]
 pub struct LlmConfig {
     pub base_url: String,

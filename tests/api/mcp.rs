@@ -3,11 +3,10 @@
 //! tool sees only its caller's tenant.
 
 use crate::fs::{AGREEMENT, ORDER};
-use crate::helpers::{json, spawn_app, vendor_dir, TestApp};
+use crate::helpers::{json, spawn_app, TestApp};
 use canon::store::records::keys::Environment;
 use reqwest::RequestBuilder;
 use serde_json::{json, Value};
-use std::process::Command;
 
 impl TestApp {
     /// A JSON-RPC request to `/mcp`, as a streamable-HTTP client sends it.
@@ -41,22 +40,8 @@ async fn the_official_mcp_client_lists_the_tools_and_calls_each_one() {
     app.parse_text("order-7", ORDER).await;
 
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/sdk/mcp_client.py");
-    let (url, key) = (format!("{}/mcp", app.address), app.api_key.clone());
-    let output = tokio::task::spawn_blocking(move || {
-        Command::new("python3")
-            .arg(script)
-            .env("PYTHONPATH", vendor_dir().join("mcp"))
-            .env("CANON_MCP_URL", url)
-            .env("CANON_API_KEY", key)
-            .output()
-            .expect("python3 runs")
-    })
-    .await
-    .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "MCP client checks failed:\n{stdout}\n{stderr}");
-    assert!(stdout.contains("mcp: all checks passed"), "{stdout}");
+    let env = [("CANON_MCP_URL", format!("{}/mcp", app.address)), ("CANON_API_KEY", app.api_key.clone())];
+    crate::sdk::run_python(script, "mcp", env, "mcp").await;
 }
 
 #[tokio::test]

@@ -50,14 +50,23 @@ async fn the_python_sdk_does_not_retry_a_conflict() {
 
 async fn run_script(script: &'static str) {
     let app = spawn_app().await;
-    let address = app.address.clone();
-    let key = app.api_key.clone();
+    let env = [("BEM_BASE_URL", app.address.clone()), ("BEM_API_KEY", app.api_key.clone())];
+    run_python(script, "python", env, "bem-sdk").await;
+}
+
+/// Runs a Python check script with the client provisioned in `vendor/<vendor_folder>`; it
+/// must exit 0 and print "<label>: all checks passed".
+pub async fn run_python<const N: usize>(
+    script: &'static str,
+    vendor_folder: &'static str,
+    env: [(&'static str, String); N],
+    label: &'static str,
+) {
     let output = tokio::task::spawn_blocking(move || {
         Command::new("python3")
             .arg(script)
-            .env("PYTHONPATH", vendor_dir().join("python"))
-            .env("BEM_BASE_URL", address)
-            .env("BEM_API_KEY", key)
+            .env("PYTHONPATH", vendor_dir().join(vendor_folder))
+            .envs(env)
             .output()
             .expect("python3 runs")
     })
@@ -65,6 +74,6 @@ async fn run_script(script: &'static str) {
     .unwrap();
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "bem-sdk checks failed:\n{stdout}\n{stderr}");
-    assert!(stdout.contains("bem-sdk: all checks passed"), "{stdout}");
+    assert!(output.status.success(), "{label} checks failed:\n{stdout}\n{stderr}");
+    assert!(stdout.contains(&format!("{label}: all checks passed")), "{stdout}");
 }
