@@ -87,7 +87,7 @@ pub fn unique(prefix: &str) -> String {
 }
 
 /// Creates a database of its own on the server `CANON_TEST_DATABASE_URL` points at.
-async fn fresh_postgres_database() -> Option<String> {
+pub async fn fresh_postgres_database() -> Option<String> {
     let admin_url = std::env::var("CANON_TEST_DATABASE_URL").ok()?;
     sqlx::any::install_default_drivers();
     let name = format!("canon_test_{}", ulid::Ulid::new().to_string().to_lowercase());

@@ -427,3 +427,95 @@ async fn table_and_aggregation_data_over_a_thousand_outputs_match_the_events_the
     body["timeWindow"] = json!({"start": "yesterday", "end": "today"});
     assert_error(app.post("/v3/views/table-data", body).await, 400).await;
 }
+
+/// A new event recorded straight into the record store, as a call would.
+fn output_event<'a>(
+    id: &'a str,
+    body: &'a Value,
+    function_id: &'a str,
+    key: &'a str,
+    now: i64,
+) -> NewEvent<'a> {
+    NewEvent {
+        id,
+        event_type: "extract",
+        body,
+        call_id: "wc_upgrade",
+        function_call_id: key,
+        workflow_id: "wf_upgrade",
+        workflow_name: "upgrade",
+        function_id,
+        function_name: "invoices",
+        function_version_num: 1,
+        reference_id: "",
+        intermediate: false,
+        dedupe_key: key,
+        now,
+    }
+}
+
+#[tokio::test]
+async fn outputs_recorded_before_an_upgrade_are_read_by_views_after_it_nul_characters_included() {
+    use canon::store::records::views::{Aggregate, Condition, Projection, Scope, Step};
+    let dir = tempfile::tempdir().expect("temp dir");
+    let url = match crate::helpers::fresh_postgres_database().await {
+        Some(url) => url,
+        None => canon::data_dir::sqlite_url(dir.path()),
+    };
+    let records = canon::store::records::Records::connect(&url).await.expect("connect");
+    // The schema of the canon before views read a copy of each output.
+    records.migrate_through(11).await.expect("older schema");
+    let raw = sqlx::AnyPool::connect(&url).await.expect("a second connection");
+    let owner =
+        canon::store::records::collections::Owner { account_id: "acc_upgrade", environment: "sandbox" };
+    let now = canon::ids::now_millis();
+    let older = [
+        json!({"vendor": "Acme", "total": 10}),
+        json!({"vendor": "Acme", "total": 5}),
+        json!({"vendor": "nul \u{0}inside", "total": 1}),
+    ];
+    for (n, content) in older.iter().enumerate() {
+        let body = json!({"eventID": format!("evt_old{n}"), "transformedContent": content});
+        sqlx::query(
+            "INSERT INTO events (id, account_id, environment, event_type, body, created_at, function_id, intermediate, labelled, dedupe_key) \
+             VALUES ($1, $2, $3, 'extract', $4, $5, 'fn_inv', 0, 0, $6)",
+        )
+        .bind(format!("evt_old{n}"))
+        .bind(owner.account_id)
+        .bind(owner.environment)
+        .bind(body.to_string())
+        .bind(now)
+        .bind(format!("old-{n}"))
+        .execute(&raw)
+        .await
+        .expect("older event");
+    }
+    records.migrate().await.expect("upgrade");
+    // And one written by this canon, a NUL in it too.
+    let body = json!({"eventID": "evt_new", "transformedContent": {"vendor": "Acme\u{0}", "total": 2}});
+    records
+        .record_pipeline_event(owner, output_event("evt_new", &body, "fn_inv", "new-0", now))
+        .await
+        .expect("new event");
+
+    let scope = Scope { function_ids: vec!["fn_inv".into()], start: now - 1, end: now + 1 };
+    let projection = Projection {
+        paths: vec![vec![Step::Key("vendor".into())], vec![Step::Key("total".into())]],
+        conditions: vec![(1, Condition::Compare(">", 1.5))],
+    };
+    let groups = records
+        .view_aggregate(owner, &scope, &projection, Aggregate::Sum(1), Some(0), 200)
+        .await
+        .expect("aggregate");
+    let acme: Vec<_> = groups.iter().filter(|(key, _)| key == &Some(json!("Acme"))).collect();
+    assert_eq!(acme.len(), 1, "{groups:?}");
+    assert_eq!(acme[0].1, Some(15.0), "the two older Acme outputs over 1.5: {groups:?}");
+    assert_eq!(groups.len(), 2, "Acme and the newer NUL-bearing vendor: {groups:?}");
+    let (rows, total) = records.view_table(owner, &scope, &projection, 50, 0).await.expect("table");
+    assert_eq!(total, 3, "{rows:?}");
+    let mut ids: Vec<&str> = rows.iter().map(|(id, _)| id.as_str()).collect();
+    ids.sort();
+    assert_eq!(ids, vec!["evt_new", "evt_old0", "evt_old1"]);
+    raw.close().await;
+    records.close().await;
+}

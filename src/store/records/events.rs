@@ -4,7 +4,7 @@
 use super::collections::Owner;
 use super::filters::{page_rows, placeholders, Filter};
 use super::outbox::{self, EventSource};
-use super::{RecordError, Records};
+use super::{Dialect, RecordError, Records};
 use crate::pagination::Cursor;
 use serde_json::Value;
 use sqlx::Row;
@@ -86,6 +86,9 @@ impl Records {
         .execute(&mut *tx)
         .await?;
         if done.rows_affected() == 1 {
+            if event.event_type != "error" {
+                self.copy_output(&mut tx, owner, &event).await?;
+            }
             if !event.intermediate {
                 let source = EventSource::Function {
                     function_id: event.function_id,
@@ -102,6 +105,42 @@ impl Records {
             .fetch_one(&self.pool)
             .await?;
         Ok(row.get("id"))
+    }
+
+    /// Keeps the event's `transformedContent` in `event_outputs`, which views read (see the
+    /// migration `0012_event_outputs`).
+    async fn copy_output(
+        &self,
+        tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+        owner: Owner<'_>,
+        event: &NewEvent<'_>,
+    ) -> Result<(), RecordError> {
+        let content = event.body.get("transformedContent").map(|content| {
+            let text = content.to_string();
+            // PostgreSQL's JSONB holds no NUL character; the events table keeps the original.
+            if self.dialect == Dialect::Postgres && text.contains("\\u0000") {
+                without_nul(content.clone()).to_string()
+            } else {
+                text
+            }
+        });
+        let content_sql = match self.dialect {
+            Dialect::Sqlite => "jsonb($6)",
+            Dialect::Postgres => "CAST($6 AS JSONB)",
+        };
+        sqlx::query(&format!(
+            "INSERT INTO event_outputs (event_id, account_id, environment, function_id, created_at, content) \
+             VALUES ($1, $2, $3, $4, $5, {content_sql})"
+        ))
+        .bind(event.id)
+        .bind(owner.account_id)
+        .bind(owner.environment)
+        .bind(event.function_id)
+        .bind(event.now)
+        .bind(content)
+        .execute(&mut **tx)
+        .await?;
+        Ok(())
     }
 
     /// Records an event that belongs to no call (a collection's, an entity's) once by its ID,
@@ -221,5 +260,18 @@ impl Records {
         let bodies =
             rows.iter().filter_map(|row| serde_json::from_str(&row.get::<String, _>("body")).ok()).collect();
         Ok((page_rows(bodies, cursor), total))
+    }
+}
+
+/// `value` with every NUL character in its strings and keys replaced by U+FFFD.
+fn without_nul(value: Value) -> Value {
+    let clean = |text: String| if text.contains('\0') { text.replace('\0', "\u{fffd}") } else { text };
+    match value {
+        Value::String(text) => Value::String(clean(text)),
+        Value::Array(items) => Value::Array(items.into_iter().map(without_nul).collect()),
+        Value::Object(map) => {
+            Value::Object(map.into_iter().map(|(k, v)| (clean(k), without_nul(v))).collect())
+        }
+        other => other,
     }
 }

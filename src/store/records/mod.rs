@@ -92,9 +92,20 @@ impl Records {
 
     /// Applies every pending migration for this dialect.
     pub async fn migrate(&self) -> Result<(), RecordError> {
-        let migrator = Migrator::new(Embedded).await?;
+        let migrator = Migrator::new(Embedded(self.dialect)).await?;
         migrator.run(&self.pool).await?;
         self.ensure_search_index().await?;
+        Ok(())
+    }
+
+    /// Applies the migrations up to `version` only: for tests of upgrading a database that an
+    /// older canon wrote.
+    #[doc(hidden)]
+    pub async fn migrate_through(&self, version: i64) -> Result<(), RecordError> {
+        let mut migrator = Migrator::new(Embedded(self.dialect)).await?;
+        let older: Vec<Migration> = migrator.iter().filter(|m| m.version <= version).cloned().collect();
+        migrator.migrations = older.into();
+        migrator.run(&self.pool).await?;
         Ok(())
     }
 
@@ -127,31 +138,48 @@ impl Records {
     }
 }
 
-/// `(version, file stem, SQL)` of each migration in `migrations/`. The SQL is portable, so
-/// both dialects run the same files; a migration that could not be would get one file per
-/// dialect here.
+/// `(version, file stem, SQL)` of each migration in `migrations/`. Most SQL is portable, so
+/// both dialects run the same file; a migration that cannot be has a file per dialect
+/// (`<stem>.sqlite.sql`, `<stem>.postgres.sql`), given as `version => (stem)`.
 macro_rules! migrations {
-    ($($version:literal => $file:literal),* $(,)?) => {
-        &[$(($version, $file, include_str!(concat!("../../../migrations/", $file, ".sql")))),*]
+    ($dialect:ident; $($version:literal => $file:tt),* $(,)?) => {
+        &[$(($version, migrations!(@stem $file), migrations!(@sql $dialect $file))),*]
+    };
+    (@stem ($file:literal)) => { $file };
+    (@stem $file:literal) => { $file };
+    (@sql $dialect:ident ($file:literal)) => {
+        include_str!(concat!("../../../migrations/", $file, ".", stringify!($dialect), ".sql"))
+    };
+    (@sql $dialect:ident $file:literal) => { include_str!(concat!("../../../migrations/", $file, ".sql")) };
+}
+
+macro_rules! all_migrations {
+    ($dialect:ident) => {
+        migrations!($dialect;
+            1 => "0001_init", 2 => "0002_seed_jobs", 3 => "0003_users", 4 => "0004_merge_suggestions",
+            5 => "0005_collections", 6 => "0006_pipeline", 7 => "0007_tenant_secrets",
+            8 => "0008_delivery",
+            9 => "0009_accuracy",
+            10 => "0010_views",
+            11 => "0011_documents",
+            12 => ("0012_event_outputs"),
+        )
     };
 }
 
-const MIGRATIONS: &[(i64, &str, &str)] = migrations!(
-    1 => "0001_init", 2 => "0002_seed_jobs", 3 => "0003_users", 4 => "0004_merge_suggestions",
-    5 => "0005_collections", 6 => "0006_pipeline", 7 => "0007_tenant_secrets",
-    8 => "0008_delivery",
-    9 => "0009_accuracy",
-    10 => "0010_views",
-    11 => "0011_documents",
-);
+const SQLITE_MIGRATIONS: &[(i64, &str, &str)] = all_migrations!(sqlite);
+const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = all_migrations!(postgres);
 
 /// The migrations compiled into the binary.
 #[derive(Debug)]
-struct Embedded;
+struct Embedded(Dialect);
 
 impl MigrationSource<'static> for Embedded {
     fn resolve(self) -> BoxFuture<'static, Result<Vec<Migration>, sqlx::error::BoxDynError>> {
-        let files = MIGRATIONS;
+        let files = match self.0 {
+            Dialect::Sqlite => SQLITE_MIGRATIONS,
+            Dialect::Postgres => POSTGRES_MIGRATIONS,
+        };
         let migrations = files
             .iter()
             .map(|(version, name, sql)| {

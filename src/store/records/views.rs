@@ -1,7 +1,8 @@
 //! Storage of views (a head row and immutable versions) and the SQL that projects, filters
-//! and aggregates the events a view reads. The projection runs in the database: SQLite's
-//! `json_type` / `json_extract` / `->`, PostgreSQL's `jsonb_extract_path`; only a page of
-//! rows, or at most 200 groups, ever comes back.
+//! and aggregates the outputs a view reads. The projection runs in the database over
+//! `event_outputs` (each output event's `transformedContent` as binary JSON, written with
+//! the event): SQLite's `json_type` / `json_extract` / `->`, PostgreSQL's
+//! `jsonb_extract_path`; only a page of rows, or at most 200 groups, ever comes back.
 
 use super::collections::Owner;
 use super::filters::{page_rows, Filter};
@@ -321,13 +322,13 @@ impl<'p> Sql<'p> {
             Dialect::Sqlite => {
                 let at = self.text(&sqlite_path(path));
                 Column {
-                    kind: format!("json_type(e.body, {at})"),
-                    json: format!("(e.body -> {at})"),
-                    scalar: format!("json_extract(e.body, {at})"),
+                    kind: format!("json_type(o.content, {at})"),
+                    json: format!("(o.content -> {at})"),
+                    scalar: format!("json_extract(o.content, {at})"),
                 }
             }
             Dialect::Postgres => {
-                let mut args = vec!["'transformedContent'".to_string()];
+                let mut args = Vec::new();
                 for step in path {
                     let segment = match step {
                         Step::Key(key) => key.clone(),
@@ -335,7 +336,11 @@ impl<'p> Sql<'p> {
                     };
                     args.push(self.text(&segment));
                 }
-                let value = format!("jsonb_extract_path(d.doc, {})", args.join(", "));
+                let value = if args.is_empty() {
+                    "o.content".to_string()
+                } else {
+                    format!("jsonb_extract_path(o.content, {})", args.join(", "))
+                };
                 Column { kind: format!("jsonb_typeof({value})"), json: value.clone(), scalar: value }
             }
         };
@@ -357,25 +362,14 @@ impl<'p> Sql<'p> {
     fn scoped_where(&mut self, scope: &Scope, conditions: &[(usize, Condition)]) -> String {
         let functions = super::filters::placeholders(5, scope.function_ids.len());
         let mut clauses = vec![format!(
-            "e.account_id = $1 AND e.environment = $2 AND e.created_at >= $3 AND e.created_at < $4 \
-             AND e.function_id IN ({functions}) AND e.event_type <> 'error'"
+            "o.account_id = $1 AND o.environment = $2 AND o.created_at >= $3 AND o.created_at < $4 \
+             AND o.function_id IN ({functions})"
         )];
         for (column, condition) in conditions {
             let clause = self.condition(*column, condition);
             clauses.push(clause);
         }
-        format!("{} WHERE {}", self.source(), clauses.join(" AND "))
-    }
-
-    /// The events, each body parsed once (PostgreSQL: a lateral `jsonb` kept by `OFFSET 0`
-    /// from being inlined into every expression that reads it; SQLite caches parses itself).
-    fn source(&self) -> &'static str {
-        match self.dialect {
-            Dialect::Sqlite => "FROM events e",
-            Dialect::Postgres => {
-                "FROM events e CROSS JOIN LATERAL (SELECT CAST(e.body AS JSONB) AS doc OFFSET 0) d"
-            }
-        }
+        format!("FROM event_outputs o WHERE {}", clauses.join(" AND "))
     }
 
     fn condition(&mut self, column: usize, condition: &Condition) -> String {
@@ -452,10 +446,10 @@ impl<'p> Sql<'p> {
     }
 }
 
-/// SQLite's JSON path of a column: `$."transformedContent"."a"[0]` (keys holding `"` are
-/// refused before they get here).
+/// SQLite's JSON path of a column inside `transformedContent`: `$."a"[0]` (keys holding `"`
+/// are refused before they get here).
 fn sqlite_path(path: &[Step]) -> String {
-    let mut text = String::from("$.\"transformedContent\"");
+    let mut text = String::from("$");
     for step in path {
         match step {
             Step::Key(key) => text.push_str(&format!(".\"{key}\"")),
@@ -485,15 +479,14 @@ impl Records {
         // The page's IDs are chosen first, so column values are read for its rows only.
         let mut sql = Sql::new(self.dialect, owner, scope, &projection.paths);
         let from_where = sql.scoped_where(scope, &projection.conditions);
-        let mut select = vec!["e.id".to_string()];
+        let mut select = vec!["o.event_id AS id".to_string()];
         for i in 0..projection.paths.len() {
             select.push(format!("{} AS c{i}", sql.json_value(i)));
         }
         let page_sql = format!(
-            "SELECT {} {} WHERE e.id IN (SELECT e.id {from_where} ORDER BY e.id LIMIT {limit} OFFSET {offset}) \
-             ORDER BY e.id",
+            "SELECT {} FROM event_outputs o WHERE o.event_id IN \
+             (SELECT o.event_id {from_where} ORDER BY o.event_id LIMIT {limit} OFFSET {offset}) ORDER BY o.event_id",
             select.join(", "),
-            sql.source()
         );
         let rows = sql.bind(sqlx::query(&page_sql)).fetch_all(&self.pool).await?;
         let rows = rows
@@ -565,6 +558,6 @@ mod tests {
     #[test]
     fn sqlite_paths_quote_keys_and_index_arrays() {
         let path = [Step::Key("invoice details".into()), Step::Index(2), Step::Key("a.b".into())];
-        assert_eq!(sqlite_path(&path), "$.\"transformedContent\".\"invoice details\"[2].\"a.b\"");
+        assert_eq!(sqlite_path(&path), "$.\"invoice details\"[2].\"a.b\"");
     }
 }
