@@ -9,8 +9,9 @@
 //! - A `file` value is `{inputType, s3URL}` or `{inputType, inputContent}` (base64, canon's
 //!   addition so files need no S3).
 //! - `POST /v3/datasets/from-events` builds a dataset from a function's output events in
-//!   one call. Corrections are not in the record store yet: the `corrected` value is the
-//!   event's `correctedJSON` when its body carries one, else its `transformedContent`.
+//!   one call: the `corrected` value is the event's correction (`POST
+//!   /v3/events/{eventID}/feedback`) when it has one, else its `transformedContent`;
+//!   `correctedOnly: true` keeps only the corrected events.
 
 pub mod model;
 
@@ -209,8 +210,10 @@ impl DatasetsService {
             },
             DatasetColumn { name: "schema".into(), role: ColumnRole::Schema, column_type: ColumnType::Json },
         ];
-        let events =
-            self.records.events_with_inputs(tenant.owner(), &function.id, &input.event_ids, limit).await?;
+        let events = self
+            .records
+            .events_with_inputs(tenant.owner(), &function.id, &input.event_ids, input.corrected_only, limit)
+            .await?;
         let dataset = self
             .create(tenant, DatasetInput { name: input.name, description: input.description, columns })
             .await?;
@@ -231,8 +234,9 @@ impl DatasetsService {
                     schema
                 }
             };
+            // A correction is kept in the event's body (`correction`, see crate::accuracy).
             let corrected = event
-                .get("correctedJSON")
+                .get("correction")
                 .filter(|v| !v.is_null())
                 .or_else(|| event.get("transformedContent"))
                 .cloned()

@@ -156,6 +156,10 @@ pub struct FromEventsInput {
     /// 1..1000 (default 100).
     #[serde(default)]
     pub limit: Option<i64>,
+    /// Only events someone corrected (`POST /v3/events/{eventID}/feedback`): a golden
+    /// dataset of checked answers. Default false: every output, corrected where it was.
+    #[serde(default)]
+    pub corrected_only: bool,
 }
 
 /// One row as scoring reads it.

@@ -109,7 +109,7 @@ async fn dataset_columns_are_checked() {
 }
 
 #[tokio::test]
-async fn a_dataset_is_built_from_a_functions_output_events_in_one_call() {
+async fn a_dataset_is_built_from_a_functions_output_events_or_only_its_corrected_ones_in_one_call() {
     let app = spawn_app().await;
     let schema = crate::calls::invoice_schema();
     app.extract_function("invoices", schema.clone()).await;
@@ -134,6 +134,28 @@ async fn a_dataset_is_built_from_a_functions_output_events_in_one_call() {
     assert_eq!(value("input")["fileValue"]["inputContent"], content);
     assert_eq!(value("corrected")["jsonValue"], event["transformedContent"]);
     assert_eq!(value("schema")["jsonValue"], schema);
+
+    // Corrected by someone: the golden value is the correction, and only corrected events
+    // make a dataset that asks for them.
+    let (_, second) = app.call_text("invoice-flow", INVOICE, json!({}), true).await;
+    let second_id = second["call"]["outputs"][0]["eventID"].as_str().unwrap().to_string();
+    let mut truth = event["transformedContent"].clone();
+    truth["invoiceNumber"] = json!("INV-CHECKED");
+    let feedback = app.post(&format!("/v3/events/{event_id}/feedback"), json!({"correction": truth})).await;
+    assert_eq!(feedback.status(), 200);
+    let all =
+        json(app.post("/v3/datasets/from-events", json!({"name": "all", "functionName": "invoices"})).await)
+            .await;
+    assert_eq!(all["rowCount"], 2);
+    let golden = json!({"name": "golden", "functionName": "invoices", "correctedOnly": true});
+    let golden = json(app.post("/v3/datasets/from-events", golden).await).await;
+    assert_eq!(golden["rowCount"], 1, "{golden}");
+    let golden_id = golden["datasetID"].as_str().unwrap();
+    let row = json(app.get(&format!("/v3/datasets/{golden_id}/rows/{event_id}")).await).await;
+    let corrected =
+        row["columns"].as_array().unwrap().iter().find(|c| c["columnName"] == "corrected").unwrap();
+    assert_eq!(corrected["value"]["jsonValue"], truth);
+    assert_error(app.get(&format!("/v3/datasets/{golden_id}/rows/{second_id}")).await, 404).await;
     let missing = json!({"name": "x", "functionName": "nope"});
     assert_error(app.post("/v3/datasets/from-events", missing).await, 404).await;
 }

@@ -219,11 +219,15 @@ impl Records {
         owner: Owner<'_>,
         function_id: &str,
         event_ids: &[String],
+        corrected_only: bool,
         limit: u32,
     ) -> Result<Vec<(Value, Option<String>)>, RecordError> {
         let mut filter = Filter::default();
         filter.eq("e.account_id", owner.account_id).eq("e.environment", owner.environment);
         filter.eq("e.function_id", function_id).raw("e.event_type <> 'error'").any_of("e.id", event_ids);
+        if corrected_only {
+            filter.raw("e.labelled = 1");
+        }
         let sql = format!(
             "SELECT e.body, c.input FROM events e LEFT JOIN calls c ON c.id = e.call_id {} ORDER BY e.id LIMIT {limit}",
             filter.where_clause()
