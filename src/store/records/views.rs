@@ -475,7 +475,6 @@ impl Records {
         let mut count = Sql::new(self.dialect, owner, scope, &projection.paths);
         let from_where = count.scoped_where(scope, &projection.conditions);
         let count_sql = format!("SELECT COUNT(*) AS n {from_where}");
-        let total: i64 = count.bind(sqlx::query(&count_sql)).fetch_one(&self.pool).await?.get("n");
         // The page's IDs are chosen first, so column values are read for its rows only.
         let mut sql = Sql::new(self.dialect, owner, scope, &projection.paths);
         let from_where = sql.scoped_where(scope, &projection.conditions);
@@ -488,7 +487,13 @@ impl Records {
              (SELECT o.event_id {from_where} ORDER BY o.event_id LIMIT {limit} OFFSET {offset}) ORDER BY o.event_id",
             select.join(", "),
         );
-        let rows = sql.bind(sqlx::query(&page_sql)).fetch_all(&self.pool).await?;
+        // The count and the page each scan the scope; on two connections (WAL readers on
+        // SQLite) the request waits for the slower of the two instead of their sum.
+        let (total, rows) = tokio::try_join!(
+            count.bind(sqlx::query(&count_sql)).fetch_one(&self.pool),
+            sql.bind(sqlx::query(&page_sql)).fetch_all(&self.pool),
+        )?;
+        let total: i64 = total.get("n");
         let rows = rows
             .iter()
             .map(|row| {
