@@ -80,6 +80,11 @@ impl Records {
                         // crash of canon loses nothing; only an OS crash or power loss can
                         // lose the last commits (SQLite's recommended setting for WAL).
                         sqlx::query("PRAGMA synchronous = NORMAL").execute(&mut *conn).await?;
+                        // Reads through a memory map instead of SQLite's page cache, which
+                        // this build (SQLITE_ENABLE_MEMORY_MANAGEMENT) shares between all
+                        // connections behind one mutex: two scans at once ran 3x slower than
+                        // one (measured on views' table-data, 150 ms against 45 ms).
+                        sqlx::query("PRAGMA mmap_size = 1073741824").execute(&mut *conn).await?;
                     }
                     Ok(())
                 })
