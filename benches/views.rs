@@ -33,8 +33,14 @@ async fn main() -> anyhow::Result<()> {
             let name = format!("canon_bench_views_{}", ulid::Ulid::new().to_string().to_lowercase());
             sqlx::query(&format!("CREATE DATABASE {name}")).execute(&pool).await?;
             let (base, _) = admin.rsplit_once('/').unwrap_or((&admin, ""));
-            run(Some(format!("{base}/{name}"))).await?;
+            let result = run(Some(format!("{base}/{name}"))).await;
+            // The database is dropped whatever the run did: 100,000 events each time add up.
+            let drop = format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)");
+            if let Err(err) = sqlx::query(&drop).execute(&pool).await {
+                println!("could not drop {name}: {err}");
+            }
             pool.close().await;
+            result?;
         }
         Err(err) => println!("views on PostgreSQL: skipped ({err})"),
     }
