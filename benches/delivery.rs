@@ -16,12 +16,13 @@ use serde_json::{json, Value};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-const OUTBOX: usize = 2_000;
 const CALLS: usize = 200;
 const IN_FLIGHT: usize = canon::delivery::worker::IN_FLIGHT; // the plain client gets the same concurrency
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
+    // Large enough that connecting to the receiver is a small part of the drain.
+    let outbox = common::size("CANON_BENCH_OUTBOX", 10_000);
     // The receiver: counts arrivals and how late each event arrived after it was created.
     let arrivals: Arc<Mutex<Vec<(String, Duration)>>> = Arc::default();
     let log = arrivals.clone();
@@ -77,12 +78,12 @@ async fn main() -> anyhow::Result<()> {
     let mut late: Vec<Duration> = arrivals.lock().unwrap().iter().map(|(_, d)| *d).collect();
     let (p50, p99) = (common::percentile(&mut late, 0.5), common::percentile(&mut late, 0.99));
 
-    // Throughput: OUTBOX events recorded at once, then drained by the workers.
+    // Throughput: `outbox` events recorded at once, then drained by the workers.
     arrivals.lock().unwrap().clear();
     gate.send_replace(false);
     let owner = bench.tenant.owner();
-    let mut bodies = Vec::with_capacity(OUTBOX);
-    for n in 0..OUTBOX {
+    let mut bodies = Vec::with_capacity(outbox);
+    for n in 0..outbox {
         let id = canon::ids::new_ksuid();
         let event = json!({"eventID": id, "eventType": "transform", "functionName": "shaper", "n": n,
                            "createdAt": canon::ids::now_rfc3339(), "transformedContent": {"invoiceNumber": "INV-42"}});
@@ -108,8 +109,8 @@ async fn main() -> anyhow::Result<()> {
     }
     let started = Instant::now();
     gate.send_replace(true);
-    wait_for(&arrivals, OUTBOX).await?;
-    let canon_rate = OUTBOX as f64 / started.elapsed().as_secs_f64();
+    wait_for(&arrivals, outbox).await?;
+    let canon_rate = outbox as f64 / started.elapsed().as_secs_f64();
 
     // The limit: a plain client POSTing the same bodies to the same receiver.
     arrivals.lock().unwrap().clear();
@@ -123,9 +124,9 @@ async fn main() -> anyhow::Result<()> {
         .buffer_unordered(IN_FLIGHT)
         .collect::<Vec<bool>>()
         .await;
-    let plain_rate = OUTBOX as f64 / started.elapsed().as_secs_f64();
+    let plain_rate = outbox as f64 / started.elapsed().as_secs_f64();
 
-    println!("delivery: {OUTBOX} outbox deliveries to a local receiver, {IN_FLIGHT} in flight, signed");
+    println!("delivery: {outbox} outbox deliveries to a local receiver, {IN_FLIGHT} in flight, signed");
     println!("  canon workers   {canon_rate:>9.0} deliveries/s");
     println!("  plain client    {plain_rate:>9.0} POSTs/s (the limit)");
     println!("  ratio           {:>9.2} (goal >= 0.5)", canon_rate / plain_rate);
