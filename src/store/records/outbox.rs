@@ -4,7 +4,7 @@
 
 use super::collections::Owner;
 use super::filters::placeholders;
-use super::{RecordError, Records};
+use super::{Dialect, RecordError, Records};
 use sqlx::any::AnyRow;
 use sqlx::{Any, Row, Transaction};
 
@@ -182,18 +182,26 @@ async fn settle(tx: &mut Transaction<'_, Any>, finished: &[Finished]) -> Result<
 /// Takes the leases of up to `limit` due deliveries and reads what they carry.
 async fn claim(
     tx: &mut Transaction<'_, Any>,
+    dialect: Dialect,
     now: i64,
     lease_ms: i64,
     limit: i64,
 ) -> Result<Vec<Claimed>, RecordError> {
-    let leased = sqlx::query(
+    // The outer check must find its rows by ID: SQLite otherwise walks the `status` index
+    // over every pending delivery for each claim (the unary `+` keeps it off that index),
+    // which made draining 30,000 deliveries three times slower per row than 2,000.
+    let pending = match dialect {
+        Dialect::Sqlite => "+status = 'pending'",
+        Dialect::Postgres => "status = 'pending'",
+    };
+    let leased = sqlx::query(&format!(
         "UPDATE deliveries SET lease_until = $2 \
          WHERE id IN (SELECT id FROM deliveries \
                       WHERE status = 'pending' AND next_attempt_at <= $1 AND lease_until <= $1 \
                       ORDER BY next_attempt_at LIMIT $3) \
-           AND status = 'pending' AND lease_until <= $1 \
-         RETURNING id",
-    )
+           AND {pending} AND lease_until <= $1 \
+         RETURNING id"
+    ))
     .bind(now)
     .bind(now + lease_ms)
     .bind(limit)
@@ -266,7 +274,8 @@ impl Records {
         }
         let mut tx = self.begin_write().await?;
         settle(&mut tx, finished).await?;
-        let claimed = if limit > 0 { claim(&mut tx, now, lease_ms, limit).await? } else { Vec::new() };
+        let claimed =
+            if limit > 0 { claim(&mut tx, self.dialect, now, lease_ms, limit).await? } else { Vec::new() };
         tx.commit().await?;
         Ok(claimed)
     }
