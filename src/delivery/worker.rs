@@ -38,12 +38,13 @@ use tokio::task::JoinHandle;
 
 const TIMEOUT: Duration = Duration::from_secs(15);
 const LEASE_MS: i64 = 60_000;
-/// Deliveries claimed in one turn at most.
-const BATCH: usize = IN_FLIGHT;
-/// Sends in flight at once per process. Each turn of the worker's loop records what finished
-/// and claims as many rows as slots are free in one transaction, so a turn's cost is shared
-/// by up to this many deliveries.
+/// Sends in flight at once per process.
 pub const IN_FLIGHT: usize = 128;
+/// Deliveries a process holds at once: sending, waiting for a send slot, or sent and not yet
+/// recorded. Each turn of the worker's loop records what finished and claims as many rows as
+/// are free here, in one transaction, so a turn's cost is shared by many deliveries; holding
+/// twice the sends keeps every send slot busy while a turn is being written.
+const HELD: usize = 2 * IN_FLIGHT;
 /// How often an idle worker looks for due deliveries.
 const POLL: Duration = Duration::from_millis(25);
 /// The secret naming a tenant's S3-compatible endpoint; without it `s3Bucket` is a folder of
@@ -84,14 +85,15 @@ impl DeliveryWorker {
     pub fn spawn(self, mut stop: watch::Receiver<bool>) -> JoinHandle<()> {
         tokio::spawn(async move {
             let slots = Arc::new(Semaphore::new(IN_FLIGHT));
-            let (finished_tx, mut finished_rx) = mpsc::channel(IN_FLIGHT);
-            let mut finished = Vec::with_capacity(IN_FLIGHT);
+            let held = Arc::new(Semaphore::new(HELD));
+            let (finished_tx, mut finished_rx) = mpsc::channel(HELD);
+            let mut finished = Vec::with_capacity(HELD);
             loop {
                 let stopping = *stop.borrow_and_update();
                 while let Ok(done) = finished_rx.try_recv() {
                     finished.push(done);
                 }
-                let free = if stopping { 0 } else { slots.available_permits().min(BATCH) };
+                let free = if stopping { 0 } else { held.available_permits() };
                 let mut claimed = Vec::new();
                 if !finished.is_empty() || free > 0 {
                     let turn =
@@ -102,20 +104,21 @@ impl DeliveryWorker {
                     }
                     finished.clear();
                 }
-                if stopping && slots.available_permits() == IN_FLIGHT && finished_rx.is_empty() {
+                if stopping && held.available_permits() == HELD && finished_rx.is_empty() {
                     break;
                 }
                 let idle = claimed.is_empty();
                 for delivery in claimed {
-                    let permit =
-                        slots.clone().try_acquire_owned().expect("claimed no more than the free slots");
-                    let worker = self.clone();
-                    let finished_tx = finished_tx.clone();
+                    let hold = held.clone().try_acquire_owned().expect("claimed no more than are free");
+                    let (worker, slots, finished_tx) = (self.clone(), slots.clone(), finished_tx.clone());
                     tokio::spawn(async move {
-                        let done = worker.attempt(delivery).await;
-                        // Handed in before the slot frees, so a stop waits for it to be written.
+                        let done = {
+                            let _sending = slots.acquire_owned().await.expect("the send slots stay open");
+                            worker.attempt(delivery).await
+                        };
+                        // Handed in before the hold ends, so a stop waits for it to be written.
                         let _ = finished_tx.send(done).await;
-                        drop(permit);
+                        drop(hold);
                     });
                 }
                 if idle {
