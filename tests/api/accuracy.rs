@@ -3,8 +3,8 @@
 //! compare).
 
 use crate::calls::INVOICE;
-use crate::helpers::{assert_error, json, spawn_app, spawn_app_with, TestApp};
-use axum::routing::post;
+use crate::helpers::{assert_error, chat_model, json, spawn_app, spawn_app_with, Seen, TestApp};
+use axum::http::StatusCode;
 use base64::Engine as _;
 use canon::jobs::Handlers;
 use serde_json::{json, Value};
@@ -157,22 +157,9 @@ async fn the_legacy_correction_batch_answers_207_when_one_transformation_is_unkn
     assert_eq!(app.metrics_of("inv").await["totalLabeledResults"], 1);
 }
 
-/// An OpenAI-compatible model that always answers `content`.
+/// A model that answers every request with `content`.
 async fn model_stub(content: Value) -> String {
-    let router = axum::Router::new().route(
-        "/v1/chat/completions",
-        post(move || {
-            let text = content.to_string();
-            async move {
-                axum::Json(json!({"id": "c", "object": "chat.completion", "model": "stub",
-                    "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}]}))
-            }
-        }),
-    );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let address = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, router).await });
-    format!("http://{address}/v1")
+    chat_model(move |_| (StatusCode::OK, content.clone())).await.0
 }
 
 #[tokio::test]
@@ -231,37 +218,14 @@ async fn an_evaluation_flags_a_planted_value_and_passes_values_found_in_the_docu
 }
 
 /// A model that extracts `extraction` and, asked for verdicts (the judge), answers `judge`
-/// — or 500 when `judge` is null. Returns its base URL and the verdict requests it saw.
-async fn judging_model_stub(
-    extraction: Value,
-    judge: Value,
-) -> (String, std::sync::Arc<std::sync::Mutex<Vec<Value>>>) {
-    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-    let log = seen.clone();
-    let router = axum::Router::new().route(
-        "/v1/chat/completions",
-        post(move |axum::Json(request): axum::Json<Value>| {
-            let (extraction, judge, log) = (extraction.clone(), judge.clone(), log.clone());
-            async move {
-                let asks_verdicts = request["response_format"]["json_schema"]["name"] == "verdicts";
-                let content = if asks_verdicts {
-                    log.lock().unwrap().push(request.clone());
-                    if judge.is_null() {
-                        return (axum::http::StatusCode::INTERNAL_SERVER_ERROR, axum::Json(json!({"error": "down"})));
-                    }
-                    judge
-                } else {
-                    extraction
-                };
-                (axum::http::StatusCode::OK, axum::Json(json!({"id": "c", "object": "chat.completion",
-                    "choices": [{"index": 0, "message": {"role": "assistant", "content": content.to_string()}}]})))
-            }
-        }),
-    );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let address = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, router).await });
-    (format!("http://{address}/v1"), seen)
+/// — or 500 when `judge` is null. Returns its base URL and the requests it saw.
+async fn judging_model_stub(extraction: Value, judge: Value) -> (String, Seen) {
+    chat_model(move |request| match request["response_format"]["json_schema"]["name"] == "verdicts" {
+        true if judge.is_null() => (StatusCode::INTERNAL_SERVER_ERROR, json!({"error": "down"})),
+        true => (StatusCode::OK, judge.clone()),
+        false => (StatusCode::OK, extraction.clone()),
+    })
+    .await
 }
 
 #[tokio::test]
@@ -300,7 +264,8 @@ async fn the_model_judges_each_field_and_a_failing_judge_leaves_the_other_checks
     let wrong = judged["fields"]["/invoiceNumber"]["confidence"].as_f64().unwrap();
     assert!(wrong < 0.8, "a field the judge calls wrong loses confidence: {judged}");
     // The judge was shown the document and the values it judges.
-    let request = seen.lock().unwrap()[0].clone();
+    let asks_verdicts = |request: &&Value| request["response_format"]["json_schema"]["name"] == "verdicts";
+    let request = seen.lock().unwrap().iter().find(asks_verdicts).cloned().expect("the judge was asked");
     let asked = request["messages"][1]["content"].as_str().unwrap().to_string();
     assert!(asked.contains("INV-42") && asked.contains("/invoiceNumber"), "{asked}");
     // A judge that fails leaves the evaluation complete on canon's own checks.

@@ -297,3 +297,34 @@ pub async fn chromium_dom(url: &str) -> Option<String> {
     }
     Some(dom)
 }
+
+/// Every request a stub received, in order.
+pub type Seen = std::sync::Arc<std::sync::Mutex<Vec<Value>>>;
+
+/// A stub of an OpenAI-compatible chat model (the one paid outside API the tests stand in
+/// for): each `POST /v1/chat/completions` is logged and answered with `answer(request)`'s
+/// status and, as the assistant's message, its JSON. Returns the base URL and the log.
+pub async fn chat_model(
+    answer: impl Fn(&Value) -> (axum::http::StatusCode, Value) + Clone + Send + Sync + 'static,
+) -> (String, Seen) {
+    let seen = Seen::default();
+    let log = seen.clone();
+    let router = axum::Router::new().route(
+        "/v1/chat/completions",
+        axum::routing::post(move |axum::Json(request): axum::Json<Value>| {
+            let (answer, log) = (answer.clone(), log.clone());
+            async move {
+                let (status, content) = answer(&request);
+                log.lock().unwrap().push(request);
+                let body = serde_json::json!({"id": "c", "object": "chat.completion", "model": "stub",
+                    "choices": [{"index": 0, "finish_reason": "stop",
+                                 "message": {"role": "assistant", "content": content.to_string()}}]});
+                (status, axum::Json(body))
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, router).await });
+    (format!("http://{address}/v1"), seen)
+}

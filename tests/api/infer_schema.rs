@@ -2,7 +2,7 @@
 //! `infer_schema.create` sends a broken body: see the README).
 
 use crate::helpers::{assert_error, json, TestApp};
-use crate::helpers::{spawn_app, spawn_app_with};
+use crate::helpers::{chat_model, spawn_app, spawn_app_with, Seen};
 use axum::http::StatusCode;
 use canon::jobs::Handlers;
 use reqwest::multipart::{Form, Part};
@@ -73,29 +73,9 @@ async fn json_and_csv_structure_is_kept_and_bad_uploads_are_refused() {
 }
 
 /// A chat-completions endpoint answering `answers` in order (status, message content).
-async fn scripted_model(answers: Vec<(StatusCode, Value)>) -> (String, Arc<Mutex<Vec<Value>>>) {
+async fn scripted_model(answers: Vec<(StatusCode, Value)>) -> (String, Seen) {
     let queue = Arc::new(Mutex::new(answers.into_iter().rev().collect::<Vec<_>>()));
-    let seen = Arc::new(Mutex::new(Vec::new()));
-    let log = seen.clone();
-    let router = axum::Router::new().route(
-        "/v1/chat/completions",
-        axum::routing::post(move |axum::Json(request): axum::Json<Value>| {
-            let (queue, log) = (queue.clone(), log.clone());
-            async move {
-                log.lock().unwrap().push(request);
-                let (status, content) = queue.lock().unwrap().pop().expect("a scripted answer");
-                (
-                    status,
-                    axum::Json(json!({"choices": [{"index": 0,
-                    "message": {"role": "assistant", "content": content.to_string()}}]})),
-                )
-            }
-        }),
-    );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let address = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, router).await });
-    (format!("http://{address}/v1"), seen)
+    chat_model(move |_| queue.lock().unwrap().pop().expect("a scripted answer")).await
 }
 
 #[tokio::test]
