@@ -8,6 +8,7 @@ use crate::app::AppState;
 use crate::graph::entities::Mention;
 use crate::graph::relations::{
     Direction, EntityRelations, GraphQuery, KnowledgeGraph, NewMention, Relation, RelationsQuery,
+    MAX_RELATIONS_PAGE, RELATIONS_PAGE,
 };
 use crate::graph::review::{ReviewFilter, ReviewPage};
 use axum::extract::{Path, State};
@@ -108,7 +109,7 @@ pub async fn entity_relations(
         relation_type: query.relation_type,
         cursor: query.cursor,
         bucket: query.bucket,
-        limit: limit_param(query.limit.as_deref(), 50, 200)?,
+        limit: limit_param(query.limit.as_deref(), RELATIONS_PAGE, MAX_RELATIONS_PAGE)?,
     };
     Ok(Json(state.graph.entity_relations(&auth.tenant, &id, relations).await?))
 }

@@ -117,6 +117,10 @@ pub enum Direction {
     Both,
 }
 
+/// Relations per page: by default, and at most (REST and the MCP tool alike).
+pub const RELATIONS_PAGE: u32 = 50;
+pub const MAX_RELATIONS_PAGE: u32 = 200;
+
 pub struct RelationsQuery {
     pub direction: Direction,
     pub relation_type: Option<String>,

@@ -13,7 +13,7 @@ use crate::app::AppState;
 use crate::error::{ServiceError, ServiceResult};
 use crate::fs::request::{self, Op};
 use crate::fs::FsService;
-use crate::graph::relations::{Direction, RelationsQuery};
+use crate::graph::relations::{Direction, RelationsQuery, MAX_RELATIONS_PAGE, RELATIONS_PAGE};
 use axum::http::request::Parts;
 use rmcp::handler::server::tool::Extension;
 use rmcp::handler::server::wrapper::Parameters;
@@ -21,9 +21,6 @@ use rmcp::model::CallToolResult;
 use rmcp::{tool, tool_handler, tool_router, ErrorData, ServerHandler};
 use serde::Serialize;
 use serde_json::{json, Value};
-
-/// Largest page of `entity_relations`, as REST's.
-const MAX_RELATIONS_PAGE: u32 = 200;
 
 /// One per request (the transport is stateless); cloning the state is cheap.
 #[derive(Clone)]
@@ -149,7 +146,7 @@ impl CanonTools {
         Parameters(args): Parameters<RelationsArgs>,
     ) -> ToolResult {
         let caller = caller(&parts)?;
-        let limit = args.limit.unwrap_or(50);
+        let limit = args.limit.unwrap_or(RELATIONS_PAGE);
         if !(1..=MAX_RELATIONS_PAGE).contains(&limit) {
             let refused =
                 ServiceError::invalid_field("limit", format!("must be between 1 and {MAX_RELATIONS_PAGE}"));
