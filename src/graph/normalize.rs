@@ -4,7 +4,8 @@
 
 use unicode_normalization::UnicodeNormalization;
 
-/// Legal-form words dropped from the end of a name (never the whole name).
+/// Legal-form words dropped from the end of a name (never the whole name). The resolution
+/// model's comparison list (`resolution::names`) differs on purpose; it says why.
 const LEGAL_SUFFIXES: &[&str] = &[
     "inc",
     "incorporated",

@@ -7,7 +7,12 @@ use crate::graph::normalize::normalize;
 /// Trade words that qualify a name rather than distinguish it.
 const QUALIFIERS: &[&str] =
     &["the", "restaurant", "restaurants", "restaurante", "ristorante", "cafe", "bistro"];
-/// Legal-form words dropped from either end (normalisation drops them at the end only).
+/// Legal-form words a comparison ignores wherever they stand (normalisation has already
+/// dropped its own list's words from the end). Not the same list as
+/// [`crate::graph::normalize`]'s on purpose: its short forms (`as`, `se`, `ab`, `kg`, `lp`,
+/// `oy`, …) are real words inside names ("AS Roma"), so only a trailing one is a legal form;
+/// `group` and `holding(s)` are here only, because a comparison may discount them while a
+/// resolution key must keep them ("Acme Group" need not be "Acme").
 const LEGAL: &[&str] = &[
     "inc",
     "incorporated",
