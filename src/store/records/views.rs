@@ -289,6 +289,9 @@ struct Sql<'p> {
     binds: Vec<Bind>,
     paths: &'p [Vec<Step>],
     placed: Vec<Option<Column>>,
+    /// Columns a number comparison filters on: in every row the statement keeps they hold
+    /// a JSON number, so reading them again needs no second test of their type.
+    numeric: Vec<bool>,
 }
 
 #[derive(Clone)]
@@ -303,7 +306,13 @@ struct Column {
 
 impl<'p> Sql<'p> {
     fn new(dialect: Dialect, owner: Owner<'_>, scope: &Scope, paths: &'p [Vec<Step>]) -> Self {
-        let mut sql = Sql { dialect, binds: Vec::new(), paths, placed: vec![None; paths.len()] };
+        let mut sql = Sql {
+            dialect,
+            binds: Vec::new(),
+            paths,
+            placed: vec![None; paths.len()],
+            numeric: vec![false; paths.len()],
+        };
         sql.text(owner.account_id);
         sql.text(owner.environment);
         sql.binds.push(Bind::Int(scope.start));
@@ -423,18 +432,21 @@ impl<'p> Sql<'p> {
                 format!("({kind} = 'string' AND ({json} #>> '{{}}') = {at})")
             }
             (Dialect::Sqlite, Condition::Compare(op, number)) => {
-                let value = self.number(column);
+                // The comparison first, which most rows fail or pass on one JSON read; the
+                // type test after it only for the rows it keeps (a string or a boolean
+                // compares too: as text, or as 1 and 0).
                 let at = self.real(*number);
-                format!("({value} {op} {at})")
+                self.numeric[column] = true;
+                format!("({scalar} {op} {at} AND {kind} IN ('integer', 'real'))")
             }
             (Dialect::Postgres, Condition::Compare(op, number)) => {
                 let value = self.number(column);
                 let at = self.real(*number);
                 format!("({value} {op} CAST({at} AS NUMERIC))")
             }
-            (Dialect::Sqlite, Condition::IsNull) => format!("({kind} IS NULL OR {kind} = 'null')"),
-            (Dialect::Postgres, Condition::IsNull) => format!("({json} IS NULL OR {kind} = 'null')"),
-            (_, Condition::IsNotNull) => format!("({kind} IS NOT NULL AND {kind} <> 'null')"),
+            // Missing reads as SQL NULL, JSON null as 'null': one read of the type for both.
+            (_, Condition::IsNull) => format!("(COALESCE({kind}, 'null') = 'null')"),
+            (_, Condition::IsNotNull) => format!("({kind} <> 'null')"),
         }
     }
 
@@ -442,6 +454,7 @@ impl<'p> Sql<'p> {
     fn number(&mut self, column: usize) -> String {
         let c = self.column(column);
         match self.dialect {
+            Dialect::Sqlite if self.numeric[column] => c.scalar,
             Dialect::Sqlite => format!("(CASE WHEN {} IN ('integer', 'real') THEN {} END)", c.kind, c.scalar),
             Dialect::Postgres => {
                 // NUMERIC, as jsonb keeps numbers: a cast to DOUBLE PRECISION goes through text.
@@ -463,11 +476,11 @@ impl<'p> Sql<'p> {
         }
     }
 
-    /// The column's value as JSON text, NULL when missing or JSON null.
+    /// The column's value as JSON text, NULL when missing or JSON null (a JSON string
+    /// "null" reads as `"null"`, quoted).
     fn json_text(&mut self, column: usize) -> String {
-        let kind = self.column(column).kind;
         let json = self.json_value(column);
-        format!("(CASE WHEN {kind} <> 'null' THEN {json} END)")
+        format!("NULLIF({json}, 'null')")
     }
 
     fn aggregate(&mut self, aggregate: Aggregate) -> String {
