@@ -206,13 +206,19 @@ async fn another_environments_view_is_not_found() {
 }
 
 /// The output of invoice `n` of a function: totals repeat, some vendors are missing or
-/// null, some totals are text, every fifth has a page count.
+/// null, some totals are text or booleans, every fifth has a page count.
 fn content(n: usize, receipts: bool) -> Value {
     let mut fields = serde_json::Map::new();
     fields.insert("invoiceNumber".into(), json!(format!("INV-{}", n % 450)));
     let total = (n % 97) as f64 * if receipts { 2.0 } else { 1.5 };
-    fields
-        .insert("total".into(), if n.is_multiple_of(31) { json!(format!("{total}")) } else { json!(total) });
+    // Text and booleans where a number belongs: SQLite compares them too (as text, and as 1
+    // or 0), so every number filter must test the type.
+    let total = match n {
+        n if n.is_multiple_of(31) => json!(format!("{total}")),
+        n if n % 37 == 1 => json!(n % 2 == 0),
+        _ => json!(total),
+    };
+    fields.insert("total".into(), total);
     match n % 13 {
         0 => {}
         1 => {
