@@ -464,11 +464,6 @@ impl<'p> Sql<'p> {
     }
 
     /// The column's value as JSON text (NULL when missing).
-    fn json_value(&mut self, column: usize) -> String {
-        let c = self.column(column);
-        self.as_text(&c)
-    }
-
     fn as_text(&self, column: &Column) -> String {
         match self.dialect {
             Dialect::Sqlite => column.json.clone(),
@@ -479,8 +474,8 @@ impl<'p> Sql<'p> {
     /// The column's value as JSON text, NULL when missing or JSON null (a JSON string
     /// "null" reads as `"null"`, quoted).
     fn json_text(&mut self, column: usize) -> String {
-        let json = self.json_value(column);
-        format!("NULLIF({json}, 'null')")
+        let c = self.column(column);
+        format!("NULLIF({}, 'null')", self.as_text(&c))
     }
 
     fn aggregate(&mut self, aggregate: Aggregate) -> String {
