@@ -9,7 +9,10 @@
 // A row applies only while its keys point where the service's lookup saw them
 // (row.expected: the keys found then, with their entity); a row a concurrent writer overtook
 // is left out of the result, and the service looks it up again. Writes run one at a time,
-// so this check and the write below are one step.
+// so this check and the write below are one step. Where the service also looked up the
+// homonyms of the row's name (row.homonymsChecked, see src/graph/seed/homonyms.rs), they
+// are part of that check, and row.key may be a homonym's key (row.homonymOf set when the
+// row creates it).
 //
 // The keys are looked up one by one (UNWIND, then MATCH on the indexed Key.key): FalkorDB
 // answers `seen.key IN row.keys` with a scan of every Key, which made each row cost the
@@ -18,12 +21,16 @@ UNWIND $rows AS row
 UNWIND row.keys AS key
 OPTIONAL MATCH (seen:Key {key: key})
 WITH row, collect(DISTINCT seen) AS seen
-WHERE size(seen) = size(row.expected)
-  AND all(s IN seen WHERE any(x IN row.expected WHERE x.key = s.key AND x.entityID = s.entityID))
+OPTIONAL MATCH (h:Key {homonymOf: row.homonymsChecked})
+// (A list of its own: `seen + collect(DISTINCT h)` in one WITH failed every check on FalkorDB.)
+WITH row, seen, collect(DISTINCT h) AS homonyms
+WHERE size(seen) + size(homonyms) = size(row.expected)
+  AND all(s IN seen + homonyms WHERE any(x IN row.expected WHERE x.key = s.key AND x.entityID = s.entityID))
 MERGE (k:Key {key: row.key})
 ON CREATE SET k.id = row.keyID, k.entityID = row.targetID, k.text = row.canonical,
   k.normalized = row.normalized, k.source = 'canonical', k.accountID = $accountID,
-  k.environment = $environment, k.bucketID = row.bucketID, k.createdAt = $now, k.forms = row.forms
+  k.environment = $environment, k.bucketID = row.bucketID, k.createdAt = $now, k.forms = row.forms,
+  k.homonymOf = row.homonymOf
 ON MATCH SET k.forms = coalesce(k.forms, [k.text]) + [f IN row.forms WHERE NOT f IN coalesce(k.forms, [k.text])]
 WITH row, k
 MERGE (e:Entity {id: k.entityID})

@@ -421,15 +421,8 @@ fn resolution_records(rows: &[crate::store::graph::Row]) -> (Vec<Record>, BTreeM
                     .map(|items| items.iter().filter_map(Value::as_str).map(String::from).collect())
                     .unwrap_or_default()
             };
-            // Attribute values are stored as JSON text.
-            let attributes = strings("attributeKeys")
-                .into_iter()
-                .zip(strings("attributeValues"))
-                .filter_map(|(key, text)| {
-                    let value = serde_json::from_str(&text).unwrap_or(Value::String(text));
-                    Some((key, comparisons::value_text(&value)?))
-                })
-                .collect();
+            let attributes =
+                comparisons::stored_attribute_texts(&strings("attributeKeys"), &strings("attributeValues"));
             let canonical = str_col(row, "canonical");
             let candidate = Candidate {
                 entity_id: str_col(row, "entityID"),

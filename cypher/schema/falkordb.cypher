@@ -24,3 +24,4 @@ CREATE INDEX FOR (g:Merge) ON (g.id);
 CREATE INDEX FOR (e:Entity) ON (e.typeID);
 CREATE INDEX FOR (k:Key) ON (k.accountID, k.environment);
 CREATE INDEX FOR ()-[r:RELATES_TO]-() ON (r.id);
+CREATE INDEX FOR (k:Key) ON (k.homonymOf);

@@ -21,3 +21,4 @@ CREATE INDEX entity_type_id IF NOT EXISTS FOR (e:Entity) ON (e.typeID);
 CREATE INDEX key_tenant IF NOT EXISTS FOR (k:Key) ON (k.accountID, k.environment);
 CREATE INDEX relation_id IF NOT EXISTS FOR ()-[r:RELATES_TO]-() ON (r.id);
 CREATE CONSTRAINT user_id IF NOT EXISTS FOR (u:User) REQUIRE u.id IS UNIQUE;
+CREATE INDEX key_homonym_of IF NOT EXISTS FOR (k:Key) ON (k.homonymOf);

@@ -28,6 +28,8 @@ cypher! {
 
 cypher! {
     ENTITY_KEYS_LOOKUP => "entity_keys_lookup",
+    ENTITY_ATTRIBUTES => "entity_attributes",
+    ENTITY_HOMONYMS => "entity_homonyms",
     ENTITY_SEED => "entity_seed",
     ENTITY_RESOLVE => "entity_resolve",
     ENTITY_DETAILS => "entity_details",

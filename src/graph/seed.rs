@@ -7,10 +7,14 @@
 //! Schema style) its keys are the declared attributes, else its top-level keys are; an
 //! attribute the schema does not declare rejects the row. On merge, attribute keys the
 //! entity lacks are added and existing values are kept (curated values are not overwritten).
+//!
+//! Attributes guard the merge: a row whose compared attributes disagree with those of the
+//! entity its name names becomes a homonym instead (see [`homonyms`]).
 
 use super::entities::{normalized_name, resolution_key, str_col};
 use super::entity_types::NewEntityType;
 use super::events::StatusChange;
+use super::resolution::comparisons::{self, Field};
 use super::{queries, GraphService, Tenant};
 use crate::error::{ServiceError, ServiceResult};
 use crate::ids;
@@ -18,7 +22,10 @@ use crate::params;
 use crate::store::graph::GraphError;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::Arc;
+
+mod homonyms;
 
 use utoipa::ToSchema;
 
@@ -84,6 +91,9 @@ struct Prepared {
     canonical: String,
     key: String,
     synonym_keys: Vec<String>,
+    /// The type's compared attributes and the row's values of them.
+    fields: Arc<Vec<Field>>,
+    compared: BTreeMap<String, String>,
     params: serde_json::Map<String, Value>,
 }
 
@@ -172,7 +182,8 @@ impl GraphService {
         if type_name.is_empty() || type_name.chars().count() > 100 {
             return Err("type: must be a type name of 1 to 100 characters".into());
         }
-        let (type_id, declared) = types.resolve(self, tenant, &type_name).await.map_err(|e| e.to_string())?;
+        let (type_id, declared, fields) =
+            types.resolve(self, tenant, &type_name).await.map_err(|e| e.to_string())?;
         let attributes = match row.attributes {
             None | Some(Value::Null) => serde_json::Map::new(),
             Some(Value::Object(map)) => map,
@@ -207,6 +218,10 @@ impl GraphService {
             })
             .collect();
         let synonym_keys: Vec<String> = forms[1..].iter().map(|(key, _, _)| key.clone()).collect();
+        let compared = fields
+            .iter()
+            .filter_map(|f| Some((f.key.clone(), comparisons::value_text(attributes.get(&f.key)?)?)))
+            .collect();
         let (attr_keys, attr_values): (Vec<String>, Vec<String>) =
             attributes.into_iter().map(|(k, v)| (k, v.to_string())).unzip();
         let params = params! {
@@ -216,7 +231,7 @@ impl GraphService {
             "description" => row.description.map(|d| d.trim().to_string()).filter(|d| !d.is_empty()),
             "attrKeys" => attr_keys, "attrValues" => attr_values, "synonyms" => synonyms,
         };
-        Ok(Prepared { index: 0, canonical, key, synonym_keys, params })
+        Ok(Prepared { index: 0, canonical, key, synonym_keys, fields, compared, params })
     }
 
     /// Resolves and writes one wave. The write applies a row only if its keys still point
@@ -231,15 +246,12 @@ impl GraphService {
     ) -> ServiceResult<()> {
         let mut pending: Vec<&Prepared> = wave.to_vec();
         for attempt in 0.. {
-            let keys: Vec<&String> =
-                pending.iter().flat_map(|p| std::iter::once(&p.key).chain(&p.synonym_keys)).collect();
-            let found = self.run(tenant, queries::ENTITY_KEYS_LOOKUP, params! { "keys" => keys }).await?;
-            let owner: HashMap<String, String> =
-                found.iter().map(|row| (str_col(row, "key"), str_col(row, "entityID"))).collect();
+            let named = self.look_up_names(tenant, &pending).await?;
+            let owner = &named.owner;
             let mut rows = Vec::new();
             let mut not_taken: HashMap<usize, Vec<String>> = HashMap::new();
             for prepared in &pending {
-                let Some(target) = resolve_target(prepared, &owner) else {
+                let Some(target) = named.target(prepared) else {
                     let mut ids: Vec<&String> =
                         prepared.synonym_keys.iter().filter_map(|k| owner.get(k)).collect();
                     ids.sort();
@@ -250,19 +262,18 @@ impl GraphService {
                     ));
                     continue;
                 };
-                not_taken.insert(prepared.index, synonyms_of_others(prepared, &owner, &target));
-                let expected: Vec<Value> = std::iter::once(&prepared.key)
-                    .chain(&prepared.synonym_keys)
-                    .filter_map(|k| owner.get(k).map(|id| json!({ "key": k, "entityID": id })))
-                    .collect();
+                not_taken.insert(prepared.index, synonyms_of_others(prepared, owner, &target.entity_id));
                 let mut row = prepared.params.clone();
                 row.insert("i".into(), json!(prepared.index));
-                row.insert("targetID".into(), json!(target));
+                row.insert("key".into(), json!(target.key));
+                row.insert("homonymOf".into(), json!(target.homonym_of));
+                row.insert("homonymsChecked".into(), json!(named.homonyms_checked(prepared)));
+                row.insert("targetID".into(), json!(target.entity_id));
                 row.insert(
                     "keys".into(),
                     json!(std::iter::once(&prepared.key).chain(&prepared.synonym_keys).collect::<Vec<_>>()),
                 );
-                row.insert("expected".into(), Value::Array(expected));
+                row.insert("expected".into(), Value::Array(named.expected(prepared)));
                 rows.push(Value::Object(row));
             }
             let outcome = self
@@ -312,20 +323,6 @@ impl GraphService {
     }
 }
 
-/// The entity a row resolves to from the key owners: its name's, else its synonyms' one,
-/// else a new one; None when its synonyms name several entities.
-fn resolve_target(prepared: &Prepared, owner: &HashMap<String, String>) -> Option<String> {
-    if let Some(id) = owner.get(&prepared.key) {
-        return Some(id.clone());
-    }
-    let by_synonym: HashSet<&String> = prepared.synonym_keys.iter().filter_map(|k| owner.get(k)).collect();
-    match by_synonym.len() {
-        0 => Some(prepared.params["newID"].as_str().unwrap_or_default().to_string()),
-        1 => by_synonym.into_iter().next().cloned(),
-        _ => None,
-    }
-}
-
 /// The row's declared synonyms that already name an entity other than `target`: they stay
 /// with it, and the row's result says so.
 fn synonyms_of_others(prepared: &Prepared, owner: &HashMap<String, String>, target: &str) -> Vec<String> {
@@ -369,9 +366,12 @@ fn waves(chunk: &[Prepared]) -> Vec<Vec<&Prepared>> {
     waves
 }
 
-/// Entity types by name for one seed: ID and declared attribute keys (None: any).
+/// A type as seeding needs it: ID, declared attribute keys (None: any) and compared fields.
+type SeedType = (String, Option<HashSet<String>>, Arc<Vec<Field>>);
+
+/// Entity types by name for one seed.
 #[derive(Default)]
-struct TypeCache(HashMap<String, (String, Option<HashSet<String>>)>);
+struct TypeCache(HashMap<String, SeedType>);
 
 impl TypeCache {
     async fn resolve(
@@ -379,7 +379,7 @@ impl TypeCache {
         graph: &GraphService,
         tenant: &Tenant,
         name: &str,
-    ) -> ServiceResult<(String, Option<HashSet<String>>)> {
+    ) -> ServiceResult<SeedType> {
         if let Some(found) = self.0.get(name) {
             return Ok(found.clone());
         }
@@ -403,11 +403,12 @@ impl TypeCache {
             .get("attributeSchema")
             .and_then(Value::as_str)
             .and_then(|text| serde_json::from_str(text).ok());
+        let fields = Arc::new(comparisons::fields_of(schema.as_ref()));
         let declared = schema.map(|schema| {
             let fields = schema.get("properties").filter(|p| p.is_object()).unwrap_or(&schema);
             fields.as_object().map(|o| o.keys().cloned().collect()).unwrap_or_default()
         });
-        let entry = (str_col(row, "typeID"), declared);
+        let entry = (str_col(row, "typeID"), declared, fields);
         self.0.insert(name.to_string(), entry.clone());
         Ok(entry)
     }

@@ -294,3 +294,55 @@ async fn eight_concurrent_seeds_with_overlapping_names_leave_one_entity_per_key(
     assert_eq!(count[0]["n"].as_u64().unwrap() as usize, entity_of.len());
     assert_eq!(entity_of.len(), names.len());
 }
+
+#[tokio::test]
+async fn a_name_whose_compared_attributes_disagree_becomes_a_homonym_that_later_rows_find() {
+    let app = spawn_app().await;
+    let schema = json!({ "properties": {
+        "city": { "type": "string", "x-compare": "exact" },
+        "phone": { "type": "string", "x-compare": "identifier" },
+    }});
+    let response =
+        app.post("/v3/entity-types", json!({ "name": "Restaurant", "attributeSchema": schema })).await;
+    assert_eq!(response.status(), 200);
+    let palm = |city: &str, phone: &str| json!({ "canonical": "Palm", "type": "Restaurant", "attributes": { "city": city, "phone": phone } });
+    let first = outcomes(
+        &app.seed(json!([palm("new york", "212-687-2953"), palm("los angeles", "310-550-8811")])).await,
+    );
+    assert_eq!((first[0].0.as_str(), first[1].0.as_str()), ("created", "created"));
+    assert_ne!(first[0].1, first[1].1, "one name, another city and phone: two restaurants");
+
+    let again = outcomes(
+        &app.seed(json!([
+            palm("New York", "(212) 687 2953"),
+            palm("los angeles", "3105508811"),
+            { "canonical": "Palm", "type": "Restaurant" },
+            palm("chicago", "312-555-0100"),
+        ]))
+        .await,
+    );
+    let merged = |i: usize| ("merged-with".to_string(), first[i].1.clone());
+    assert_eq!(again[0], merged(0), "agreeing attributes join the entity the name names");
+    assert_eq!(again[1], merged(1), "and a homonym is found by its attributes");
+    assert_eq!(again[2], merged(0), "nothing compared joins the name's entity");
+    assert_eq!(again[3].0, "created");
+    assert!(![&first[0].1, &first[1].1].contains(&&again[3].1), "a third Palm");
+    let la = json(app.get(&format!("/v3/entities/{}", first[1].1.as_ref().unwrap())).await).await;
+    assert_eq!(
+        (la["canonical"].as_str(), la["attributes"]["city"].as_str()),
+        (Some("Palm"), Some("los angeles"))
+    );
+
+    // A replayed row (a seed job resumed after a crash) finds the homonym it created.
+    let state = app.app().state.clone();
+    let tenant = canon::graph::Tenant {
+        account_id: app.account_id.clone(),
+        environment: canon::store::records::keys::Environment::Sandbox,
+    };
+    let bucket = state.graph.write_bucket(&tenant, None).await.unwrap();
+    let rows = [palm("boston", "617-555-0199")];
+    let run = || state.graph.seed_rows(&tenant, &bucket, &rows, "replayed", 0);
+    let (once, twice) = (run().await.unwrap(), run().await.unwrap());
+    assert_eq!(once[0].outcome, "created");
+    assert_eq!(twice, once, "the replay reports the same row created, not a fourth Palm");
+}

@@ -13,6 +13,7 @@
 
 use crate::graph::duplicates::jaro_winkler;
 use serde_json::Value;
+use std::collections::BTreeMap;
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Kind {
@@ -170,6 +171,18 @@ pub fn value_text(value: &Value) -> Option<String> {
         Value::Bool(b) => Some(b.to_string()),
         _ => None,
     }
+}
+
+/// Attribute values as stored on an entity (parallel lists of keys and JSON texts) as the
+/// texts comparisons read; values that are not text, number or boolean are left out.
+pub fn stored_attribute_texts(keys: &[String], values: &[String]) -> BTreeMap<String, String> {
+    keys.iter()
+        .zip(values)
+        .filter_map(|(key, text)| {
+            let value = serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.clone()));
+            Some((key.clone(), value_text(&value)?))
+        })
+        .collect()
 }
 
 fn words(text: &str) -> String {

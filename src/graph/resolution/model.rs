@@ -82,19 +82,52 @@ pub fn name_level(score: f64) -> usize {
 
 /// Compares two records on the name and on each field (in the fields' order).
 pub fn compare(a: &Record, b: &Record, fields: &[Field]) -> Comparison {
-    let levels = fields
-        .iter()
-        .map(|f| match (a.attributes.get(&f.key), b.attributes.get(&f.key)) {
-            (Some(x), Some(y)) => f.kind.level(x, y),
-            _ => None,
-        })
-        .collect();
     Comparison {
         signals: duplicates::signals(&a.candidate, &b.candidate),
         same_core: !a.core.is_empty() && a.core == b.core,
-        levels,
+        levels: levels(fields, &a.attributes, &b.attributes),
     }
 }
+
+/// One level per field (`None`: a value missing on either side).
+fn levels(
+    fields: &[Field],
+    a: &BTreeMap<String, String>,
+    b: &BTreeMap<String, String>,
+) -> Vec<Option<usize>> {
+    fields
+        .iter()
+        .map(|f| match (a.get(&f.key), b.get(&f.key)) {
+            (Some(x), Some(y)) => f.kind.level(x, y),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Whether a seeded row whose name (or synonym) already names an entity joins that entity:
+/// yes unless their compared attributes speak against it. The name counts as equal (it
+/// normalised to the same key) and the attributes are weighed with the kinds' default m and
+/// u, since a seed has no estimate of its own; the pair joins when its probability reaches
+/// [`SEED_JOIN`]. Without compared attributes on both sides it always joins, as before
+/// attributes were compared. Symmetric, like every comparison.
+pub fn seed_joins(
+    fields: &[Field],
+    row: &BTreeMap<String, String>,
+    entity: &BTreeMap<String, String>,
+) -> bool {
+    let model = Model::with_defaults(fields);
+    let attributes: f64 = model
+        .fields
+        .iter()
+        .zip(levels(fields, row, entity))
+        .filter_map(|(field, level)| level.map(|l| (field.m[l] / field.u[l]).log2()))
+        .sum();
+    logit2(1.0 - CLAMP) + attributes >= logit2(SEED_JOIN)
+}
+
+/// The probability at which a seeded row joins the entity its name names: the default
+/// automatic-merge threshold, so a seed merges what a refresh would.
+pub const SEED_JOIN: f64 = 0.95;
 
 /// One field's part of a score.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -276,6 +309,23 @@ pub(crate) mod tests {
         assert_eq!(agree.fields.len(), 2);
         assert_eq!(agree.fields[1].level, "equal");
         assert!(agree.fields[1].weight > 0.0 && disagree.fields[1].weight < 0.0);
+    }
+
+    #[test]
+    fn a_seeded_name_joins_its_entity_unless_the_attributes_speak_against_it() {
+        let values = |pairs: &[(&str, &str)]| -> BTreeMap<String, String> {
+            pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+        };
+        let paris = values(&[("city", "paris"), ("phone", "555-0100")]);
+        assert!(seed_joins(&fields(), &paris, &values(&[("city", "Paris"), ("phone", "5550100")])));
+        assert!(seed_joins(&fields(), &paris, &values(&[])), "nothing compared is no evidence");
+        assert!(
+            seed_joins(&fields(), &paris, &values(&[("city", "berlin")])),
+            "one exact field is not enough"
+        );
+        let berlin = values(&[("city", "berlin"), ("phone", "555-9999")]);
+        assert!(!seed_joins(&fields(), &paris, &berlin));
+        assert!(!seed_joins(&fields(), &berlin, &paris), "symmetric");
     }
 
     #[test]

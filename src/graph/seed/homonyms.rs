@@ -1,0 +1,147 @@
+//! Homonyms: entities of one name (under one type and bucket) that their attributes keep
+//! apart. When the type marks attributes comparable (`x-compare`, see
+//! [`crate::graph::resolution::comparisons`]), a seeded row joins the entity its name names
+//! only if their attributes agree enough ([`model::seed_joins`]); else it joins the first
+//! homonym of that name that agrees, or becomes a new homonym.
+//!
+//! A name key points at one entity, so a homonym's name key is the name's key followed by
+//! the row's seed tag, with `homonymOf` naming the name's key (indexed: a seed finds every
+//! homonym of a name with one lookup). The tag makes a replayed row find its own homonym
+//! again. A refresh of merge suggestions compares homonyms like any pair, so homonyms that
+//! are one entity after all are merged or suggested there.
+
+use super::Prepared;
+use crate::error::ServiceResult;
+use crate::graph::entities::str_col;
+use crate::graph::resolution::{comparisons, model};
+use crate::graph::{queries, GraphService, Tenant};
+use crate::params;
+use crate::store::graph::Row;
+use serde_json::{json, Value};
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+/// What a wave's lookup found for its rows' names.
+pub(super) struct Named {
+    /// The entity each found key points at.
+    pub owner: HashMap<String, String>,
+    /// Homonym keys of each looked-up name key, with their entity, in key order.
+    homonyms: HashMap<String, Vec<(String, String)>>,
+    /// The compared attributes of entities rows may join, by entity ID.
+    attributes: HashMap<String, BTreeMap<String, String>>,
+}
+
+/// Where a row goes.
+pub(super) struct Target {
+    pub entity_id: String,
+    /// The key the write MERGEs: the row's name key, or a homonym's.
+    pub key: String,
+    /// Set when the row creates a homonym: the name key it is a homonym of.
+    pub homonym_of: Option<String>,
+}
+
+impl GraphService {
+    /// Looks up who the wave's keys name, and for rows with compared attributes whose name is
+    /// taken, the name's homonyms and every candidate's attributes. Rows without compared
+    /// attributes cost one statement for the wave, as before homonyms existed.
+    pub(super) async fn look_up_names(&self, tenant: &Tenant, pending: &[&Prepared]) -> ServiceResult<Named> {
+        let keys: Vec<&String> =
+            pending.iter().flat_map(|p| std::iter::once(&p.key).chain(&p.synonym_keys)).collect();
+        let found = self.run(tenant, queries::ENTITY_KEYS_LOOKUP, params! { "keys" => keys }).await?;
+        let owner: HashMap<String, String> =
+            found.iter().map(|row| (str_col(row, "key"), str_col(row, "entityID"))).collect();
+        let mut named = Named { owner, homonyms: HashMap::new(), attributes: HashMap::new() };
+        let taken: Vec<&String> = pending
+            .iter()
+            .filter(|p| compares(p) && named.owner.contains_key(&p.key))
+            .map(|p| &p.key)
+            .collect();
+        if !taken.is_empty() {
+            for row in self.run(tenant, queries::ENTITY_HOMONYMS, params! { "keys" => taken }).await? {
+                let homonym = (str_col(&row, "homonymKey"), str_col(&row, "entityID"));
+                named.homonyms.entry(str_col(&row, "key")).or_default().push(homonym);
+            }
+        }
+        let mut ids: Vec<&String> = pending
+            .iter()
+            .filter(|p| compares(p))
+            .flat_map(|p| {
+                let homonyms = named.homonyms.get(&p.key).into_iter().flatten().map(|(_, id)| id);
+                std::iter::once(&p.key)
+                    .chain(&p.synonym_keys)
+                    .filter_map(|k| named.owner.get(k))
+                    .chain(homonyms)
+            })
+            .collect::<HashSet<_>>()
+            .into_iter()
+            .collect();
+        if !ids.is_empty() {
+            ids.sort();
+            let rows = self.run(tenant, queries::ENTITY_ATTRIBUTES, params! { "ids" => ids }).await?;
+            named.attributes =
+                rows.iter().map(|row| (str_col(row, "entityID"), stored_attributes(row))).collect();
+        }
+        Ok(named)
+    }
+}
+
+impl Named {
+    /// The entity a row goes to: its name's, else the first agreeing homonym's, else its
+    /// synonyms' one, else a new one; None when its synonyms name several entities.
+    pub(super) fn target(&self, prepared: &Prepared) -> Option<Target> {
+        let joins = |id: &String| match self.attributes.get(id) {
+            Some(values) if compares(prepared) => {
+                model::seed_joins(&prepared.fields, &prepared.compared, values)
+            }
+            _ => true,
+        };
+        let new_id = prepared.params["newID"].as_str().unwrap_or_default().to_string();
+        let name_key = || prepared.key.clone();
+        if let Some(id) = self.owner.get(&prepared.key) {
+            if joins(id) {
+                return Some(Target { entity_id: id.clone(), key: name_key(), homonym_of: None });
+            }
+            let homonyms = self.homonyms.get(&prepared.key).into_iter().flatten();
+            if let Some((key, id)) = homonyms.into_iter().find(|(_, id)| joins(id)) {
+                return Some(Target { entity_id: id.clone(), key: key.clone(), homonym_of: None });
+            }
+            let tag = prepared.params["tag"].as_str().unwrap_or_default();
+            let key = format!("{}\u{1f}{tag}", prepared.key);
+            return Some(Target { entity_id: new_id, key, homonym_of: Some(name_key()) });
+        }
+        let by_synonym: HashSet<&String> =
+            prepared.synonym_keys.iter().filter_map(|k| self.owner.get(k)).collect();
+        let entity_id = match by_synonym.len() {
+            0 => new_id,
+            1 => by_synonym.into_iter().next().filter(|id| joins(id)).cloned().unwrap_or(new_id),
+            _ => return None,
+        };
+        Some(Target { entity_id, key: name_key(), homonym_of: None })
+    }
+
+    /// The keys (and homonyms) the row's write must still find pointing where they did.
+    pub(super) fn expected(&self, prepared: &Prepared) -> Vec<Value> {
+        let keys = std::iter::once(&prepared.key).chain(&prepared.synonym_keys);
+        let owned = keys.filter_map(|k| self.owner.get(k).map(|id| (k, id)));
+        let homonyms = self.homonyms.get(&prepared.key).into_iter().flatten().map(|(k, id)| (k, id));
+        owned.chain(homonyms).map(|(key, id)| json!({ "key": key, "entityID": id })).collect()
+    }
+
+    /// The name key whose homonyms the write checks: set when they were looked up.
+    pub(super) fn homonyms_checked<'a>(&self, prepared: &'a Prepared) -> Option<&'a String> {
+        (compares(prepared) && self.owner.contains_key(&prepared.key)).then_some(&prepared.key)
+    }
+}
+
+fn compares(prepared: &Prepared) -> bool {
+    !prepared.compared.is_empty()
+}
+
+fn stored_attributes(row: &Row) -> BTreeMap<String, String> {
+    let strings = |column: &str| -> Vec<String> {
+        row.get(column)
+            .and_then(Value::as_array)
+            .map(|items| items.iter().filter_map(Value::as_str).map(String::from).collect())
+            .unwrap_or_default()
+    };
+    comparisons::stored_attribute_texts(&strings("attributeKeys"), &strings("attributeValues"))
+}
