@@ -9,7 +9,7 @@ use crate::embeddings::Embedder;
 use crate::error::{ServiceError, ServiceResult};
 use crate::graph::duplicates::{self, Candidate};
 use crate::graph::entities::Entity;
-use crate::graph::entities::{str_col, Actor};
+use crate::graph::entities::{attributes_col, str_col, str_list_col, Actor};
 use crate::graph::merges::MergeResult;
 use crate::graph::resolution::model::{self, Model, Record};
 use crate::graph::resolution::pairs::{self, Label, ScoredPair};
@@ -415,21 +415,14 @@ fn resolution_records(rows: &[crate::store::graph::Row]) -> (Vec<Record>, BTreeM
             {
                 schemas.insert(type_name.to_lowercase(), schema);
             }
-            let strings = |column: &str| -> Vec<String> {
-                row.get(column)
-                    .and_then(Value::as_array)
-                    .map(|items| items.iter().filter_map(Value::as_str).map(String::from).collect())
-                    .unwrap_or_default()
-            };
-            let attributes =
-                comparisons::stored_attribute_texts(&strings("attributeKeys"), &strings("attributeValues"));
+            let attributes = attributes_col(row);
             let canonical = str_col(row, "canonical");
             let candidate = Candidate {
                 entity_id: str_col(row, "entityID"),
                 bucket_id: str_col(row, "bucketID"),
                 type_name,
                 normalized: str_col(row, "normalized"),
-                forms: strings("forms"),
+                forms: str_list_col(row, "forms"),
             };
             let core =
                 names::core_name(if canonical.is_empty() { &candidate.normalized } else { &canonical });

@@ -570,3 +570,18 @@ impl GraphService {
 pub fn str_col(row: &Row, column: &str) -> String {
     row.get(column).and_then(Value::as_str).unwrap_or_default().to_string()
 }
+
+/// A list-of-strings column, empty when absent.
+pub fn str_list_col(row: &Row, column: &str) -> Vec<String> {
+    row.get(column)
+        .and_then(Value::as_array)
+        .map(|items| items.iter().filter_map(Value::as_str).map(String::from).collect())
+        .unwrap_or_default()
+}
+
+/// The compared texts of an entity's stored attributes (columns `attributeKeys` and
+/// `attributeValues`), as resolution reads them.
+pub fn attributes_col(row: &Row) -> std::collections::BTreeMap<String, String> {
+    let (keys, values) = (str_list_col(row, "attributeKeys"), str_list_col(row, "attributeValues"));
+    super::resolution::comparisons::stored_attribute_texts(&keys, &values)
+}

@@ -12,11 +12,10 @@
 
 use super::Prepared;
 use crate::error::ServiceResult;
-use crate::graph::entities::str_col;
-use crate::graph::resolution::{comparisons, model};
+use crate::graph::entities::{attributes_col, str_col};
+use crate::graph::resolution::model;
 use crate::graph::{queries, GraphService, Tenant};
 use crate::params;
-use crate::store::graph::Row;
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -50,11 +49,7 @@ impl GraphService {
         let owner: HashMap<String, String> =
             found.iter().map(|row| (str_col(row, "key"), str_col(row, "entityID"))).collect();
         let mut named = Named { owner, homonyms: HashMap::new(), attributes: HashMap::new() };
-        let taken: Vec<&String> = pending
-            .iter()
-            .filter(|p| compares(p) && named.owner.contains_key(&p.key))
-            .map(|p| &p.key)
-            .collect();
+        let taken: Vec<&String> = pending.iter().filter_map(|p| named.homonyms_checked(p)).collect();
         if !taken.is_empty() {
             for row in self.run(tenant, queries::ENTITY_HOMONYMS, params! { "keys" => taken }).await? {
                 let homonym = (str_col(&row, "homonymKey"), str_col(&row, "entityID"));
@@ -78,7 +73,7 @@ impl GraphService {
             ids.sort();
             let rows = self.run(tenant, queries::ENTITY_ATTRIBUTES, params! { "ids" => ids }).await?;
             named.attributes =
-                rows.iter().map(|row| (str_col(row, "entityID"), stored_attributes(row))).collect();
+                rows.iter().map(|row| (str_col(row, "entityID"), attributes_col(row))).collect();
         }
         Ok(named)
     }
@@ -100,8 +95,8 @@ impl Named {
             if joins(id) {
                 return Some(Target { entity_id: id.clone(), key: name_key(), homonym_of: None });
             }
-            let homonyms = self.homonyms.get(&prepared.key).into_iter().flatten();
-            if let Some((key, id)) = homonyms.into_iter().find(|(_, id)| joins(id)) {
+            let mut homonyms = self.homonyms.get(&prepared.key).into_iter().flatten();
+            if let Some((key, id)) = homonyms.find(|(_, id)| joins(id)) {
                 return Some(Target { entity_id: id.clone(), key: key.clone(), homonym_of: None });
             }
             let tag = prepared.params["tag"].as_str().unwrap_or_default();
@@ -134,14 +129,4 @@ impl Named {
 
 fn compares(prepared: &Prepared) -> bool {
     !prepared.compared.is_empty()
-}
-
-fn stored_attributes(row: &Row) -> BTreeMap<String, String> {
-    let strings = |column: &str| -> Vec<String> {
-        row.get(column)
-            .and_then(Value::as_array)
-            .map(|items| items.iter().filter_map(Value::as_str).map(String::from).collect())
-            .unwrap_or_default()
-    };
-    comparisons::stored_attribute_texts(&strings("attributeKeys"), &strings("attributeValues"))
 }
