@@ -251,7 +251,7 @@ async fn plain_sql(
     let count = format!("SELECT COUNT(*) AS n FROM {table} e WHERE {scope} AND {numeric} > 50");
     let page = format!(
         "SELECT e.{id}, {} AS a, {} AS b, {} AS c FROM {table} e WHERE {scope} AND {numeric} > 50 \
-         ORDER BY e.{id} LIMIT 50 OFFSET 1000",
+         ORDER BY e.created_at, e.{id} LIMIT 50 OFFSET 1000",
         text(&number),
         text(&total),
         text(&vendor)

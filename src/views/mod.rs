@@ -5,7 +5,8 @@
 //! - IDs are `vw_…`. Create starts at version 1; PUT replaces the whole definition and adds
 //!   the next version; `GET ?versionNum=N` reads an older one; DELETE removes every version.
 //! - A view reads the non-error events (terminal and intermediate: every transformation) of
-//!   its functions, created in `[timeWindow.start, timeWindow.end)`, oldest first (event ID).
+//!   its functions, created in `[timeWindow.start, timeWindow.end)`, oldest first (by
+//!   creation time, then event ID).
 //! - A column's `valueSchemaPath` addresses `transformedContent`; some version of some
 //!   function of the view must have an output schema that can produce it, else 422.
 //!   Digits step into arrays where the schema has `items`.

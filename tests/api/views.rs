@@ -303,14 +303,12 @@ async fn table_and_aggregation_data_over_a_thousand_outputs_match_the_events_the
     let mut events: Vec<Value> = app.outputs_of("invoices").await;
     events.extend(app.outputs_of("receipts").await);
     assert_eq!(events.len(), 1_020);
-    let in_window = |e: &&Value| {
-        let at = chrono::DateTime::parse_from_rfc3339(e["createdAt"].as_str().unwrap())
-            .unwrap()
-            .timestamp_millis();
-        at >= start
+    // Oldest first: by creation time, then by event ID.
+    let created = |e: &Value| {
+        chrono::DateTime::parse_from_rfc3339(e["createdAt"].as_str().unwrap()).unwrap().timestamp_millis()
     };
-    let mut rows: Vec<&Value> = events.iter().filter(in_window).collect();
-    rows.sort_by(|a, b| a["eventID"].as_str().cmp(&b["eventID"].as_str()));
+    let mut rows: Vec<&Value> = events.iter().filter(|e| created(e) >= start).collect();
+    rows.sort_by(|a, b| (created(a), a["eventID"].as_str()).cmp(&(created(b), b["eventID"].as_str())));
     assert_eq!(rows.len(), 1_000);
 
     let both = json!([{"name": "invoices"}, {"name": "receipts"}]);

@@ -168,6 +168,7 @@ macro_rules! all_migrations {
             10 => "0010_views",
             11 => "0011_documents",
             12 => ("0012_event_outputs"),
+            13 => ("0013_event_outputs_in_view_order"),
         )
     };
 }

@@ -549,9 +549,12 @@ impl Records {
             let column = sql.extract(i);
             select.push(format!("{} AS c{i}", sql.as_text(&column)));
         }
+        // Oldest first, in the order `event_outputs` keeps each function's rows (its key on
+        // SQLite, an index on PostgreSQL), so the page stops after its rows per function.
         let page_sql = format!(
             "SELECT {} FROM event_outputs o WHERE o.event_id IN \
-             (SELECT o.event_id {from_where} ORDER BY o.event_id LIMIT {limit} OFFSET {offset}) ORDER BY o.event_id",
+             (SELECT o.event_id {from_where} ORDER BY o.created_at, o.event_id LIMIT {limit} OFFSET {offset}) \
+             ORDER BY o.created_at, o.event_id",
             select.join(", "),
         );
         // The count and the page each scan the scope; on two connections (WAL readers on
