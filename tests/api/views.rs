@@ -356,6 +356,21 @@ async fn table_and_aggregation_data_over_a_thousand_outputs_match_the_events_the
         }
     }
 
+    // A function named twice (by name and by ID) is read once.
+    let mut body = view_body(json!([{"name": "receipts"}, {"id": receipts}]));
+    body["filters"] = json!([]);
+    body["timeWindow"] = window.clone();
+    body["limit"] = json!(200);
+    body["offset"] = json!(150);
+    let table = json(app.post("/v3/views/table-data", body).await).await;
+    let receipts_rows: Vec<&str> = rows
+        .iter()
+        .filter(|e| e["functionName"] == "receipts")
+        .map(|e| e["eventID"].as_str().unwrap())
+        .collect();
+    assert_eq!(table["totalCount"], 400);
+    assert_eq!(strings(&table["rows"], "eventID"), receipts_rows[150..350]);
+
     // Grouped aggregations of each function, and an ungrouped one over both.
     let functions = ["count", "count_distinct", "sum", "average", "min", "max"];
     let aggregations: Vec<Value> = functions
