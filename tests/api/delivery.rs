@@ -542,6 +542,47 @@ async fn entity_status_changes_reach_the_account_wide_subscriptions() {
 }
 
 #[tokio::test]
+async fn a_bulk_seed_job_proposes_each_new_entity_once_across_its_event_batches() {
+    let app = spawn_delivering_app(|_| {}).await;
+    let (proposed_url, proposed) = receiver(vec![]).await;
+    let (validated_url, validated) = receiver(vec![]).await;
+    for (kind, url) in [("entity_proposed", proposed_url), ("entity_validated", validated_url)] {
+        let response =
+            app.post("/v3/subscriptions", json!({"name": kind, "type": kind, "webhookURL": url})).await;
+        assert_eq!(response.status(), 200, "{kind}");
+    }
+    // More rows than one write of entity events holds (1,000), and two rows of one name.
+    let mut rows: Vec<Value> =
+        (0..1_200).map(|i| json!({"canonical": format!("Company {i:04}"), "type": "Company"})).collect();
+    rows.push(json!({"canonical": "Company 0001", "type": "Company"}));
+    let accepted = json(app.post("/v3/entities/bulk", json!({"entities": rows})).await).await;
+    let job = accepted["seedJobID"].as_str().expect("a seed job").to_string();
+    let mut status = Value::Null;
+    for _ in 0..600 {
+        status = json(app.get(&format!("/v3/entities/seed/{job}")).await).await;
+        if status["status"] == "completed" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(status["createdCount"], 1_200, "{status}");
+
+    let delivered = wait_for(&proposed, 1_200).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let mut ids: Vec<String> = delivered
+        .iter()
+        .map(|(_, body)| {
+            serde_json::from_str::<Value>(body).unwrap()["entityID"].as_str().unwrap().to_string()
+        })
+        .collect();
+    ids.sort();
+    ids.dedup();
+    assert_eq!(ids.len(), 1_200, "one event per new entity");
+    assert_eq!(proposed.lock().unwrap().len(), 1_200, "and each delivered once");
+    assert!(validated.lock().unwrap().is_empty(), "nothing was validated");
+}
+
+#[tokio::test]
 async fn a_send_node_delivers_with_the_same_signed_wire_format() {
     let app = spawn_delivering_app(|_| {}).await;
     let (url, received) = receiver(vec![]).await;

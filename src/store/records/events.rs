@@ -155,19 +155,8 @@ impl Records {
         source: Option<EventSource<'_>>,
     ) -> Result<(), RecordError> {
         let mut tx = self.begin_write().await?;
-        let done = sqlx::query(
-            "INSERT INTO events (id, account_id, environment, event_type, body, created_at) \
-             VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (id) DO NOTHING",
-        )
-        .bind(id)
-        .bind(owner.account_id)
-        .bind(owner.environment)
-        .bind(event_type)
-        .bind(body.to_string())
-        .bind(now)
-        .execute(&mut *tx)
-        .await?;
-        if let (1, Some(source)) = (done.rows_affected(), source) {
+        let inserted = insert_once(&mut tx, owner, id, event_type, body, now).await?;
+        if let (true, Some(source)) = (inserted, source) {
             outbox::enqueue(&mut tx, owner, id, source, now).await?;
         }
         tx.commit().await?;
@@ -274,4 +263,29 @@ fn without_nul(value: Value) -> Value {
         }
         other => other,
     }
+}
+
+/// Inserts an event that belongs to no call unless its ID is recorded already; `true` when
+/// it was new.
+pub(super) async fn insert_once(
+    tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+    owner: Owner<'_>,
+    id: &str,
+    event_type: &str,
+    body: &Value,
+    now: i64,
+) -> Result<bool, RecordError> {
+    let done = sqlx::query(
+        "INSERT INTO events (id, account_id, environment, event_type, body, created_at) \
+         VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (id) DO NOTHING",
+    )
+    .bind(id)
+    .bind(owner.account_id)
+    .bind(owner.environment)
+    .bind(event_type)
+    .bind(body.to_string())
+    .bind(now)
+    .execute(&mut **tx)
+    .await?;
+    Ok(done.rows_affected() == 1)
 }

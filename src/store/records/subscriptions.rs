@@ -200,19 +200,53 @@ impl Records {
     }
 }
 
+/// An account-wide event (an entity's status change), its ID derived from what happened.
+pub struct AccountEvent {
+    pub id: String,
+    pub event_type: &'static str,
+    pub body: serde_json::Value,
+}
+
+/// Account events written per transaction: a seed of 10,000 entities is ten writes, not
+/// 10,000, and no write holds SQLite's lock for long.
+const EVENTS_PER_WRITE: usize = 1_000;
+
 impl Records {
-    /// Records an account-wide event once (its ID is derived from what happened), with its
-    /// deliveries in the same transaction.
-    pub async fn record_account_event(
+    /// Records account-wide events, each once by its ID, with their deliveries in the same
+    /// transaction as the event.
+    pub async fn record_account_events(
         &self,
         owner: Owner<'_>,
-        id: &str,
-        event_type: &str,
-        body: &serde_json::Value,
+        events: &[AccountEvent],
         now: i64,
     ) -> Result<(), RecordError> {
-        let source = super::outbox::EventSource::Account { event_type };
-        self.record_event_once(owner, id, event_type, body, now, Some(source)).await
+        for batch in events.chunks(EVENTS_PER_WRITE) {
+            let mut tx = self.begin_write().await?;
+            // The types someone subscribed to, read in the transaction that enqueues: an event
+            // of another type skips the outbox's statements.
+            let subscribed: Vec<String> = sqlx::query(
+                "SELECT DISTINCT type FROM subscriptions WHERE account_id = $1 AND environment = $2 \
+                 AND function_id IS NULL AND collection_id IS NULL AND disabled = 0",
+            )
+            .bind(owner.account_id)
+            .bind(owner.environment)
+            .fetch_all(&mut *tx)
+            .await?
+            .iter()
+            .map(|row| row.get("type"))
+            .collect();
+            for event in batch {
+                let inserted =
+                    super::events::insert_once(&mut tx, owner, &event.id, event.event_type, &event.body, now)
+                        .await?;
+                if inserted && subscribed.iter().any(|t| t == event.event_type) {
+                    let source = super::outbox::EventSource::Account { event_type: event.event_type };
+                    super::outbox::enqueue(&mut tx, owner, &event.id, source, now).await?;
+                }
+            }
+            tx.commit().await?;
+        }
+        Ok(())
     }
 
     /// A collection's name by its ID.
