@@ -142,9 +142,7 @@ impl SeedService {
         let environment =
             Environment::parse(&job.environment).ok_or_else(|| anyhow::anyhow!("bad environment"))?;
         let tenant = Tenant { account_id: job.account_id.clone(), environment };
-        let mut results = job.results.clone();
         let mut processed = job.processed_rows as usize;
-        results.truncate(processed);
         while processed < job.rows.len() {
             let end = (processed + JOB_CHUNK).min(job.rows.len());
             let chunk = self
@@ -152,13 +150,14 @@ impl SeedService {
                 .seed_rows(&tenant, &job.bucket_id, &job.rows[processed..end], &job.id, processed)
                 .await
                 .map_err(|err| anyhow::anyhow!("{err}"))?;
-            results.extend(chunk.into_iter().map(|r| serde_json::to_value(r).unwrap_or_default()));
-            processed = end;
-            let status = if processed == job.rows.len() { "completed" } else { "processing" };
+            let results: Vec<Value> =
+                chunk.into_iter().map(|r| serde_json::to_value(r).unwrap_or_default()).collect();
+            let status = if end == job.rows.len() { "completed" } else { "processing" };
             self.records.save_seed_progress(&job.id, status, processed as i64, &results, None).await?;
+            processed = end;
         }
         if job.status != "completed" {
-            self.records.save_seed_progress(&job.id, "completed", processed as i64, &results, None).await?;
+            self.records.save_seed_progress(&job.id, "completed", processed as i64, &[], None).await?;
         }
         Ok(())
     }

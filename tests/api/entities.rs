@@ -245,7 +245,7 @@ async fn a_seed_job_cut_short_by_a_restart_resumes_with_no_row_lost_or_applied_t
     let first = state.graph.seed_rows(&tenant, &job.bucket_id, &job.rows[..1000], &job.id, 0).await.unwrap();
     state.graph.seed_rows(&tenant, &job.bucket_id, &job.rows[1000..2000], &job.id, 1000).await.unwrap();
     let saved: Vec<Value> = first.iter().map(|r| serde_json::to_value(r).unwrap()).collect();
-    state.records.save_seed_progress(&id, "processing", 1000, &saved, None).await.unwrap();
+    state.records.save_seed_progress(&id, "processing", 0, &saved, None).await.unwrap();
     app.stop().await;
     app.config.workers = 2;
     app.start().await;
@@ -345,4 +345,40 @@ async fn a_name_whose_compared_attributes_disagree_becomes_a_homonym_that_later_
     let (once, twice) = (run().await.unwrap(), run().await.unwrap());
     assert_eq!(once[0].outcome, "created");
     assert_eq!(twice, once, "the replay reports the same row created, not a fourth Palm");
+}
+
+#[tokio::test]
+async fn a_seed_job_saved_before_the_upgrade_keeps_its_results_and_adds_the_rest_after_it() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let url = match crate::helpers::fresh_postgres_database().await {
+        Some(url) => url,
+        None => canon::data_dir::sqlite_url(dir.path()),
+    };
+    let records = canon::store::records::Records::connect(&url).await.expect("connect");
+    // The schema of the canon that kept every result so far in the job's own row.
+    records.migrate_through(13).await.expect("older schema");
+    let rows = vec![json!({"canonical": "A", "type": "T"}), json!({"canonical": "B", "type": "T"})];
+    records.create_seed_job("esj_old", "acc_old", "sandbox", "bkt_old", &rows).await.expect("job");
+    let first = json!({"canonical": "A", "outcome": "created", "entityID": "ent_a"});
+    let raw = sqlx::AnyPool::connect(&url).await.expect("a second connection");
+    sqlx::query("UPDATE seed_jobs SET status = 'processing', processed_rows = 1, results_json = $1 WHERE id = 'esj_old'")
+        .bind(json!([first]).to_string())
+        .execute(&raw)
+        .await
+        .expect("an older save");
+    raw.close().await;
+    records.migrate().await.expect("upgrade");
+
+    let job = records.seed_job_by_id("esj_old").await.expect("read").expect("the job");
+    assert_eq!((job.processed_rows, job.results.clone()), (1, vec![first.clone()]));
+    let second = json!({"canonical": "B", "outcome": "created", "entityID": "ent_b"});
+    records
+        .save_seed_progress("esj_old", "completed", 1, std::slice::from_ref(&second), None)
+        .await
+        .expect("save");
+    let job = records.seed_job("esj_old", "acc_old", "sandbox").await.expect("read").expect("the job");
+    assert_eq!((job.status.as_str(), job.processed_rows), ("completed", 2));
+    assert_eq!(job.results, vec![first, second], "the older result first, then the new chunk's");
+    assert!(job.rows.is_empty(), "a status read leaves the rows alone");
+    records.close().await;
 }

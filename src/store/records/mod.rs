@@ -169,6 +169,7 @@ macro_rules! all_migrations {
             11 => "0011_documents",
             12 => ("0012_event_outputs"),
             13 => ("0013_event_outputs_in_view_order"),
+            14 => "0014_seed_job_results",
         )
     };
 }
