@@ -3,9 +3,9 @@
 //!
 //! 1. Bulk seed entities/s at 100,000 entities through `POST /v3/entities/bulk` (seed jobs),
 //!    against the same UNWIND + MERGE statement (`cypher/entity_seed.cypher`) sent straight
-//!    to FalkorDB for the same number of rows (goal: ratio ≥ 0.5).
-//! 2. With 1,000,000 entities: review-queue page (limit 50) p50 / p99 (goal p99 ≤ 20 ms), and
-//!    knowledge-graph page p99.
+//!    to FalkorDB for the same number of rows (goal: ratio ≥ 0.9, the platform issue's).
+//! 2. With 1,000,000 entities: review-queue page (limit 50) p50 / p99 (goal p99 ≤ 10 ms), the
+//!    knowledge-graph page p99 (goal ≤ 10 ms) and the start time on that graph (goal < 5 s).
 //!
 //! `CANON_BENCH_SEED` and `CANON_BENCH_ENTITIES` change the two sizes.
 
@@ -55,7 +55,7 @@ async fn main() -> anyhow::Result<()> {
     raw_seed(&graph, &raw_tenant, 0..seed).await?;
     let raw_rate = seed as f64 / started.elapsed().as_secs_f64();
     println!("bulk seed of {seed} entities: API {api_rate:.0}/s, engine {raw_rate:.0}/s");
-    println!("  ratio API/engine: {:.2} (goal >= 0.5)", api_rate / raw_rate);
+    println!("  ratio API/engine: {:.2} (goal >= 0.9)", api_rate / raw_rate);
 
     // 2. Grow the API tenant to `total` entities (straight to the engine: faster), relate some.
     let started = Instant::now();
@@ -100,7 +100,7 @@ async fn main() -> anyhow::Result<()> {
         queue.push(t.elapsed());
     }
     println!(
-        "review queue page (limit 50) of {total} entities: p50 {} ms, p99 {} ms (goal p99 <= 20 ms)",
+        "review queue page (limit 50) of {total} entities: p50 {} ms, p99 {} ms (goal p99 <= 10 ms)",
         ms(percentile(&mut queue, 0.5)),
         ms(percentile(&mut queue, 0.99))
     );
@@ -117,7 +117,7 @@ async fn main() -> anyhow::Result<()> {
         cursor = page["nextCursor"].as_str().map(String::from);
     }
     println!(
-        "knowledge-graph page (limit 50) of {total} entities: p50 {} ms, p99 {} ms",
+        "knowledge-graph page (limit 50) of {total} entities: p50 {} ms, p99 {} ms (goal p99 <= 10 ms)",
         ms(percentile(&mut graph_pages, 0.5)),
         ms(percentile(&mut graph_pages, 0.99))
     );
