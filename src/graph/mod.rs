@@ -72,6 +72,8 @@ pub struct GraphService {
     queries_run: AtomicU64,
     /// Where entity lifecycle events go, once delivery is wired in.
     entity_events: std::sync::OnceLock<Arc<dyn events::EntityEvents>>,
+    /// Where each tenant's IDs of a kind begin (see [`window::DataStarts`]).
+    data_starts: window::DataStarts,
 }
 
 impl GraphService {
@@ -81,6 +83,7 @@ impl GraphService {
             ready_tenants: Mutex::new(HashSet::new()),
             queries_run: AtomicU64::new(0),
             entity_events: std::sync::OnceLock::new(),
+            data_starts: window::DataStarts::default(),
         }
     }
 

@@ -32,6 +32,25 @@ async fn the_queue_holds_pre_terminal_entities_in_id_order_by_default() {
 }
 
 #[tokio::test]
+async fn first_pages_start_where_the_tenants_entities_begin_and_still_see_every_later_one() {
+    let app = spawn_app().await;
+    // A quiet time after the tenant began, then entities: a first page (which keeps where
+    // they begin) and first pages after more arrive, whatever their status.
+    tokio::time::sleep(std::time::Duration::from_millis(1_500)).await;
+    let first = app.entity("Early One", "Company").await;
+    app.patch(&format!("/v3/entities/{first}"), json!({ "status": "approved" })).await;
+    assert!(ids(&json(app.get("/v3/review-queue").await).await).is_empty());
+    let mut later = Vec::new();
+    for name in ["Later One", "Later Two"] {
+        later.push(app.entity(name, "Company").await);
+    }
+    later.sort();
+    assert_eq!(ids(&json(app.get("/v3/review-queue").await).await), later);
+    let approved = json(app.get("/v3/review-queue?status=approved").await).await;
+    assert_eq!(ids(&approved), vec![first]);
+}
+
+#[tokio::test]
 async fn the_queue_pages_with_a_cursor_and_bounds_its_limit() {
     let app = spawn_app().await;
     let rows: Vec<Value> =
