@@ -271,19 +271,16 @@ impl GraphService {
         let node_ids = node_ids.map(|ids| ids.into_iter().collect::<Vec<_>>());
         let limit = query.limit as usize;
         let since_ms = query.since.as_deref().and_then(super::review::rfc3339_ms).unwrap_or(0);
-        let start = match query.cursor {
-            Some(_) => 0, // the windows start at the cursor
-            None => {
-                let every_edge = params! {
-                    "bucketID" => None::<String>, "since" => None::<String>, "nodeIDs" => None::<Vec<String>>,
-                    "typeIDs" => None::<Vec<String>>, "typeNames" => None::<Vec<String>>,
-                };
-                self.data_start_ms(tenant, "rel", queries::KNOWLEDGE_GRAPH_EDGES, every_edge, "relationID")
-                    .await?
-            }
-        }
-        .max(since_ms.saturating_sub(1_000));
-        let mut windows = IdWindows::new("rel", query.cursor.as_deref(), start);
+        let every_edge = params! {
+            "bucketID" => None::<String>, "since" => None::<String>, "nodeIDs" => None::<Vec<String>>,
+            "typeIDs" => None::<Vec<String>>, "typeNames" => None::<Vec<String>>,
+        };
+        let cursor = query.cursor.as_deref();
+        let start = self
+            .page_start_ms(tenant, cursor, "rel", queries::KNOWLEDGE_GRAPH_EDGES, every_edge, "relationID")
+            .await?
+            .max(since_ms.saturating_sub(1_000));
+        let mut windows = IdWindows::new("rel", cursor, start);
         let mut edges: Vec<GraphEdge> = Vec::new();
         while edges.len() <= limit {
             let Some((from, to)) = windows.next_window() else { break };

@@ -61,19 +61,16 @@ impl GraphService {
             None => None,
         };
         let limit = filter.limit as usize;
-        let start = match filter.cursor {
-            Some(_) => 0, // the windows start at the cursor
-            None => {
-                let every_entity = params! {
-                    "statuses" => STATUSES, "bucketID" => None::<String>, "since" => None::<String>,
-                    "typeIDs" => None::<Vec<String>>, "typeNames" => None::<Vec<String>>,
-                };
-                self.data_start_ms(tenant, "ent", queries::REVIEW_QUEUE, every_entity, "entityID").await?
-            }
+        let every_entity = params! {
+            "statuses" => STATUSES, "bucketID" => None::<String>, "since" => None::<String>,
+            "typeIDs" => None::<Vec<String>>, "typeNames" => None::<Vec<String>>,
         };
+        let cursor = filter.cursor.as_deref();
+        let start = self
+            .page_start_ms(tenant, cursor, "ent", queries::REVIEW_QUEUE, every_entity, "entityID")
+            .await?;
         let since_ms = filter.since.as_deref().and_then(rfc3339_ms).unwrap_or(0);
-        let mut windows =
-            IdWindows::new("ent", filter.cursor.as_deref(), start.max(since_ms.saturating_sub(1_000)));
+        let mut windows = IdWindows::new("ent", cursor, start.max(since_ms.saturating_sub(1_000)));
         let mut ids: Vec<String> = Vec::new();
         while ids.len() <= limit {
             let Some((from, to)) = windows.next_window() else { break };

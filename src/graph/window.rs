@@ -83,20 +83,27 @@ impl DataStarts {
 }
 
 impl GraphService {
-    /// Where a first page of `prefix` IDs starts: the kept start, or, found the first time,
-    /// the creation time of the first row `query` returns with `unfiltered` parameters (one
-    /// row per window); the tenant's start when there is none yet.
-    pub(crate) async fn data_start_ms(
+    /// Where a page of `prefix` IDs starts its windows: 0 after a cursor (the windows start
+    /// at the cursor); else the kept start, or, found the first time, the creation time of the
+    /// first row `query` returns with `unfiltered` parameters (one row per window). When there
+    /// is none yet, the walk has shown there is none before it began, so the page starts a
+    /// second before that instead of walking the same empty windows again.
+    pub(crate) async fn page_start_ms(
         &self,
         tenant: &Tenant,
+        cursor: Option<&str>,
         prefix: &'static str,
         query: &'static str,
         unfiltered: Params,
         id_column: &str,
     ) -> ServiceResult<u64> {
+        if cursor.is_some() {
+            return Ok(0);
+        }
         if let Some(start) = self.data_starts.get(tenant, prefix) {
             return Ok(start);
         }
+        let began = chrono::Utc::now().timestamp_millis().max(0) as u64;
         let tenant_start = self.tenant_start_ms(tenant).await?;
         let mut windows = IdWindows::new(prefix, None, tenant_start);
         while let Some((from, to)) = windows.next_window() {
@@ -111,7 +118,7 @@ impl GraphService {
             }
             windows.found(0, 1);
         }
-        Ok(tenant_start)
+        Ok(began.saturating_sub(1_000).max(tenant_start))
     }
 }
 

@@ -34,8 +34,9 @@ async fn the_queue_holds_pre_terminal_entities_in_id_order_by_default() {
 #[tokio::test]
 async fn first_pages_start_where_the_tenants_entities_begin_and_still_see_every_later_one() {
     let app = spawn_app().await;
-    // A quiet time after the tenant began, then entities: a first page (which keeps where
-    // they begin) and first pages after more arrive, whatever their status.
+    // A first page of a tenant with no entity yet, a quiet time, then entities: a first page
+    // (which keeps where they begin) and first pages after more arrive, whatever their status.
+    assert!(ids(&json(app.get("/v3/review-queue").await).await).is_empty());
     tokio::time::sleep(std::time::Duration::from_millis(1_500)).await;
     let first = app.entity("Early One", "Company").await;
     app.patch(&format!("/v3/entities/{first}"), json!({ "status": "approved" })).await;
