@@ -295,7 +295,10 @@ impl ViewsService {
             text::check_len("description", description, 2_000, false)?;
         }
         let schemas = self.functions(tenant, &mut input).await?;
-        let function_ids: Vec<String> = input.functions.iter().filter_map(|f| f.id.clone()).collect();
+        // A function named twice (by name and by ID) is read once.
+        let mut function_ids: Vec<String> = input.functions.iter().filter_map(|f| f.id.clone()).collect();
+        function_ids.sort();
+        function_ids.dedup();
         if input.columns.len() > MAX_COLUMNS {
             return Err(ServiceError::invalid_field("columns", format!("at most {MAX_COLUMNS} columns")));
         }

@@ -237,7 +237,8 @@ pub enum Step {
     Index(u32),
 }
 
-/// What a view's query reads: the events of these functions created in `[start, end)`.
+/// What a view's query reads: the events of these functions (each once) created in
+/// `[start, end)`.
 #[derive(Clone, Debug)]
 pub struct Scope {
     pub function_ids: Vec<String>,
@@ -571,11 +572,6 @@ impl Records {
         limit: u32,
         offset: u64,
     ) -> Result<(Vec<TableRow>, i64), RecordError> {
-        // A function named twice is read once.
-        let mut scope = scope.clone();
-        scope.function_ids.sort();
-        scope.function_ids.dedup();
-        let scope = &scope;
         if scope.function_ids.is_empty() {
             return Ok((Vec::new(), 0));
         }
