@@ -556,15 +556,7 @@ async fn a_bulk_seed_job_proposes_each_new_entity_once_across_its_event_batches(
         (0..1_200).map(|i| json!({"canonical": format!("Company {i:04}"), "type": "Company"})).collect();
     rows.push(json!({"canonical": "Company 0001", "type": "Company"}));
     let accepted = json(app.post("/v3/entities/bulk", json!({"entities": rows})).await).await;
-    let job = accepted["seedJobID"].as_str().expect("a seed job").to_string();
-    let mut status = Value::Null;
-    for _ in 0..600 {
-        status = json(app.get(&format!("/v3/entities/seed/{job}")).await).await;
-        if status["status"] == "completed" {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    let status = app.wait_for_seed(accepted["seedJobID"].as_str().expect("a seed job")).await;
     assert_eq!(status["createdCount"], 1_200, "{status}");
 
     let delivered = wait_for(&proposed, 1_200).await;

@@ -4,7 +4,6 @@ use crate::helpers::{assert_error, json, spawn_app, spawn_app_with};
 use canon::jobs::Handlers;
 use serde_json::{json, Value};
 use std::collections::HashMap;
-use std::time::Duration;
 
 fn outcomes(body: &Value) -> Vec<(String, Option<String>)> {
     body["results"]
@@ -179,18 +178,6 @@ async fn seeding_into_a_bucket_keeps_its_entities_apart_from_the_default_bucket(
     assert_error(app.get(&format!("/v3/entities/{in_bucket}")).await, 404).await;
 }
 
-async fn wait_for_seed(app: &crate::helpers::TestApp, id: &str) -> Value {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
-    loop {
-        let status = json(app.get(&format!("/v3/entities/seed/{id}")).await).await;
-        if status["status"] == "completed" {
-            return status;
-        }
-        assert!(tokio::time::Instant::now() < deadline, "seed job still {status}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-}
-
 fn rows(count: usize, prefix: &str) -> Vec<Value> {
     (0..count).map(|i| json!({ "canonical": format!("{prefix} {i}"), "type": "Company" })).collect()
 }
@@ -207,7 +194,7 @@ async fn a_hundred_rows_or_more_become_a_seed_job_that_reports_progress_and_resu
     assert!(id.starts_with("esj_"));
     assert_eq!(accepted["statusURL"], format!("/v3/entities/seed/{id}"));
     assert!(["pending", "processing", "completed"].contains(&accepted["status"].as_str().unwrap()));
-    let status = wait_for_seed(&app, &id).await;
+    let status = app.wait_for_seed(&id).await;
     assert_eq!((status["totalRows"].as_i64(), status["createdCount"].as_i64()), (Some(150), Some(149)));
     assert_eq!((status["mergedCount"].as_i64(), status["rejectedCount"].as_i64()), (Some(1), Some(0)));
     let results = status["results"].as_array().unwrap();
@@ -250,7 +237,7 @@ async fn a_seed_job_cut_short_by_a_restart_resumes_with_no_row_lost_or_applied_t
     app.config.workers = 2;
     app.start().await;
 
-    let status = wait_for_seed(&app, &id).await;
+    let status = app.wait_for_seed(&id).await;
     assert_eq!(status["createdCount"], 2_500, "replayed rows still report created: {status}");
     assert_eq!((status["mergedCount"].as_i64(), status["rejectedCount"].as_i64()), (Some(0), Some(0)));
     let ids: std::collections::HashSet<&str> =
@@ -350,13 +337,8 @@ async fn a_name_whose_compared_attributes_disagree_becomes_a_homonym_that_later_
 #[tokio::test]
 async fn a_seed_job_saved_before_the_upgrade_keeps_its_results_and_adds_the_rest_after_it() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let url = match crate::helpers::fresh_postgres_database().await {
-        Some(url) => url,
-        None => canon::data_dir::sqlite_url(dir.path()),
-    };
-    let records = canon::store::records::Records::connect(&url).await.expect("connect");
     // The schema of the canon that kept every result so far in the job's own row.
-    records.migrate_through(13).await.expect("older schema");
+    let (records, url) = crate::helpers::records_through(dir.path(), 13).await;
     let rows = vec![json!({"canonical": "A", "type": "T"}), json!({"canonical": "B", "type": "T"})];
     records.create_seed_job("esj_old", "acc_old", "sandbox", "bkt_old", &rows).await.expect("job");
     let first = json!({"canonical": "A", "outcome": "created", "entityID": "ent_a"});

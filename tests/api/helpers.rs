@@ -98,6 +98,22 @@ pub async fn fresh_postgres_database() -> Option<String> {
     Some(format!("{base}/{name}"))
 }
 
+/// A record store of its own (PostgreSQL when `CANON_TEST_DATABASE_URL` is set, else SQLite in
+/// `dir`) migrated only through `version`, and its URL: an upgrade test writes what an older
+/// canon wrote, then migrates the rest of the way.
+pub async fn records_through(
+    dir: &std::path::Path,
+    version: i64,
+) -> (canon::store::records::Records, String) {
+    let url = match fresh_postgres_database().await {
+        Some(url) => url,
+        None => canon::data_dir::sqlite_url(dir),
+    };
+    let records = canon::store::records::Records::connect(&url).await.expect("connect");
+    records.migrate_through(version).await.expect("older schema");
+    (records, url)
+}
+
 impl TestApp {
     pub fn app(&self) -> &App {
         self.app.as_ref().expect("app is running")
@@ -200,6 +216,19 @@ impl TestApp {
             .await;
         assert_eq!(response.status(), 200, "seeding");
         json(response).await
+    }
+
+    /// A seed job's status once it completed (a minute at most).
+    pub async fn wait_for_seed(&self, id: &str) -> Value {
+        let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(60);
+        loop {
+            let status = json(self.get(&format!("/v3/entities/seed/{id}")).await).await;
+            if status["status"] == "completed" {
+                return status;
+            }
+            assert!(tokio::time::Instant::now() < deadline, "seed job still {status}");
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
     }
 
     /// Seeds one entity and returns its ID.

@@ -477,13 +477,8 @@ fn output_event<'a>(
 async fn outputs_recorded_before_an_upgrade_are_read_by_views_after_it_nul_characters_included() {
     use canon::store::records::views::{Aggregate, Condition, Projection, Scope, Step};
     let dir = tempfile::tempdir().expect("temp dir");
-    let url = match crate::helpers::fresh_postgres_database().await {
-        Some(url) => url,
-        None => canon::data_dir::sqlite_url(dir.path()),
-    };
-    let records = canon::store::records::Records::connect(&url).await.expect("connect");
     // The schema of the canon before views read a copy of each output.
-    records.migrate_through(11).await.expect("older schema");
+    let (records, url) = crate::helpers::records_through(dir.path(), 11).await;
     let raw = sqlx::AnyPool::connect(&url).await.expect("a second connection");
     let owner =
         canon::store::records::collections::Owner { account_id: "acc_upgrade", environment: "sandbox" };
