@@ -125,7 +125,8 @@ pub async fn delete(
     Ok(StatusCode::NO_CONTENT)
 }
 
-/// A page of a view's rows (given inline) over the output events in `timeWindow`.
+/// A page of a view's rows (given inline) over the output events in `timeWindow`, oldest
+/// first (by creation time, then event ID).
 #[utoipa::path(post, path = "/v3/views/table-data", tag = "views", request_body = TableDataInput,
     responses((status = 200, body = TableData), (status = 400, body = ErrorBody), (status = 422, body = ErrorBody)))]
 pub async fn table_data(
