@@ -38,7 +38,8 @@ pub struct Delivery {
     pub destination_type: String,
     /// `pending`, `delivered`, `failed` (the schedule ran out) or `disabled`.
     pub status: String,
-    /// When the next attempt is due, while pending.
+    /// When the next attempt is due, while pending. While an attempt is in flight, when the
+    /// delivery is tried again should that attempt never finish (its lease, a minute).
     pub next_attempt_at: Option<String>,
     pub created_at: String,
     pub attempts: Vec<DeliveryAttempt>,
