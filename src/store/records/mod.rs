@@ -55,18 +55,31 @@ pub enum Dialect {
 pub struct Records {
     pub(crate) pool: AnyPool,
     pub(crate) dialect: Dialect,
+    /// Where it connected, for [`Records::connect_alone`].
+    url: std::sync::Arc<str>,
 }
 
 impl Records {
     /// Connects to `url` (`postgres://…` or `sqlite://…`).
     pub async fn connect(url: &str) -> Result<Self, RecordError> {
+        Self::connect_with(url, None).await
+    }
+
+    /// A pool of its own to the same database, of at most `connections`, whose connections
+    /// belong to the runtime this is called on (a PostgreSQL connection is tied to the
+    /// runtime it was opened in; a pool shared across runtimes would break when one stops).
+    pub async fn connect_alone(&self, connections: u32) -> Result<Self, RecordError> {
+        Self::connect_with(&self.url, Some(connections)).await
+    }
+
+    async fn connect_with(url: &str, connections: Option<u32>) -> Result<Self, RecordError> {
         sqlx::any::install_default_drivers();
         let dialect = if url.starts_with("sqlite:") { Dialect::Sqlite } else { Dialect::Postgres };
         let options = AnyConnectOptions::from_str(url)
             .map_err(|err| RecordError::Unavailable(err.to_string()))?
             .disable_statement_logging();
         let pool = AnyPoolOptions::new()
-            .max_connections(if dialect == Dialect::Sqlite { 4 } else { 16 })
+            .max_connections(connections.unwrap_or(if dialect == Dialect::Sqlite { 4 } else { 16 }))
             .acquire_timeout(Duration::from_secs(10))
             .after_connect(move |conn, _| {
                 Box::pin(async move {
@@ -92,7 +105,7 @@ impl Records {
             .connect_with(options)
             .await
             .map_err(|err| RecordError::Unavailable(err.to_string()))?;
-        Ok(Self { pool, dialect })
+        Ok(Self { pool, dialect, url: url.into() })
     }
 
     /// Applies every pending migration for this dialect.
