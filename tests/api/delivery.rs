@@ -674,3 +674,27 @@ async fn an_s3_destination_puts_a_signed_object_at_the_tenants_endpoint() {
     );
     assert_eq!(header("authorization"), expected);
 }
+
+#[tokio::test]
+async fn a_receiver_answering_a_nul_byte_is_logged_and_stalls_no_later_delivery() {
+    let app = spawn_delivering_app(|_| {}).await;
+    let router = axum::Router::new().fallback(|| async { (StatusCode::OK, "ok\0done") });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let hostile = format!("http://{}/hook", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, router).await });
+    let (url, received) = receiver(vec![]).await;
+    app.two_step_workflow("invoices").await;
+    let answered_nul = app.subscribe("shaper", &hostile).await;
+    app.subscribe("shaper", &url).await;
+
+    app.run_workflow("invoices").await;
+    app.run_workflow("invoices").await;
+    wait_for(&received, 2).await;
+    let log = settled_log(&app, &format!("/v3/subscriptions/{answered_nul}/deliveries")).await;
+    let deliveries = log["deliveries"].as_array().unwrap();
+    assert_eq!(deliveries.len(), 2, "{log}");
+    for delivery in deliveries {
+        assert_eq!(delivery["status"], "delivered", "{log}");
+        assert_eq!(delivery["attempts"][0]["responseExcerpt"], "ok\u{fffd}done", "{log}");
+    }
+}

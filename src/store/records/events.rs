@@ -253,7 +253,7 @@ impl Records {
 }
 
 /// `value` with every NUL character in its strings and keys replaced by U+FFFD.
-fn without_nul(value: Value) -> Value {
+pub(super) fn without_nul(value: Value) -> Value {
     let clean = |text: String| if text.contains('\0') { text.replace('\0', "\u{fffd}") } else { text };
     match value {
         Value::String(text) => Value::String(clean(text)),

@@ -201,7 +201,10 @@ async fn settle(
          FROM {} WHERE TRUE ON CONFLICT (delivery_id, attempt) DO NOTHING",
         json_rows(dialect, 1)
     );
-    sqlx::query(&sql).bind(serde_json::Value::Array(rows).to_string()).execute(&mut **tx).await?;
+    // The excerpt is whatever the destination answered: a NUL in it would fail the whole
+    // turn on PostgreSQL (text cannot hold one), for every tenant's deliveries in it.
+    let rows = super::events::without_nul(serde_json::Value::Array(rows));
+    sqlx::query(&sql).bind(rows.to_string()).execute(&mut **tx).await?;
     Ok(())
 }
 
