@@ -5,46 +5,28 @@
 //!
 //! The throughput phase measures the drain alone: the receiver holds its requests while the
 //! events are recorded (so the workers can only take their in-flight sends), and the clock
-//! starts when it lets them through.
+//! starts when it lets them through. The receiver runs in a process of its own
+//! ([`common::receiver`]), as a real one would.
 
 mod common;
 
-use axum::http::StatusCode;
 use canon::store::records::events::NewEvent;
 use futures::StreamExt;
 use serde_json::{json, Value};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 const CALLS: usize = 200;
 const IN_FLIGHT: usize = canon::delivery::worker::IN_FLIGHT; // the plain client gets the same concurrency
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
+    if std::env::var_os(common::receiver::ROLE).is_some() {
+        return common::receiver::serve().await;
+    }
     // Large enough that connecting to the receiver is a small part of the drain.
     let outbox = common::size("CANON_BENCH_OUTBOX", 10_000);
-    // The receiver: counts arrivals and how late each event arrived after it was created.
-    let arrivals: Arc<Mutex<Vec<(String, Duration)>>> = Arc::default();
-    let log = arrivals.clone();
-    let (gate, gate_rx) = tokio::sync::watch::channel(true);
-    let router = axum::Router::new().fallback(move |body: String| {
-        let log = log.clone();
-        let mut gate = gate_rx.clone();
-        async move {
-            let _ = gate.wait_for(|open| *open).await;
-            let event: Value = serde_json::from_str(&body).unwrap_or_default();
-            let created =
-                event["createdAt"].as_str().and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok());
-            let late = created
-                .map(|c| (chrono::Utc::now() - c.with_timezone(&chrono::Utc)).to_std().unwrap_or_default())
-                .unwrap_or_default();
-            log.lock().unwrap().push((event["eventID"].as_str().unwrap_or_default().to_string(), late));
-            StatusCode::OK
-        }
-    });
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-    let hook = format!("http://{}/hook", listener.local_addr()?);
-    tokio::spawn(async move { axum::serve(listener, router).await });
+    let receiver = common::receiver::Remote::start().await?;
+    let hook = format!("{}/hook", receiver.base);
 
     let bench = common::start(|config| config.allow_private_network = true).await?;
     let created: Value = bench
@@ -74,13 +56,13 @@ async fn main() -> anyhow::Result<()> {
         let response = bench.post("/v3/workflows/flow/call?wait=true", &body).send().await?;
         anyhow::ensure!(response.status() == 200, "call answered {}", response.status());
     }
-    wait_for(&arrivals, CALLS).await?;
-    let mut late: Vec<Duration> = arrivals.lock().unwrap().iter().map(|(_, d)| *d).collect();
+    receiver.wait_for(CALLS).await?;
+    let mut late = receiver.late().await?;
     let (p50, p99) = (common::percentile(&mut late, 0.5), common::percentile(&mut late, 0.99));
 
     // Throughput: `outbox` events recorded at once, then drained by the workers.
-    arrivals.lock().unwrap().clear();
-    gate.send_replace(false);
+    receiver.clear().await?;
+    receiver.hold().await?;
     let owner = bench.tenant.owner();
     let mut bodies = Vec::with_capacity(outbox);
     for n in 0..outbox {
@@ -108,12 +90,12 @@ async fn main() -> anyhow::Result<()> {
         bench.app.state.records.record_pipeline_event(owner, new).await?;
     }
     let started = Instant::now();
-    gate.send_replace(true);
-    wait_for(&arrivals, outbox).await?;
+    receiver.release().await?;
+    receiver.wait_for(outbox).await?;
     let canon_rate = outbox as f64 / started.elapsed().as_secs_f64();
 
     // The limit: a plain client POSTing the same bodies to the same receiver.
-    arrivals.lock().unwrap().clear();
+    receiver.clear().await?;
     let plain = reqwest::Client::new();
     let started = Instant::now();
     futures::stream::iter(bodies)
@@ -124,6 +106,7 @@ async fn main() -> anyhow::Result<()> {
         .buffer_unordered(IN_FLIGHT)
         .collect::<Vec<bool>>()
         .await;
+    receiver.wait_for(outbox).await?;
     let plain_rate = outbox as f64 / started.elapsed().as_secs_f64();
 
     println!("delivery: {outbox} outbox deliveries to a local receiver, {IN_FLIGHT} in flight, signed");
@@ -136,18 +119,6 @@ async fn main() -> anyhow::Result<()> {
         common::ms(p99)
     );
     bench.stop().await;
-    Ok(())
-}
-
-async fn wait_for(arrivals: &Mutex<Vec<(String, Duration)>>, count: usize) -> anyhow::Result<()> {
-    let deadline = Instant::now() + Duration::from_secs(300);
-    while arrivals.lock().unwrap().len() < count {
-        anyhow::ensure!(
-            Instant::now() < deadline,
-            "only {} of {count} arrived",
-            arrivals.lock().unwrap().len()
-        );
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
+    receiver.stop().await;
     Ok(())
 }

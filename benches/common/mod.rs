@@ -2,6 +2,8 @@
 
 #![allow(dead_code)]
 
+pub mod receiver;
+
 use canon::app::App;
 use canon::config::Config;
 use canon::graph::entities::resolution_key;
