@@ -224,6 +224,36 @@ async fn a_failing_receiver_gets_the_same_event_until_it_answers_2xx() {
 }
 
 #[tokio::test]
+async fn a_redelivered_delivery_logs_every_attempt_in_order() {
+    let app = spawn_delivering_app(|_| {}).await;
+    let (url, received) = receiver(vec![200, 202]).await;
+    app.two_step_workflow("invoices").await;
+    let subscription = app.subscribe("shaper", &url).await;
+    app.run_workflow("invoices").await;
+    wait_for(&received, 1).await;
+    let path = format!("/v3/subscriptions/{subscription}/deliveries");
+    let log = settled_log(&app, &path).await;
+    let id = log["deliveries"][0]["deliveryID"].as_str().unwrap().to_string();
+    assert_eq!(app.post(&format!("/v3/deliveries/{id}/redeliver"), json!({})).await.status(), 202);
+    wait_for(&received, 2).await;
+    let mut codes = Vec::new();
+    for _ in 0..200 {
+        let log = settled_log(&app, &path).await;
+        let attempts = log["deliveries"][0]["attempts"].as_array().unwrap().clone();
+        codes = attempts.iter().map(|a| a["statusCode"].clone()).collect();
+        if codes.len() == 2 {
+            assert!(
+                attempts.iter().all(|a| a["attemptedAt"].is_string() && a["latencyMs"].is_i64()),
+                "{log}"
+            );
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    assert_eq!(codes, vec![json!(200), json!(202)], "the first attempt, then the redelivery");
+}
+
+#[tokio::test]
 async fn gone_disables_the_subscription_and_a_disabled_one_receives_nothing() {
     let app = spawn_delivering_app(|_| {}).await;
     let (url, received) = receiver(vec![410]).await;

@@ -183,6 +183,7 @@ macro_rules! all_migrations {
             12 => ("0012_event_outputs"),
             13 => ("0013_event_outputs_in_view_order"),
             14 => "0014_seed_job_results",
+            15 => "0015_first_attempt_on_delivery",
         )
     };
 }

@@ -6,6 +6,7 @@ use super::collections::Owner;
 use super::{Dialect, RecordError, Records};
 use sqlx::any::AnyRow;
 use sqlx::{Any, Row, Transaction};
+use std::collections::HashMap;
 
 /// What an event is, for choosing the subscriptions it goes to.
 pub enum EventSource<'a> {
@@ -139,30 +140,51 @@ fn json_rows(dialect: Dialect, n: usize) -> String {
     }
 }
 
-/// Writes finished attempts: delivered rows (nearly all of them) in one UPDATE, the rest one
-/// by one, and every attempt row in one INSERT (its `WHERE TRUE` keeps SQLite from reading
-/// `ON CONFLICT` as a join's `ON`).
+/// Writes finished attempts. A first attempt that delivered (nearly all of them) is kept on
+/// its delivery's row, all of a turn's in one UPDATE; every other attempt is a row of
+/// `delivery_attempts`, its delivery updated one by one. The attempt rows go in one INSERT
+/// (its `WHERE TRUE` keeps SQLite from reading `ON CONFLICT` as a join's `ON`).
 async fn settle(
     tx: &mut Transaction<'_, Any>,
     dialect: Dialect,
     finished: &[Finished],
 ) -> Result<(), RecordError> {
-    if finished.is_empty() {
+    let (first, others): (Vec<&Finished>, Vec<&Finished>) = finished.iter().partition(|done| {
+        done.status == "delivered" && done.number == 1 && done.attempt.next_retry_at.is_none()
+    });
+    if !first.is_empty() {
+        // attempts + 1 is 1 here: only the worker holding the lease counts.
+        let sql = format!(
+            "UPDATE deliveries SET status = 'delivered', attempts = attempts + 1, \
+                 next_attempt_at = CAST(e.value ->> 1 AS BIGINT), lease_until = 0, \
+                 updated_at = CAST(e.value ->> 1 AS BIGINT), first_attempted_at = CAST(e.value ->> 1 AS BIGINT), \
+                 first_status_code = CAST(e.value ->> 2 AS BIGINT), first_latency_ms = CAST(e.value ->> 3 AS BIGINT), \
+                 first_response_excerpt = e.value ->> 4 \
+             FROM {} WHERE deliveries.id = e.value ->> 0",
+            json_rows(dialect, 1)
+        );
+        let rows = first
+            .iter()
+            .map(|done| {
+                let attempt = &done.attempt;
+                serde_json::json!([
+                    done.delivery_id,
+                    attempt.at,
+                    attempt.status_code,
+                    attempt.latency_ms,
+                    attempt.response_excerpt
+                ])
+            })
+            .collect();
+        // The excerpt is whatever the destination answered: a NUL in it would fail the whole
+        // turn on PostgreSQL (text cannot hold one), for every tenant's deliveries in it.
+        let rows = super::events::without_nul(serde_json::Value::Array(rows));
+        sqlx::query(&sql).bind(rows.to_string()).execute(&mut **tx).await?;
+    }
+    if others.is_empty() {
         return Ok(());
     }
-    let (delivered, others): (Vec<&Finished>, Vec<&Finished>) =
-        finished.iter().partition(|done| done.status == "delivered" && done.attempt.next_retry_at.is_none());
-    if let Some(last) = delivered.iter().map(|done| done.attempt.at).max() {
-        // attempts + 1 is each row's attempt number: only the worker holding the lease counts.
-        let sql = format!(
-            "UPDATE deliveries SET status = 'delivered', attempts = attempts + 1, next_attempt_at = $1, \
-                 lease_until = 0, updated_at = $1 WHERE id IN ({})",
-            json_strings(dialect, 2)
-        );
-        let ids: Vec<&str> = delivered.iter().map(|done| done.delivery_id.as_str()).collect();
-        sqlx::query(&sql).bind(last).bind(serde_json::json!(ids).to_string()).execute(&mut **tx).await?;
-    }
-    for done in others {
+    for done in &others {
         let attempt = &done.attempt;
         sqlx::query(
             "UPDATE deliveries SET status = $2, attempts = $3, next_attempt_at = $4, lease_until = 0, updated_at = $5 \
@@ -176,7 +198,7 @@ async fn settle(
         .execute(&mut **tx)
         .await?;
     }
-    let rows: Vec<serde_json::Value> = finished
+    let rows: Vec<serde_json::Value> = others
         .iter()
         .map(|done| {
             let attempt = &done.attempt;
@@ -201,15 +223,15 @@ async fn settle(
          FROM {} WHERE TRUE ON CONFLICT (delivery_id, attempt) DO NOTHING",
         json_rows(dialect, 1)
     );
-    // The excerpt is whatever the destination answered: a NUL in it would fail the whole
-    // turn on PostgreSQL (text cannot hold one), for every tenant's deliveries in it.
     let rows = super::events::without_nul(serde_json::Value::Array(rows));
     sqlx::query(&sql).bind(rows.to_string()).execute(&mut **tx).await?;
     Ok(())
 }
 
-/// Takes the leases of up to `limit` due deliveries and reads what they carry, in one
-/// statement (the event's body and the destination come back with each leased row).
+/// Takes the leases of up to `limit` due deliveries and reads what they carry: the claim is
+/// one statement (the event's body comes back with each leased row), the destinations one
+/// more per turn (a turn's rows nearly always share a handful of subscriptions; reading them
+/// per row had been four lookups and four more values to copy for every delivery).
 ///
 /// A leased row's next attempt is due when its lease runs out (should this attempt be lost),
 /// so `next_attempt_at` moves there: the due scan, which walks `next_attempt_at` in order,
@@ -228,11 +250,6 @@ async fn claim(
         Dialect::Sqlite => "+status = 'pending'",
         Dialect::Postgres => "status = 'pending'",
     };
-    let subscription = |column: &str| {
-        format!(
-            "(SELECT s.{column} FROM subscriptions s WHERE s.id = deliveries.subscription_id) AS {column}"
-        )
-    };
     let sql = format!(
         "UPDATE deliveries SET lease_until = $2, next_attempt_at = $2 \
          WHERE id IN (SELECT id FROM deliveries \
@@ -240,34 +257,67 @@ async fn claim(
                       ORDER BY next_attempt_at LIMIT $3) \
            AND {pending} AND lease_until <= $1 \
          RETURNING id, account_id, environment, subscription_id, destination, attempts, event_id, \
-             (SELECT e.body FROM events e WHERE e.id = deliveries.event_id) AS body, {}, {}, {}, {}",
-        subscription("webhook_url"),
-        subscription("s3_bucket"),
-        subscription("s3_file_path"),
-        subscription("google_drive_folder_id"),
+             (SELECT e.body FROM events e WHERE e.id = deliveries.event_id) AS body"
     );
     let rows = sqlx::query(&sql).bind(now).bind(now + lease_ms).bind(limit).fetch_all(&mut **tx).await?;
-    // In the order RETURNING gives: they are all sent at once. A delivery whose event is gone
-    // has nothing to carry and is left out.
-    Ok(rows
+    if rows.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut subscription_ids: Vec<String> = rows.iter().map(|row| row.get("subscription_id")).collect();
+    subscription_ids.sort_unstable();
+    subscription_ids.dedup();
+    let sql = format!(
+        "SELECT id, webhook_url, s3_bucket, s3_file_path, google_drive_folder_id FROM subscriptions \
+         WHERE id IN ({})",
+        json_strings(dialect, 1)
+    );
+    let found =
+        sqlx::query(&sql).bind(serde_json::json!(subscription_ids).to_string()).fetch_all(&mut **tx).await?;
+    let destinations: HashMap<String, Destination> = found
         .iter()
-        .filter_map(|row| {
-            Some(Claimed {
-                id: row.get("id"),
-                account_id: row.get("account_id"),
-                environment: row.get("environment"),
-                subscription_id: row.get("subscription_id"),
-                destination: row.get("destination"),
-                attempts: row.get("attempts"),
-                event_id: row.get("event_id"),
-                body: row.get::<Option<String>, _>("body")?,
+        .map(|row| {
+            let destination = Destination {
                 webhook_url: row.get("webhook_url"),
                 s3_bucket: row.get("s3_bucket"),
                 s3_file_path: row.get("s3_file_path"),
                 google_drive_folder_id: row.get("google_drive_folder_id"),
+            };
+            (row.get("id"), destination)
+        })
+        .collect();
+    // In the order RETURNING gives: they are all sent at once. A delivery whose event is gone
+    // has nothing to carry and is left out; one whose subscription is gone has no destination
+    // (its attempt says so).
+    Ok(rows
+        .iter()
+        .filter_map(|row| {
+            let subscription_id: String = row.get("subscription_id");
+            let destination = destinations.get(&subscription_id).cloned().unwrap_or_default();
+            Some(Claimed {
+                id: row.get("id"),
+                account_id: row.get("account_id"),
+                environment: row.get("environment"),
+                subscription_id,
+                destination: row.get("destination"),
+                attempts: row.get("attempts"),
+                event_id: row.get("event_id"),
+                body: row.get::<Option<String>, _>("body")?,
+                webhook_url: destination.webhook_url,
+                s3_bucket: destination.s3_bucket,
+                s3_file_path: destination.s3_file_path,
+                google_drive_folder_id: destination.google_drive_folder_id,
             })
         })
         .collect())
+}
+
+/// Where a subscription sends, as a claim reads it.
+#[derive(Clone, Default)]
+struct Destination {
+    webhook_url: Option<String>,
+    s3_bucket: Option<String>,
+    s3_file_path: Option<String>,
+    google_drive_folder_id: Option<String>,
 }
 
 fn delivery(row: &AnyRow) -> DeliveryRecord {
@@ -279,7 +329,19 @@ fn delivery(row: &AnyRow) -> DeliveryRecord {
         status: row.get("status"),
         next_attempt_at: row.get("next_attempt_at"),
         created_at: row.get("created_at"),
-        attempts: Vec::new(),
+        // A first attempt that delivered is kept on the row; the others follow it.
+        attempts: row
+            .get::<Option<i64>, _>("first_attempted_at")
+            .map(|at| Attempt {
+                at,
+                status_code: row.get("first_status_code"),
+                latency_ms: row.get::<Option<i64>, _>("first_latency_ms").unwrap_or_default(),
+                response_excerpt: row.get("first_response_excerpt"),
+                error: None,
+                next_retry_at: None,
+            })
+            .into_iter()
+            .collect(),
     }
 }
 
@@ -332,7 +394,8 @@ impl Records {
             (None, None) => return Ok(Vec::new()),
         };
         let sql = format!(
-            "SELECT id, subscription_id, event_id, destination, status, next_attempt_at, created_at FROM deliveries \
+            "SELECT id, subscription_id, event_id, destination, status, next_attempt_at, created_at, \
+                 first_attempted_at, first_status_code, first_latency_ms, first_response_excerpt FROM deliveries \
              WHERE {column} = $1 AND account_id = $2 AND environment = $3 ORDER BY created_at, id LIMIT $4"
         );
         let rows = sqlx::query(&sql)
@@ -351,17 +414,14 @@ impl Records {
             .bind(&delivery.id)
             .fetch_all(&self.pool)
             .await?;
-            delivery.attempts = attempts
-                .iter()
-                .map(|row| Attempt {
-                    at: row.get("attempted_at"),
-                    status_code: row.get("status_code"),
-                    latency_ms: row.get("latency_ms"),
-                    response_excerpt: row.get("response_excerpt"),
-                    error: row.get("error"),
-                    next_retry_at: row.get("next_retry_at"),
-                })
-                .collect();
+            delivery.attempts.extend(attempts.iter().map(|row| Attempt {
+                at: row.get("attempted_at"),
+                status_code: row.get("status_code"),
+                latency_ms: row.get("latency_ms"),
+                response_excerpt: row.get("response_excerpt"),
+                error: row.get("error"),
+                next_retry_at: row.get("next_retry_at"),
+            }));
         }
         Ok(deliveries)
     }
