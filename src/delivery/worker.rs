@@ -45,7 +45,8 @@ pub const IN_FLIGHT: usize = 128;
 /// are free here, in one transaction, so a turn's cost is shared by many deliveries. Holding
 /// eight times the sends keeps every send slot busy while a turn is written and makes a
 /// backlog's claims large (`make bench-delivery`, ratio to a plain client: 0.42–0.49 holding
-/// 2×, 0.46–0.56 holding 4×, 0.49–0.60 holding 8×). The price is memory: the held deliveries' event bodies.
+/// 2×, 0.46–0.56 holding 4×, 0.49–0.60 holding 8×). The price is memory: the held
+/// deliveries' event bodies.
 const HELD: usize = 8 * IN_FLIGHT;
 /// A turn with finished attempts to record waits up to [`GATHER_FOR`] for this many (more than
 /// can be in flight, so in practice it waits the whole [`GATHER_FOR`]).
