@@ -5,15 +5,15 @@
 //!
 //! Revocation: keys are revoked only by `canon keys revoke`, a process of its own sharing the
 //! record store (no endpoint revokes keys), so a revoked key stops working within
-//! [`TRUST_FOR`] (one second) in every serving process, one or many. Unknown and malformed keys are never remembered: each is read again, so a key
-//! created a moment ago works at once and a flood of wrong keys cannot fill the memory.
+//! [`TRUST_FOR`] (one second) in every serving process, one or many. Unknown and malformed
+//! keys are never remembered: each is read again, so a key created a moment ago works at
+//! once and a flood of wrong keys cannot fill the memory.
 
+use crate::memo::Memo;
 use crate::store::records::keys::Principal;
 use crate::store::records::{RecordError, Records};
 use sha2::{Digest, Sha256};
-use std::collections::HashMap;
-use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// How long a key that authenticated is trusted without reading the store again.
 pub const TRUST_FOR: Duration = Duration::from_secs(1);
@@ -22,34 +22,25 @@ const CAPACITY: usize = 10_000;
 
 pub struct KeyAuthenticator {
     records: Records,
-    trusted: Mutex<HashMap<[u8; 32], (Principal, Instant)>>,
+    trusted: Memo<[u8; 32], Principal>,
 }
 
 impl KeyAuthenticator {
     pub fn new(records: Records) -> Self {
-        Self { records, trusted: Mutex::new(HashMap::new()) }
+        Self { records, trusted: Memo::new(TRUST_FOR, CAPACITY) }
     }
 
     /// The principal of a presented key, or `None` when it is malformed, unknown or revoked.
     pub async fn authenticate(&self, presented: &str) -> Result<Option<Principal>, RecordError> {
         let digest: [u8; 32] = Sha256::digest(presented.as_bytes()).into();
-        if let Some(principal) = self.remembered(&digest) {
+        if let Some(principal) = self.trusted.get(&digest) {
             return Ok(Some(principal));
         }
+        let seen = self.trusted.revision();
         let principal = self.records.authenticate(presented).await?;
         if let Some(principal) = &principal {
-            let mut trusted = self.trusted.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-            if trusted.len() >= CAPACITY {
-                trusted.clear();
-            }
-            trusted.insert(digest, (principal.clone(), Instant::now()));
+            self.trusted.put_if_unchanged(seen, digest, principal.clone());
         }
         Ok(principal)
-    }
-
-    fn remembered(&self, digest: &[u8; 32]) -> Option<Principal> {
-        let trusted = self.trusted.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        let (principal, since) = trusted.get(digest)?;
-        (since.elapsed() < TRUST_FOR).then(|| principal.clone())
     }
 }

@@ -29,6 +29,7 @@ pub mod ids;
 pub mod jobs;
 pub mod keys;
 pub mod mcp;
+pub mod memo;
 pub mod pagination;
 pub mod provision;
 pub mod reviewers;

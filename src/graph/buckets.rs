@@ -1,5 +1,11 @@
 //! Buckets: named partitions of a tenant's graph. Exactly one default bucket per tenant,
 //! which can be renamed but never deleted; deletes are soft.
+//!
+//! A bucket read by ID is remembered for [`BUCKET_TRUST`] (dashboards and clients read the
+//! same few buckets over and over, and the engine's round trip was most of such a read's
+//! cost). Renames and deletes through this process forget it at once; another canon sharing
+//! the same graph engine (Neo4j) sees them within [`BUCKET_TRUST`], the bound API-key
+//! revocation has too.
 
 use super::{decode, int_column, queries, GraphService, Tenant};
 use crate::error::{ServiceError, ServiceResult};
@@ -13,6 +19,10 @@ use utoipa::ToSchema;
 /// Name the default bucket is created with.
 pub const DEFAULT_BUCKET_NAME: &str = "default";
 const NAME_MAX: usize = 100;
+/// How long a bucket read by ID is served from memory.
+pub(super) const BUCKET_TRUST: std::time::Duration = std::time::Duration::from_secs(1);
+/// Buckets remembered at most, over all tenants.
+pub(super) const BUCKETS_REMEMBERED: usize = 10_000;
 const DESCRIPTION_MAX: usize = 2_000;
 
 /// A named partition of the knowledge graph within an account and environment.
@@ -95,11 +105,24 @@ impl GraphService {
     }
 
     pub async fn get_bucket(&self, tenant: &Tenant, id: &str) -> ServiceResult<Bucket> {
-        let rows = self.run(tenant, queries::BUCKET_GET, params! { "id" => id }).await?;
-        match rows.into_iter().next() {
-            Some(row) => decode(row),
-            None => Err(ServiceError::not_found("bucket", id)),
+        let key = (tenant.clone(), id.to_string());
+        if let Some(bucket) = self.recent_buckets.get(&key) {
+            return Ok(bucket);
         }
+        let seen = self.recent_buckets.revision();
+        let rows = self.run(tenant, queries::BUCKET_GET, params! { "id" => id }).await?;
+        let bucket: Bucket = match rows.into_iter().next() {
+            Some(row) => decode(row)?,
+            None => return Err(ServiceError::not_found("bucket", id)),
+        };
+        self.recent_buckets.put_if_unchanged(seen, key, bucket.clone());
+        Ok(bucket)
+    }
+
+    /// Forgets a remembered bucket before and after a write changes it, so no read that
+    /// overlapped the write keeps the old state.
+    fn forget_bucket(&self, tenant: &Tenant, id: &str) {
+        self.recent_buckets.forget(&(tenant.clone(), id.to_string()));
     }
 
     pub async fn list_buckets(
@@ -143,6 +166,7 @@ impl GraphService {
         if let Some(description) = &changes.description {
             text::check_len("description", description, DESCRIPTION_MAX, false)?;
         }
+        self.forget_bucket(tenant, id);
         let result = self
             .run(
                 tenant,
@@ -162,6 +186,7 @@ impl GraphService {
             }
             other => other?,
         };
+        self.forget_bucket(tenant, id);
         match rows.into_iter().next() {
             Some(row) => decode(row),
             None => Err(ServiceError::not_found("bucket", id)),
@@ -170,6 +195,7 @@ impl GraphService {
 
     /// Soft-deletes a bucket; `cascade` also removes its entities, mentions and relations.
     pub async fn delete_bucket(&self, tenant: &Tenant, id: &str, cascade: bool) -> ServiceResult<()> {
+        self.forget_bucket(tenant, id);
         let rows = self
             .run(
                 tenant,
@@ -177,6 +203,7 @@ impl GraphService {
                 params! { "id" => id, "cascade" => cascade, "now" => ids::now_rfc3339() },
             )
             .await?;
+        self.forget_bucket(tenant, id);
         if !rows.is_empty() {
             return Ok(());
         }

@@ -74,6 +74,8 @@ pub struct GraphService {
     entity_events: std::sync::OnceLock<Arc<dyn events::EntityEvents>>,
     /// Where each tenant's IDs of a kind begin (see [`window::DataStarts`]).
     data_starts: window::DataStarts,
+    /// Buckets read lately, by tenant and ID (see [`buckets::BUCKET_TRUST`]).
+    recent_buckets: crate::memo::Memo<(Tenant, String), buckets::Bucket>,
 }
 
 impl GraphService {
@@ -84,6 +86,7 @@ impl GraphService {
             queries_run: AtomicU64::new(0),
             entity_events: std::sync::OnceLock::new(),
             data_starts: window::DataStarts::default(),
+            recent_buckets: crate::memo::Memo::new(buckets::BUCKET_TRUST, buckets::BUCKETS_REMEMBERED),
         }
     }
 

@@ -1,6 +1,7 @@
 //! Buckets: the default bucket, CRUD, soft and cascade delete, filtering, pagination.
 
-use crate::helpers::{assert_error, json, spawn_app, strings, TestApp};
+use crate::helpers::{assert_error, json, spawn_app, strings, unique, TestApp};
+use canon::store::records::keys::Environment;
 use serde_json::json;
 
 async fn bucket_names(app: &TestApp, query: &str) -> (Vec<String>, i64) {
@@ -122,6 +123,22 @@ async fn a_bucket_can_be_renamed_and_redescribed_and_an_empty_patch_changes_noth
     assert!(described["updatedAt"].as_str() >= before["updatedAt"].as_str());
     // The old name is free again.
     app.create_bucket("Drafts").await;
+}
+
+#[tokio::test]
+async fn a_bucket_read_a_moment_ago_shows_its_rename_and_delete_at_once_and_only_to_its_tenant() {
+    let app = spawn_app().await;
+    let id = app.create_bucket("Inbox").await;
+    let path = format!("/v3/buckets/{id}");
+    assert_eq!(json(app.get(&path).await).await["name"], "Inbox");
+    // Another account presenting the same ID finds nothing, though canon just read it.
+    let stranger = app.new_key(Some(&unique("globex")), Environment::Sandbox).await;
+    let theirs = app.client.get(format!("{}{path}", app.address)).header("x-api-key", stranger);
+    assert_error(theirs.send().await.unwrap(), 404).await;
+    app.patch(&path, json!({ "name": "Archive" })).await;
+    assert_eq!(json(app.get(&path).await).await["name"], "Archive");
+    assert_eq!(app.delete(&path).await.status(), 204);
+    assert_error(app.get(&path).await, 404).await;
 }
 
 #[tokio::test]
