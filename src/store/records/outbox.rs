@@ -133,7 +133,7 @@ fn json_strings(dialect: Dialect, n: usize) -> String {
 
 /// A FROM item yielding the elements of the JSON array bound at `$n` as `e.value`, each read
 /// with `e.value ->> i` (text) on both stores.
-fn json_rows(dialect: Dialect, n: usize) -> String {
+pub(super) fn json_rows(dialect: Dialect, n: usize) -> String {
     match dialect {
         Dialect::Sqlite => format!("json_each(${n}) AS e"),
         Dialect::Postgres => format!("jsonb_array_elements(CAST(${n} AS jsonb)) AS e(value)"),

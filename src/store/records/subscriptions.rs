@@ -213,13 +213,23 @@ const EVENTS_PER_WRITE: usize = 1_000;
 
 impl Records {
     /// Records account-wide events, each once by its ID, with their deliveries in the same
-    /// transaction as the event.
+    /// transaction as the event. A batch's events go in one INSERT (its rows one JSON
+    /// parameter): one statement per event had cost a seed of 1,000 entities ~40 ms, longer
+    /// than its lookups in the graph.
     pub async fn record_account_events(
         &self,
         owner: Owner<'_>,
         events: &[AccountEvent],
         now: i64,
     ) -> Result<(), RecordError> {
+        // RETURNING names the rows inserted (not those already there); `WHERE TRUE` keeps
+        // SQLite from reading `ON CONFLICT` as a join's `ON`.
+        let insert = format!(
+            "INSERT INTO events (id, account_id, environment, event_type, body, created_at) \
+             SELECT e.value ->> 0, $2, $3, e.value ->> 1, e.value ->> 2, $4 \
+             FROM {} WHERE TRUE ON CONFLICT (id) DO NOTHING RETURNING id",
+            super::outbox::json_rows(self.dialect, 1)
+        );
         for batch in events.chunks(EVENTS_PER_WRITE) {
             let mut tx = self.begin_write().await?;
             // The types someone subscribed to, read in the transaction that enqueues: an event
@@ -235,11 +245,23 @@ impl Records {
             .iter()
             .map(|row| row.get("type"))
             .collect();
+            let rows: Vec<serde_json::Value> = batch
+                .iter()
+                .map(|event| serde_json::json!([event.id, event.event_type, event.body.to_string()]))
+                .collect();
+            let rows = super::events::without_nul(serde_json::Value::Array(rows));
+            let inserted: std::collections::HashSet<String> = sqlx::query(&insert)
+                .bind(rows.to_string())
+                .bind(owner.account_id)
+                .bind(owner.environment)
+                .bind(now)
+                .fetch_all(&mut *tx)
+                .await?
+                .iter()
+                .map(|row| row.get("id"))
+                .collect();
             for event in batch {
-                let inserted =
-                    super::events::insert_once(&mut tx, owner, &event.id, event.event_type, &event.body, now)
-                        .await?;
-                if inserted && subscribed.iter().any(|t| t == event.event_type) {
+                if inserted.contains(&event.id) && subscribed.iter().any(|t| t == event.event_type) {
                     let source = super::outbox::EventSource::Account { event_type: event.event_type };
                     super::outbox::enqueue(&mut tx, owner, &event.id, source, now).await?;
                 }
