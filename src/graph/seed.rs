@@ -114,8 +114,9 @@ impl GraphService {
         }
     }
 
-    /// Seeds `rows` into `bucket_id`. `tag` makes replays of the same rows idempotent: a row
-    /// tagged `tag:i` that created an entity reports `created` again when re-run.
+    /// Seeds `rows` into `bucket_id` and announces the entities it proposed. `tag` makes
+    /// replays of the same rows idempotent: a row tagged `tag:i` that created an entity
+    /// reports `created` again when re-run (and its event, recorded once, is not repeated).
     pub async fn seed_rows(
         &self,
         tenant: &Tenant,
@@ -124,6 +125,22 @@ impl GraphService {
         tag: &str,
         offset: usize,
     ) -> ServiceResult<Vec<SeedRowResult>> {
+        let (results, proposed) = self.seed_rows_unannounced(tenant, bucket_id, rows, tag, offset).await?;
+        self.emit(tenant, proposed).await;
+        Ok(results)
+    }
+
+    /// [`GraphService::seed_rows`] without the announcement: the caller passes the status
+    /// changes to [`GraphService::emit`] when it chooses (a seed job, while its next chunk
+    /// is written), and must before it records the rows as done.
+    pub(crate) async fn seed_rows_unannounced(
+        &self,
+        tenant: &Tenant,
+        bucket_id: &str,
+        rows: &[Value],
+        tag: &str,
+        offset: usize,
+    ) -> ServiceResult<(Vec<SeedRowResult>, Vec<StatusChange>)> {
         let mut results: Vec<Option<SeedRowResult>> = vec![None; rows.len()];
         let mut prepared = Vec::new();
         let mut types = TypeCache::default();
@@ -159,8 +176,7 @@ impl GraphService {
                 reason: None,
             })
             .collect();
-        self.emit(tenant, proposed).await;
-        Ok(results)
+        Ok((results, proposed))
     }
 
     /// Validates one row and builds its Cypher parameters; `Err` is the rejection reason.
