@@ -54,7 +54,15 @@ pub async fn spawn_app_with(handlers: Handlers, configure: impl FnOnce(&mut Conf
         config.neo4j_password = std::env::var("CANON_TEST_NEO4J_PASSWORD").unwrap_or_default();
     }
     configure(&mut config);
-    let app = App::spawn(&config, handlers.clone()).await.expect("canon starts");
+    let app = match App::spawn(&config, handlers.clone()).await {
+        Ok(app) => app,
+        Err(err) => {
+            // The embedded engine's own log says why it did not answer.
+            let log =
+                std::fs::read_to_string(data_dir.path().join("falkordb/falkordb.log")).unwrap_or_default();
+            panic!("canon starts: {err:#}\nFalkorDB's log:\n{log}");
+        }
+    };
     let address = format!("http://{}", app.addr);
     let account = app.state.records.ensure_account(&unique("acme")).await.expect("account");
     let (_, api_key) =
