@@ -136,7 +136,7 @@ impl Records {
         .bind(owner.environment)
         .bind(name)
         .bind(now)
-        .execute(&self.pool)
+        .execute(&self.writer)
         .await?;
         Ok((done.rows_affected() == 1).then(|| CollectionRow {
             id: id.to_string(),
@@ -404,7 +404,7 @@ impl Records {
         for id in ids {
             query = query.bind(id);
         }
-        let rows = query.fetch_all(&self.pool).await?;
+        let rows = query.fetch_all(&self.writer).await?;
         Ok(rows
             .iter()
             .map(|row| PendingItem {
@@ -470,7 +470,7 @@ impl Records {
         for id in ids {
             query = query.bind(id);
         }
-        query.execute(&self.pool).await?;
+        query.execute(&self.writer).await?;
         Ok(())
     }
 

@@ -308,7 +308,7 @@ impl Records {
         .bind(owner.account_id)
         .bind(owner.environment)
         .bind(function_id)
-        .execute(&self.pool)
+        .execute(&self.writer)
         .await?;
         Ok(done.rows_affected() == 1)
     }

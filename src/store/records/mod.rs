@@ -53,7 +53,10 @@ pub enum Dialect {
 /// A connection pool to the record database.
 #[derive(Clone)]
 pub struct Records {
+    /// Reads (and, on PostgreSQL, writes).
     pub(crate) pool: AnyPool,
+    /// Writes: every statement that changes rows, and every write transaction, goes here.
+    pub(crate) writer: AnyPool,
     pub(crate) dialect: Dialect,
     /// Where it connected, for [`Records::connect_alone`].
     url: std::sync::Arc<str>,
@@ -75,43 +78,24 @@ impl Records {
     async fn connect_with(url: &str, connections: Option<u32>) -> Result<Self, RecordError> {
         sqlx::any::install_default_drivers();
         let dialect = if url.starts_with("sqlite:") { Dialect::Sqlite } else { Dialect::Postgres };
-        let options = AnyConnectOptions::from_str(url)
-            .map_err(|err| RecordError::Unavailable(err.to_string()))?
-            .disable_statement_logging();
-        let pool = AnyPoolOptions::new()
-            .max_connections(connections.unwrap_or(if dialect == Dialect::Sqlite { 4 } else { 16 }))
-            .acquire_timeout(Duration::from_secs(10))
-            .after_connect(move |conn, _| {
-                Box::pin(async move {
-                    if dialect == Dialect::Sqlite {
-                        // WAL lets `canon keys` write while `canon serve` reads; the busy
-                        // timeout makes concurrent writers wait instead of failing.
-                        sqlx::query("PRAGMA journal_mode = WAL").execute(&mut *conn).await?;
-                        sqlx::query("PRAGMA busy_timeout = 10000").execute(&mut *conn).await?;
-                        sqlx::query("PRAGMA foreign_keys = ON").execute(&mut *conn).await?;
-                        // In WAL mode NORMAL syncs at checkpoints, not at every commit: a
-                        // crash of canon loses nothing; only an OS crash or power loss can
-                        // lose the last commits (SQLite's recommended setting for WAL).
-                        sqlx::query("PRAGMA synchronous = NORMAL").execute(&mut *conn).await?;
-                        // Reads through a memory map instead of SQLite's page cache, which
-                        // this build (SQLITE_ENABLE_MEMORY_MANAGEMENT) shares between all
-                        // connections behind one mutex: two scans at once ran 3x slower than
-                        // one (measured on views' table-data, 150 ms against 45 ms).
-                        sqlx::query("PRAGMA mmap_size = 1073741824").execute(&mut *conn).await?;
-                    }
-                    Ok(())
-                })
-            })
-            .connect_with(options)
-            .await
-            .map_err(|err| RecordError::Unavailable(err.to_string()))?;
-        Ok(Self { pool, dialect, url: url.into() })
+        let readers = connections.unwrap_or(if dialect == Dialect::Sqlite { 4 } else { 16 });
+        let pool = open_pool(url, dialect, readers).await?;
+        // SQLite admits one writer at a time and makes the others sleep in its busy handler
+        // (1, 2, 5, 10 … ms, however soon the lock frees): with eight calls in flight most
+        // writes slept. One connection for writes makes them queue in the pool instead, in
+        // order, and wake as soon as the previous write commits. PostgreSQL writes in
+        // parallel: there both are the same pool.
+        let writer = match dialect {
+            Dialect::Sqlite => open_pool(url, dialect, 1).await?,
+            Dialect::Postgres => pool.clone(),
+        };
+        Ok(Self { pool, writer, dialect, url: url.into() })
     }
 
     /// Applies every pending migration for this dialect.
     pub async fn migrate(&self) -> Result<(), RecordError> {
         let migrator = Migrator::new(Embedded(self.dialect)).await?;
-        migrator.run(&self.pool).await?;
+        migrator.run(&self.writer).await?;
         self.ensure_search_index().await?;
         Ok(())
     }
@@ -123,7 +107,7 @@ impl Records {
         let mut migrator = Migrator::new(Embedded(self.dialect)).await?;
         let older: Vec<Migration> = migrator.iter().filter(|m| m.version <= version).cloned().collect();
         migrator.migrations = older.into();
-        migrator.run(&self.pool).await?;
+        migrator.run(&self.writer).await?;
         Ok(())
     }
 
@@ -133,8 +117,8 @@ impl Records {
     /// `database is locked` at once, busy timeout or not. PostgreSQL locks rows as it goes.
     pub(crate) async fn begin_write(&self) -> Result<sqlx::Transaction<'static, sqlx::Any>, RecordError> {
         Ok(match self.dialect {
-            Dialect::Sqlite => self.pool.begin_with("BEGIN IMMEDIATE").await?,
-            Dialect::Postgres => self.pool.begin().await?,
+            Dialect::Sqlite => self.writer.begin_with("BEGIN IMMEDIATE").await?,
+            Dialect::Postgres => self.writer.begin().await?,
         })
     }
 
@@ -153,7 +137,42 @@ impl Records {
 
     pub async fn close(&self) {
         self.pool.close().await;
+        self.writer.close().await;
     }
+}
+
+/// A pool of at most `connections` to `url`, each connection set up for this service.
+async fn open_pool(url: &str, dialect: Dialect, connections: u32) -> Result<AnyPool, RecordError> {
+    let options = AnyConnectOptions::from_str(url)
+        .map_err(|err| RecordError::Unavailable(err.to_string()))?
+        .disable_statement_logging();
+    AnyPoolOptions::new()
+        .max_connections(connections)
+        .acquire_timeout(Duration::from_secs(10))
+        .after_connect(move |conn, _| {
+            Box::pin(async move {
+                if dialect == Dialect::Sqlite {
+                    // WAL lets `canon keys` write while `canon serve` reads; the busy
+                    // timeout makes concurrent writers wait instead of failing.
+                    sqlx::query("PRAGMA journal_mode = WAL").execute(&mut *conn).await?;
+                    sqlx::query("PRAGMA busy_timeout = 10000").execute(&mut *conn).await?;
+                    sqlx::query("PRAGMA foreign_keys = ON").execute(&mut *conn).await?;
+                    // In WAL mode NORMAL syncs at checkpoints, not at every commit: a
+                    // crash of canon loses nothing; only an OS crash or power loss can
+                    // lose the last commits (SQLite's recommended setting for WAL).
+                    sqlx::query("PRAGMA synchronous = NORMAL").execute(&mut *conn).await?;
+                    // Reads through a memory map instead of SQLite's page cache, which
+                    // this build (SQLITE_ENABLE_MEMORY_MANAGEMENT) shares between all
+                    // connections behind one mutex: two scans at once ran 3x slower than
+                    // one (measured on views' table-data, 150 ms against 45 ms).
+                    sqlx::query("PRAGMA mmap_size = 1073741824").execute(&mut *conn).await?;
+                }
+                Ok(())
+            })
+        })
+        .connect_with(options)
+        .await
+        .map_err(|err| RecordError::Unavailable(err.to_string()))
 }
 
 /// `(version, file stem, SQL)` of each migration in `migrations/`. Most SQL is portable, so
