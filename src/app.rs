@@ -206,6 +206,10 @@ async fn start_embedder(config: &Config) -> anyhow::Result<Arc<dyn Embedder>> {
     })
 }
 
+/// How long a stop waits for the waited calls this process runs itself; a call still
+/// running then is resumed by a worker after the restart (its lease runs out).
+const INLINE_CALLS_STOP_LIMIT: std::time::Duration = std::time::Duration::from_secs(30);
+
 /// A running canon: HTTP server and job workers.
 pub struct App {
     pub addr: SocketAddr,
@@ -254,6 +258,8 @@ impl App {
             },
             std::time::Duration::from_secs(config.call_wait_seconds),
         );
+        // A process without job workers runs no call itself, waited or not.
+        let calls = if config.workers > 0 { calls.running_waited_calls() } else { calls };
         let accuracy = crate::accuracy::AccuracyService { records: records.clone(), calls: calls.clone() };
         let state = AppState::new(Services {
             accuracy,
@@ -350,6 +356,7 @@ impl App {
         for worker in self.workers {
             let _ = worker.await;
         }
+        self.state.calls.finish_running_calls(INLINE_CALLS_STOP_LIMIT).await;
         self.backends.stop().await;
     }
 }

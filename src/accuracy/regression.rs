@@ -148,7 +148,7 @@ impl AccuracyService {
             };
             // The link first: the call's outputs are regression rows from their first moment.
             self.records.insert_regression_call(owner, link, row.created_at).await?;
-            self.records.insert_call(&row, row.created_at).await?;
+            self.records.insert_call(&row, row.created_at, None).await?;
             calls.push(json!({ "originalReferenceID": reference, "callID": row.id }));
         }
         crate::jobs::wake();

@@ -107,7 +107,7 @@ impl AccuracyService {
         let now = ids::now_millis();
         self.records.insert_score_run(tenant.owner(), &run, &stored, now).await?;
         for call in &calls {
-            self.records.insert_call(call, now).await?;
+            self.records.insert_call(call, now, None).await?;
         }
         crate::jobs::wake();
         Ok(json!({ "scoreRunID": run.id, "status": "pending" }))

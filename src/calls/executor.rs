@@ -4,9 +4,9 @@
 //! terminal: its output becomes an output event, a failure an error event; other nodes'
 //! outputs are recorded as intermediate events (they show in traces, not in `outputs`).
 //!
-//! Every run is checkpointed in `function_calls` before its events are emitted, and events
-//! are recorded by a key derived from the run, so running a call again after a crash
-//! reuses finished runs and emits no event twice.
+//! Every run is checkpointed in `function_calls` in the transaction that records its events,
+//! and events are recorded by a key derived from the run, so running a call again after a
+//! crash reuses finished runs and emits no event twice.
 
 use super::{linking, shapes, CallService, InputFile, Plan};
 use crate::documents::{structure, DocumentService, ParsedBy};
@@ -15,7 +15,7 @@ use crate::functions::model::{FunctionVersion, Kind};
 use crate::graph::Tenant;
 use crate::ids;
 use crate::jobs::JobHandler;
-use crate::store::records::calls::{CallRow, FunctionCallRow};
+use crate::store::records::calls::{CallRow, FinishedRun, FunctionCallRow};
 use crate::store::records::events::NewEvent;
 use crate::store::records::keys::Environment;
 use anyhow::Context as _;
@@ -39,27 +39,53 @@ impl JobHandler for CallJob {
             tracing::warn!(call_id, "job for a call that no longer exists");
             return Ok(());
         };
-        if !super::is_final(&call.status) {
-            let status = Execution::new(&self.service, &call)?.run().await?;
-            self.service.records.set_call_status(&call.id, status, Some(ids::now_millis())).await?;
-        }
-        let _ = self.service.finished.send(call.id.clone());
-        Ok(())
+        run_call(&self.service, &call, false).await
     }
 
-    /// The call could not be run at all (its job exhausted its retries on infrastructure
-    /// errors): it fails, instead of staying `running` forever. Node failures never get
-    /// here; they are error events.
     async fn gave_up(&self, payload: Value, error: &str) {
-        let Some(call_id) = payload.get("callID").and_then(Value::as_str) else { return };
-        tracing::error!(call_id, error, "giving up on a workflow call");
-        if let Err(err) =
-            self.service.records.set_call_status(call_id, "failed", Some(ids::now_millis())).await
-        {
-            tracing::error!(call_id, error = %err, "cannot mark the call as failed");
-        }
-        let _ = self.service.finished.send(call_id.to_string());
+        give_up(&self.service, payload, error).await
     }
+}
+
+/// The first attempt of a call's job, by the process that stored the call already claimed
+/// (see [`super::INLINE_CALLS`]): it has the call in hand, and knows no run of it exists.
+pub struct ClaimedCall {
+    pub service: CallService,
+    pub call: CallRow,
+}
+
+#[async_trait]
+impl JobHandler for ClaimedCall {
+    async fn run(&self, _payload: Value) -> anyhow::Result<()> {
+        run_call(&self.service, &self.call, true).await
+    }
+
+    async fn gave_up(&self, payload: Value, error: &str) {
+        give_up(&self.service, payload, error).await
+    }
+}
+
+/// Runs the call unless it has finished, then wakes its waiters. `fresh`: nothing of it has
+/// run yet and it is stored as `running` (no earlier runs to read, no status to set).
+async fn run_call(service: &CallService, call: &CallRow, fresh: bool) -> anyhow::Result<()> {
+    if !super::is_final(&call.status) {
+        let status = Execution::new(service, call)?.run(fresh).await?;
+        service.records.set_call_status(&call.id, status, Some(ids::now_millis())).await?;
+    }
+    let _ = service.finished.send(call.id.clone());
+    Ok(())
+}
+
+/// The call could not be run at all (its job exhausted its retries on infrastructure
+/// errors): it fails, instead of staying `running` forever. Node failures never get here;
+/// they are error events.
+async fn give_up(service: &CallService, payload: Value, error: &str) {
+    let Some(call_id) = payload.get("callID").and_then(Value::as_str) else { return };
+    tracing::error!(call_id, error, "giving up on a workflow call");
+    if let Err(err) = service.records.set_call_status(call_id, "failed", Some(ids::now_millis())).await {
+        tracing::error!(call_id, error = %err, "cannot mark the call as failed");
+    }
+    let _ = service.finished.send(call_id.to_string());
 }
 
 /// What a finished run left: reused as is when a call resumes.
@@ -70,6 +96,42 @@ enum Checkpoint {
     Routed { outlet: String, output: Value },
     Items { items: Vec<SplitItem> },
     Failed { kind: String, message: String },
+}
+
+/// A run stored as `running` before it ends only if it lasts longer than this: quick runs
+/// (most built-in functions take well under a millisecond) are stored once, finished, with
+/// their events. A crash during a quick run leaves no row, and the run starts again as its
+/// first try; a crash during a longer one shows as try 2.
+const RUN_SHOWN_AFTER: std::time::Duration = std::time::Duration::from_millis(50);
+
+/// An event a run emits, before it is stored.
+struct Emission {
+    event_type: String,
+    body: Value,
+    intermediate: bool,
+    /// Same key, same event (see [`NewEvent::dedupe_key`]).
+    key: String,
+}
+
+/// Where a run's result goes once its events are stored.
+enum Next {
+    Nothing,
+    /// One payload down each edge.
+    Forward {
+        downstream: Vec<(String, Option<String>)>,
+        handed_on: Box<Payload>,
+    },
+    /// Each item of a split down each edge.
+    Fan {
+        downstream: Vec<(String, Option<String>)>,
+        items: Vec<SplitItem>,
+    },
+}
+
+/// How a run that ran now was stored while it ran.
+struct FinishedRunState {
+    shown: bool,
+    replaces: bool,
 }
 
 /// One payload arriving at a node.
@@ -131,10 +193,12 @@ impl<'a> Execution<'a> {
         })
     }
 
-    async fn run(mut self) -> anyhow::Result<&'static str> {
-        self.service.records.set_call_status(&self.call.id, "running", None).await?;
-        for run in self.service.records.function_calls(&self.call.id).await? {
-            self.earlier.insert((run.node_name.clone(), run.item_key.clone()), run);
+    async fn run(mut self, fresh: bool) -> anyhow::Result<&'static str> {
+        if !fresh {
+            self.service.records.set_call_status(&self.call.id, "running", None).await?;
+            for run in self.service.records.function_calls(&self.call.id).await? {
+                self.earlier.insert((run.node_name.clone(), run.item_key.clone()), run);
+            }
         }
         let order = topological_order(&self.plan)?;
         let mut arriving: HashMap<String, Vec<Activation>> = HashMap::new();
@@ -204,17 +268,17 @@ impl<'a> Execution<'a> {
         join_inputs: Option<Vec<Value>>,
         arriving: &mut HashMap<String, Vec<Activation>>,
     ) -> anyhow::Result<()> {
-        let records = &self.service.records;
         let existing = self.earlier.remove(&(node.to_string(), activation.item_key.clone()));
         let try_number = 1 + i64::from(existing.as_ref().is_some_and(|r| r.status == "running"));
-        let (run_id, checkpoint, duration) = match existing {
+        let (run, checkpoint, duration, shown) = match existing {
             Some(run) if run.status != "running" && run.output.is_some() => {
                 let checkpoint = serde_json::from_str(run.output.as_deref().unwrap_or_default())?;
                 let duration = (run.finished_at.unwrap_or(run.started_at) - run.started_at) as f64 / 1000.0;
-                (run.id, checkpoint, duration)
+                (run, checkpoint, duration, None)
             }
             _ => {
-                let run = FunctionCallRow {
+                let replaces = existing.is_some();
+                let mut run = FunctionCallRow {
                     id: ids::new_id("fc"),
                     call_id: self.call.id.clone(),
                     node_name: node.to_string(),
@@ -233,19 +297,19 @@ impl<'a> Execution<'a> {
                     started_at: ids::now_millis(),
                     finished_at: None,
                 };
-                records.start_function_call(&run, existing.is_some()).await?;
                 let started = Instant::now();
-                let checkpoint = self.execute(function, &activation, join_inputs).await;
+                let (checkpoint, shown) =
+                    self.execute_visibly(function, &activation, join_inputs, &run, replaces).await?;
                 let duration = started.elapsed().as_secs_f64();
-                let (status, error) = match &checkpoint {
-                    Checkpoint::Failed { message, .. } => ("failed", Some(message.as_str())),
-                    _ => ("completed", None),
-                };
-                let stored = serde_json::to_string(&checkpoint)?;
-                records
-                    .finish_function_call(&run.id, status, Some(&stored), error, ids::now_millis())
-                    .await?;
-                (run.id, checkpoint, duration)
+                if let Checkpoint::Failed { message, .. } = &checkpoint {
+                    run.status = "failed".into();
+                    run.error = Some(message.clone());
+                } else {
+                    run.status = "completed".into();
+                }
+                run.output = Some(serde_json::to_string(&checkpoint)?);
+                run.finished_at = Some(ids::now_millis());
+                (run, checkpoint, duration, Some(FinishedRunState { shown, replaces }))
             }
         };
         let info = RunInfo {
@@ -253,27 +317,36 @@ impl<'a> Execution<'a> {
             plan: &self.plan,
             node,
             function,
-            function_call_id: &run_id,
+            function_call_id: &run.id,
             try_number,
             reference_id: &activation.reference_id,
             duration_seconds: duration,
             inbound_email: self.inbound_email.clone(),
         };
         let key = format!("{}/{node}/{}", self.call.id, activation.item_key);
-        let activation_context = (activation.item_offset, activation.item_count);
-        match checkpoint {
+        let context = (activation.item_offset, activation.item_count);
+        let mut events = Vec::new();
+        let next = match checkpoint {
             Checkpoint::Failed { kind, message } => {
                 self.any_error = true;
                 let body = shapes::error_event(&info, &kind, &message);
-                self.emit(&info, "error", body, false, &format!("{key}/error")).await?;
+                events.push(Emission {
+                    event_type: "error".into(),
+                    body,
+                    intermediate: false,
+                    key: format!("{key}/error"),
+                });
+                Next::Nothing
             }
             Checkpoint::Output { output } => {
                 self.link(&info, &output, &activation.payload).await;
-                self.forward(&info, &key, None, output, activation_context, &activation, arriving).await?;
+                let handed_on = Payload::Json(output.clone());
+                self.forward(&info, &key, None, output, context, handed_on, &mut events)
             }
             Checkpoint::Routed { outlet, output } => {
-                self.forward(&info, &key, Some(outlet), output, activation_context, &activation, arriving)
-                    .await?;
+                // A route hands on what it was given (the document it classified).
+                let handed_on = activation.payload.clone();
+                self.forward(&info, &key, Some(outlet), output, context, handed_on, &mut events)
             }
             Checkpoint::Items { items } => {
                 let downstream = self.downstream(node, None);
@@ -287,27 +360,60 @@ impl<'a> Execution<'a> {
                             (offset as i64, count),
                             None,
                         );
-                        self.emit(&info, "split_item", body, false, &format!("{key}/{offset}")).await?;
+                        let key = format!("{key}/{offset}");
+                        events.push(Emission {
+                            event_type: "split_item".into(),
+                            body,
+                            intermediate: false,
+                            key,
+                        });
                     }
+                    Next::Nothing
                 } else {
                     let outputs: Vec<Value> = items.iter().map(|i| i.output.clone()).collect();
                     let content = json!({ "items": outputs });
                     let body = shapes::output_event(&info, "split_collection", &content, (0, count), None);
-                    let event_id = self.emit(&info, "split_collection", body, true, &key).await?;
-                    for (offset, item) in items.into_iter().enumerate() {
-                        for (destination, label) in &downstream {
-                            arriving.entry(destination.clone()).or_default().push(Activation {
-                                item_key: format!("{}.{offset}", activation.item_key),
-                                payload: item.payload.clone(),
-                                unreadable: None,
-                                source_event_id: Some(event_id.clone()),
-                                source_function_call_id: Some(run_id.clone()),
-                                incoming_destination: label.clone(),
-                                item_offset: offset as i64,
-                                item_count: count,
-                                reference_id: activation.reference_id.clone(),
-                            });
-                        }
+                    events.push(Emission {
+                        event_type: "split_collection".into(),
+                        body,
+                        intermediate: true,
+                        key,
+                    });
+                    Next::Fan { downstream, items }
+                }
+            }
+        };
+        let finished =
+            shown.map(|FinishedRunState { shown, replaces }| FinishedRun { run: &run, shown, replaces });
+        let stored = self.record(&info, finished, &events).await?;
+        let source_event_id = stored.into_iter().next();
+        let from = |incoming_destination, payload, item_key, (item_offset, item_count)| Activation {
+            item_key,
+            payload,
+            unreadable: None,
+            source_event_id: source_event_id.clone(),
+            source_function_call_id: Some(run.id.clone()),
+            incoming_destination,
+            item_offset,
+            item_count,
+            reference_id: activation.reference_id.clone(),
+        };
+        match next {
+            Next::Nothing => {}
+            Next::Forward { downstream, handed_on } => {
+                for (destination, label) in downstream {
+                    let next = from(label, (*handed_on).clone(), activation.item_key.clone(), context);
+                    arriving.entry(destination).or_default().push(next);
+                }
+            }
+            Next::Fan { downstream, items } => {
+                let count = items.len() as i64;
+                for (offset, item) in items.into_iter().enumerate() {
+                    for (destination, label) in &downstream {
+                        let item_key = format!("{}.{offset}", activation.item_key);
+                        let next =
+                            from(label.clone(), item.payload.clone(), item_key, (offset as i64, count));
+                        arriving.entry(destination.clone()).or_default().push(next);
                     }
                 }
             }
@@ -315,41 +421,52 @@ impl<'a> Execution<'a> {
         Ok(())
     }
 
-    /// Emits a non-split output: terminal when no edge of its outlet leads on, else an
-    /// intermediate event and one activation per edge.
+    /// Runs the node; a run still going after [`RUN_SHOWN_AFTER`] is stored as `running`
+    /// meanwhile, so traces show it (then `true`). Quicker runs are stored once, finished, in
+    /// the transaction that records their events.
+    async fn execute_visibly(
+        &self,
+        function: &FunctionVersion,
+        activation: &Activation,
+        join_inputs: Option<Vec<Value>>,
+        run: &FunctionCallRow,
+        replaces: bool,
+    ) -> anyhow::Result<(Checkpoint, bool)> {
+        let work = self.execute(function, activation, join_inputs);
+        tokio::pin!(work);
+        tokio::select! {
+            biased;
+            checkpoint = &mut work => Ok((checkpoint, false)),
+            _ = tokio::time::sleep(RUN_SHOWN_AFTER) => {
+                self.service.records.start_function_call(run, replaces).await?;
+                Ok((work.await, true))
+            }
+        }
+    }
+
+    /// The event of a non-split output, and where it goes next: an output event when no
+    /// edge of its outlet leads on, else an intermediate event and `handed_on` down each edge.
     #[allow(clippy::too_many_arguments)]
-    async fn forward(
+    fn forward(
         &self,
         info: &RunInfo<'_>,
         key: &str,
         outlet: Option<String>,
         output: Value,
-        (offset, count): (i64, i64),
-        activation: &Activation,
-        arriving: &mut HashMap<String, Vec<Activation>>,
-    ) -> anyhow::Result<()> {
+        context: (i64, i64),
+        handed_on: Payload,
+        events: &mut Vec<Emission>,
+    ) -> Next {
         let event_type = info.function.function_type.clone();
         let downstream = self.downstream(info.node, outlet.as_deref());
-        let body = shapes::output_event(info, &event_type, &output, (offset, count), outlet.as_deref());
-        let event_id = self.emit(info, &event_type, body, !downstream.is_empty(), key).await?;
-        // A route hands on what it was given (the document it classified); every other
-        // node hands on its output.
-        let handed_on =
-            if outlet.is_some() { activation.payload.clone() } else { Payload::Json(output.clone()) };
-        for (destination, label) in downstream {
-            arriving.entry(destination).or_default().push(Activation {
-                item_key: activation.item_key.clone(),
-                payload: handed_on.clone(),
-                unreadable: None,
-                source_event_id: Some(event_id.clone()),
-                source_function_call_id: Some(info.function_call_id.to_string()),
-                incoming_destination: label,
-                item_offset: offset,
-                item_count: count,
-                reference_id: activation.reference_id.clone(),
-            });
-        }
-        Ok(())
+        let body = shapes::output_event(info, &event_type, &output, context, outlet.as_deref());
+        events.push(Emission {
+            event_type,
+            body,
+            intermediate: !downstream.is_empty(),
+            key: key.to_string(),
+        });
+        Next::Forward { downstream, handed_on: Box::new(handed_on) }
     }
 
     /// Destinations of the edges that fire from `node`: unlabelled edges always, labelled
@@ -392,39 +509,35 @@ impl<'a> Execution<'a> {
         }
     }
 
-    async fn emit(
+    /// Stores a run's checkpoint (when it ran now) and its events in one transaction;
+    /// returns the stored event IDs in order.
+    async fn record(
         &self,
         info: &RunInfo<'_>,
-        event_type: &str,
-        body: Value,
-        intermediate: bool,
-        dedupe_key: &str,
-    ) -> anyhow::Result<String> {
-        let id = body.get("eventID").and_then(Value::as_str).unwrap_or_default().to_string();
-        let stored = self
-            .service
-            .records
-            .record_pipeline_event(
-                self.tenant.owner(),
-                NewEvent {
-                    id: &id,
-                    event_type,
-                    body: &body,
-                    call_id: &self.call.id,
-                    function_call_id: info.function_call_id,
-                    workflow_id: &self.call.workflow_id,
-                    workflow_name: &self.call.workflow_name,
-                    function_id: &info.function.function_id,
-                    function_name: &info.function.function_name,
-                    function_version_num: info.function.version_num,
-                    reference_id: info.reference_id,
-                    intermediate,
-                    dedupe_key,
-                    now: ids::now_millis(),
-                },
-            )
-            .await?;
-        Ok(stored)
+        run: Option<FinishedRun<'_>>,
+        events: &[Emission],
+    ) -> anyhow::Result<Vec<String>> {
+        let now = ids::now_millis();
+        let events: Vec<NewEvent<'_>> = events
+            .iter()
+            .map(|emission| NewEvent {
+                id: emission.body.get("eventID").and_then(Value::as_str).unwrap_or_default(),
+                event_type: &emission.event_type,
+                body: &emission.body,
+                call_id: &self.call.id,
+                function_call_id: info.function_call_id,
+                workflow_id: &self.call.workflow_id,
+                workflow_name: &self.call.workflow_name,
+                function_id: &info.function.function_id,
+                function_name: &info.function.function_name,
+                function_version_num: info.function.version_num,
+                reference_id: info.reference_id,
+                intermediate: emission.intermediate,
+                dedupe_key: &emission.key,
+                now,
+            })
+            .collect();
+        Ok(self.service.records.record_run(self.tenant.owner(), run, &events).await?)
     }
 
     /// Links entities of an extracting function's output into the knowledge graph, and

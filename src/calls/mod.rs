@@ -15,6 +15,7 @@ use crate::ids;
 use crate::pagination::PageRequest;
 use crate::store::records::calls::{CallFilter, CallRow};
 use crate::store::records::events::EventFilter;
+use crate::store::records::jobs::{ClaimedJob, JobClaim};
 use crate::store::records::Records;
 use base64::Engine as _;
 use serde::{Deserialize, Serialize};
@@ -22,7 +23,7 @@ use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::broadcast;
+use tokio::sync::{broadcast, OwnedSemaphorePermit, Semaphore};
 
 /// Job kind of a workflow call.
 pub const CALL_JOB: &str = "workflow_call";
@@ -92,7 +93,17 @@ pub struct CallService {
     pub finished: broadcast::Sender<String>,
     /// How long `wait=true` blocks before answering 202 with the running call (30 s).
     pub wait_limit: Duration,
+    /// Waited calls this process runs itself as they arrive, at most [`INLINE_CALLS`] at
+    /// once; `None` (a process without job workers) leaves every call to the queue.
+    inline: Option<Arc<Semaphore>>,
 }
+
+/// Waited calls one process runs at once outside its job workers. A waited call runs in the
+/// process that took it, at once, instead of queueing behind the workers (two by default,
+/// which seed and embedding jobs share): its job is stored already claimed by the process, so
+/// a crash leaves a lease that runs out and a worker resumes the call. Beyond this many at
+/// once, waited calls queue like the others.
+pub const INLINE_CALLS: usize = 64;
 
 /// What the engines need besides the tenant.
 #[derive(Clone)]
@@ -123,7 +134,23 @@ impl CallService {
         wait_limit: Duration,
     ) -> Self {
         let (finished, _) = broadcast::channel(1024);
-        Self { records, graph, engines, finished, wait_limit }
+        Self { records, graph, engines, finished, wait_limit, inline: None }
+    }
+
+    /// Lets this process run waited calls itself (see [`INLINE_CALLS`]).
+    pub fn running_waited_calls(mut self) -> Self {
+        self.inline = Some(Arc::new(Semaphore::new(INLINE_CALLS)));
+        self
+    }
+
+    /// Waits (up to `limit`) for the waited calls this process is running to finish.
+    pub async fn finish_running_calls(&self, limit: Duration) {
+        if let Some(inline) = &self.inline {
+            let all = u32::try_from(INLINE_CALLS).unwrap_or(u32::MAX);
+            if tokio::time::timeout(limit, inline.acquire_many(all)).await.is_err() {
+                tracing::warn!("stopping with waited calls still running; a worker resumes them");
+            }
+        }
     }
 
     /// Starts a call of the workflow's current version (or returns the call its reference
@@ -157,6 +184,11 @@ impl CallService {
             }
         }
         let now = ids::now_millis();
+        let permit = match &self.inline {
+            Some(inline) if request.wait => inline.clone().try_acquire_owned().ok(),
+            _ => None,
+        };
+        let worker = permit.as_ref().map(|_| ids::new_id("inl"));
         let row = CallRow {
             id: ids::new_id("wc"),
             account_id: tenant.account_id.clone(),
@@ -165,7 +197,7 @@ impl CallService {
             workflow_name: plan.workflow.workflow_name.clone(),
             workflow_version_num: plan.workflow.version_num,
             reference_id: request.call_reference_id.filter(|r| !r.is_empty()),
-            status: "pending".into(),
+            status: if permit.is_some() { "running" } else { "pending" }.into(),
             input: serde_json::to_string(&files).map_err(anyhow::Error::from)?,
             plan: serde_json::to_string(&plan).map_err(anyhow::Error::from)?,
             metadata: request.metadata.map(|m| m.to_string()),
@@ -174,9 +206,12 @@ impl CallService {
             finished_at: None,
         };
         let mut finished_rx = self.finished.subscribe();
-        let (call, created) = self.records.insert_call(&row, now - REFERENCE_WINDOW_MS).await?;
-        if created {
-            crate::jobs::wake();
+        let claim = worker.as_deref().map(|worker| JobClaim { worker, lease_ms: crate::jobs::LEASE_MS });
+        let (call, job) = self.records.insert_call(&row, now - REFERENCE_WINDOW_MS, claim).await?;
+        match (job, permit.zip(worker)) {
+            (Some(job), Some((permit, worker))) => self.run_inline(call.clone(), job, worker, permit),
+            (Some(_), None) => crate::jobs::wake(),
+            (None, _) => {}
         }
         if request.wait && !is_final(&call.status) {
             let deadline = tokio::time::Instant::now() + self.wait_limit;
@@ -200,13 +235,35 @@ impl CallService {
         Ok(Submitted { call: self.call_json(&current).await?, finished })
     }
 
+    /// Runs a call this process claimed at submission, as its job's first attempt.
+    fn run_inline(&self, call: CallRow, job_id: String, worker: String, permit: OwnedSemaphorePermit) {
+        let service = self.clone();
+        let span = tracing::info_span!("job", job_id = %job_id, kind = CALL_JOB, attempt = 1);
+        let job = ClaimedJob {
+            id: job_id,
+            kind: CALL_JOB.into(),
+            payload: json!({ "callID": call.id }),
+            attempts: 1,
+            max_attempts: CALL_JOB_ATTEMPTS,
+        };
+        let work = async move {
+            let _permit = permit;
+            let handler = executor::ClaimedCall { service: service.clone(), call };
+            crate::jobs::run_claimed(&service.records, &worker, &handler, job).await;
+        };
+        tokio::spawn(tracing::Instrument::instrument(work, span));
+    }
+
     async fn resolve(&self, tenant: &Tenant, workflow: WorkflowVersion) -> ServiceResult<Plan> {
+        let pins: Vec<(&str, i64)> =
+            workflow.nodes.iter().map(|n| (n.function_id.as_str(), n.function_version_num)).collect();
+        let found = self.records.pinned_function_versions(tenant.owner(), &pins).await?;
         let mut functions = BTreeMap::new();
         for node in &workflow.nodes {
-            let function = self
-                .records
-                .function_version(tenant.owner(), &node.function_id, node.function_version_num)
-                .await?
+            let function = found
+                .iter()
+                .find(|f| f.function_id == node.function_id && f.version_num == node.function_version_num)
+                .cloned()
                 .ok_or_else(|| ServiceError::Unprocessable {
                     message: format!(
                         "workflow node {} runs function {} version {}, which no longer exists",
@@ -254,8 +311,9 @@ impl CallService {
     }
 
     async fn call_json(&self, call: &CallRow) -> ServiceResult<Value> {
-        let events = self.records.call_events(&call.id).await?;
-        let runs = self.records.function_calls(&call.id).await?;
+        // Two reads at once, on two of the pool's connections.
+        let (events, runs) =
+            tokio::try_join!(self.records.call_events(&call.id), self.records.function_calls(&call.id))?;
         Ok(shapes::call(call, &runs, &events))
     }
 

@@ -12,7 +12,7 @@ use tokio::task::JoinHandle;
 use tracing::Instrument;
 
 /// How long a claim holds before another worker may take the job over.
-const LEASE_MS: i64 = 30_000;
+pub const LEASE_MS: i64 = 30_000;
 /// How often a running job's lease is renewed.
 const HEARTBEAT: Duration = Duration::from_secs(10);
 /// How long an idle worker waits before looking again.
@@ -110,47 +110,59 @@ impl Worker {
         let Some(handler) = self.handlers.0.get(&job.kind).cloned() else {
             let message = format!("no handler for job kind {}", job.kind);
             tracing::error!("{message}");
-            self.record_failure(&job, &message, None).await;
+            record_failure(&self.records, &self.id, &job, &message, None).await;
             return;
         };
-        let outcome = {
-            let work = handler.run(job.payload.clone());
-            tokio::pin!(work);
-            let mut heartbeat = tokio::time::interval(HEARTBEAT);
-            heartbeat.tick().await;
-            loop {
-                tokio::select! {
-                    outcome = &mut work => break outcome,
-                    _ = heartbeat.tick() => {
-                        if let Err(err) = self.records.extend_job_lease(&job.id, &self.id, LEASE_MS).await {
-                            tracing::warn!(error = %err, "cannot extend the job's lease");
-                        }
+        run_claimed(&self.records, &self.id, handler.as_ref(), job).await
+    }
+}
+
+/// Runs a job `worker` holds to its end: renews the lease while it runs, then marks it done,
+/// or failed with a retry (which any worker takes) or for good.
+pub async fn run_claimed(records: &Records, worker: &str, handler: &dyn JobHandler, job: ClaimedJob) {
+    let outcome = {
+        let work = handler.run(job.payload.clone());
+        tokio::pin!(work);
+        let mut heartbeat = tokio::time::interval(HEARTBEAT);
+        heartbeat.tick().await;
+        loop {
+            tokio::select! {
+                outcome = &mut work => break outcome,
+                _ = heartbeat.tick() => {
+                    if let Err(err) = records.extend_job_lease(&job.id, worker, LEASE_MS).await {
+                        tracing::warn!(error = %err, "cannot extend the job's lease");
                     }
                 }
             }
-        };
-        match outcome {
-            Ok(()) => {
-                if let Err(err) = self.records.complete_job(&job.id, &self.id).await {
-                    tracing::error!(error = %err, "job ran but could not be marked done");
-                }
+        }
+    };
+    match outcome {
+        Ok(()) => {
+            if let Err(err) = records.complete_job(&job.id, worker).await {
+                tracing::error!(error = %err, "job ran but could not be marked done");
             }
-            Err(err) => {
-                let retry = (job.attempts < job.max_attempts).then(|| backoff_ms(job.attempts));
-                tracing::warn!(error = %err, retry_in_ms = ?retry, "job failed");
-                let message = format!("{err:#}");
-                self.record_failure(&job, &message, retry).await;
-                if retry.is_none() {
-                    handler.gave_up(job.payload.clone(), &message).await;
-                }
+        }
+        Err(err) => {
+            let retry = (job.attempts < job.max_attempts).then(|| backoff_ms(job.attempts));
+            tracing::warn!(error = %err, retry_in_ms = ?retry, "job failed");
+            let message = format!("{err:#}");
+            record_failure(records, worker, &job, &message, retry).await;
+            if retry.is_none() {
+                handler.gave_up(job.payload.clone(), &message).await;
             }
         }
     }
+}
 
-    async fn record_failure(&self, job: &ClaimedJob, message: &str, retry_in_ms: Option<i64>) {
-        if let Err(err) = self.records.fail_job(&job.id, &self.id, message, retry_in_ms).await {
-            tracing::error!(error = %err, "cannot record the job's failure");
-        }
+async fn record_failure(
+    records: &Records,
+    worker: &str,
+    job: &ClaimedJob,
+    message: &str,
+    retry_in_ms: Option<i64>,
+) {
+    if let Err(err) = records.fail_job(&job.id, worker, message, retry_in_ms).await {
+        tracing::error!(error = %err, "cannot record the job's failure");
     }
 }
 

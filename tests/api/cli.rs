@@ -236,6 +236,96 @@ async fn a_falkordb_child_dies_with_canon_even_on_sigkill() {
     }
 }
 
+/// A waited call runs in the process that took it; `kill -9` of that process in the middle
+/// of a node loses nothing: after the restart a worker resumes the call from its held job and
+/// it completes with one output, its node run a second try.
+#[tokio::test]
+async fn a_waited_call_cut_off_by_sigkill_completes_after_the_restart() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+    // A receiver that holds its first request open (canon is killed meanwhile), then answers.
+    let hits = Arc::new(AtomicUsize::new(0));
+    let (first_tx, first_rx) = tokio::sync::oneshot::channel::<()>();
+    let first_tx = Arc::new(std::sync::Mutex::new(Some(first_tx)));
+    let receiver = {
+        let hits = hits.clone();
+        axum::Router::new().route(
+            "/hook",
+            axum::routing::post(move || {
+                let (hits, first_tx) = (hits.clone(), first_tx.clone());
+                async move {
+                    if hits.fetch_add(1, Ordering::SeqCst) == 0 {
+                        if let Some(tx) = first_tx.lock().unwrap().take() {
+                            let _ = tx.send(());
+                        }
+                        std::future::pending::<()>().await;
+                    }
+                    "ok"
+                }
+            }),
+        )
+    };
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let hook = format!("http://{}/hook", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, receiver).await });
+
+    let data = tempfile::tempdir().unwrap();
+    let key = stdout_of(
+        Command::new(env!("CARGO_BIN_EXE_canon"))
+            .args(["keys", "create", "--account", "sigkill-co", "--environment", "sandbox"])
+            .env("CANON_DATA_DIR", data.path())
+            .env_remove("CANON_DATABASE_URL"),
+    );
+    let key = key.trim().to_string();
+    let settings = [("CANON_ALLOW_PRIVATE_NETWORK", "true")];
+    let (canon, address) = crate::helpers::serve_process_with(data.path(), &settings);
+    let mut canon = KilledOnDrop(canon);
+    let client = reqwest::Client::new();
+    let post = |path: &str, body: serde_json::Value| {
+        client.post(format!("{address}{path}")).header("x-api-key", &key).json(&body).send()
+    };
+    let function = serde_json::json!({"functionName": "notify", "type": "send", "destinationType": "webhook",
+        "webhookUrl": hook});
+    assert_eq!(post("/v3/functions", function).await.unwrap().status(), 200);
+    let workflow = serde_json::json!({"name": "notify", "mainNodeName": "notify",
+        "nodes": [{"name": "notify", "function": {"name": "notify"}}], "edges": []});
+    assert_eq!(post("/v3/workflows", workflow).await.unwrap().status(), 200);
+    let call = serde_json::json!({"callReferenceID": "cut-off",
+        "input": {"singleFile": {"inputContent": "Invoice number: INV-1", "inputType": "text"}}});
+    let waiting = tokio::spawn(post("/v3/workflows/notify/call?wait=true", call));
+    tokio::time::timeout(Duration::from_secs(30), first_rx)
+        .await
+        .expect("the node reaches the receiver")
+        .unwrap();
+
+    // SAFETY: signalling the child process this test started.
+    unsafe { libc::kill(canon.0.id() as i32, libc::SIGKILL) };
+    canon.0.wait().unwrap();
+    assert!(waiting.await.unwrap().is_err(), "the waiting request died with canon");
+
+    let (restarted, address) = crate::helpers::serve_process_with(data.path(), &settings);
+    let _restarted = KilledOnDrop(restarted);
+    let get = |path: String| client.get(format!("{address}{path}")).header("x-api-key", &key).send();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let call = loop {
+        let listed = json(get("/v3/calls?referenceIDs=cut-off".into()).await.unwrap()).await;
+        assert_eq!(listed["totalCount"], 1, "the call was stored before it ran: {listed}");
+        let call = listed["calls"][0].clone();
+        if call["status"] == "completed" || call["status"] == "failed" {
+            break call;
+        }
+        assert!(Instant::now() < deadline, "the call finishes after the restart: {call}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    assert_eq!(call["status"], "completed", "{call}");
+    assert_eq!(call["outputs"].as_array().map(Vec::len), Some(1), "one output, none twice: {call}");
+    assert_eq!(hits.load(Ordering::SeqCst), 2, "the cut-off send ran again, once");
+    let trace =
+        json(get(format!("/v3/calls/{}/trace", call["callID"].as_str().unwrap())).await.unwrap()).await;
+    let runs = trace["trace"]["functionCalls"].as_array().cloned().unwrap_or_default();
+    assert_eq!(runs.len(), 1, "the run left by the crash was replaced: {trace}");
+}
+
 /// A canon process stopped when the test ends, failed or not.
 struct KilledOnDrop(std::process::Child);
 

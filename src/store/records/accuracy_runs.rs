@@ -137,7 +137,7 @@ impl Records {
         .bind(error)
         .bind(now)
         .bind(event_id)
-        .execute(&self.writer)
+        .execute(&mut *self.write().await?)
         .await?;
         Ok(())
     }
@@ -233,7 +233,7 @@ impl Records {
         .bind(link.original_event_id)
         .bind(link.original_reference_id)
         .bind(now)
-        .execute(&self.writer)
+        .execute(&mut *self.write().await?)
         .await?;
         Ok(())
     }
@@ -345,7 +345,7 @@ impl Records {
     pub async fn cancel_score_run(&self, id: &str) -> Result<(), RecordError> {
         sqlx::query("UPDATE score_runs SET cancelled = 1 WHERE id = $1")
             .bind(id)
-            .execute(&self.writer)
+            .execute(&mut *self.write().await?)
             .await?;
         Ok(())
     }

@@ -2,6 +2,7 @@
 
 use super::collections::Owner;
 use super::filters::{page_rows, placeholders, Filter};
+use super::jobs::{insert_job_claimed, JobClaim};
 use super::{RecordError, Records};
 use crate::pagination::Cursor;
 use sqlx::any::AnyRow;
@@ -51,6 +52,17 @@ pub struct FunctionCallRow {
     pub finished_at: Option<i64>,
 }
 
+/// A node run that has just ended, to checkpoint with its events.
+#[derive(Clone, Copy, Debug)]
+pub struct FinishedRun<'a> {
+    /// The run with its final status, output and error.
+    pub run: &'a FunctionCallRow,
+    /// It was stored as `running` while it ran (then it is updated).
+    pub shown: bool,
+    /// An earlier attempt left a row for the same node and item (then it is replaced).
+    pub replaces: bool,
+}
+
 /// Which calls a list returns; every given filter must hold.
 #[derive(Default, Debug)]
 pub struct CallFilter {
@@ -70,19 +82,21 @@ const FUNCTION_CALL_COLUMNS: &str = "id, call_id, node_name, item_key, function_
     source_function_call_id, incoming_destination, started_at, finished_at";
 
 impl Records {
-    /// Stores a new call, or returns the call already made with the same `callReferenceID`
-    /// for the same workflow since `window_start` (then `false`).
+    /// Stores a new call with the job that runs it (claimed by `claim` when given) and
+    /// returns it with that job's ID, or returns the call already made with the same
+    /// `callReferenceID` for the same workflow since `window_start` (then no job ID).
     pub async fn insert_call(
         &self,
         call: &CallRow,
         window_start: i64,
-    ) -> Result<(CallRow, bool), RecordError> {
+        claim: Option<JobClaim<'_>>,
+    ) -> Result<(CallRow, Option<String>), RecordError> {
         let mut tx = self.begin_write().await?;
         if let Some(reference) = &call.reference_id {
             if let Some(id) = claim_reference(&mut tx, call, reference, window_start).await? {
                 tx.commit().await?;
                 if let Some(found) = self.call_by_id(&id).await? {
-                    return Ok((found, false));
+                    return Ok((found, None));
                 }
                 return Err(RecordError::Unavailable(format!("call {id} named by a reference is gone")));
             }
@@ -106,15 +120,16 @@ impl Records {
         .bind(call.finished_at)
         .execute(&mut *tx)
         .await?;
-        super::jobs::insert_job(
+        let job = insert_job_claimed(
             &mut tx,
             crate::calls::CALL_JOB,
             &serde_json::json!({ "callID": call.id }),
             crate::calls::CALL_JOB_ATTEMPTS,
+            claim,
         )
         .await?;
         tx.commit().await?;
-        Ok((call.clone(), true))
+        Ok((call.clone(), Some(job)))
     }
 
     /// Any tenant's call by ID (the executor's view).
@@ -172,7 +187,7 @@ impl Records {
             .bind(status)
             .bind(finished_at)
             .bind(id)
-            .execute(&self.pool)
+            .execute(&mut *self.write().await?)
             .await?;
         Ok(())
     }
@@ -184,59 +199,9 @@ impl Records {
         run: &FunctionCallRow,
         replaces: bool,
     ) -> Result<(), RecordError> {
-        if replaces {
-            sqlx::query("DELETE FROM function_calls WHERE call_id = $1 AND node_name = $2 AND item_key = $3")
-                .bind(&run.call_id)
-                .bind(&run.node_name)
-                .bind(&run.item_key)
-                .execute(&self.pool)
-                .await?;
-        }
-        sqlx::query(&format!(
-            "INSERT INTO function_calls ({FUNCTION_CALL_COLUMNS}) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)"
-        ))
-        .bind(&run.id)
-        .bind(&run.call_id)
-        .bind(&run.node_name)
-        .bind(&run.item_key)
-        .bind(&run.function_id)
-        .bind(&run.function_name)
-        .bind(run.function_version_num)
-        .bind(&run.function_type)
-        .bind(&run.status)
-        .bind(&run.input)
-        .bind(&run.output)
-        .bind(&run.error)
-        .bind(&run.source_event_id)
-        .bind(&run.source_function_call_id)
-        .bind(&run.incoming_destination)
-        .bind(run.started_at)
-        .bind(run.finished_at)
-        .execute(&self.pool)
-        .await?;
-        Ok(())
-    }
-
-    /// Records how a run ended: its checkpointed output or its error.
-    pub async fn finish_function_call(
-        &self,
-        id: &str,
-        status: &str,
-        output: Option<&str>,
-        error: Option<&str>,
-        finished_at: i64,
-    ) -> Result<(), RecordError> {
-        sqlx::query(
-            "UPDATE function_calls SET status = $1, output = $2, error = $3, finished_at = $4 WHERE id = $5",
-        )
-        .bind(status)
-        .bind(output)
-        .bind(error)
-        .bind(finished_at)
-        .bind(id)
-        .execute(&self.pool)
-        .await?;
+        let mut tx = self.begin_write().await?;
+        insert_function_call(&mut tx, run, replaces).await?;
+        tx.commit().await?;
         Ok(())
     }
 
@@ -269,6 +234,69 @@ impl Records {
         }
         Ok(by_call)
     }
+}
+
+/// Inserts a run, first removing the row an earlier attempt left for its node and item
+/// when `replaces`.
+async fn insert_function_call(
+    tx: &mut super::writer::WriteTx,
+    run: &FunctionCallRow,
+    replaces: bool,
+) -> Result<(), RecordError> {
+    if replaces {
+        sqlx::query("DELETE FROM function_calls WHERE call_id = $1 AND node_name = $2 AND item_key = $3")
+            .bind(&run.call_id)
+            .bind(&run.node_name)
+            .bind(&run.item_key)
+            .execute(&mut **tx)
+            .await?;
+    }
+    sqlx::query(&format!(
+        "INSERT INTO function_calls ({FUNCTION_CALL_COLUMNS}) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)"
+    ))
+    .bind(&run.id)
+    .bind(&run.call_id)
+    .bind(&run.node_name)
+    .bind(&run.item_key)
+    .bind(&run.function_id)
+    .bind(&run.function_name)
+    .bind(run.function_version_num)
+    .bind(&run.function_type)
+    .bind(&run.status)
+    .bind(&run.input)
+    .bind(&run.output)
+    .bind(&run.error)
+    .bind(&run.source_event_id)
+    .bind(&run.source_function_call_id)
+    .bind(&run.incoming_destination)
+    .bind(run.started_at)
+    .bind(run.finished_at)
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
+/// Stores how a run ended: updates the row it showed while running, or inserts it whole.
+pub(super) async fn checkpoint_run(
+    tx: &mut super::writer::WriteTx,
+    finished: FinishedRun<'_>,
+) -> Result<(), RecordError> {
+    let run = finished.run;
+    if !finished.shown {
+        return insert_function_call(tx, run, finished.replaces).await;
+    }
+    sqlx::query(
+        "UPDATE function_calls SET status = $1, output = $2, error = $3, finished_at = $4 WHERE id = $5",
+    )
+    .bind(&run.status)
+    .bind(&run.output)
+    .bind(&run.error)
+    .bind(run.finished_at)
+    .bind(&run.id)
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
 }
 
 /// Makes `reference` name `call` unless it names a call made since `window_start`; returns

@@ -136,7 +136,7 @@ impl Records {
         .bind(owner.environment)
         .bind(name)
         .bind(now)
-        .execute(&self.writer)
+        .execute(&mut *self.write().await?)
         .await?;
         Ok((done.rows_affected() == 1).then(|| CollectionRow {
             id: id.to_string(),
@@ -404,7 +404,7 @@ impl Records {
         for id in ids {
             query = query.bind(id);
         }
-        let rows = query.fetch_all(&self.writer).await?;
+        let rows = query.fetch_all(&mut *self.write().await?).await?;
         Ok(rows
             .iter()
             .map(|row| PendingItem {
@@ -470,7 +470,7 @@ impl Records {
         for id in ids {
             query = query.bind(id);
         }
-        query.execute(&self.writer).await?;
+        query.execute(&mut *self.write().await?).await?;
         Ok(())
     }
 

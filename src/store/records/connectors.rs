@@ -62,7 +62,7 @@ impl Records {
         .bind(&c.box_enterprise_id)
         .bind(&c.box_folder_id)
         .bind(c.created_at)
-        .execute(&self.writer)
+        .execute(&mut *self.write().await?)
         .await?;
         Ok(())
     }
@@ -102,7 +102,7 @@ impl Records {
                 .bind(id)
                 .bind(owner.account_id)
                 .bind(owner.environment)
-                .execute(&self.writer)
+                .execute(&mut *self.write().await?)
                 .await?;
         Ok(done.rows_affected() > 0)
     }
@@ -121,7 +121,7 @@ impl Records {
         .bind(connector_id)
         .bind(file_id)
         .bind(now)
-        .execute(&self.writer)
+        .execute(&mut *self.write().await?)
         .await?;
         Ok(done.rows_affected() > 0)
     }
@@ -133,7 +133,7 @@ impl Records {
         )
         .bind(connector_id)
         .bind(file_id)
-        .execute(&self.writer)
+        .execute(&mut *self.write().await?)
         .await?;
         Ok(())
     }
@@ -148,7 +148,7 @@ impl Records {
             .bind(connector_id)
             .bind(file_id)
             .bind(call_id)
-            .execute(&self.writer)
+            .execute(&mut *self.write().await?)
             .await?;
         Ok(())
     }

@@ -54,7 +54,7 @@ impl Records {
         .bind(d.columns.to_string())
         .bind(d.created_at)
         .bind(d.updated_at)
-        .execute(&self.writer)
+        .execute(&mut *self.write().await?)
         .await?;
         Ok(())
     }
@@ -207,7 +207,7 @@ impl Records {
         let done = sqlx::query("DELETE FROM dataset_cells WHERE dataset_id = $1 AND row_key = $2")
             .bind(dataset_id)
             .bind(row_key)
-            .execute(&self.writer)
+            .execute(&mut *self.write().await?)
             .await?;
         Ok(done.rows_affected() > 0)
     }

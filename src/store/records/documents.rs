@@ -133,12 +133,13 @@ impl Records {
                      BEGIN INSERT INTO document_items_fts(document_items_fts, rowid, text) \
                      VALUES ('delete', old.rowid, old.text); END",
                 ] {
-                    sqlx::query(statement).execute(&self.writer).await?;
+                    sqlx::query(statement).execute(&mut *self.write().await?).await?;
                 }
             }
             Dialect::Postgres => {
-                if let Err(err) =
-                    sqlx::query("CREATE EXTENSION IF NOT EXISTS pg_trgm").execute(&self.writer).await
+                if let Err(err) = sqlx::query("CREATE EXTENSION IF NOT EXISTS pg_trgm")
+                    .execute(&mut *self.write().await?)
+                    .await
                 {
                     tracing::warn!(error = %err, "pg_trgm unavailable: grep reads documents without an index");
                     return Ok(());
@@ -147,7 +148,7 @@ impl Records {
                     "CREATE INDEX IF NOT EXISTS document_items_trgm ON document_items \
                      USING gin (text gin_trgm_ops)",
                 )
-                .execute(&self.writer)
+                .execute(&mut *self.write().await?)
                 .await?;
             }
         }

@@ -1,6 +1,7 @@
 //! Pipeline events: terminal outputs and errors of calls (and their intermediate outputs,
 //! kept for traces). The stored body is the event exactly as the API returns it.
 
+use super::calls::FinishedRun;
 use super::collections::Owner;
 use super::filters::{page_rows, placeholders, Filter};
 use super::outbox::{self, EventSource};
@@ -51,15 +52,47 @@ pub struct EventFilter {
 }
 
 impl Records {
-    /// Records the event unless one with its dedupe key exists; returns the stored ID. A
-    /// terminal event's deliveries to the subscriptions of its function are written to the
-    /// outbox in the same transaction, so an event is never recorded without them.
+    /// Records what a node run did in one transaction: its checkpoint (`run`, when it ran
+    /// now rather than being reused from an earlier attempt) and its events, each unless one
+    /// with its dedupe key exists. Returns the stored event IDs in order. A terminal event's
+    /// deliveries to the subscriptions of its function are written in the same transaction,
+    /// so an event is never recorded without them, nor a run's checkpoint without its events.
+    pub async fn record_run(
+        &self,
+        owner: Owner<'_>,
+        run: Option<FinishedRun<'_>>,
+        events: &[NewEvent<'_>],
+    ) -> Result<Vec<String>, RecordError> {
+        let mut tx = self.begin_write().await?;
+        if let Some(run) = run {
+            super::calls::checkpoint_run(&mut tx, run).await?;
+        }
+        let mut ids = Vec::with_capacity(events.len());
+        for event in events {
+            ids.push(self.insert_pipeline_event(&mut tx, owner, event).await?);
+        }
+        tx.commit().await?;
+        Ok(ids)
+    }
+
+    /// Records one event that belongs to no node run being checkpointed (see
+    /// [`Records::record_run`]); returns the stored ID.
     pub async fn record_pipeline_event(
         &self,
         owner: Owner<'_>,
         event: NewEvent<'_>,
     ) -> Result<String, RecordError> {
-        let mut tx = self.begin_write().await?;
+        let mut ids = self.record_run(owner, None, std::slice::from_ref(&event)).await?;
+        ids.pop().ok_or_else(|| RecordError::Unavailable("an event was recorded without an ID".into()))
+    }
+
+    /// Inserts the event unless one with its dedupe key exists; returns the stored ID.
+    async fn insert_pipeline_event(
+        &self,
+        tx: &mut super::writer::WriteTx,
+        owner: Owner<'_>,
+        event: &NewEvent<'_>,
+    ) -> Result<String, RecordError> {
         let done = sqlx::query(
             "INSERT INTO events (id, account_id, environment, event_type, body, created_at, call_id, \
                  function_call_id, workflow_id, workflow_name, function_id, function_name, function_version_num, \
@@ -83,35 +116,33 @@ impl Records {
         .bind(event.reference_id)
         .bind(i64::from(event.intermediate))
         .bind(event.dedupe_key)
-        .execute(&mut *tx)
+        .execute(&mut **tx)
         .await?;
-        if done.rows_affected() == 1 {
-            if event.event_type != "error" {
-                self.copy_output(&mut tx, owner, &event).await?;
-            }
-            if !event.intermediate {
-                let source = EventSource::Function {
-                    function_id: event.function_id,
-                    is_error: event.event_type == "error",
-                };
-                outbox::enqueue(&mut tx, owner, event.id, source, event.now).await?;
-            }
-            tx.commit().await?;
-            return Ok(event.id.to_string());
+        if done.rows_affected() == 0 {
+            let row = sqlx::query("SELECT id FROM events WHERE dedupe_key = $1")
+                .bind(event.dedupe_key)
+                .fetch_one(&mut **tx)
+                .await?;
+            return Ok(row.get("id"));
         }
-        tx.commit().await?;
-        let row = sqlx::query("SELECT id FROM events WHERE dedupe_key = $1")
-            .bind(event.dedupe_key)
-            .fetch_one(&self.pool)
-            .await?;
-        Ok(row.get("id"))
+        if event.event_type != "error" {
+            self.copy_output(tx, owner, event).await?;
+        }
+        if !event.intermediate {
+            let source = EventSource::Function {
+                function_id: event.function_id,
+                is_error: event.event_type == "error",
+            };
+            outbox::enqueue(tx, owner, event.id, source, event.now).await?;
+        }
+        Ok(event.id.to_string())
     }
 
     /// Keeps the event's `transformedContent` in `event_outputs`, which views read (see the
     /// migration `0012_event_outputs`).
     async fn copy_output(
         &self,
-        tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+        tx: &mut super::writer::WriteTx,
         owner: Owner<'_>,
         event: &NewEvent<'_>,
     ) -> Result<(), RecordError> {
@@ -268,7 +299,7 @@ pub(super) fn without_nul(value: Value) -> Value {
 /// Inserts an event that belongs to no call unless its ID is recorded already; `true` when
 /// it was new.
 pub(super) async fn insert_once(
-    tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+    tx: &mut super::writer::WriteTx,
     owner: Owner<'_>,
     id: &str,
     event_type: &str,

@@ -88,6 +88,17 @@ fn version_row(row: &AnyRow, created_at: &str) -> StoredFunctionVersion {
     }
 }
 
+/// What the executor runs of a stored version.
+fn executable(record: FunctionRecord) -> FunctionVersion {
+    FunctionVersion {
+        function_id: record.head.id,
+        function_name: record.head.name,
+        version_num: record.version.version_num,
+        function_type: record.version.function_type,
+        body: record.version.body,
+    }
+}
+
 fn record_row(row: &AnyRow) -> FunctionRecord {
     FunctionRecord { head: head_row(row), version: version_row(row, "version_created_at") }
 }
@@ -217,15 +228,35 @@ impl Records {
         function_id: &str,
         version_num: i64,
     ) -> Result<Option<FunctionVersion>, RecordError> {
-        Ok(self.function_version_by_id(owner, function_id, version_num).await?.map(|record| {
-            FunctionVersion {
-                function_id: record.head.id,
-                function_name: record.head.name,
-                version_num: record.version.version_num,
-                function_type: record.version.function_type,
-                body: record.version.body,
-            }
-        }))
+        Ok(self.function_version_by_id(owner, function_id, version_num).await?.map(executable))
+    }
+
+    /// [`Records::function_version`] of several `(function ID, version)` pins in one
+    /// statement (a call resolves every node of its workflow at once); a pin whose function
+    /// is gone is missing from the answer.
+    pub async fn pinned_function_versions(
+        &self,
+        owner: Owner<'_>,
+        pins: &[(&str, i64)],
+    ) -> Result<Vec<FunctionVersion>, RecordError> {
+        if pins.is_empty() {
+            return Ok(Vec::new());
+        }
+        let matches: Vec<String> = (0..pins.len())
+            .map(|i| format!("(f.id = ${} AND v.version_num = ${})", 3 + 2 * i, 4 + 2 * i))
+            .collect();
+        let sql = format!(
+            "SELECT {RECORD_COLUMNS} FROM functions f \
+             JOIN function_versions v ON v.function_id = f.id \
+             WHERE f.account_id = $1 AND f.environment = $2 AND ({})",
+            matches.join(" OR ")
+        );
+        let mut query = sqlx::query(&sql).bind(owner.account_id).bind(owner.environment);
+        for (id, version) in pins {
+            query = query.bind(*id).bind(*version);
+        }
+        let rows = query.fetch_all(&self.pool).await?;
+        Ok(rows.iter().map(|row| executable(record_row(row))).collect())
     }
 
     /// Every function of the owner at its current version, in ID order.
@@ -308,7 +339,7 @@ impl Records {
         .bind(owner.account_id)
         .bind(owner.environment)
         .bind(function_id)
-        .execute(&self.writer)
+        .execute(&mut *self.write().await?)
         .await?;
         Ok(done.rows_affected() == 1)
     }

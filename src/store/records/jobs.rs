@@ -13,17 +13,42 @@ pub async fn insert_job(
     payload: &serde_json::Value,
     max_attempts: i64,
 ) -> Result<String, RecordError> {
+    insert_job_claimed(conn, kind, payload, max_attempts, None).await
+}
+
+/// Who holds a job from the moment it is added, and for how long (its first attempt).
+#[derive(Clone, Copy, Debug)]
+pub struct JobClaim<'a> {
+    pub worker: &'a str,
+    pub lease_ms: i64,
+}
+
+/// [`insert_job`], already claimed by `claim` when given: its first attempt runs where it
+/// was added, and if that worker dies the lease runs out and any worker takes the job over.
+pub async fn insert_job_claimed(
+    conn: &mut sqlx::AnyConnection,
+    kind: &str,
+    payload: &serde_json::Value,
+    max_attempts: i64,
+    claim: Option<JobClaim<'_>>,
+) -> Result<String, RecordError> {
     let id = ids::new_id("job");
     let now = ids::now_millis();
+    let (status, attempts) = if claim.is_some() { ("running", 1) } else { ("queued", 0) };
     sqlx::query(
-        "INSERT INTO jobs (id, kind, payload, status, attempts, max_attempts, run_at, created_at, updated_at) \
-         VALUES ($1, $2, $3, 'queued', 0, $4, $5, $5, $5)",
+        "INSERT INTO jobs (id, kind, payload, status, attempts, max_attempts, run_at, created_at, updated_at, \
+             locked_by, locked_until) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $7, $8, $9)",
     )
     .bind(&id)
     .bind(kind)
     .bind(payload.to_string())
+    .bind(status)
+    .bind(attempts)
     .bind(max_attempts)
     .bind(now)
+    .bind(claim.map(|c| c.worker.to_string()))
+    .bind(claim.map(|c| now + c.lease_ms))
     .execute(&mut *conn)
     .await?;
     Ok(id)
@@ -55,7 +80,7 @@ impl Records {
         payload: &serde_json::Value,
         max_attempts: i64,
     ) -> Result<String, RecordError> {
-        let mut conn = self.pool.acquire().await?;
+        let mut conn = self.write().await?;
         insert_job(&mut conn, kind, payload, max_attempts).await
     }
 
@@ -75,8 +100,12 @@ impl Records {
                  ORDER BY run_at, id LIMIT 1 {lock}) \
              RETURNING id, kind, payload, attempts, max_attempts"
         );
-        let row =
-            sqlx::query(&sql).bind(worker).bind(now + lease_ms).bind(now).fetch_optional(&self.pool).await?;
+        let row = sqlx::query(&sql)
+            .bind(worker)
+            .bind(now + lease_ms)
+            .bind(now)
+            .fetch_optional(&mut *self.write().await?)
+            .await?;
         Ok(row.map(|row| {
             let payload: String = row.get("payload");
             ClaimedJob {
@@ -97,7 +126,7 @@ impl Records {
         .bind(ids::now_millis() + lease_ms)
         .bind(id)
         .bind(worker)
-        .execute(&self.pool)
+        .execute(&mut *self.write().await?)
         .await?;
         Ok(done.rows_affected() == 1)
     }
@@ -111,7 +140,7 @@ impl Records {
         .bind(ids::now_millis())
         .bind(id)
         .bind(worker)
-        .execute(&self.pool)
+        .execute(&mut *self.write().await?)
         .await?;
         Ok(())
     }
@@ -140,7 +169,7 @@ impl Records {
         .bind(now)
         .bind(id)
         .bind(worker)
-        .execute(&self.pool)
+        .execute(&mut *self.write().await?)
         .await?;
         Ok(())
     }
@@ -154,7 +183,7 @@ impl Records {
         let done = sqlx::query(
             "UPDATE jobs SET status = 'queued', locked_by = NULL, locked_until = NULL WHERE status = 'running'",
         )
-        .execute(&self.pool)
+        .execute(&mut *self.write().await?)
         .await?;
         Ok(done.rows_affected())
     }

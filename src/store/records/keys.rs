@@ -74,7 +74,7 @@ impl Records {
         .bind(ids::new_id("acc"))
         .bind(name)
         .bind(ids::now_millis())
-        .execute(&self.writer)
+        .execute(&mut *self.write().await?)
         .await?;
         self.find_account(name).await?.ok_or_else(|| RecordError::Query(sqlx::Error::RowNotFound))
     }
@@ -116,7 +116,7 @@ impl Records {
         .bind(&info.name)
         .bind(hash_secret(&secret))
         .bind(info.created_at)
-        .execute(&self.writer)
+        .execute(&mut *self.write().await?)
         .await?;
         Ok((info, format!("{KEY_PREFIX}{ulid}_{secret}")))
     }
@@ -147,7 +147,7 @@ impl Records {
         let done = sqlx::query("UPDATE api_keys SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL")
             .bind(ids::now_millis())
             .bind(key_id)
-            .execute(&self.writer)
+            .execute(&mut *self.write().await?)
             .await?;
         Ok(done.rows_affected() == 1)
     }

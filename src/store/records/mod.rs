@@ -24,6 +24,7 @@ pub mod suggestions;
 pub mod users;
 pub mod views;
 pub mod workflows;
+mod writer;
 
 use futures::future::BoxFuture;
 use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
@@ -32,6 +33,7 @@ use sqlx::{AnyPool, ConnectOptions};
 use std::borrow::Cow;
 use std::str::FromStr;
 use std::time::Duration;
+use writer::{WriteConn, WriteTx, Writer};
 
 /// Errors of the record layer.
 #[derive(Debug, thiserror::Error)]
@@ -56,7 +58,7 @@ pub struct Records {
     /// Reads (and, on PostgreSQL, writes).
     pub(crate) pool: AnyPool,
     /// Writes: every statement that changes rows, and every write transaction, goes here.
-    pub(crate) writer: AnyPool,
+    pub(crate) writer: Writer,
     pub(crate) dialect: Dialect,
     /// Where it connected, for [`Records::connect_alone`].
     url: std::sync::Arc<str>,
@@ -80,14 +82,17 @@ impl Records {
         let dialect = if url.starts_with("sqlite:") { Dialect::Sqlite } else { Dialect::Postgres };
         let readers = connections.unwrap_or(if dialect == Dialect::Sqlite { 4 } else { 16 });
         let pool = open_pool(url, dialect, readers).await?;
-        // SQLite admits one writer at a time and makes the others sleep in its busy handler
-        // (1, 2, 5, 10 … ms, however soon the lock frees): with eight calls in flight most
-        // writes slept. One connection for writes makes them queue in the pool instead, in
-        // order, and wake as soon as the previous write commits. PostgreSQL writes in
-        // parallel: there both are the same pool.
+        // See [`writer`]: one connection in turn on SQLite, the pool on PostgreSQL.
         let writer = match dialect {
-            Dialect::Sqlite => open_pool(url, dialect, 1).await?,
-            Dialect::Postgres => pool.clone(),
+            Dialect::Sqlite => {
+                let mut conn = connect_options(url)?
+                    .connect()
+                    .await
+                    .map_err(|err| RecordError::Unavailable(err.to_string()))?;
+                configure_sqlite(&mut conn).await?;
+                Writer::single(conn)
+            }
+            Dialect::Postgres => Writer::Pool(pool.clone()),
         };
         Ok(Self { pool, writer, dialect, url: url.into() })
     }
@@ -95,7 +100,7 @@ impl Records {
     /// Applies every pending migration for this dialect.
     pub async fn migrate(&self) -> Result<(), RecordError> {
         let migrator = Migrator::new(Embedded(self.dialect)).await?;
-        migrator.run(&self.writer).await?;
+        migrator.run(&mut *self.write().await?).await?;
         self.ensure_search_index().await?;
         Ok(())
     }
@@ -107,7 +112,7 @@ impl Records {
         let mut migrator = Migrator::new(Embedded(self.dialect)).await?;
         let older: Vec<Migration> = migrator.iter().filter(|m| m.version <= version).cloned().collect();
         migrator.migrations = older.into();
-        migrator.run(&self.writer).await?;
+        migrator.run(&mut *self.write().await?).await?;
         Ok(())
     }
 
@@ -115,11 +120,13 @@ impl Records {
     /// (`BEGIN IMMEDIATE`, waiting out the busy timeout): a deferred transaction that reads
     /// first cannot upgrade to a writer while another holds the lock and fails with
     /// `database is locked` at once, busy timeout or not. PostgreSQL locks rows as it goes.
-    pub(crate) async fn begin_write(&self) -> Result<sqlx::Transaction<'static, sqlx::Any>, RecordError> {
-        Ok(match self.dialect {
-            Dialect::Sqlite => self.writer.begin_with("BEGIN IMMEDIATE").await?,
-            Dialect::Postgres => self.writer.begin().await?,
-        })
+    pub(crate) async fn begin_write(&self) -> Result<WriteTx, RecordError> {
+        self.writer.begin().await
+    }
+
+    /// The connection for one write statement (see [`writer`]).
+    pub(crate) async fn write(&self) -> Result<WriteConn, RecordError> {
+        self.writer.acquire().await
     }
 
     /// Cheap reachability check for `/readyz`.
@@ -141,38 +148,53 @@ impl Records {
     }
 }
 
+fn connect_options(url: &str) -> Result<AnyConnectOptions, RecordError> {
+    Ok(AnyConnectOptions::from_str(url)
+        .map_err(|err| RecordError::Unavailable(err.to_string()))?
+        .disable_statement_logging())
+}
+
 /// A pool of at most `connections` to `url`, each connection set up for this service.
 async fn open_pool(url: &str, dialect: Dialect, connections: u32) -> Result<AnyPool, RecordError> {
-    let options = AnyConnectOptions::from_str(url)
-        .map_err(|err| RecordError::Unavailable(err.to_string()))?
-        .disable_statement_logging();
     AnyPoolOptions::new()
         .max_connections(connections)
         .acquire_timeout(Duration::from_secs(10))
+        // A SQLite connection is a file, not a socket that can hang up: the ping sqlx sends
+        // before handing one out would only add a round trip to every statement.
+        .test_before_acquire(dialect != Dialect::Sqlite)
         .after_connect(move |conn, _| {
             Box::pin(async move {
                 if dialect == Dialect::Sqlite {
-                    // WAL lets `canon keys` write while `canon serve` reads; the busy
-                    // timeout makes concurrent writers wait instead of failing.
-                    sqlx::query("PRAGMA journal_mode = WAL").execute(&mut *conn).await?;
-                    sqlx::query("PRAGMA busy_timeout = 10000").execute(&mut *conn).await?;
-                    sqlx::query("PRAGMA foreign_keys = ON").execute(&mut *conn).await?;
-                    // In WAL mode NORMAL syncs at checkpoints, not at every commit: a
-                    // crash of canon loses nothing; only an OS crash or power loss can
-                    // lose the last commits (SQLite's recommended setting for WAL).
-                    sqlx::query("PRAGMA synchronous = NORMAL").execute(&mut *conn).await?;
-                    // Reads through a memory map instead of SQLite's page cache, which
-                    // this build (SQLITE_ENABLE_MEMORY_MANAGEMENT) shares between all
-                    // connections behind one mutex: two scans at once ran 3x slower than
-                    // one (measured on views' table-data, 150 ms against 45 ms).
-                    sqlx::query("PRAGMA mmap_size = 1073741824").execute(&mut *conn).await?;
+                    configure_sqlite(conn).await.map_err(|err| match err {
+                        RecordError::Query(err) => err,
+                        other => sqlx::Error::Protocol(other.to_string()),
+                    })?;
                 }
                 Ok(())
             })
         })
-        .connect_with(options)
+        .connect_with(connect_options(url)?)
         .await
         .map_err(|err| RecordError::Unavailable(err.to_string()))
+}
+
+/// The settings every SQLite connection of canon runs with.
+async fn configure_sqlite(conn: &mut sqlx::AnyConnection) -> Result<(), RecordError> {
+    // WAL lets `canon keys` write while `canon serve` reads; the busy timeout makes
+    // concurrent writers (other processes) wait instead of failing.
+    sqlx::query("PRAGMA journal_mode = WAL").execute(&mut *conn).await?;
+    sqlx::query("PRAGMA busy_timeout = 10000").execute(&mut *conn).await?;
+    sqlx::query("PRAGMA foreign_keys = ON").execute(&mut *conn).await?;
+    // In WAL mode NORMAL syncs at checkpoints, not at every commit: a crash of canon loses
+    // nothing; only an OS crash or power loss can lose the last commits (SQLite's
+    // recommended setting for WAL).
+    sqlx::query("PRAGMA synchronous = NORMAL").execute(&mut *conn).await?;
+    // Reads through a memory map instead of SQLite's page cache, which this build
+    // (SQLITE_ENABLE_MEMORY_MANAGEMENT) shares between all connections behind one mutex: two
+    // scans at once ran 3x slower than one (measured on views' table-data, 150 ms against
+    // 45 ms).
+    sqlx::query("PRAGMA mmap_size = 1073741824").execute(&mut *conn).await?;
+    Ok(())
 }
 
 /// `(version, file stem, SQL)` of each migration in `migrations/`. Most SQL is portable, so

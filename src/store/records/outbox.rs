@@ -5,7 +5,7 @@
 use super::collections::Owner;
 use super::{Dialect, RecordError, Records};
 use sqlx::any::AnyRow;
-use sqlx::{Any, Row, Transaction};
+use sqlx::Row;
 use std::collections::HashMap;
 
 /// What an event is, for choosing the subscriptions it goes to.
@@ -26,8 +26,8 @@ pub const DESTINATIONS: [(&str, &str); 3] =
 /// Writes one pending delivery per destination of every live subscription `source` matches,
 /// inside the transaction that records the event. The ID is derived from the event, the
 /// subscription and the destination, so recording the same event again adds nothing.
-pub async fn enqueue(
-    tx: &mut Transaction<'_, Any>,
+pub(super) async fn enqueue(
+    tx: &mut super::writer::WriteTx,
     owner: Owner<'_>,
     event_id: &str,
     source: EventSource<'_>,
@@ -40,30 +40,38 @@ pub async fn enqueue(
             ("s.type = $4 AND s.function_id IS NULL AND s.collection_id IS NULL", event_type, false)
         }
     };
-    let mut added = 0;
-    for (destination, column) in DESTINATIONS {
-        let sql = format!(
-            "INSERT INTO deliveries (id, account_id, environment, subscription_id, event_id, destination, status, \
-                 attempts, next_attempt_at, created_at, updated_at) \
-             SELECT 'dlv_' || s.id || '_' || $3 || '_{destination}', s.account_id, s.environment, s.id, $3, \
-                 '{destination}', 'pending', 0, $5, $5, $5 \
-             FROM subscriptions s \
-             WHERE s.account_id = $1 AND s.environment = $2 AND {matches} AND s.disabled = 0 \
-                 AND s.{column} IS NOT NULL AND s.{column} <> '' AND (s.type <> 'error' OR $6 = 1) \
-             ON CONFLICT (id) DO NOTHING"
-        );
-        let done = sqlx::query(&sql)
-            .bind(owner.account_id)
-            .bind(owner.environment)
-            .bind(event_id)
-            .bind(key)
-            .bind(now)
-            .bind(i64::from(is_error))
-            .execute(&mut **tx)
-            .await?;
-        added += done.rows_affected();
-    }
-    Ok(added)
+    // One statement for the three destinations (a terminal event of every call passes here):
+    // each subscription crossed with the destination names, kept where it sets that one.
+    let names = DESTINATIONS
+        .iter()
+        .map(|(name, _)| format!("SELECT '{name}' AS name"))
+        .collect::<Vec<_>>()
+        .join(" UNION ALL ");
+    let target = DESTINATIONS
+        .iter()
+        .map(|(name, column)| format!("WHEN '{name}' THEN s.{column}"))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let sql = format!(
+        "INSERT INTO deliveries (id, account_id, environment, subscription_id, event_id, destination, status, \
+             attempts, next_attempt_at, created_at, updated_at) \
+         SELECT 'dlv_' || s.id || '_' || $3 || '_' || d.name, s.account_id, s.environment, s.id, $3, \
+             d.name, 'pending', 0, $5, $5, $5 \
+         FROM subscriptions s CROSS JOIN ({names}) d \
+         WHERE s.account_id = $1 AND s.environment = $2 AND {matches} AND s.disabled = 0 \
+             AND (CASE d.name {target} END) <> '' AND (s.type <> 'error' OR $6 = 1) \
+         ON CONFLICT (id) DO NOTHING"
+    );
+    let done = sqlx::query(&sql)
+        .bind(owner.account_id)
+        .bind(owner.environment)
+        .bind(event_id)
+        .bind(key)
+        .bind(now)
+        .bind(i64::from(is_error))
+        .execute(&mut **tx)
+        .await?;
+    Ok(done.rows_affected())
 }
 
 /// A delivery a worker holds: where it goes and what it carries.
@@ -145,7 +153,7 @@ pub(super) fn json_rows(dialect: Dialect, n: usize) -> String {
 /// `delivery_attempts`, its delivery updated one by one. The attempt rows go in one INSERT
 /// (its `WHERE TRUE` keeps SQLite from reading `ON CONFLICT` as a join's `ON`).
 async fn settle(
-    tx: &mut Transaction<'_, Any>,
+    tx: &mut super::writer::WriteTx,
     dialect: Dialect,
     finished: &[Finished],
 ) -> Result<(), RecordError> {
@@ -237,7 +245,7 @@ async fn settle(
 /// so `next_attempt_at` moves there: the due scan, which walks `next_attempt_at` in order,
 /// then never steps over rows in flight. Before, each claim walked past every leased row.
 async fn claim(
-    tx: &mut Transaction<'_, Any>,
+    tx: &mut super::writer::WriteTx,
     dialect: Dialect,
     now: i64,
     lease_ms: i64,
@@ -436,7 +444,7 @@ impl Records {
         .bind(owner.account_id)
         .bind(owner.environment)
         .bind(now)
-        .execute(&self.pool)
+        .execute(&mut *self.write().await?)
         .await?;
         Ok(done.rows_affected() == 1)
     }

@@ -30,7 +30,7 @@ impl Records {
         .bind(name)
         .bind(sealed)
         .bind(now)
-        .execute(&self.writer)
+        .execute(&mut *self.write().await?)
         .await?;
         Ok(done.rows_affected() == 1)
     }
@@ -52,7 +52,7 @@ impl Records {
         .bind(name)
         .bind(sealed)
         .bind(now)
-        .execute(&self.writer)
+        .execute(&mut *self.write().await?)
         .await?;
         Ok(done.rows_affected() == 1)
     }
@@ -64,7 +64,7 @@ impl Records {
         .bind(owner.account_id)
         .bind(owner.environment)
         .bind(name)
-        .execute(&self.writer)
+        .execute(&mut *self.write().await?)
         .await?;
         Ok(done.rows_affected() == 1)
     }

@@ -41,7 +41,7 @@ impl Records {
         .bind(rows.len() as i64)
         .bind(serde_json::Value::from(rows.to_vec()).to_string())
         .bind(now)
-        .execute(&self.writer)
+        .execute(&mut *self.write().await?)
         .await?;
         Ok(())
     }

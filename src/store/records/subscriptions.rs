@@ -82,7 +82,7 @@ impl Records {
         .bind(&s.google_drive_folder_id)
         .bind(s.created_at)
         .bind(s.updated_at)
-        .execute(&self.writer)
+        .execute(&mut *self.write().await?)
         .await?;
         Ok(())
     }
@@ -145,7 +145,7 @@ impl Records {
         sqlx::query("UPDATE subscriptions SET disabled = 1, updated_at = $2 WHERE id = $1")
             .bind(id)
             .bind(now)
-            .execute(&self.writer)
+            .execute(&mut *self.write().await?)
             .await?;
         Ok(())
     }
@@ -185,7 +185,7 @@ impl Records {
         .bind(sealed)
         .bind(now)
         .bind(previous_until)
-        .execute(&self.writer)
+        .execute(&mut *self.write().await?)
         .await?;
         Ok(())
     }
@@ -194,7 +194,7 @@ impl Records {
         let done = sqlx::query("DELETE FROM webhook_secrets WHERE account_id = $1 AND environment = $2")
             .bind(owner.account_id)
             .bind(owner.environment)
-            .execute(&self.writer)
+            .execute(&mut *self.write().await?)
             .await?;
         Ok(done.rows_affected() == 1)
     }

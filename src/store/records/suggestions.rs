@@ -64,7 +64,7 @@ impl Records {
         .bind(new.signals.to_string())
         .bind(new.status)
         .bind(now)
-        .execute(&self.writer)
+        .execute(&mut *self.write().await?)
         .await?;
         Ok(done.rows_affected() == 1)
     }
@@ -115,7 +115,7 @@ impl Records {
         .bind(by)
         .bind(ids::now_millis())
         .bind(id)
-        .execute(&self.writer)
+        .execute(&mut *self.write().await?)
         .await?;
         Ok(done.rows_affected() == 1)
     }
@@ -159,7 +159,7 @@ impl Records {
         .bind(new.status)
         .bind(by)
         .bind(now)
-        .execute(&self.writer)
+        .execute(&mut *self.write().await?)
         .await?;
         Ok(())
     }

@@ -35,7 +35,7 @@ impl Records {
         .bind(email)
         .bind(role)
         .bind(ids::now_millis())
-        .execute(&self.writer)
+        .execute(&mut *self.write().await?)
         .await?;
         let row =
             sqlx::query("SELECT id FROM users WHERE account_id = $1 AND environment = $2 AND email = $3")

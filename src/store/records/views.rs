@@ -203,7 +203,7 @@ impl Records {
 }
 
 async fn write_version(
-    tx: &mut sqlx::Transaction<'static, Any>,
+    tx: &mut super::writer::WriteTx,
     view_id: &str,
     version: i64,
     body: &Value,

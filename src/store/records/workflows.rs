@@ -281,7 +281,7 @@ impl Records {
                 .bind(owner.account_id)
                 .bind(owner.environment)
                 .bind(workflow_id)
-                .execute(&self.writer)
+                .execute(&mut *self.write().await?)
                 .await?;
         Ok(done.rows_affected() == 1)
     }
