@@ -1,6 +1,6 @@
 //! The `canon` binary: keys, configuration, provisioning checks, signals.
 
-use crate::helpers::{assert_error, json, serve_process, spawn_app, TestApp};
+use crate::helpers::{assert_error, cli_key, json, serve_process, spawn_app, TestApp};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -162,13 +162,7 @@ fn canon_toml_supplies_what_the_environment_does_not() {
 #[tokio::test]
 async fn sigterm_stops_canon_and_its_falkordb_with_the_data_saved() {
     let data = tempfile::tempdir().unwrap();
-    let key = stdout_of(
-        Command::new(env!("CARGO_BIN_EXE_canon"))
-            .args(["keys", "create", "--account", "signal-co", "--environment", "sandbox"])
-            .env("CANON_DATA_DIR", data.path())
-            .env_remove("CANON_DATABASE_URL"),
-    );
-    let key = key.trim().to_string();
+    let key = cli_key(data.path(), "signal-co");
     let client = reqwest::Client::new();
     let (mut child, address) = serve_process(data.path());
     let created = client
@@ -270,13 +264,7 @@ async fn a_waited_call_cut_off_by_sigkill_completes_after_the_restart() {
     tokio::spawn(async move { axum::serve(listener, receiver).await });
 
     let data = tempfile::tempdir().unwrap();
-    let key = stdout_of(
-        Command::new(env!("CARGO_BIN_EXE_canon"))
-            .args(["keys", "create", "--account", "sigkill-co", "--environment", "sandbox"])
-            .env("CANON_DATA_DIR", data.path())
-            .env_remove("CANON_DATABASE_URL"),
-    );
-    let key = key.trim().to_string();
+    let key = cli_key(data.path(), "sigkill-co");
     let settings = [("CANON_ALLOW_PRIVATE_NETWORK", "true")];
     let (canon, address) = crate::helpers::serve_process_with(data.path(), &settings);
     let mut canon = KilledOnDrop(canon);

@@ -430,13 +430,7 @@ async fn object_store_and_google_drive_destinations_receive_the_event() {
 async fn deliveries_pending_at_a_kill_arrive_after_a_restart() {
     const CALLS: usize = 1_000;
     let data = tempfile::tempdir().unwrap();
-    let key = std::process::Command::new(env!("CARGO_BIN_EXE_canon"))
-        .args(["keys", "create", "--account", "kill-co", "--environment", "sandbox"])
-        .env("CANON_DATA_DIR", data.path())
-        .env_remove("CANON_DATABASE_URL")
-        .output()
-        .unwrap();
-    let key = String::from_utf8(key.stdout).unwrap().trim().to_string();
+    let key = crate::helpers::cli_key(data.path(), "kill-co");
     // A port nothing listens on yet: every delivery fails and waits for its retry.
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let settings = [

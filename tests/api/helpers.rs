@@ -273,6 +273,19 @@ pub fn serve_process(data_dir: &std::path::Path) -> (std::process::Child, String
     serve_process_with(data_dir, &[])
 }
 
+/// A sandbox key of `account` made by `canon keys create` on the data directory a
+/// [`serve_process`] canon serves (SQLite records).
+pub fn cli_key(data_dir: &std::path::Path, account: &str) -> String {
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_canon"))
+        .args(["keys", "create", "--account", account, "--environment", "sandbox"])
+        .env("CANON_DATA_DIR", data_dir)
+        .env_remove("CANON_DATABASE_URL")
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "canon keys create: {}", String::from_utf8_lossy(&output.stderr));
+    String::from_utf8(output.stdout).unwrap().trim().to_string()
+}
+
 /// [`serve_process`] with more configuration in its environment.
 pub fn serve_process_with(
     data_dir: &std::path::Path,

@@ -29,13 +29,7 @@ fn post(
 #[tokio::test]
 async fn the_worst_search_and_token_count_inputs_keep_canon_under_its_memory_bound() {
     let data = tempfile::tempdir().unwrap();
-    let key = std::process::Command::new(env!("CARGO_BIN_EXE_canon"))
-        .args(["keys", "create", "--account", "memory-co", "--environment", "sandbox"])
-        .env("CANON_DATA_DIR", data.path())
-        .env_remove("CANON_DATABASE_URL")
-        .output()
-        .unwrap();
-    let key = String::from_utf8(key.stdout).unwrap().trim().to_string();
+    let key = crate::helpers::cli_key(data.path(), "memory-co");
     let (mut child, address) = serve_process(data.path());
     let client = reqwest::Client::new();
     let created = post(&client, &address, &key, "/v3/collections", &json!({ "collectionName": "docs" }));

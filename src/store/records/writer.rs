@@ -40,33 +40,21 @@ impl Writer {
     pub(crate) async fn acquire(&self) -> Result<WriteConn, RecordError> {
         match self {
             Writer::Pool(pool) => Ok(WriteConn::Pooled(pool.acquire().await?)),
-            Writer::Single(single) => {
-                let mut guard = tokio::time::timeout(WAIT_FOR_TURN, single.clone().lock_owned())
-                    .await
-                    .map_err(|_| RecordError::Query(sqlx::Error::PoolTimedOut))?;
-                if guard.open {
-                    // Fails harmlessly when SQLite already ended it.
-                    let _ = sqlx::query("ROLLBACK").execute(&mut guard.conn).await;
-                    guard.open = false;
-                }
-                Ok(WriteConn::Single(guard))
-            }
+            Writer::Single(single) => Ok(WriteConn::Single(take_turn(single).await?)),
         }
     }
 
     /// A write transaction (on SQLite `BEGIN IMMEDIATE`: it takes the write lock up front).
     pub(crate) async fn begin(&self) -> Result<WriteTx, RecordError> {
-        Ok(match self {
-            Writer::Pool(pool) => WriteTx::Pooled(pool.begin().await?),
-            Writer::Single(_) => {
-                let WriteConn::Single(mut guard) = self.acquire().await? else {
-                    unreachable!("a single writer acquires its own connection")
-                };
+        match self {
+            Writer::Pool(pool) => Ok(WriteTx::Pooled(pool.begin().await?)),
+            Writer::Single(single) => {
+                let mut guard = take_turn(single).await?;
                 guard.open = true;
                 sqlx::query("BEGIN IMMEDIATE").execute(&mut guard.conn).await?;
-                WriteTx::Single(guard)
+                Ok(WriteTx::Single(guard))
             }
-        })
+        }
     }
 
     pub(crate) async fn close(&self) {
@@ -74,6 +62,20 @@ impl Writer {
             pool.close().await;
         }
     }
+}
+
+/// The single connection, once the writes before this one are done (and any transaction one
+/// of them left open is rolled back).
+async fn take_turn(single: &Arc<Mutex<SingleWriter>>) -> Result<OwnedMutexGuard<SingleWriter>, RecordError> {
+    let mut guard = tokio::time::timeout(WAIT_FOR_TURN, single.clone().lock_owned())
+        .await
+        .map_err(|_| RecordError::Query(sqlx::Error::PoolTimedOut))?;
+    if guard.open {
+        // Fails harmlessly when SQLite already ended it.
+        let _ = sqlx::query("ROLLBACK").execute(&mut guard.conn).await;
+        guard.open = false;
+    }
+    Ok(guard)
 }
 
 /// A connection that may write, for as long as it is held.
