@@ -4,20 +4,22 @@
 //! terminal: its output becomes an output event, a failure an error event; other nodes'
 //! outputs are recorded as intermediate events (they show in traces, not in `outputs`).
 //!
-//! Every run is checkpointed in `function_calls` in the transaction that records its events,
-//! and events are recorded by a key derived from the run, so running a call again after a
-//! crash reuses finished runs and emits no event twice.
+//! Every run is checkpointed in `function_calls` in the transaction that records its events
+//! (several quick runs share one, see [`progress`](super::progress)), and events are recorded
+//! by a key derived from the run, so running a call again after a crash reuses finished runs
+//! and emits no event twice.
 
-use super::{linking, shapes, CallService, InputFile, Plan};
+use super::progress::{self, Emission, EmittedBy, FinishedNow, Progress, RUN_SHOWN_AFTER};
+use super::{linking, shapes, CallService, Ended, InputFile, Plan};
 use crate::documents::{structure, DocumentService, ParsedBy};
 use crate::engines::{self, EngineError, Outcome, Payload, SplitItem};
 use crate::functions::model::{FunctionVersion, Kind};
 use crate::graph::Tenant;
 use crate::ids;
-use crate::jobs::JobHandler;
-use crate::store::records::calls::{CallRow, FinishedRun, FunctionCallRow};
-use crate::store::records::events::NewEvent;
+use crate::jobs::{Completion, HeldJob, JobHandler};
+use crate::store::records::calls::{CallRow, FunctionCallRow};
 use crate::store::records::keys::Environment;
+use crate::store::records::progress::CallEnd;
 use anyhow::Context as _;
 use async_trait::async_trait;
 use base64::Engine as _;
@@ -34,16 +36,26 @@ pub struct CallJob {
 #[async_trait]
 impl JobHandler for CallJob {
     async fn run(&self, payload: Value) -> anyhow::Result<()> {
-        let call_id = payload.get("callID").and_then(Value::as_str).context("call job without callID")?;
-        let Some(call) = self.service.records.call_by_id(call_id).await? else {
-            tracing::warn!(call_id, "job for a call that no longer exists");
-            return Ok(());
-        };
-        run_call(&self.service, &call, false).await
+        self.run_stored(&payload, None).await.map(|_| ())
+    }
+
+    async fn run_held(&self, job: HeldJob<'_>) -> anyhow::Result<Completion> {
+        self.run_stored(&job.payload, Some(&job)).await
     }
 
     async fn gave_up(&self, payload: Value, error: &str) {
         give_up(&self.service, payload, error).await
+    }
+}
+
+impl CallJob {
+    async fn run_stored(&self, payload: &Value, job: Option<&HeldJob<'_>>) -> anyhow::Result<Completion> {
+        let call_id = payload.get("callID").and_then(Value::as_str).context("call job without callID")?;
+        let Some(call) = self.service.records.call_by_id(call_id).await? else {
+            tracing::warn!(call_id, "job for a call that no longer exists");
+            return Ok(Completion::ByWorker);
+        };
+        run_call(&self.service, &call, false, job).await
     }
 }
 
@@ -57,7 +69,11 @@ pub struct ClaimedCall {
 #[async_trait]
 impl JobHandler for ClaimedCall {
     async fn run(&self, _payload: Value) -> anyhow::Result<()> {
-        run_call(&self.service, &self.call, true).await
+        run_call(&self.service, &self.call, true, None).await.map(|_| ())
+    }
+
+    async fn run_held(&self, job: HeldJob<'_>) -> anyhow::Result<Completion> {
+        run_call(&self.service, &self.call, true, Some(&job)).await
     }
 
     async fn gave_up(&self, payload: Value, error: &str) {
@@ -66,14 +82,23 @@ impl JobHandler for ClaimedCall {
 }
 
 /// Runs the call unless it has finished, then wakes its waiters. `fresh`: nothing of it has
-/// run yet and it is stored as `running` (no earlier runs to read, no status to set).
-async fn run_call(service: &CallService, call: &CallRow, fresh: bool) -> anyhow::Result<()> {
-    if !super::is_final(&call.status) {
-        let status = Execution::new(service, call)?.run(fresh).await?;
-        service.records.set_call_status(&call.id, status, Some(ids::now_millis())).await?;
-    }
-    let _ = service.finished.send(call.id.clone());
-    Ok(())
+/// run yet and it is stored as `running` (no earlier runs to read, no status to set). The
+/// call's end is recorded with its last runs, and marks `job` done there when given.
+async fn run_call(
+    service: &CallService,
+    call: &CallRow,
+    fresh: bool,
+    job: Option<&HeldJob<'_>>,
+) -> anyhow::Result<Completion> {
+    let (completion, ended) = if super::is_final(&call.status) {
+        let ended =
+            Ended { call_id: call.id.clone(), status: call.status.clone(), finished_at: call.finished_at };
+        (Completion::ByWorker, ended)
+    } else {
+        Execution::new(service, call)?.run(fresh, job).await?
+    };
+    let _ = service.finished.send(ended);
+    Ok(completion)
 }
 
 /// The call could not be run at all (its job exhausted its retries on infrastructure
@@ -85,7 +110,9 @@ async fn give_up(service: &CallService, payload: Value, error: &str) {
     if let Err(err) = service.records.set_call_status(call_id, "failed", Some(ids::now_millis())).await {
         tracing::error!(call_id, error = %err, "cannot mark the call as failed");
     }
-    let _ = service.finished.send(call_id.to_string());
+    let ended =
+        Ended { call_id: call_id.to_string(), status: "failed".into(), finished_at: Some(ids::now_millis()) };
+    let _ = service.finished.send(ended);
 }
 
 /// What a finished run left: reused as is when a call resumes.
@@ -96,21 +123,6 @@ enum Checkpoint {
     Routed { outlet: String, output: Value },
     Items { items: Vec<SplitItem> },
     Failed { kind: String, message: String },
-}
-
-/// A run stored as `running` before it ends only if it lasts longer than this: quick runs
-/// (most built-in functions take well under a millisecond) are stored once, finished, with
-/// their events. A crash during a quick run leaves no row, and the run starts again as its
-/// first try; a crash during a longer one shows as try 2.
-const RUN_SHOWN_AFTER: std::time::Duration = std::time::Duration::from_millis(50);
-
-/// An event a run emits, before it is stored.
-struct Emission {
-    event_type: String,
-    body: Value,
-    intermediate: bool,
-    /// Same key, same event (see [`NewEvent::dedupe_key`]).
-    key: String,
 }
 
 /// Where a run's result goes once its events are stored.
@@ -128,10 +140,13 @@ enum Next {
     },
 }
 
-/// How a run that ran now was stored while it ran.
-struct FinishedRunState {
+/// How a run that ran now went.
+struct RanNow {
+    /// It was stored as `running` while it ran.
     shown: bool,
+    /// An earlier attempt left a row for its node and item.
     replaces: bool,
+    elapsed: std::time::Duration,
 }
 
 /// One payload arriving at a node.
@@ -172,6 +187,8 @@ struct Execution<'a> {
     any_error: bool,
     /// Runs an earlier attempt recorded, by `(node, item key)`: read once, reused or redone.
     earlier: HashMap<(String, String), FunctionCallRow>,
+    /// Runs finished and not yet recorded.
+    progress: Progress,
 }
 
 impl<'a> Execution<'a> {
@@ -190,10 +207,12 @@ impl<'a> Execution<'a> {
             inbound_email: None,
             any_error: false,
             earlier: HashMap::new(),
+            progress: Progress::default(),
         })
     }
 
-    async fn run(mut self, fresh: bool) -> anyhow::Result<&'static str> {
+    /// Runs the call to its end; returns who completes its job, and how it ended.
+    async fn run(mut self, fresh: bool, job: Option<&HeldJob<'_>>) -> anyhow::Result<(Completion, Ended)> {
         if !fresh {
             self.service.records.set_call_status(&self.call.id, "running", None).await?;
             for run in self.service.records.function_calls(&self.call.id).await? {
@@ -218,7 +237,17 @@ impl<'a> Execution<'a> {
                 }
             }
         }
-        Ok(if self.any_error { "failed" } else { "completed" })
+        let status = if self.any_error { "failed" } else { "completed" };
+        let finished_at = ids::now_millis();
+        let end =
+            CallEnd { call_id: &self.call.id, status, finished_at, job: job.map(|job| (job.id, job.worker)) };
+        let pending = self.progress.take();
+        let owner = self.tenant.owner();
+        progress::record(&self.service.records, owner, self.call, &self.plan, &pending, Some(end)).await?;
+        let completion = if job.is_some() { Completion::Recorded } else { Completion::ByWorker };
+        let ended =
+            Ended { call_id: self.call.id.clone(), status: status.into(), finished_at: Some(finished_at) };
+        Ok((completion, ended))
     }
 
     /// The call's files, decoded, one activation each (a file that cannot be decoded
@@ -270,7 +299,7 @@ impl<'a> Execution<'a> {
     ) -> anyhow::Result<()> {
         let existing = self.earlier.remove(&(node.to_string(), activation.item_key.clone()));
         let try_number = 1 + i64::from(existing.as_ref().is_some_and(|r| r.status == "running"));
-        let (run, checkpoint, duration, shown) = match existing {
+        let (run, checkpoint, duration, ran_now) = match existing {
             Some(run) if run.status != "running" && run.output.is_some() => {
                 let checkpoint = serde_json::from_str(run.output.as_deref().unwrap_or_default())?;
                 let duration = (run.finished_at.unwrap_or(run.started_at) - run.started_at) as f64 / 1000.0;
@@ -297,10 +326,17 @@ impl<'a> Execution<'a> {
                     started_at: ids::now_millis(),
                     finished_at: None,
                 };
+                if self.progress.due() {
+                    self.flush().await?;
+                }
                 let started = Instant::now();
-                let (checkpoint, shown) =
-                    self.execute_visibly(function, &activation, join_inputs, &run, replaces).await?;
-                let duration = started.elapsed().as_secs_f64();
+                let mut progress = std::mem::take(&mut self.progress);
+                let executed = self
+                    .execute_visibly(function, &activation, join_inputs, &run, replaces, &mut progress)
+                    .await;
+                self.progress = progress;
+                let (checkpoint, shown) = executed?;
+                let elapsed = started.elapsed();
                 if let Checkpoint::Failed { message, .. } = &checkpoint {
                     run.status = "failed".into();
                     run.error = Some(message.clone());
@@ -309,7 +345,7 @@ impl<'a> Execution<'a> {
                 }
                 run.output = Some(serde_json::to_string(&checkpoint)?);
                 run.finished_at = Some(ids::now_millis());
-                (run, checkpoint, duration, Some(FinishedRunState { shown, replaces }))
+                (run, checkpoint, elapsed.as_secs_f64(), Some(RanNow { shown, replaces, elapsed }))
             }
         };
         let info = RunInfo {
@@ -383,16 +419,32 @@ impl<'a> Execution<'a> {
                 }
             }
         };
-        let finished =
-            shown.map(|FinishedRunState { shown, replaces }| FinishedRun { run: &run, shown, replaces });
-        let stored = self.record(&info, finished, &events).await?;
-        let source_event_id = stored.into_iter().next();
+        let run_id = run.id.clone();
+        let source_event_id = match ran_now {
+            Some(RanNow { shown, replaces, elapsed }) => {
+                // Its events are new: stored under the IDs they were given.
+                let first = events.first().map(|event| event.id().to_string());
+                let reference_id = activation.reference_id.clone();
+                let finished = FinishedNow {
+                    node: node.into(),
+                    run,
+                    shown,
+                    replaces,
+                    reference_id,
+                    emissions: events,
+                    now: ids::now_millis(),
+                };
+                self.progress.add(finished, function, elapsed);
+                first
+            }
+            None => self.record_reused(&info, &events).await?.into_iter().next(),
+        };
         let from = |incoming_destination, payload, item_key, (item_offset, item_count)| Activation {
             item_key,
             payload,
             unreadable: None,
             source_event_id: source_event_id.clone(),
-            source_function_call_id: Some(run.id.clone()),
+            source_function_call_id: Some(run_id.clone()),
             incoming_destination,
             item_offset,
             item_count,
@@ -422,8 +474,8 @@ impl<'a> Execution<'a> {
     }
 
     /// Runs the node; a run still going after [`RUN_SHOWN_AFTER`] is stored as `running`
-    /// meanwhile, so traces show it (then `true`). Quicker runs are stored once, finished, in
-    /// the transaction that records their events.
+    /// meanwhile, after the runs `pending` before it, so traces show it (then `true`).
+    /// Quicker runs are stored once, finished, in the transaction that records their events.
     async fn execute_visibly(
         &self,
         function: &FunctionVersion,
@@ -431,6 +483,7 @@ impl<'a> Execution<'a> {
         join_inputs: Option<Vec<Value>>,
         run: &FunctionCallRow,
         replaces: bool,
+        pending: &mut Progress,
     ) -> anyhow::Result<(Checkpoint, bool)> {
         let work = self.execute(function, activation, join_inputs);
         tokio::pin!(work);
@@ -438,6 +491,7 @@ impl<'a> Execution<'a> {
             biased;
             checkpoint = &mut work => Ok((checkpoint, false)),
             _ = tokio::time::sleep(RUN_SHOWN_AFTER) => {
+                self.record(&pending.take()).await?;
                 self.service.records.start_function_call(run, replaces).await?;
                 Ok((work.await, true))
             }
@@ -509,35 +563,32 @@ impl<'a> Execution<'a> {
         }
     }
 
-    /// Stores a run's checkpoint (when it ran now) and its events in one transaction;
-    /// returns the stored event IDs in order.
-    async fn record(
-        &self,
-        info: &RunInfo<'_>,
-        run: Option<FinishedRun<'_>>,
-        events: &[Emission],
-    ) -> anyhow::Result<Vec<String>> {
+    /// Records runs that finished now (see [`progress`]).
+    async fn record(&self, finished: &[FinishedNow]) -> anyhow::Result<()> {
+        let owner = self.tenant.owner();
+        progress::record(&self.service.records, owner, self.call, &self.plan, finished, None).await
+    }
+
+    /// Records the runs pending so far.
+    async fn flush(&mut self) -> anyhow::Result<()> {
+        let pending = self.progress.take();
+        self.record(&pending).await
+    }
+
+    /// The stored IDs of the events of a run reused from an earlier attempt (which recorded
+    /// them: recording them again adds nothing).
+    async fn record_reused(&self, info: &RunInfo<'_>, events: &[Emission]) -> anyhow::Result<Vec<String>> {
+        let of_run = EmittedBy {
+            call: self.call,
+            function: info.function,
+            function_call_id: info.function_call_id,
+            reference_id: info.reference_id,
+        };
         let now = ids::now_millis();
-        let events: Vec<NewEvent<'_>> = events
-            .iter()
-            .map(|emission| NewEvent {
-                id: emission.body.get("eventID").and_then(Value::as_str).unwrap_or_default(),
-                event_type: &emission.event_type,
-                body: &emission.body,
-                call_id: &self.call.id,
-                function_call_id: info.function_call_id,
-                workflow_id: &self.call.workflow_id,
-                workflow_name: &self.call.workflow_name,
-                function_id: &info.function.function_id,
-                function_name: &info.function.function_name,
-                function_version_num: info.function.version_num,
-                reference_id: info.reference_id,
-                intermediate: emission.intermediate,
-                dedupe_key: &emission.key,
-                now,
-            })
-            .collect();
-        Ok(self.service.records.record_run(self.tenant.owner(), run, &events).await?)
+        let events: Vec<_> = events.iter().map(|emission| of_run.event(emission, now)).collect();
+        let records = &self.service.records;
+        records.record_runs(self.tenant.owner(), &[], &events, None).await?;
+        Ok(records.stored_event_ids(&events).await?)
     }
 
     /// Links entities of an extracting function's output into the knowledge graph, and

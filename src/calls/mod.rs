@@ -5,6 +5,7 @@
 
 pub mod executor;
 pub mod linking;
+mod progress;
 pub mod shapes;
 
 use crate::engines::{self, Context};
@@ -77,6 +78,14 @@ pub struct Plan {
     pub functions: BTreeMap<String, FunctionVersion>,
 }
 
+/// A call that has just ended, as its waiters learn it (so they need not read it back).
+#[derive(Clone, Debug)]
+pub struct Ended {
+    pub call_id: String,
+    pub status: String,
+    pub finished_at: Option<i64>,
+}
+
 /// What the submission answers: the call, and whether it has finished.
 pub struct Submitted {
     pub call: Value,
@@ -90,7 +99,7 @@ pub struct CallService {
     pub graph: Arc<GraphService>,
     pub engines: EngineParts,
     /// Carries the ID of each call that finishes in this process (wakes `wait=true`).
-    pub finished: broadcast::Sender<String>,
+    pub finished: broadcast::Sender<Ended>,
     /// How long `wait=true` blocks before answering 202 with the running call (30 s).
     pub wait_limit: Duration,
     /// Waited calls this process runs itself as they arrive, at most [`INLINE_CALLS`] at
@@ -213,14 +222,18 @@ impl CallService {
             (Some(_), None) => crate::jobs::wake(),
             (None, _) => {}
         }
+        let mut ended = None;
         if request.wait && !is_final(&call.status) {
             let deadline = tokio::time::Instant::now() + self.wait_limit;
             loop {
                 match tokio::time::timeout_at(deadline, finished_rx.recv()).await {
-                    Ok(Ok(id)) if id != call.id => continue,
+                    Ok(Ok(end)) if end.call_id != call.id => continue,
+                    Ok(Ok(end)) => {
+                        ended = Some(end);
+                        break;
+                    }
                     Ok(Err(broadcast::error::RecvError::Lagged(_))) => {}
-                    Ok(_) => break,
-                    Err(_) => break,
+                    Ok(Err(broadcast::error::RecvError::Closed)) | Err(_) => break,
                 }
                 // Lagged: look at the record before waiting on.
                 if self.records.call_by_id(&call.id).await?.is_some_and(|c| is_final(&c.status)) {
@@ -228,7 +241,10 @@ impl CallService {
                 }
             }
         }
-        let current = self.records.call_by_id(&call.id).await?.unwrap_or(call);
+        let current = match ended {
+            Some(Ended { status, finished_at, .. }) => CallRow { status, finished_at, ..call },
+            None => self.records.call_by_id(&call.id).await?.unwrap_or(call),
+        };
         // The spec: 200 for a waited call that finished, 202 for every call not waited for
         // (even one the workers finished before this answer).
         let finished = request.wait && is_final(&current.status);

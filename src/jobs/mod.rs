@@ -27,10 +27,32 @@ pub fn wake() {
     WAKE.notify_waiters();
 }
 
+/// A job as its handler sees it while a worker holds it.
+pub struct HeldJob<'a> {
+    pub id: &'a str,
+    pub worker: &'a str,
+    pub payload: serde_json::Value,
+}
+
+/// Who marks a job that succeeded as done.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Completion {
+    /// The worker, once the handler returns.
+    ByWorker,
+    /// The handler did, in its own last transaction (one write fewer).
+    Recorded,
+}
+
 /// Something a job of one kind does.
 #[async_trait]
 pub trait JobHandler: Send + Sync + 'static {
     async fn run(&self, payload: serde_json::Value) -> anyhow::Result<()>;
+
+    /// Runs the job held as `job`. Handlers whose last write is a transaction of their own
+    /// may mark the job done in it (`HeldJob::id` by `HeldJob::worker`) and say so.
+    async fn run_held(&self, job: HeldJob<'_>) -> anyhow::Result<Completion> {
+        self.run(job.payload).await.map(|()| Completion::ByWorker)
+    }
 
     /// Called once when the job failed for the last time (no retry is left), so what it
     /// stood for can be marked as failed instead of staying in progress.
@@ -121,10 +143,11 @@ impl Worker {
 /// or failed with a retry (which any worker takes) or for good.
 pub async fn run_claimed(records: &Records, worker: &str, handler: &dyn JobHandler, job: ClaimedJob) {
     let outcome = {
-        let work = handler.run(job.payload.clone());
+        let work = handler.run_held(HeldJob { id: &job.id, worker, payload: job.payload.clone() });
         tokio::pin!(work);
-        let mut heartbeat = tokio::time::interval(HEARTBEAT);
-        heartbeat.tick().await;
+        // The first renewal one period from now. (Awaiting an interval's immediate first
+        // tick instead cost up to a millisecond: tokio's timer fires on millisecond ticks.)
+        let mut heartbeat = tokio::time::interval_at(tokio::time::Instant::now() + HEARTBEAT, HEARTBEAT);
         loop {
             tokio::select! {
                 outcome = &mut work => break outcome,
@@ -137,7 +160,8 @@ pub async fn run_claimed(records: &Records, worker: &str, handler: &dyn JobHandl
         }
     };
     match outcome {
-        Ok(()) => {
+        Ok(Completion::Recorded) => {}
+        Ok(Completion::ByWorker) => {
             if let Err(err) = records.complete_job(&job.id, worker).await {
                 tracing::error!(error = %err, "job ran but could not be marked done");
             }

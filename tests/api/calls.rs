@@ -136,6 +136,36 @@ async fn a_waited_call_returns_the_completed_call_with_its_output_event() {
 }
 
 #[tokio::test]
+async fn a_waited_call_answers_once_its_runs_and_its_job_are_recorded() {
+    let app = spawn_app().await;
+    app.create_function(json!({"functionName": "router", "type": "transform", "outputSchemaName": "Invoice",
+        "outputSchema": router_schema()}))
+        .await;
+    app.extract_function("invoice", invoice_schema()).await;
+    app.pipeline("two-steps", &["router", "invoice"], &[("router", "invoice")]).await;
+    let records = app.app().state.records.clone();
+    for _ in 0..5 {
+        let (status, body) = app.call_text("two-steps", INVOICE, json!({}), true).await;
+        assert_eq!(status, 200, "{body}");
+        // The answer comes after the call's last write: nothing of it is still queued or
+        // running, and its trace is whole.
+        assert_eq!(records.queue_depth().await.unwrap(), 0, "the call's job is done");
+        let call_id = body["call"]["callID"].as_str().unwrap();
+        let trace = json(app.get(&format!("/v3/calls/{call_id}/trace")).await).await;
+        let runs = trace["trace"]["functionCalls"].as_array().unwrap();
+        assert_eq!(runs.len(), 2, "{trace}");
+        assert!(runs.iter().all(|run| run["status"] == "completed"), "{trace}");
+        let events = trace["trace"]["events"].as_array().unwrap();
+        assert_eq!(events.len(), 2, "{trace}");
+        let router_run = runs.iter().find(|run| run["functionName"] == "router").unwrap();
+        let invoice_run = runs.iter().find(|run| run["functionName"] == "invoice").unwrap();
+        let router_event = events.iter().find(|e| e["functionName"] == "router").unwrap();
+        assert_eq!(invoice_run["sourceEventID"], router_event["eventID"], "{trace}");
+        assert_eq!(invoice_run["sourceFunctionCallID"], router_run["functionCallID"], "{trace}");
+    }
+}
+
+#[tokio::test]
 async fn a_call_without_wait_is_accepted_and_finishes_later() {
     let app = spawn_app().await;
     app.extract_function("invoice", invoice_schema()).await;

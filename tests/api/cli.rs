@@ -272,19 +272,38 @@ async fn a_waited_call_cut_off_by_sigkill_completes_after_the_restart() {
     let post = |path: &str, body: serde_json::Value| {
         client.post(format!("{address}{path}")).header("x-api-key", &key).json(&body).send()
     };
+    let extract = serde_json::json!({"functionName": "invoice", "type": "extract", "outputSchemaName": "Invoice",
+        "outputSchema": crate::calls::invoice_schema()});
+    assert_eq!(post("/v3/functions", extract).await.unwrap().status(), 200);
     let function = serde_json::json!({"functionName": "notify", "type": "send", "destinationType": "webhook",
         "webhookUrl": hook});
     assert_eq!(post("/v3/functions", function).await.unwrap().status(), 200);
-    let workflow = serde_json::json!({"name": "notify", "mainNodeName": "notify",
-        "nodes": [{"name": "notify", "function": {"name": "notify"}}], "edges": []});
+    let workflow = serde_json::json!({"name": "notify", "mainNodeName": "invoice",
+        "nodes": [{"name": "invoice", "function": {"name": "invoice"}}, {"name": "notify", "function": {"name": "notify"}}],
+        "edges": [{"sourceNodeName": "invoice", "destinationNodeName": "notify"}]});
     assert_eq!(post("/v3/workflows", workflow).await.unwrap().status(), 200);
     let call = serde_json::json!({"callReferenceID": "cut-off",
-        "input": {"singleFile": {"inputContent": "Invoice number: INV-1", "inputType": "text"}}});
+        "input": {"singleFile": {"inputContent": crate::calls::INVOICE, "inputType": "text"}}});
     let waiting = tokio::spawn(post("/v3/workflows/notify/call?wait=true", call));
     tokio::time::timeout(Duration::from_secs(30), first_rx)
         .await
         .expect("the node reaches the receiver")
         .unwrap();
+    // While the send hangs, the trace shows it running after the quick run before it.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let extract_run = loop {
+        let trace = trace_by_reference(&client, &address, &key, "cut-off").await;
+        let runs = trace["trace"]["functionCalls"].as_array().cloned().unwrap_or_default();
+        let status =
+            |node: &str| runs.iter().find(|r| r["workflowNodeName"] == node).map(|r| r["status"].clone());
+        if status("notify") == Some("running".into()) {
+            assert_eq!(status("invoice"), Some("completed".into()), "{trace}");
+            break runs.iter().find(|r| r["workflowNodeName"] == "invoice").unwrap()["functionCallID"]
+                .clone();
+        }
+        assert!(Instant::now() < deadline, "the hanging send shows as running: {trace}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
 
     // SAFETY: signalling the child process this test started.
     unsafe { libc::kill(canon.0.id() as i32, libc::SIGKILL) };
@@ -311,7 +330,21 @@ async fn a_waited_call_cut_off_by_sigkill_completes_after_the_restart() {
     let trace =
         json(get(format!("/v3/calls/{}/trace", call["callID"].as_str().unwrap())).await.unwrap()).await;
     let runs = trace["trace"]["functionCalls"].as_array().cloned().unwrap_or_default();
-    assert_eq!(runs.len(), 1, "the run left by the crash was replaced: {trace}");
+    assert_eq!(runs.len(), 2, "the run left by the crash was replaced: {trace}");
+    assert!(runs.iter().any(|r| r["functionCallID"] == extract_run), "the finished run was reused: {trace}");
+}
+
+/// The trace of the call `reference` names.
+async fn trace_by_reference(
+    client: &reqwest::Client,
+    address: &str,
+    key: &str,
+    reference: &str,
+) -> serde_json::Value {
+    let get = |path: String| client.get(format!("{address}{path}")).header("x-api-key", key).send();
+    let listed = json(get(format!("/v3/calls?referenceIDs={reference}")).await.unwrap()).await;
+    let call_id = listed["calls"][0]["callID"].as_str().unwrap_or_default().to_string();
+    json(get(format!("/v3/calls/{call_id}/trace")).await.unwrap()).await
 }
 
 /// A canon process stopped when the test ends, failed or not.

@@ -1,8 +1,9 @@
 //! Workflow calls and the function calls (node runs) inside them.
 
+use super::batch::{Batch, Statement};
 use super::collections::Owner;
 use super::filters::{page_rows, placeholders, Filter};
-use super::jobs::{insert_job_claimed, JobClaim};
+use super::jobs::{new_job, JobClaim};
 use super::{RecordError, Records};
 use crate::pagination::Cursor;
 use sqlx::any::AnyRow;
@@ -91,43 +92,43 @@ impl Records {
         window_start: i64,
         claim: Option<JobClaim<'_>>,
     ) -> Result<(CallRow, Option<String>), RecordError> {
-        let mut tx = self.begin_write().await?;
-        if let Some(reference) = &call.reference_id {
-            if let Some(id) = claim_reference(&mut tx, call, reference, window_start).await? {
-                tx.commit().await?;
-                if let Some(found) = self.call_by_id(&id).await? {
-                    return Ok((found, None));
-                }
-                return Err(RecordError::Unavailable(format!("call {id} named by a reference is gone")));
-            }
-        }
-        sqlx::query(&format!(
+        let payload = serde_json::json!({ "callID": call.id });
+        let (job, add_job) =
+            new_job(crate::calls::CALL_JOB, &payload, crate::calls::CALL_JOB_ATTEMPTS, claim);
+        let add_call = Statement::new(format!(
             "INSERT INTO calls ({CALL_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)"
         ))
-        .bind(&call.id)
-        .bind(&call.account_id)
-        .bind(&call.environment)
-        .bind(&call.workflow_id)
-        .bind(&call.workflow_name)
-        .bind(call.workflow_version_num)
-        .bind(&call.reference_id)
-        .bind(&call.status)
-        .bind(&call.input)
-        .bind(&call.plan)
-        .bind(&call.metadata)
-        .bind(&call.bucket)
-        .bind(call.created_at)
-        .bind(call.finished_at)
-        .execute(&mut *tx)
-        .await?;
-        let job = insert_job_claimed(
-            &mut tx,
-            crate::calls::CALL_JOB,
-            &serde_json::json!({ "callID": call.id }),
-            crate::calls::CALL_JOB_ATTEMPTS,
-            claim,
-        )
-        .await?;
+        .arg(&call.id)
+        .arg(&call.account_id)
+        .arg(&call.environment)
+        .arg(&call.workflow_id)
+        .arg(&call.workflow_name)
+        .arg(call.workflow_version_num)
+        .arg(&call.reference_id)
+        .arg(&call.status)
+        .arg(&call.input)
+        .arg(&call.plan)
+        .arg(&call.metadata)
+        .arg(&call.bucket)
+        .arg(call.created_at)
+        .arg(call.finished_at);
+        let Some(reference) = &call.reference_id else {
+            let mut batch = Batch::default();
+            batch.add(add_call);
+            batch.add(add_job);
+            self.write_batch(&batch).await?;
+            return Ok((call.clone(), Some(job)));
+        };
+        let mut tx = self.begin_write().await?;
+        if let Some(id) = claim_reference(&mut tx, call, reference, window_start).await? {
+            tx.commit().await?;
+            if let Some(found) = self.call_by_id(&id).await? {
+                return Ok((found, None));
+            }
+            return Err(RecordError::Unavailable(format!("call {id} named by a reference is gone")));
+        }
+        add_call.execute(&mut tx).await?;
+        add_job.execute(&mut tx).await?;
         tx.commit().await?;
         Ok((call.clone(), Some(job)))
     }
@@ -199,10 +200,9 @@ impl Records {
         run: &FunctionCallRow,
         replaces: bool,
     ) -> Result<(), RecordError> {
-        let mut tx = self.begin_write().await?;
-        insert_function_call(&mut tx, run, replaces).await?;
-        tx.commit().await?;
-        Ok(())
+        let mut batch = Batch::default();
+        add_function_calls(&mut batch, &[run], replaces);
+        self.write_batch(&batch).await
     }
 
     /// Every run of a call, in the order they started.
@@ -236,67 +236,73 @@ impl Records {
     }
 }
 
-/// Inserts a run, first removing the row an earlier attempt left for its node and item
-/// when `replaces`.
-async fn insert_function_call(
-    tx: &mut super::writer::WriteTx,
-    run: &FunctionCallRow,
-    replaces: bool,
-) -> Result<(), RecordError> {
+/// Adds to `batch` what stores runs: removing the row an earlier attempt left for a run's node
+/// and item when `replaces`, then inserting the runs as multi-row statements.
+fn add_function_calls<'a>(batch: &mut Batch<'a>, runs: &[&'a FunctionCallRow], replaces: bool) {
     if replaces {
-        sqlx::query("DELETE FROM function_calls WHERE call_id = $1 AND node_name = $2 AND item_key = $3")
-            .bind(&run.call_id)
-            .bind(&run.node_name)
-            .bind(&run.item_key)
-            .execute(&mut **tx)
-            .await?;
+        for run in runs {
+            batch.add(
+                Statement::new(
+                    "DELETE FROM function_calls WHERE call_id = $1 AND node_name = $2 AND item_key = $3",
+                )
+                .arg(&run.call_id)
+                .arg(&run.node_name)
+                .arg(&run.item_key),
+            );
+        }
     }
-    sqlx::query(&format!(
-        "INSERT INTO function_calls ({FUNCTION_CALL_COLUMNS}) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)"
-    ))
-    .bind(&run.id)
-    .bind(&run.call_id)
-    .bind(&run.node_name)
-    .bind(&run.item_key)
-    .bind(&run.function_id)
-    .bind(&run.function_name)
-    .bind(run.function_version_num)
-    .bind(&run.function_type)
-    .bind(&run.status)
-    .bind(&run.input)
-    .bind(&run.output)
-    .bind(&run.error)
-    .bind(&run.source_event_id)
-    .bind(&run.source_function_call_id)
-    .bind(&run.incoming_destination)
-    .bind(run.started_at)
-    .bind(run.finished_at)
-    .execute(&mut **tx)
-    .await?;
-    Ok(())
+    for chunk in runs.chunks(super::progress::ROWS_PER_INSERT) {
+        let rows = (0..chunk.len())
+            .map(|row| format!("({})", placeholders(row * 17 + 1, 17)))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let mut insert =
+            Statement::new(format!("INSERT INTO function_calls ({FUNCTION_CALL_COLUMNS}) VALUES {rows}"));
+        for run in chunk {
+            insert.push(&run.id);
+            insert.push(&run.call_id);
+            insert.push(&run.node_name);
+            insert.push(&run.item_key);
+            insert.push(&run.function_id);
+            insert.push(&run.function_name);
+            insert.push(run.function_version_num);
+            insert.push(&run.function_type);
+            insert.push(&run.status);
+            insert.push(&run.input);
+            insert.push(&run.output);
+            insert.push(&run.error);
+            insert.push(&run.source_event_id);
+            insert.push(&run.source_function_call_id);
+            insert.push(&run.incoming_destination);
+            insert.push(run.started_at);
+            insert.push(run.finished_at);
+        }
+        batch.add(insert);
+    }
 }
 
-/// Stores how a run ended: updates the row it showed while running, or inserts it whole.
-pub(super) async fn checkpoint_run(
-    tx: &mut super::writer::WriteTx,
-    finished: FinishedRun<'_>,
-) -> Result<(), RecordError> {
-    let run = finished.run;
-    if !finished.shown {
-        return insert_function_call(tx, run, finished.replaces).await;
+/// Adds to `batch` how runs ended: updates of the rows they showed while running,
+/// replacements of the rows an earlier attempt left, and the rest inserted together.
+pub(super) fn add_checkpoints<'a>(batch: &mut Batch<'a>, finished: &[FinishedRun<'a>]) {
+    let mut fresh = Vec::new();
+    for finished in finished {
+        let run = finished.run;
+        match (finished.shown, finished.replaces) {
+            (false, false) => fresh.push(run),
+            (false, true) => add_function_calls(batch, &[run], true),
+            (true, _) => batch.add(
+                Statement::new(
+                    "UPDATE function_calls SET status = $1, output = $2, error = $3, finished_at = $4 WHERE id = $5",
+                )
+                .arg(&run.status)
+                .arg(&run.output)
+                .arg(&run.error)
+                .arg(run.finished_at)
+                .arg(&run.id),
+            ),
+        }
     }
-    sqlx::query(
-        "UPDATE function_calls SET status = $1, output = $2, error = $3, finished_at = $4 WHERE id = $5",
-    )
-    .bind(&run.status)
-    .bind(&run.output)
-    .bind(&run.error)
-    .bind(run.finished_at)
-    .bind(&run.id)
-    .execute(&mut **tx)
-    .await?;
-    Ok(())
+    add_function_calls(batch, &fresh, false);
 }
 
 /// Makes `reference` name `call` unless it names a call made since `window_start`; returns

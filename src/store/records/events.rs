@@ -1,11 +1,10 @@
 //! Pipeline events: terminal outputs and errors of calls (and their intermediate outputs,
 //! kept for traces). The stored body is the event exactly as the API returns it.
 
-use super::calls::FinishedRun;
 use super::collections::Owner;
 use super::filters::{page_rows, placeholders, Filter};
 use super::outbox::{self, EventSource};
-use super::{Dialect, RecordError, Records};
+use super::{RecordError, Records};
 use crate::pagination::Cursor;
 use serde_json::Value;
 use sqlx::Row;
@@ -52,128 +51,6 @@ pub struct EventFilter {
 }
 
 impl Records {
-    /// Records what a node run did in one transaction: its checkpoint (`run`, when it ran
-    /// now rather than being reused from an earlier attempt) and its events, each unless one
-    /// with its dedupe key exists. Returns the stored event IDs in order. A terminal event's
-    /// deliveries to the subscriptions of its function are written in the same transaction,
-    /// so an event is never recorded without them, nor a run's checkpoint without its events.
-    pub async fn record_run(
-        &self,
-        owner: Owner<'_>,
-        run: Option<FinishedRun<'_>>,
-        events: &[NewEvent<'_>],
-    ) -> Result<Vec<String>, RecordError> {
-        let mut tx = self.begin_write().await?;
-        if let Some(run) = run {
-            super::calls::checkpoint_run(&mut tx, run).await?;
-        }
-        let mut ids = Vec::with_capacity(events.len());
-        for event in events {
-            ids.push(self.insert_pipeline_event(&mut tx, owner, event).await?);
-        }
-        tx.commit().await?;
-        Ok(ids)
-    }
-
-    /// Records one event that belongs to no node run being checkpointed (see
-    /// [`Records::record_run`]); returns the stored ID.
-    pub async fn record_pipeline_event(
-        &self,
-        owner: Owner<'_>,
-        event: NewEvent<'_>,
-    ) -> Result<String, RecordError> {
-        let mut ids = self.record_run(owner, None, std::slice::from_ref(&event)).await?;
-        ids.pop().ok_or_else(|| RecordError::Unavailable("an event was recorded without an ID".into()))
-    }
-
-    /// Inserts the event unless one with its dedupe key exists; returns the stored ID.
-    async fn insert_pipeline_event(
-        &self,
-        tx: &mut super::writer::WriteTx,
-        owner: Owner<'_>,
-        event: &NewEvent<'_>,
-    ) -> Result<String, RecordError> {
-        let done = sqlx::query(
-            "INSERT INTO events (id, account_id, environment, event_type, body, created_at, call_id, \
-                 function_call_id, workflow_id, workflow_name, function_id, function_name, function_version_num, \
-                 reference_id, intermediate, labelled, dedupe_key) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, 0, $16) \
-             ON CONFLICT (dedupe_key) DO NOTHING",
-        )
-        .bind(event.id)
-        .bind(owner.account_id)
-        .bind(owner.environment)
-        .bind(event.event_type)
-        .bind(event.body.to_string())
-        .bind(event.now)
-        .bind(event.call_id)
-        .bind(event.function_call_id)
-        .bind(event.workflow_id)
-        .bind(event.workflow_name)
-        .bind(event.function_id)
-        .bind(event.function_name)
-        .bind(event.function_version_num)
-        .bind(event.reference_id)
-        .bind(i64::from(event.intermediate))
-        .bind(event.dedupe_key)
-        .execute(&mut **tx)
-        .await?;
-        if done.rows_affected() == 0 {
-            let row = sqlx::query("SELECT id FROM events WHERE dedupe_key = $1")
-                .bind(event.dedupe_key)
-                .fetch_one(&mut **tx)
-                .await?;
-            return Ok(row.get("id"));
-        }
-        if event.event_type != "error" {
-            self.copy_output(tx, owner, event).await?;
-        }
-        if !event.intermediate {
-            let source = EventSource::Function {
-                function_id: event.function_id,
-                is_error: event.event_type == "error",
-            };
-            outbox::enqueue(tx, owner, event.id, source, event.now).await?;
-        }
-        Ok(event.id.to_string())
-    }
-
-    /// Keeps the event's `transformedContent` in `event_outputs`, which views read (see the
-    /// migration `0012_event_outputs`).
-    async fn copy_output(
-        &self,
-        tx: &mut super::writer::WriteTx,
-        owner: Owner<'_>,
-        event: &NewEvent<'_>,
-    ) -> Result<(), RecordError> {
-        let content = event.body.get("transformedContent").map(|content| {
-            let text = content.to_string();
-            // PostgreSQL's JSONB holds no NUL character; the events table keeps the original.
-            if self.dialect == Dialect::Postgres && text.contains("\\u0000") {
-                without_nul(content.clone()).to_string()
-            } else {
-                text
-            }
-        });
-        let content_sql = match self.dialect {
-            Dialect::Sqlite => "jsonb($6)",
-            Dialect::Postgres => "CAST($6 AS JSONB)",
-        };
-        sqlx::query(&format!(
-            "INSERT INTO event_outputs (event_id, account_id, environment, function_id, created_at, content) \
-             VALUES ($1, $2, $3, $4, $5, {content_sql})"
-        ))
-        .bind(event.id)
-        .bind(owner.account_id)
-        .bind(owner.environment)
-        .bind(event.function_id)
-        .bind(event.now)
-        .bind(content)
-        .execute(&mut **tx)
-        .await?;
-        Ok(())
-    }
-
     /// Records an event that belongs to no call (a collection's, an entity's) once by its ID,
     /// with its deliveries to `source`'s subscriptions in the same transaction.
     pub async fn record_event_once(

@@ -2,6 +2,7 @@
 //! `locked_until`) in one atomic statement, so exactly one worker holds it at a time; a
 //! lease that runs out (its worker crashed) makes the job claimable again.
 
+use super::batch::Statement;
 use super::{Dialect, RecordError, Records};
 use crate::ids;
 use sqlx::Row;
@@ -32,26 +33,36 @@ pub async fn insert_job_claimed(
     max_attempts: i64,
     claim: Option<JobClaim<'_>>,
 ) -> Result<String, RecordError> {
+    let (id, statement) = new_job(kind, payload, max_attempts, claim);
+    statement.execute(conn).await?;
+    Ok(id)
+}
+
+/// The statement that adds a job (see [`insert_job_claimed`]), and the job's ID.
+pub(super) fn new_job<'a>(
+    kind: &'a str,
+    payload: &serde_json::Value,
+    max_attempts: i64,
+    claim: Option<JobClaim<'_>>,
+) -> (String, Statement<'a>) {
     let id = ids::new_id("job");
     let now = ids::now_millis();
     let (status, attempts) = if claim.is_some() { ("running", 1) } else { ("queued", 0) };
-    sqlx::query(
+    let statement = Statement::new(
         "INSERT INTO jobs (id, kind, payload, status, attempts, max_attempts, run_at, created_at, updated_at, \
              locked_by, locked_until) \
          VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $7, $8, $9)",
     )
-    .bind(&id)
-    .bind(kind)
-    .bind(payload.to_string())
-    .bind(status)
-    .bind(attempts)
-    .bind(max_attempts)
-    .bind(now)
-    .bind(claim.map(|c| c.worker.to_string()))
-    .bind(claim.map(|c| now + c.lease_ms))
-    .execute(&mut *conn)
-    .await?;
-    Ok(id)
+    .arg(id.clone())
+    .arg(kind)
+    .arg(payload.to_string())
+    .arg(status)
+    .arg(attempts)
+    .arg(max_attempts)
+    .arg(now)
+    .arg(claim.map(|c| c.worker.to_string()))
+    .arg(claim.map(|c| now + c.lease_ms));
+    (id, statement)
 }
 
 /// A job as a worker sees it.
@@ -133,15 +144,7 @@ impl Records {
 
     /// Marks a held job done.
     pub async fn complete_job(&self, id: &str, worker: &str) -> Result<(), RecordError> {
-        sqlx::query(
-            "UPDATE jobs SET status = 'done', locked_by = NULL, locked_until = NULL, updated_at = $1 \
-             WHERE id = $2 AND locked_by = $3",
-        )
-        .bind(ids::now_millis())
-        .bind(id)
-        .bind(worker)
-        .execute(&mut *self.write().await?)
-        .await?;
+        mark_done(id, worker).execute(&mut *self.write().await?).await?;
         Ok(())
     }
 
@@ -207,4 +210,15 @@ impl Records {
             .await?;
         Ok(row.get("depth"))
     }
+}
+
+/// Marks a job `worker` holds done (a statement, so a handler's last transaction can say it).
+pub(super) fn mark_done<'a>(id: &'a str, worker: &'a str) -> Statement<'a> {
+    Statement::new(
+        "UPDATE jobs SET status = 'done', locked_by = NULL, locked_until = NULL, updated_at = $1 \
+         WHERE id = $2 AND locked_by = $3",
+    )
+    .arg(ids::now_millis())
+    .arg(id)
+    .arg(worker)
 }

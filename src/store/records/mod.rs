@@ -6,6 +6,7 @@
 
 pub mod accuracy;
 pub mod accuracy_runs;
+mod batch;
 pub mod calls;
 pub mod collections;
 pub mod connectors;
@@ -17,6 +18,7 @@ pub mod functions;
 pub mod jobs;
 pub mod keys;
 pub mod outbox;
+pub mod progress;
 pub mod secrets;
 pub mod seed_jobs;
 pub mod subscriptions;
@@ -122,6 +124,11 @@ impl Records {
     /// `database is locked` at once, busy timeout or not. PostgreSQL locks rows as it goes.
     pub(crate) async fn begin_write(&self) -> Result<WriteTx, RecordError> {
         self.writer.begin().await
+    }
+
+    /// Writes `batch` as one transaction (on SQLite in one round trip, see [`batch`]).
+    pub(crate) async fn write_batch(&self, batch: &batch::Batch<'_>) -> Result<(), RecordError> {
+        self.writer.run(batch).await
     }
 
     /// The connection for one write statement (see [`writer`]).

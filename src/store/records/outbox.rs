@@ -2,6 +2,7 @@
 //! by the delivery workers with a lease (a worker that dies lets its lease run out and the
 //! row is claimed again), and every attempt kept for the delivery log.
 
+use super::batch::Statement;
 use super::collections::Owner;
 use super::{Dialect, RecordError, Records};
 use sqlx::any::AnyRow;
@@ -33,6 +34,17 @@ pub(super) async fn enqueue(
     source: EventSource<'_>,
     now: i64,
 ) -> Result<u64, RecordError> {
+    Ok(enqueued(owner, event_id, source, now).execute(tx).await?)
+}
+
+/// The statement of [`enqueue`]. It writes nothing unless the event with that ID is
+/// recorded: in a batch, the insert before it may have found the event's dedupe key taken.
+pub(super) fn enqueued<'a>(
+    owner: Owner<'a>,
+    event_id: &'a str,
+    source: EventSource<'a>,
+    now: i64,
+) -> Statement<'a> {
     let (matches, key, is_error) = match source {
         EventSource::Function { function_id, is_error } => ("s.function_id = $4", function_id, is_error),
         EventSource::Collection { collection_id } => ("s.collection_id = $4", collection_id, false),
@@ -52,7 +64,7 @@ pub(super) async fn enqueue(
         .map(|(name, column)| format!("WHEN '{name}' THEN s.{column}"))
         .collect::<Vec<_>>()
         .join(" ");
-    let sql = format!(
+    Statement::new(format!(
         "INSERT INTO deliveries (id, account_id, environment, subscription_id, event_id, destination, status, \
              attempts, next_attempt_at, created_at, updated_at) \
          SELECT 'dlv_' || s.id || '_' || $3 || '_' || d.name, s.account_id, s.environment, s.id, $3, \
@@ -60,18 +72,15 @@ pub(super) async fn enqueue(
          FROM subscriptions s CROSS JOIN ({names}) d \
          WHERE s.account_id = $1 AND s.environment = $2 AND {matches} AND s.disabled = 0 \
              AND (CASE d.name {target} END) <> '' AND (s.type <> 'error' OR $6 = 1) \
+             AND EXISTS (SELECT 1 FROM events e WHERE e.id = $3) \
          ON CONFLICT (id) DO NOTHING"
-    );
-    let done = sqlx::query(&sql)
-        .bind(owner.account_id)
-        .bind(owner.environment)
-        .bind(event_id)
-        .bind(key)
-        .bind(now)
-        .bind(i64::from(is_error))
-        .execute(&mut **tx)
-        .await?;
-    Ok(done.rows_affected())
+    ))
+    .arg(owner.account_id)
+    .arg(owner.environment)
+    .arg(event_id)
+    .arg(key)
+    .arg(now)
+    .arg(i64::from(is_error))
 }
 
 /// A delivery a worker holds: where it goes and what it carries.

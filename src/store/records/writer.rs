@@ -25,10 +25,10 @@ pub(crate) enum Writer {
 }
 
 pub(crate) struct SingleWriter {
-    conn: AnyConnection,
+    pub(super) conn: AnyConnection,
     /// A transaction was begun and never committed (its owner was dropped mid-way): the next
     /// writer rolls it back first.
-    open: bool,
+    pub(super) open: bool,
 }
 
 impl Writer {
@@ -66,7 +66,9 @@ impl Writer {
 
 /// The single connection, once the writes before this one are done (and any transaction one
 /// of them left open is rolled back).
-async fn take_turn(single: &Arc<Mutex<SingleWriter>>) -> Result<OwnedMutexGuard<SingleWriter>, RecordError> {
+pub(super) async fn take_turn(
+    single: &Arc<Mutex<SingleWriter>>,
+) -> Result<OwnedMutexGuard<SingleWriter>, RecordError> {
     let mut guard = tokio::time::timeout(WAIT_FOR_TURN, single.clone().lock_owned())
         .await
         .map_err(|_| RecordError::Query(sqlx::Error::PoolTimedOut))?;
