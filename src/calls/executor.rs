@@ -9,7 +9,7 @@
 //! by a key derived from the run, so running a call again after a crash reuses finished runs
 //! and emits no event twice.
 
-use super::progress::{self, Emission, EmittedBy, FinishedNow, Progress, RUN_SHOWN_AFTER};
+use super::progress::{self, Emission, EmittedBy, FinishedNow, Kept, Progress, RUN_SHOWN_AFTER};
 use super::{linking, shapes, CallService, Ended, InputFile, Plan};
 use crate::documents::{structure, DocumentService, ParsedBy};
 use crate::engines::{self, EngineError, Outcome, Payload, SplitItem};
@@ -26,6 +26,7 @@ use base64::Engine as _;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::sync::Arc;
 use std::time::Instant;
 
 /// The job handler of [`CALL_JOB`].
@@ -91,8 +92,12 @@ async fn run_call(
     job: Option<&HeldJob<'_>>,
 ) -> anyhow::Result<Completion> {
     let (completion, ended) = if super::is_final(&call.status) {
-        let ended =
-            Ended { call_id: call.id.clone(), status: call.status.clone(), finished_at: call.finished_at };
+        let ended = Ended {
+            call_id: call.id.clone(),
+            status: call.status.clone(),
+            finished_at: call.finished_at,
+            recorded: None,
+        };
         (Completion::ByWorker, ended)
     } else {
         Execution::new(service, call)?.run(fresh, job).await?
@@ -110,8 +115,12 @@ async fn give_up(service: &CallService, payload: Value, error: &str) {
     if let Err(err) = service.records.set_call_status(call_id, "failed", Some(ids::now_millis())).await {
         tracing::error!(call_id, error = %err, "cannot mark the call as failed");
     }
-    let ended =
-        Ended { call_id: call_id.to_string(), status: "failed".into(), finished_at: Some(ids::now_millis()) };
+    let ended = Ended {
+        call_id: call_id.to_string(),
+        status: "failed".into(),
+        finished_at: Some(ids::now_millis()),
+        recorded: None,
+    };
     let _ = service.finished.send(ended);
 }
 
@@ -189,6 +198,8 @@ struct Execution<'a> {
     earlier: HashMap<(String, String), FunctionCallRow>,
     /// Runs finished and not yet recorded.
     progress: Progress,
+    /// Runs recorded, for the answer (see [`Kept`]).
+    kept: Option<Kept>,
 }
 
 impl<'a> Execution<'a> {
@@ -208,12 +219,15 @@ impl<'a> Execution<'a> {
             any_error: false,
             earlier: HashMap::new(),
             progress: Progress::default(),
+            kept: None,
         })
     }
 
     /// Runs the call to its end; returns who completes its job, and how it ended.
     async fn run(mut self, fresh: bool, job: Option<&HeldJob<'_>>) -> anyhow::Result<(Completion, Ended)> {
-        if !fresh {
+        if fresh {
+            self.kept = Some(Kept::new());
+        } else {
             self.service.records.set_call_status(&self.call.id, "running", None).await?;
             for run in self.service.records.function_calls(&self.call.id).await? {
                 self.earlier.insert((run.node_name.clone(), run.item_key.clone()), run);
@@ -245,8 +259,13 @@ impl<'a> Execution<'a> {
         let owner = self.tenant.owner();
         progress::record(&self.service.records, owner, self.call, &self.plan, &pending, Some(end)).await?;
         let completion = if job.is_some() { Completion::Recorded } else { Completion::ByWorker };
-        let ended =
-            Ended { call_id: self.call.id.clone(), status: status.into(), finished_at: Some(finished_at) };
+        let recorded = Kept::extend(self.kept.take(), pending).map(|kept| Arc::new(kept.into_recorded()));
+        let ended = Ended {
+            call_id: self.call.id.clone(),
+            status: status.into(),
+            finished_at: Some(finished_at),
+            recorded,
+        };
         Ok((completion, ended))
     }
 
@@ -336,6 +355,10 @@ impl<'a> Execution<'a> {
                     .await;
                 self.progress = progress;
                 let (checkpoint, shown) = executed?;
+                if shown {
+                    // The runs recorded while it ran are not kept: its call reads itself back.
+                    self.kept = None;
+                }
                 let elapsed = started.elapsed();
                 if let Checkpoint::Failed { message, .. } = &checkpoint {
                     run.status = "failed".into();
@@ -572,7 +595,9 @@ impl<'a> Execution<'a> {
     /// Records the runs pending so far.
     async fn flush(&mut self) -> anyhow::Result<()> {
         let pending = self.progress.take();
-        self.record(&pending).await
+        self.record(&pending).await?;
+        self.kept = Kept::extend(self.kept.take(), pending);
+        Ok(())
     }
 
     /// The stored IDs of the events of a run reused from an earlier attempt (which recorded

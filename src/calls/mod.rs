@@ -84,6 +84,17 @@ pub struct Ended {
     pub call_id: String,
     pub status: String,
     pub finished_at: Option<i64>,
+    /// Everything the call recorded, when the process that ran it still holds it (see
+    /// `progress::Kept`): the waiter answers from it instead of reading it back.
+    pub recorded: Option<Arc<Recorded>>,
+}
+
+/// A call's runs and events as stored, in the order the records return them.
+#[derive(Debug, Default)]
+pub struct Recorded {
+    pub runs: Vec<crate::store::records::calls::FunctionCallRow>,
+    /// Each event with `true` when it is intermediate.
+    pub events: Vec<(Value, bool)>,
 }
 
 /// What the submission answers: the call, and whether it has finished.
@@ -241,14 +252,20 @@ impl CallService {
                 }
             }
         }
-        let current = match ended {
-            Some(Ended { status, finished_at, .. }) => CallRow { status, finished_at, ..call },
-            None => self.records.call_by_id(&call.id).await?.unwrap_or(call),
+        let (current, recorded) = match ended {
+            Some(Ended { status, finished_at, recorded, .. }) => {
+                (CallRow { status, finished_at, ..call }, recorded)
+            }
+            None => (self.records.call_by_id(&call.id).await?.unwrap_or(call), None),
         };
         // The spec: 200 for a waited call that finished, 202 for every call not waited for
         // (even one the workers finished before this answer).
         let finished = request.wait && is_final(&current.status);
-        Ok(Submitted { call: self.call_json(&current).await?, finished })
+        let json = match recorded {
+            Some(recorded) => shapes::call(&current, &recorded.runs, &recorded.events),
+            None => self.call_json(&current).await?,
+        };
+        Ok(Submitted { call: json, finished })
     }
 
     /// Runs a call this process claimed at submission, as its job's first attempt.

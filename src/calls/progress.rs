@@ -12,7 +12,7 @@
 //!   or the oldest has waited that long (traces lag a running call by at most that much);
 //! - or [`MAX_PENDING_EVENTS`] events are waiting (a split's items).
 
-use super::{linking, CallRow, Plan};
+use super::{linking, CallRow, Plan, Recorded};
 use crate::functions::model::{FunctionVersion, Kind};
 use crate::store::records::calls::{FinishedRun, FunctionCallRow};
 use crate::store::records::collections::Owner;
@@ -149,6 +149,51 @@ impl<'a> EmittedBy<'a> {
             intermediate: emission.intermediate,
             dedupe_key: &emission.key,
             now,
+        }
+    }
+}
+
+/// Events a call's recorded runs may hold for its waiter before they are dropped (and the
+/// waiter reads the call back instead).
+const MAX_KEPT_EVENTS: usize = 256;
+
+/// What a call has recorded so far, kept for its answer while it stays small and every run
+/// of the call ran in this attempt.
+pub(super) struct Kept {
+    runs: Vec<FinishedNow>,
+    events: usize,
+}
+
+impl Kept {
+    pub fn new() -> Self {
+        Self { runs: Vec::new(), events: 0 }
+    }
+
+    /// Keeps runs just recorded; `None` once they are too many.
+    pub fn extend(kept: Option<Self>, recorded: Vec<FinishedNow>) -> Option<Self> {
+        let mut kept = kept?;
+        kept.events += recorded.iter().map(|run| run.emissions.len()).sum::<usize>();
+        kept.runs.extend(recorded);
+        (kept.events <= MAX_KEPT_EVENTS).then_some(kept)
+    }
+
+    /// The runs and events as the records return them: runs by start, events by time, each
+    /// then by ID.
+    pub fn into_recorded(self) -> Recorded {
+        let mut events: Vec<(i64, Value, bool)> = Vec::with_capacity(self.events);
+        let mut runs = Vec::with_capacity(self.runs.len());
+        for done in self.runs {
+            for emission in done.emissions {
+                events.push((done.now, emission.body, emission.intermediate));
+            }
+            runs.push(done.run);
+        }
+        let id = |body: &Value| body.get("eventID").and_then(Value::as_str).unwrap_or_default().to_string();
+        events.sort_by_cached_key(|(now, body, _)| (*now, id(body)));
+        runs.sort_by(|a, b| (a.started_at, &a.id).cmp(&(b.started_at, &b.id)));
+        Recorded {
+            runs,
+            events: events.into_iter().map(|(_, body, intermediate)| (body, intermediate)).collect(),
         }
     }
 }

@@ -151,6 +151,8 @@ async fn a_waited_call_answers_once_its_runs_and_its_job_are_recorded() {
         // running, and its trace is whole.
         assert_eq!(records.queue_depth().await.unwrap(), 0, "the call's job is done");
         let call_id = body["call"]["callID"].as_str().unwrap();
+        let read = json(app.get(&format!("/v3/calls/{call_id}")).await).await;
+        assert_eq!(body["call"], read["call"], "the answer is the call as stored");
         let trace = json(app.get(&format!("/v3/calls/{call_id}/trace")).await).await;
         let runs = trace["trace"]["functionCalls"].as_array().unwrap();
         assert_eq!(runs.len(), 2, "{trace}");
@@ -337,6 +339,10 @@ async fn a_terminal_split_emits_one_event_per_item() {
         assert_eq!(event["itemCount"], 3);
         assert!(outputs.iter().any(|e| e["itemOffset"] == i as i64));
     }
+    // Three events of one run, recorded in the same millisecond: the answer lists them in the
+    // order the call's records do.
+    let read = json(app.get(&format!("/v3/calls/{}", body["call"]["callID"].as_str().unwrap())).await).await;
+    assert_eq!(body["call"], read["call"]);
 }
 
 #[tokio::test]
