@@ -180,20 +180,19 @@ impl Kept {
     /// The runs and events as the records return them: runs by start, events by time, each
     /// then by ID.
     pub fn into_recorded(self) -> Recorded {
-        let mut events: Vec<(i64, Value, bool)> = Vec::with_capacity(self.events);
+        let mut events: Vec<(i64, String, Value, bool)> = Vec::with_capacity(self.events);
         let mut runs = Vec::with_capacity(self.runs.len());
         for done in self.runs {
             for emission in done.emissions {
-                events.push((done.now, emission.body, emission.intermediate));
+                events.push((done.now, emission.id().to_string(), emission.body, emission.intermediate));
             }
             runs.push(done.run);
         }
-        let id = |body: &Value| body.get("eventID").and_then(Value::as_str).unwrap_or_default().to_string();
-        events.sort_by_cached_key(|(now, body, _)| (*now, id(body)));
+        events.sort_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
         runs.sort_by(|a, b| (a.started_at, &a.id).cmp(&(b.started_at, &b.id)));
         Recorded {
             runs,
-            events: events.into_iter().map(|(_, body, intermediate)| (body, intermediate)).collect(),
+            events: events.into_iter().map(|(_, _, body, intermediate)| (body, intermediate)).collect(),
         }
     }
 }

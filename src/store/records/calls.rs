@@ -2,7 +2,7 @@
 
 use super::batch::{Batch, Statement};
 use super::collections::Owner;
-use super::filters::{page_rows, placeholders, Filter};
+use super::filters::{page_rows, placeholders, value_rows, Filter};
 use super::jobs::{new_job, JobClaim};
 use super::{RecordError, Records};
 use crate::pagination::Cursor;
@@ -252,10 +252,7 @@ fn add_function_calls<'a>(batch: &mut Batch<'a>, runs: &[&'a FunctionCallRow], r
         }
     }
     for chunk in runs.chunks(super::progress::ROWS_PER_INSERT) {
-        let rows = (0..chunk.len())
-            .map(|row| format!("({})", placeholders(row * 17 + 1, 17)))
-            .collect::<Vec<_>>()
-            .join(", ");
+        let rows = value_rows(chunk.len(), 17);
         let mut insert =
             Statement::new(format!("INSERT INTO function_calls ({FUNCTION_CALL_COLUMNS}) VALUES {rows}"));
         for run in chunk {

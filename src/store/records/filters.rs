@@ -142,6 +142,11 @@ pub fn placeholders(from: usize, count: usize) -> String {
     (from..from + count).map(|i| format!("${i}")).collect::<Vec<_>>().join(", ")
 }
 
+/// `($1, …, $width), ($width+1, …)`: the VALUES of a multi-row insert of `rows` rows.
+pub fn value_rows(rows: usize, width: usize) -> String {
+    (0..rows).map(|row| format!("({})", placeholders(row * width + 1, width))).collect::<Vec<_>>().join(", ")
+}
+
 /// Rows of a page read by [`Filter::page_sql`], in display order.
 pub fn page_rows<T>(mut rows: Vec<T>, cursor: &Cursor) -> Vec<T> {
     if matches!(cursor, Cursor::Before(_)) {

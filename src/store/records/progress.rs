@@ -8,7 +8,7 @@ use super::batch::{Batch, Statement};
 use super::calls::{add_checkpoints, FinishedRun};
 use super::collections::Owner;
 use super::events::{without_nul, NewEvent};
-use super::filters::placeholders;
+use super::filters::{placeholders, value_rows};
 use super::jobs::mark_done;
 use super::outbox::{self, EventSource};
 use super::{Dialect, RecordError, Records};
@@ -106,10 +106,7 @@ impl Records {
     /// (written only for the events the insert recorded).
     fn add_events<'a>(&self, batch: &mut Batch<'a>, owner: Owner<'a>, events: &'a [NewEvent<'a>]) {
         for chunk in events.chunks(ROWS_PER_INSERT) {
-            let rows = (0..chunk.len())
-                .map(|row| format!("({}, 0, ${})", placeholders(row * 16 + 1, 15), row * 16 + 16))
-                .collect::<Vec<_>>()
-                .join(", ");
+            let rows = value_rows(chunk.len(), 17);
             let mut insert = Statement::new(format!(
                 "INSERT INTO events (id, account_id, environment, event_type, body, created_at, call_id, \
                      function_call_id, workflow_id, workflow_name, function_id, function_name, \
@@ -132,6 +129,8 @@ impl Records {
                 insert.push(event.function_version_num);
                 insert.push(event.reference_id);
                 insert.push(i64::from(event.intermediate));
+                // Not labelled yet.
+                insert.push(0);
                 insert.push(event.dedupe_key);
             }
             batch.add(insert);
