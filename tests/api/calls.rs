@@ -56,6 +56,16 @@ impl TestApp {
         .await
     }
 
+    /// Creates the transform "router": a first node that hands the invoice fields and the
+    /// vendor on.
+    pub async fn router_function(&self) -> Value {
+        self.create_function(
+            json!({"functionName": "router", "type": "transform", "outputSchemaName": "Invoice",
+            "outputSchema": router_schema()}),
+        )
+        .await
+    }
+
     /// Creates a workflow of `nodes` (node name = function name) and `edges`.
     pub async fn pipeline(&self, name: &str, nodes: &[&str], edges: &[(&str, &str)]) -> Value {
         let body = json!({
@@ -138,9 +148,7 @@ async fn a_waited_call_returns_the_completed_call_with_its_output_event() {
 #[tokio::test]
 async fn a_waited_call_answers_once_its_runs_and_its_job_are_recorded() {
     let app = spawn_app().await;
-    app.create_function(json!({"functionName": "router", "type": "transform", "outputSchemaName": "Invoice",
-        "outputSchema": router_schema()}))
-        .await;
+    app.router_function().await;
     app.extract_function("invoice", invoice_schema()).await;
     app.pipeline("two-steps", &["router", "invoice"], &[("router", "invoice")]).await;
     let records = app.app().state.records.clone();
@@ -249,9 +257,7 @@ async fn output_that_breaks_the_schema_fails_the_call_with_an_error_event() {
 #[tokio::test]
 async fn outputs_and_errors_can_both_be_present_and_the_call_then_fails() {
     let app = spawn_app().await;
-    app.create_function(json!({"functionName": "router", "type": "transform", "outputSchemaName": "Invoice",
-        "outputSchema": router_schema()}))
-        .await;
+    app.router_function().await;
     app.extract_function("invoice", invoice_schema()).await;
     let strict = json!({"type": "object", "properties": {"iban": {"type": "string"}}, "required": ["iban"]});
     app.extract_function("bank", strict).await;
@@ -413,9 +419,7 @@ async fn event_lists_filter_sort_and_page_both_ways() {
 #[tokio::test]
 async fn a_call_cut_off_by_a_crash_resumes_without_emitting_an_event_twice() {
     let mut app = spawn_app_with(Handlers::default(), |config| config.workers = 0).await;
-    app.create_function(json!({"functionName": "router", "type": "transform", "outputSchemaName": "Invoice",
-        "outputSchema": router_schema()}))
-        .await;
+    app.router_function().await;
     app.extract_function("invoice", invoice_schema()).await;
     app.pipeline("two-steps", &["router", "invoice"], &[("router", "invoice")]).await;
     let (status, body) = app.call_text("two-steps", INVOICE, json!({}), false).await;
