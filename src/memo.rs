@@ -58,6 +58,13 @@ impl<K: Hash + Eq, V: Clone> Memo<K, V> {
         entries.remove(key);
     }
 
+    /// Drops everything remembered (a write whose reach is not one key, or not known).
+    pub fn forget_all(&self) {
+        let mut entries = self.lock();
+        self.revision.fetch_add(1, Ordering::AcqRel);
+        entries.clear();
+    }
+
     fn lock(&self) -> MutexGuard<'_, HashMap<K, (V, Instant)>> {
         // A panic while holding the lock leaves a map that is still consistent.
         self.entries.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
@@ -86,6 +93,17 @@ mod tests {
         assert_eq!(memo.get(&"k"), None);
         memo.put_if_unchanged(memo.revision(), "k", "fresh");
         assert_eq!(memo.get(&"k"), Some("fresh"));
+    }
+
+    #[test]
+    fn forgetting_everything_also_refuses_reads_that_began_before() {
+        let memo = Memo::new(Duration::from_secs(60), 10);
+        memo.put_if_unchanged(memo.revision(), "a", 1);
+        let seen = memo.revision();
+        memo.forget_all();
+        assert_eq!(memo.get(&"a"), None);
+        memo.put_if_unchanged(seen, "b", 2);
+        assert_eq!(memo.get(&"b"), None);
     }
 
     #[test]

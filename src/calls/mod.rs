@@ -17,6 +17,7 @@ use crate::pagination::PageRequest;
 use crate::store::records::calls::{CallFilter, CallRow};
 use crate::store::records::events::EventFilter;
 use crate::store::records::jobs::{ClaimedJob, JobClaim};
+use crate::store::records::plans::WorkflowPlan;
 use crate::store::records::Records;
 use base64::Engine as _;
 use serde::{Deserialize, Serialize};
@@ -189,13 +190,13 @@ impl CallService {
                 return Err(ServiceError::invalid_field("metadata", "must be at most 4 KB of JSON"));
             }
         }
-        let workflow = self
+        let stored = self
             .records
-            .current_workflow(tenant.owner(), workflow_name)
+            .workflow_plan(tenant.owner(), workflow_name)
             .await?
             .ok_or_else(|| ServiceError::not_found("workflow", workflow_name))?;
         let files = check_files(request.files)?;
-        let plan = self.resolve(tenant, workflow).await?;
+        let plan = resolve(&stored)?;
         if let Some(bucket) = &request.bucket {
             if plan.functions.values().any(linking::links)
                 && linking::bucket_by_name(&self.graph, tenant, bucket).await?.is_none()
@@ -229,7 +230,7 @@ impl CallService {
         let claim = worker.as_deref().map(|worker| JobClaim { worker, lease_ms: crate::jobs::LEASE_MS });
         let (call, job) = self.records.insert_call(&row, now - REFERENCE_WINDOW_MS, claim).await?;
         match (job, permit.zip(worker)) {
-            (Some(job), Some((permit, worker))) => self.run_inline(call.clone(), job, worker, permit),
+            (Some(job), Some((permit, worker))) => self.run_inline(call.clone(), plan, job, worker, permit),
             (Some(_), None) => crate::jobs::wake(),
             (None, _) => {}
         }
@@ -269,7 +270,14 @@ impl CallService {
     }
 
     /// Runs a call this process claimed at submission, as its job's first attempt.
-    fn run_inline(&self, call: CallRow, job_id: String, worker: String, permit: OwnedSemaphorePermit) {
+    fn run_inline(
+        &self,
+        call: CallRow,
+        plan: Plan,
+        job_id: String,
+        worker: String,
+        permit: OwnedSemaphorePermit,
+    ) {
         let service = self.clone();
         let span = tracing::info_span!("job", job_id = %job_id, kind = CALL_JOB, attempt = 1);
         let job = ClaimedJob {
@@ -281,32 +289,10 @@ impl CallService {
         };
         let work = async move {
             let _permit = permit;
-            let handler = executor::ClaimedCall { service: service.clone(), call };
+            let handler = executor::ClaimedCall { service: service.clone(), call, plan };
             crate::jobs::run_claimed(&service.records, &worker, &handler, job).await;
         };
         tokio::spawn(tracing::Instrument::instrument(work, span));
-    }
-
-    async fn resolve(&self, tenant: &Tenant, workflow: WorkflowVersion) -> ServiceResult<Plan> {
-        let pins: Vec<(&str, i64)> =
-            workflow.nodes.iter().map(|n| (n.function_id.as_str(), n.function_version_num)).collect();
-        let found = self.records.pinned_function_versions(tenant.owner(), &pins).await?;
-        let mut functions = BTreeMap::new();
-        for node in &workflow.nodes {
-            let function = found
-                .iter()
-                .find(|f| f.function_id == node.function_id && f.version_num == node.function_version_num)
-                .cloned()
-                .ok_or_else(|| ServiceError::Unprocessable {
-                    message: format!(
-                        "workflow node {} runs function {} version {}, which no longer exists",
-                        node.name, node.function_name, node.function_version_num
-                    ),
-                    details: Some(json!({ "node": node.name })),
-                })?;
-            functions.insert(node.name.clone(), function);
-        }
-        Ok(Plan { workflow, functions })
     }
 
     /// `{call: …}` of one of the tenant's calls.
@@ -413,4 +399,26 @@ fn check_files(files: Vec<SubmittedFile>) -> ServiceResult<Vec<InputFile>> {
             })
         })
         .collect()
+}
+
+/// The plan a call runs: each node with the function version it pins (422 when one is gone).
+fn resolve(stored: &WorkflowPlan) -> ServiceResult<Plan> {
+    let workflow = &stored.workflow;
+    let mut functions = BTreeMap::new();
+    for node in &workflow.nodes {
+        let function = stored
+            .functions
+            .iter()
+            .find(|f| f.function_id == node.function_id && f.version_num == node.function_version_num)
+            .cloned()
+            .ok_or_else(|| ServiceError::Unprocessable {
+                message: format!(
+                    "workflow node {} runs function {} version {}, which no longer exists",
+                    node.name, node.function_name, node.function_version_num
+                ),
+                details: Some(json!({ "node": node.name })),
+            })?;
+        functions.insert(node.name.clone(), function);
+    }
+    Ok(Plan { workflow: workflow.clone(), functions })
 }

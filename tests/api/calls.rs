@@ -175,6 +175,38 @@ async fn a_waited_call_answers_once_its_runs_and_its_job_are_recorded() {
     }
 }
 
+/// (workflow version, node function name) of a waited call's only output.
+async fn ran(app: &TestApp, workflow: &str) -> (Value, Value) {
+    let (status, body) = app.call_text(workflow, INVOICE, json!({}), true).await;
+    assert_eq!(status, 200, "{body}");
+    (body["call"]["workflowVersionNum"].clone(), body["call"]["outputs"][0]["functionName"].clone())
+}
+
+#[tokio::test]
+async fn each_call_runs_the_workflow_and_function_names_current_when_it_is_submitted() {
+    // Plans are remembered between calls: each write below must be seen by the next call.
+    let app = spawn_app().await;
+    app.extract_function("invoice", invoice_schema()).await;
+    app.extract_function("vendor", router_schema()).await;
+    app.pipeline("invoices", &["invoice"], &[]).await;
+    assert_eq!(ran(&app, "invoices").await, (json!(1), json!("invoice")));
+    assert_eq!(ran(&app, "invoices").await, (json!(1), json!("invoice")), "remembered");
+
+    let regraph = json!({ "mainNodeName": "vendor", "nodes": [{ "name": "vendor", "function": { "name": "vendor" } }] });
+    assert_eq!(app.patch("/v3/workflows/invoices", regraph).await.status(), 200);
+    assert_eq!(ran(&app, "invoices").await, (json!(2), json!("vendor")));
+
+    let renamed = app.patch("/v3/functions/vendor", json!({ "functionName": "supplier" })).await;
+    assert_eq!(renamed.status(), 200);
+    assert_eq!(ran(&app, "invoices").await, (json!(2), json!("supplier")));
+
+    assert_eq!(app.delete("/v3/workflows/invoices").await.status(), 200);
+    let (status, _) = app.call_text("invoices", INVOICE, json!({}), true).await;
+    assert_eq!(status, 404);
+    app.pipeline("invoices", &["invoice"], &[]).await;
+    assert_eq!(ran(&app, "invoices").await, (json!(1), json!("invoice")));
+}
+
 #[tokio::test]
 async fn a_call_without_wait_is_accepted_and_finishes_later() {
     let app = spawn_app().await;

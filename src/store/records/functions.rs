@@ -324,6 +324,8 @@ impl Records {
         }
         insert_version(&mut tx, function_id, version).await?;
         tx.commit().await?;
+        // A plan names its functions as they were called when it was read.
+        self.forget_plans();
         Ok(Saved::Done)
     }
 
@@ -341,6 +343,7 @@ impl Records {
         .bind(function_id)
         .execute(&mut *self.write().await?)
         .await?;
+        self.forget_plans();
         Ok(done.rows_affected() == 1)
     }
 

@@ -18,6 +18,7 @@ pub mod functions;
 pub mod jobs;
 pub mod keys;
 pub mod outbox;
+pub mod plans;
 pub mod progress;
 pub mod secrets;
 pub mod seed_jobs;
@@ -64,6 +65,8 @@ pub struct Records {
     pub(crate) dialect: Dialect,
     /// Where it connected, for [`Records::connect_alone`].
     url: std::sync::Arc<str>,
+    /// Workflow plans a call runs (see [`plans`]).
+    plans: std::sync::Arc<plans::Plans>,
 }
 
 impl Records {
@@ -96,7 +99,7 @@ impl Records {
             }
             Dialect::Postgres => Writer::Pool(pool.clone()),
         };
-        Ok(Self { pool, writer, dialect, url: url.into() })
+        Ok(Self { pool, writer, dialect, url: url.into(), plans: plans::plans() })
     }
 
     /// Applies every pending migration for this dialect.

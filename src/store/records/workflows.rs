@@ -171,6 +171,7 @@ impl Records {
         }
         insert_version(&mut tx, &head.id, version, pins).await?;
         tx.commit().await?;
+        self.forget_plans();
         Ok(true)
     }
 
@@ -271,6 +272,7 @@ impl Records {
         }
         insert_version(&mut tx, &head.id, version, pins).await?;
         tx.commit().await?;
+        self.forget_plans();
         Ok(Saved::Done)
     }
 
@@ -283,6 +285,7 @@ impl Records {
                 .bind(workflow_id)
                 .execute(&mut *self.write().await?)
                 .await?;
+        self.forget_plans();
         Ok(done.rows_affected() == 1)
     }
 
