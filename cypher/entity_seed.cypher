@@ -8,7 +8,9 @@
 //
 // A row applies only while its keys point where the service's lookup saw them
 // (row.expected: the keys found then, with their entity); a row a concurrent writer overtook
-// is left out of the result, and the service looks it up again. Writes run one at a time,
+// is left out of the result, and the service looks it up again. A row the service did not
+// look up (row.expected null: no synonyms, no compared attributes) is resolved here alone:
+// its key's MERGE finds the entity the name names, or creates both. Writes run one at a time,
 // so this check and the write below are one step. Where the service also looked up the
 // homonyms of the row's name (row.homonymsChecked, see src/graph/seed/homonyms.rs), they
 // are part of that check, and row.key may be a homonym's key (row.homonymOf set when the
@@ -24,8 +26,9 @@ WITH row, collect(DISTINCT seen) AS seen
 OPTIONAL MATCH (h:Key {homonymOf: row.homonymsChecked})
 // (A list of its own: `seen + collect(DISTINCT h)` in one WITH failed every check on FalkorDB.)
 WITH row, seen, collect(DISTINCT h) AS homonyms
-WHERE size(seen) + size(homonyms) = size(row.expected)
-  AND all(s IN seen + homonyms WHERE any(x IN row.expected WHERE x.key = s.key AND x.entityID = s.entityID))
+WHERE row.expected IS NULL
+  OR (size(seen) + size(homonyms) = size(row.expected)
+    AND all(s IN seen + homonyms WHERE any(x IN row.expected WHERE x.key = s.key AND x.entityID = s.entityID)))
 MERGE (k:Key {key: row.key})
 ON CREATE SET k.id = row.keyID, k.entityID = row.targetID, k.text = row.canonical,
   k.normalized = row.normalized, k.source = 'canonical', k.accountID = $accountID,

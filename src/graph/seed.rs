@@ -190,8 +190,7 @@ impl GraphService {
     ) -> Result<Prepared, String> {
         // Rows from linking reach here unchecked: a control character rejects the row.
         crate::text::check_json("", raw).map_err(|e| e.to_string())?;
-        let row: SeedRow =
-            serde_json::from_value(raw.clone()).map_err(|err| format!("invalid row: {err}"))?;
+        let row = SeedRow::deserialize(raw).map_err(|err| format!("invalid row: {err}"))?;
         let canonical = row.canonical.trim().to_string();
         let normalized = normalized_name("canonical", &canonical).map_err(|e| e.to_string())?;
         let type_name = row.type_name.trim().to_string();
@@ -262,7 +261,12 @@ impl GraphService {
     ) -> ServiceResult<()> {
         let mut pending: Vec<&Prepared> = wave.to_vec();
         for attempt in 0.. {
-            let named = self.look_up_names(tenant, &pending).await?;
+            let looked_up: Vec<&Prepared> =
+                pending.iter().copied().filter(|p| !homonyms::resolved_in_write(p)).collect();
+            let named = match looked_up.is_empty() {
+                true => homonyms::Named::default(),
+                false => self.look_up_names(tenant, &looked_up).await?,
+            };
             let owner = &named.owner;
             let mut rows = Vec::new();
             let mut not_taken: HashMap<usize, Vec<String>> = HashMap::new();
@@ -289,7 +293,11 @@ impl GraphService {
                     "keys".into(),
                     json!(std::iter::once(&prepared.key).chain(&prepared.synonym_keys).collect::<Vec<_>>()),
                 );
-                row.insert("expected".into(), Value::Array(named.expected(prepared)));
+                let expected = match homonyms::resolved_in_write(prepared) {
+                    true => Value::Null,
+                    false => Value::Array(named.expected(prepared)),
+                };
+                row.insert("expected".into(), expected);
                 rows.push(Value::Object(row));
             }
             let outcome = self

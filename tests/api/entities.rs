@@ -251,20 +251,37 @@ async fn a_seed_job_cut_short_by_a_restart_resumes_with_no_row_lost_or_applied_t
 
 #[tokio::test]
 async fn eight_concurrent_seeds_with_overlapping_names_leave_one_entity_per_key() {
+    let created = concurrent_overlapping_seeds(|name, n| {
+        let spelling = if n % 2 == 0 { name.to_string() } else { format!("{} Inc.", name.to_uppercase()) };
+        json!({ "canonical": spelling, "type": "Company", "synonyms": [format!("{name} Ltd")] })
+    })
+    .await;
+    assert_eq!(created, 40, "each name created once");
+}
+
+#[tokio::test]
+async fn concurrent_seeds_of_bare_names_resolved_in_the_write_leave_one_entity_per_key() {
+    // Rows without synonyms or compared attributes skip the lookup: the write's MERGE alone
+    // must keep them to one entity per name, and report each created exactly once.
+    let created = concurrent_overlapping_seeds(|name, n| {
+        let spelling = if n % 2 == 0 { name.to_string() } else { format!("{} Inc.", name.to_uppercase()) };
+        json!({ "canonical": spelling, "type": "Company" })
+    })
+    .await;
+    assert_eq!(created, 40, "each name created once");
+}
+
+/// Eight concurrent seeds of 40 rows over 40 names (`row(name, request)`); asserts every
+/// name ends as one entity, and returns how many rows reported `created`.
+async fn concurrent_overlapping_seeds(row: impl Fn(&str, usize) -> Value) -> usize {
     let app = spawn_app().await;
     let names: Vec<String> = (0..40).map(|i| format!("Company {i}")).collect();
     let requests = (0..8).map(|n| {
-        let batch: Vec<Value> = (0..40)
-            .map(|i| {
-                let name = &names[(i * 7 + n * 3) % names.len()];
-                let spelling =
-                    if n % 2 == 0 { name.clone() } else { format!("{} Inc.", name.to_uppercase()) };
-                json!({ "canonical": spelling, "type": "Company", "synonyms": [format!("{name} Ltd")] })
-            })
-            .collect();
-        app.post("/v3/entities/bulk", json!({ "entities": batch[..40].to_vec() }))
+        let batch: Vec<Value> = (0..40).map(|i| row(&names[(i * 7 + n * 3) % names.len()], n)).collect();
+        app.post("/v3/entities/bulk", json!({ "entities": batch }))
     });
     let mut entity_of: HashMap<String, String> = HashMap::new();
+    let mut created = 0;
     for response in futures::future::join_all(requests).await {
         assert_eq!(response.status(), 200);
         let body = json(response).await;
@@ -273,6 +290,7 @@ async fn eight_concurrent_seeds_with_overlapping_names_leave_one_entity_per_key(
             let id = result["entityID"].as_str().unwrap().to_string();
             let previous = entity_of.entry(key.clone()).or_insert_with(|| id.clone());
             assert_eq!(previous, &id, "{key} resolved to two entities");
+            created += usize::from(result["outcome"] == "created");
         }
     }
     let count = app
@@ -280,6 +298,7 @@ async fn eight_concurrent_seeds_with_overlapping_names_leave_one_entity_per_key(
         .await;
     assert_eq!(count[0]["n"].as_u64().unwrap() as usize, entity_of.len());
     assert_eq!(entity_of.len(), names.len());
+    created
 }
 
 #[tokio::test]
