@@ -63,18 +63,38 @@ pub fn check_len(field: &str, value: &str, max: usize, required: bool) -> Servic
 
 /// [`check`] for every string and object key inside a JSON value (`field.key`, `field[i]`).
 pub fn check_json(field: &str, value: &Value) -> ServiceResult<()> {
+    // Nearly all JSON is clean: walk it without building paths, and only name the field
+    // (with a second, path-building walk) when something is refused.
+    if is_clean(value) {
+        return Ok(());
+    }
+    named_check_json(field, value)
+}
+
+fn is_clean(value: &Value) -> bool {
+    let clean = |text: &str| first_forbidden(text).is_none();
+    match value {
+        Value::String(text) => clean(text),
+        Value::Array(items) => items.iter().all(is_clean),
+        Value::Object(map) => map.iter().all(|(key, item)| clean(key) && is_clean(item)),
+        Value::Null | Value::Bool(_) | Value::Number(_) => true,
+    }
+}
+
+fn named_check_json(field: &str, value: &Value) -> ServiceResult<()> {
     match value {
         Value::String(text) => check(field, text),
-        Value::Array(items) => {
-            items.iter().enumerate().try_for_each(|(i, item)| check_json(&format!("{field}[{i}]"), item))
-        }
+        Value::Array(items) => items
+            .iter()
+            .enumerate()
+            .try_for_each(|(i, item)| named_check_json(&format!("{field}[{i}]"), item)),
         Value::Object(map) => map.iter().try_for_each(|(key, item)| {
             let path = match field {
                 "" => key.escape_debug().to_string(),
                 _ => format!("{field}.{}", key.escape_debug()),
             };
             check(&path, key)?;
-            check_json(&path, item)
+            named_check_json(&path, item)
         }),
         Value::Null | Value::Bool(_) | Value::Number(_) => Ok(()),
     }
