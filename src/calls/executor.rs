@@ -685,7 +685,7 @@ impl<'a> Execution<'a> {
 
 /// Node names in an order where every edge goes forwards (an error for a cycle).
 /// Text-like inputs up to this size are decoded on the async worker: handing them to a
-/// blocking thread cost more (~40 µs) than decoding them.
+/// blocking thread (a hop there and a wake-up back) costs more than decoding them.
 const DECODED_IN_PLACE_BYTES: usize = 64 * 1024;
 
 fn decodes_in_place(input_type: &str, len: usize) -> bool {
