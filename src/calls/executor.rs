@@ -117,13 +117,14 @@ async fn run_call(
 async fn give_up(service: &CallService, payload: Value, error: &str) {
     let Some(call_id) = payload.get("callID").and_then(Value::as_str) else { return };
     tracing::error!(call_id, error, "giving up on a workflow call");
-    if let Err(err) = service.records.set_call_status(call_id, "failed", Some(ids::now_millis())).await {
+    let finished_at = ids::now_millis();
+    if let Err(err) = service.records.set_call_status(call_id, "failed", Some(finished_at)).await {
         tracing::error!(call_id, error = %err, "cannot mark the call as failed");
     }
     let ended = Ended {
         call_id: call_id.to_string(),
         status: "failed".into(),
-        finished_at: Some(ids::now_millis()),
+        finished_at: Some(finished_at),
         recorded: None,
     };
     let _ = service.finished.send(ended);
@@ -264,8 +265,7 @@ impl<'a> Execution<'a> {
         let end =
             CallEnd { call_id: &self.call.id, status, finished_at, job: job.map(|job| (job.id, job.worker)) };
         let pending = self.progress.take();
-        let owner = self.tenant.owner();
-        progress::record(&self.service.records, owner, self.call, &self.plan, &pending, Some(end)).await?;
+        self.record(&pending, Some(end)).await?;
         let completion = if job.is_some() { Completion::Recorded } else { Completion::ByWorker };
         let recorded = Kept::extend(self.kept.take(), pending).map(|kept| Arc::new(kept.into_recorded()));
         let ended = Ended {
@@ -526,7 +526,7 @@ impl<'a> Execution<'a> {
             biased;
             checkpoint = &mut work => Ok((checkpoint, false)),
             _ = tokio::time::sleep(RUN_SHOWN_AFTER) => {
-                self.record(&pending.take()).await?;
+                self.record(&pending.take(), None).await?;
                 self.service.records.start_function_call(run, replaces).await?;
                 Ok((work.await, true))
             }
@@ -598,16 +598,16 @@ impl<'a> Execution<'a> {
         }
     }
 
-    /// Records runs that finished now (see [`progress`]).
-    async fn record(&self, finished: &[FinishedNow]) -> anyhow::Result<()> {
+    /// Records runs that finished now (see [`progress`]), with the call's end when given.
+    async fn record(&self, finished: &[FinishedNow], end: Option<CallEnd<'_>>) -> anyhow::Result<()> {
         let owner = self.tenant.owner();
-        progress::record(&self.service.records, owner, self.call, &self.plan, finished, None).await
+        progress::record(&self.service.records, owner, self.call, &self.plan, finished, end).await
     }
 
     /// Records the runs pending so far.
     async fn flush(&mut self) -> anyhow::Result<()> {
         let pending = self.progress.take();
-        self.record(&pending).await?;
+        self.record(&pending, None).await?;
         self.kept = Kept::extend(self.kept.take(), pending);
         Ok(())
     }
@@ -683,7 +683,6 @@ impl<'a> Execution<'a> {
     }
 }
 
-/// Node names in an order where every edge goes forwards (an error for a cycle).
 /// Text-like inputs up to this size are decoded on the async worker: handing them to a
 /// blocking thread (a hop there and a wake-up back) costs more than decoding them.
 const DECODED_IN_PLACE_BYTES: usize = 64 * 1024;
@@ -692,6 +691,7 @@ fn decodes_in_place(input_type: &str, len: usize) -> bool {
     matches!(input_type, "text" | "json" | "csv" | "html" | "email") && len <= DECODED_IN_PLACE_BYTES
 }
 
+/// Node names in an order where every edge goes forwards (an error for a cycle).
 fn topological_order(plan: &Plan) -> anyhow::Result<Vec<String>> {
     let mut incoming: BTreeMap<&str, usize> =
         plan.workflow.nodes.iter().map(|n| (n.name.as_str(), 0)).collect();

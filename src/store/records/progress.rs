@@ -151,16 +151,12 @@ impl Records {
     /// Keeps the `transformedContent` of each event in `event_outputs`, which views read (see
     /// the migration `0012_event_outputs`), when the event was recorded under its ID.
     fn outputs<'a>(&self, owner: Owner<'a>, events: &[&'a NewEvent<'a>]) -> Statement<'a> {
-        let content = match self.dialect {
-            Dialect::Sqlite => "jsonb",
-            Dialect::Postgres => "CAST",
-        };
         let rows = (0..events.len())
             .map(|row| {
                 let at = row * 6;
                 let json = match self.dialect {
-                    Dialect::Sqlite => format!("{content}(${})", at + 6),
-                    Dialect::Postgres => format!("{content}(${} AS JSONB)", at + 6),
+                    Dialect::Sqlite => format!("jsonb(${})", at + 6),
+                    Dialect::Postgres => format!("CAST(${} AS JSONB)", at + 6),
                 };
                 format!(
                     "SELECT {}, {json} WHERE EXISTS (SELECT 1 FROM events WHERE id = ${})",
