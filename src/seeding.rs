@@ -11,7 +11,7 @@ use crate::jobs::JobHandler;
 use crate::store::records::keys::Environment;
 use crate::store::records::Records;
 use async_trait::async_trait;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::sync::Arc;
 use utoipa::ToSchema;
@@ -110,24 +110,33 @@ impl SeedService {
         }))
     }
 
+    /// A seed job's progress, with its per-row results once it has completed. A poll of a
+    /// running job reads the counts saved with each chunk, not the results so far.
     pub async fn status(&self, tenant: &Tenant, id: &str) -> ServiceResult<SeedStatus> {
+        let (account, environment) = (tenant.account_id.as_str(), tenant.environment.as_str());
         let job = self
             .records
-            .seed_job(id, &tenant.account_id, tenant.environment.as_str())
+            .seed_job_progress(id, account, environment)
             .await?
             .ok_or_else(|| ServiceError::not_found("seed job", id))?;
-        let results: Vec<SeedRowResult> =
-            job.results.iter().filter_map(|r| serde_json::from_value(r.clone()).ok()).collect();
-        let summary = SeedSummary::of(&results);
+        let results =
+            match job.status.as_str() {
+                // A completed job's results never change again.
+                "completed" => self.records.seed_job(id, account, environment).await?.map(|done| {
+                    done.results.iter().filter_map(|r| SeedRowResult::deserialize(r).ok()).collect()
+                }),
+                _ => None,
+            };
+        let count = |n: i64| usize::try_from(n).unwrap_or_default();
         Ok(SeedStatus {
-            seed_job_id: job.id,
+            seed_job_id: id.to_string(),
             total_rows: job.total_rows,
             processed_rows: job.processed_rows,
-            created_count: summary.created,
-            merged_count: summary.merged,
-            rejected_count: summary.rejected,
+            created_count: count(job.counts.created),
+            merged_count: count(job.counts.merged),
+            rejected_count: count(job.counts.rejected),
             error: job.error,
-            results: (job.status == "completed").then_some(results),
+            results,
             status: job.status,
         })
     }

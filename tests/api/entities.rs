@@ -233,6 +233,13 @@ async fn a_seed_job_cut_short_by_a_restart_resumes_with_no_row_lost_or_applied_t
     state.graph.seed_rows(&tenant, &job.bucket_id, &job.rows[1000..2000], &job.id, 1000).await.unwrap();
     let saved: Vec<Value> = first.iter().map(|r| serde_json::to_value(r).unwrap()).collect();
     state.records.save_seed_progress(&id, "processing", 0, &saved, None).await.unwrap();
+    let running = json(app.get(&format!("/v3/entities/seed/{id}")).await).await;
+    assert_eq!(
+        (&running["status"], &running["processedRows"], &running["createdCount"], &running["mergedCount"]),
+        (&json!("processing"), &json!(1_000), &json!(1_000), &json!(0)),
+        "a running job counts what it saved: {running}"
+    );
+    assert!(running.get("results").is_none(), "results come once the job completes: {running}");
     app.stop().await;
     app.config.workers = 2;
     app.start().await;
@@ -351,6 +358,43 @@ async fn a_name_whose_compared_attributes_disagree_becomes_a_homonym_that_later_
     let (once, twice) = (run().await.unwrap(), run().await.unwrap());
     assert_eq!(once[0].outcome, "created");
     assert_eq!(twice, once, "the replay reports the same row created, not a fourth Palm");
+}
+
+#[tokio::test]
+async fn a_running_seed_job_counts_chunks_saved_before_counts_were_kept_and_after() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    // The schema of the canon that saved each chunk's results without their counts.
+    let (records, url) = crate::helpers::records_through(dir.path(), 15).await;
+    let rows: Vec<Value> = (0..4).map(|i| json!({"canonical": format!("N{i}"), "type": "T"})).collect();
+    records.create_seed_job("esj_mid", "acc_mid", "sandbox", "bkt_mid", &rows).await.expect("job");
+    let result = |outcome: &str| json!({"canonical": "N", "outcome": outcome, "entityID": "ent_n"});
+    let raw = sqlx::AnyPool::connect(&url).await.expect("a second connection");
+    sqlx::query("INSERT INTO seed_job_results (job_id, first_row, results_json) VALUES ('esj_mid', 0, $1)")
+        .bind(json!([result("created"), result("rejected")]).to_string())
+        .execute(&raw)
+        .await
+        .expect("an older chunk");
+    sqlx::query("UPDATE seed_jobs SET status = 'processing', processed_rows = 2 WHERE id = 'esj_mid'")
+        .execute(&raw)
+        .await
+        .expect("its progress");
+    raw.close().await;
+    records.migrate().await.expect("upgrade");
+
+    records
+        .save_seed_progress("esj_mid", "processing", 2, &[result("merged-with"), result("created")], None)
+        .await
+        .expect("save");
+    let progress =
+        records.seed_job_progress("esj_mid", "acc_mid", "sandbox").await.expect("read").expect("the job");
+    assert_eq!(
+        (progress.status.as_str(), progress.processed_rows, progress.total_rows),
+        ("processing", 4, 4)
+    );
+    let counts = canon::store::records::seed_jobs::OutcomeCounts { created: 2, merged: 1, rejected: 1 };
+    assert_eq!(progress.counts, counts);
+    assert!(records.seed_job_progress("esj_mid", "acc_other", "sandbox").await.expect("read").is_none());
+    records.close().await;
 }
 
 #[tokio::test]

@@ -235,6 +235,7 @@ macro_rules! all_migrations {
             13 => ("0013_event_outputs_in_view_order"),
             14 => "0014_seed_job_results",
             15 => "0015_first_attempt_on_delivery",
+            16 => "0016_seed_job_result_counts",
         )
     };
 }

@@ -1,5 +1,8 @@
 //! Bulk seed jobs as stored: rows, progress and results (one row of `seed_job_results` per
-//! saved chunk).
+//! saved chunk, with how many of its rows were created, merged and rejected).
+//!
+//! A result is stored as the JSON of a row's outcome; its `outcome` field (`created`,
+//! `merged-with` or `rejected`) is what the counts count.
 
 use super::{RecordError, Records};
 use crate::ids;
@@ -18,6 +21,37 @@ pub struct SeedJob {
     pub rows: Vec<serde_json::Value>,
     pub results: Vec<serde_json::Value>,
     pub error: Option<String>,
+}
+
+/// How many of a job's rows were created, merged into an entity, or rejected.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct OutcomeCounts {
+    pub created: i64,
+    pub merged: i64,
+    pub rejected: i64,
+}
+
+impl OutcomeCounts {
+    fn of(results: &[serde_json::Value]) -> Self {
+        let count = |outcome: &str| results.iter().filter(|r| r["outcome"] == outcome).count() as i64;
+        Self { created: count("created"), merged: count("merged-with"), rejected: count("rejected") }
+    }
+
+    fn add(&mut self, other: Self) {
+        self.created += other.created;
+        self.merged += other.merged;
+        self.rejected += other.rejected;
+    }
+}
+
+/// A tenant's seed job without its rows or results: what a status poll needs.
+#[derive(Clone, Debug)]
+pub struct SeedJobProgress {
+    pub status: String,
+    pub total_rows: i64,
+    pub processed_rows: i64,
+    pub error: Option<String>,
+    pub counts: OutcomeCounts,
 }
 
 impl Records {
@@ -60,6 +94,54 @@ impl Records {
             .filter(|job| job.account_id == account_id && job.environment == environment))
     }
 
+    /// A tenant's seed job (another tenant's is None) with the counts of its saved results,
+    /// read without the results themselves (only chunks saved before their counts were kept
+    /// are parsed).
+    pub async fn seed_job_progress(
+        &self,
+        id: &str,
+        account_id: &str,
+        environment: &str,
+    ) -> Result<Option<SeedJobProgress>, RecordError> {
+        let row = sqlx::query(
+            "SELECT status, total_rows, processed_rows, results_json, error FROM seed_jobs \
+             WHERE id = $1 AND account_id = $2 AND environment = $3",
+        )
+        .bind(id)
+        .bind(account_id)
+        .bind(environment)
+        .fetch_optional(&self.pool)
+        .await?;
+        let Some(row) = row else { return Ok(None) };
+        // Jobs saved before migration 0014 keep their first results in results_json.
+        let mut counts = OutcomeCounts::of(&parse(&row.get::<String, _>("results_json")));
+        let chunks = sqlx::query(
+            "SELECT created_count, merged_count, rejected_count, \
+                 CASE WHEN created_count IS NULL THEN results_json ELSE '[]' END AS uncounted \
+             FROM seed_job_results WHERE job_id = $1",
+        )
+        .bind(id)
+        .fetch_all(&self.pool)
+        .await?;
+        for chunk in chunks {
+            counts.add(match chunk.get::<Option<i64>, _>("created_count") {
+                Some(created) => OutcomeCounts {
+                    created,
+                    merged: chunk.get::<Option<i64>, _>("merged_count").unwrap_or_default(),
+                    rejected: chunk.get::<Option<i64>, _>("rejected_count").unwrap_or_default(),
+                },
+                None => OutcomeCounts::of(&parse(&chunk.get::<String, _>("uncounted"))),
+            });
+        }
+        Ok(Some(SeedJobProgress {
+            status: row.get("status"),
+            total_rows: row.get("total_rows"),
+            processed_rows: row.get("processed_rows"),
+            error: row.get("error"),
+            counts,
+        }))
+    }
+
     /// A seed job whoever owns it, rows included (for the worker that runs it).
     pub async fn seed_job_by_id(&self, id: &str) -> Result<Option<SeedJob>, RecordError> {
         self.load_seed_job(id, true).await
@@ -75,7 +157,6 @@ impl Records {
         .fetch_optional(&self.pool)
         .await?;
         let Some(row) = row else { return Ok(None) };
-        let parse = |text: &str| -> Vec<serde_json::Value> { serde_json::from_str(text).unwrap_or_default() };
         // Jobs saved before migration 0014 keep their results in results_json; chunks follow.
         let mut results = parse(&row.get::<String, _>("results_json"));
         let chunks =
@@ -114,13 +195,20 @@ impl Records {
     ) -> Result<(), RecordError> {
         let mut tx = self.begin_write().await?;
         if !results.is_empty() {
+            let counts = OutcomeCounts::of(results);
             sqlx::query(
-                "INSERT INTO seed_job_results (job_id, first_row, results_json) VALUES ($1, $2, $3) \
-                 ON CONFLICT (job_id, first_row) DO UPDATE SET results_json = excluded.results_json",
+                "INSERT INTO seed_job_results (job_id, first_row, results_json, created_count, merged_count, \
+                     rejected_count) VALUES ($1, $2, $3, $4, $5, $6) \
+                 ON CONFLICT (job_id, first_row) DO UPDATE SET results_json = excluded.results_json, \
+                     created_count = excluded.created_count, merged_count = excluded.merged_count, \
+                     rejected_count = excluded.rejected_count",
             )
             .bind(id)
             .bind(first_row)
             .bind(serde_json::to_string(results).unwrap_or_else(|_| "[]".into()))
+            .bind(counts.created)
+            .bind(counts.merged)
+            .bind(counts.rejected)
             .execute(&mut *tx)
             .await?;
         }
@@ -137,4 +225,8 @@ impl Records {
         tx.commit().await?;
         Ok(())
     }
+}
+
+fn parse(text: &str) -> Vec<serde_json::Value> {
+    serde_json::from_str(text).unwrap_or_default()
 }
