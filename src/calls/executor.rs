@@ -526,9 +526,16 @@ impl<'a> Execution<'a> {
             biased;
             checkpoint = &mut work => Ok((checkpoint, false)),
             _ = tokio::time::sleep(RUN_SHOWN_AFTER) => {
-                self.record(&pending.take(), None).await?;
-                self.service.records.start_function_call(run, replaces).await?;
-                Ok((work.await, true))
+                // The node runs on while it is shown: held back, a node that itself waits for
+                // the records' write turn would stall the writes that wait on it.
+                let show = async {
+                    self.record(&pending.take(), None).await?;
+                    self.service.records.start_function_call(run, replaces).await?;
+                    anyhow::Ok(())
+                };
+                let (shown, checkpoint) = tokio::join!(show, &mut work);
+                shown?;
+                Ok((checkpoint, true))
             }
         }
     }

@@ -142,21 +142,43 @@ impl Worker {
 /// Runs a job `worker` holds to its end: renews the lease while it runs, then marks it done,
 /// or failed with a retry (which any worker takes) or for good.
 pub async fn run_claimed(records: &Records, worker: &str, handler: &dyn JobHandler, job: ClaimedJob) {
+    run_renewing(records, worker, handler, job, HEARTBEAT).await
+}
+
+/// [`run_claimed`], renewing the lease every `period`.
+async fn run_renewing(
+    records: &Records,
+    worker: &str,
+    handler: &dyn JobHandler,
+    job: ClaimedJob,
+    period: Duration,
+) {
     let outcome = {
         let work = handler.run_held(HeldJob { id: &job.id, worker, payload: job.payload.clone() });
-        tokio::pin!(work);
-        // The first renewal one period from now. (Awaiting an interval's immediate first
-        // tick instead cost up to a millisecond: tokio's timer fires on millisecond ticks.)
-        let mut heartbeat = tokio::time::interval_at(tokio::time::Instant::now() + HEARTBEAT, HEARTBEAT);
-        loop {
-            tokio::select! {
-                outcome = &mut work => break outcome,
-                _ = heartbeat.tick() => {
-                    if let Err(err) = records.extend_job_lease(&job.id, worker, LEASE_MS).await {
-                        tracing::warn!(error = %err, "cannot extend the job's lease");
-                    }
+        // The renewals run beside the work, never instead of it: on SQLite a renewal waits for
+        // the one write connection, which the work itself may hold (a seed job between two
+        // statements of its transaction). Awaited in turn with the work, a renewal waited out
+        // its 10 s for a turn the stalled work could not give back, and every renewal after
+        // it did the same, so a job that outlived its first period crawled and starved every
+        // other writer of the process.
+        let renewals = async {
+            // The first renewal one period from now. (Awaiting an interval's immediate first
+            // tick instead cost up to a millisecond: tokio's timer fires on millisecond ticks.)
+            let mut heartbeat = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
+            heartbeat.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                heartbeat.tick().await;
+                if let Err(err) = records.extend_job_lease(&job.id, worker, LEASE_MS).await {
+                    tracing::warn!(error = %err, "cannot extend the job's lease");
                 }
             }
+        };
+        tokio::pin!(work);
+        tokio::pin!(renewals);
+        tokio::select! {
+            biased;
+            outcome = &mut work => outcome,
+            never = &mut renewals => never,
         }
     };
     match outcome {
@@ -192,7 +214,7 @@ async fn record_failure(
 
 #[cfg(test)]
 mod tests {
-    use super::backoff_ms;
+    use super::*;
 
     #[test]
     fn backoff_doubles_from_one_second_and_is_capped() {
@@ -200,5 +222,38 @@ mod tests {
         assert_eq!(backoff_ms(2), 2_000);
         assert_eq!(backoff_ms(4), 8_000);
         assert_eq!(backoff_ms(40), 300_000);
+    }
+
+    /// A job that writes in stretches, holding the one write connection between statements.
+    struct WritesInStretches {
+        records: Records,
+    }
+
+    #[async_trait]
+    impl JobHandler for WritesInStretches {
+        async fn run(&self, _payload: serde_json::Value) -> anyhow::Result<()> {
+            for _ in 0..4 {
+                let tx = self.records.begin_write().await?;
+                tokio::time::sleep(Duration::from_millis(150)).await;
+                tx.commit().await?;
+            }
+            Ok(())
+        }
+    }
+
+    #[tokio::test]
+    async fn lease_renewals_wait_beside_a_job_holding_the_write_connection_not_instead_of_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let records = Records::connect(&crate::data_dir::prepare_sqlite(dir.path()).unwrap()).await.unwrap();
+        records.migrate().await.unwrap();
+        records.enqueue_job("stretches", &serde_json::json!({}), 1).await.unwrap();
+        let job = records.claim_job("w", LEASE_MS).await.unwrap().expect("the job");
+        let id = job.id.clone();
+        let handler = WritesInStretches { records: records.clone() };
+        // Renewals fall due while the job holds the connection. Awaited instead of the job,
+        // each waited for its turn (10 s) while the job, not polled, could not give it back.
+        let ran = run_renewing(&records, "w", &handler, job, Duration::from_millis(50));
+        tokio::time::timeout(Duration::from_secs(5), ran).await.expect("the job ends in its own time");
+        assert_eq!(records.job_state(&id).await.unwrap().expect("state").status, "done");
     }
 }
