@@ -4,11 +4,10 @@ use super::{CypherEngine, GraphError, Params, Row};
 use async_trait::async_trait;
 use falkordb::{
     AsyncGraph, ConstraintType, EntityType, FalkorClientBuilder, FalkorConnectionInfo, FalkorDBError,
-    FalkorValue,
+    FalkorValue, RawParam,
 };
 use futures::TryStreamExt;
 use serde_json::{Map, Number, Value};
-use std::collections::HashMap;
 
 const SCHEMA: &str = include_str!("../../../cypher/schema/falkordb.cypher");
 /// Longest wait for one statement's answer.
@@ -56,13 +55,14 @@ impl FalkorEngine {
 #[async_trait]
 impl CypherEngine for FalkorEngine {
     async fn run(&self, cypher: &str, params: Params) -> Result<Vec<Row>, GraphError> {
-        let params: HashMap<String, FalkorValue> = params
+        let params = params
             .into_iter()
             .map(|(key, value)| {
-                check_sendable(&key, &value)?;
-                Ok((key, to_falkor(&value)?))
+                let mut literal = String::new();
+                encode(&key, &value, &mut literal)?;
+                Ok((key, RawParam(literal)))
             })
-            .collect::<Result<_, GraphError>>()?;
+            .collect::<Result<Vec<_>, GraphError>>()?;
         let mut graph = self.graph.clone();
         let result = graph.query(cypher).with_params(params).execute().await.map_err(query_error)?;
         let rows: Vec<falkordb::Row> = result.data.try_collect().await.map_err(query_error)?;
@@ -139,42 +139,84 @@ fn unsendable(c: char) -> bool {
     c.is_control() && !matches!(c, '\t' | '\n' | '\r' | '\u{1f}')
 }
 
-/// Refuses a parameter holding an [`unsendable`] character anywhere (map keys included).
-pub fn check_sendable(parameter: &str, value: &Value) -> Result<(), GraphError> {
-    let refuse = |text: &str| match text.chars().enumerate().find(|(_, c)| unsendable(*c)) {
+/// Writes `value` as the Cypher literal FalkorDB reads in its `CYPHER name=value` preamble,
+/// refusing a parameter holding an [`unsendable`] character anywhere (map keys included).
+/// Strings are escaped as the falkordb crate escapes them (`\\ \' \n \r \t`, the rest raw;
+/// its `\b` and `\f` are unsendable here), map keys are bare identifiers or backquoted.
+/// Written straight from JSON: converting every row of a seed to the crate's values first
+/// copied each of its strings once more, on the path of every bulk write.
+pub fn encode(parameter: &str, value: &Value, out: &mut String) -> Result<(), GraphError> {
+    match value {
+        Value::Null => out.push_str("null"),
+        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Value::Number(n) => match (n.as_i64(), n.as_f64()) {
+            (Some(i), _) => out.push_str(&i.to_string()),
+            (None, Some(f)) if n.is_f64() => out.push_str(&format!("{f:?}")),
+            _ => return Err(GraphError::Conversion(format!("integer {n} is outside i64"))),
+        },
+        Value::String(text) => {
+            refuse_unsendable(parameter, text)?;
+            out.push('\'');
+            for c in text.chars() {
+                match c {
+                    '\\' => out.push_str("\\\\"),
+                    '\'' => out.push_str("\\'"),
+                    '\n' => out.push_str("\\n"),
+                    '\r' => out.push_str("\\r"),
+                    '\t' => out.push_str("\\t"),
+                    other => out.push(other),
+                }
+            }
+            out.push('\'');
+        }
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                encode(parameter, item, out)?;
+            }
+            out.push(']');
+        }
+        Value::Object(map) => {
+            out.push('{');
+            for (i, (key, item)) in map.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                refuse_unsendable(parameter, key)?;
+                if key.is_empty() || key.contains('`') {
+                    return Err(GraphError::Conversion(format!(
+                        "map key {key:?} in {parameter} cannot be sent to FalkorDB (empty or holding a backquote)"
+                    )));
+                }
+                let bare = key.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+                    && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+                if bare {
+                    out.push_str(key);
+                } else {
+                    out.push('`');
+                    out.push_str(key);
+                    out.push('`');
+                }
+                out.push_str(": ");
+                encode(parameter, item, out)?;
+            }
+            out.push('}');
+        }
+    }
+    Ok(())
+}
+
+fn refuse_unsendable(parameter: &str, text: &str) -> Result<(), GraphError> {
+    match text.chars().enumerate().find(|(_, c)| unsendable(*c)) {
         None => Ok(()),
         Some((i, found)) => {
             tracing::warn!(parameter, "refused a control character that no service had checked");
             Err(GraphError::Unsendable { parameter: parameter.to_string(), found, position: i + 1 })
         }
-    };
-    match value {
-        Value::String(text) => refuse(text),
-        Value::Array(items) => items.iter().try_for_each(|item| check_sendable(parameter, item)),
-        Value::Object(map) => map.iter().try_for_each(|(key, item)| {
-            refuse(key)?;
-            check_sendable(parameter, item)
-        }),
-        Value::Null | Value::Bool(_) | Value::Number(_) => Ok(()),
     }
-}
-
-/// JSON → FalkorDB parameter value.
-pub fn to_falkor(value: &Value) -> Result<FalkorValue, GraphError> {
-    Ok(match value {
-        Value::Null => FalkorValue::None,
-        Value::Bool(b) => FalkorValue::Bool(*b),
-        Value::Number(n) => match (n.as_i64(), n.as_f64()) {
-            (Some(i), _) => FalkorValue::I64(i),
-            (None, Some(f)) if n.is_f64() => FalkorValue::F64(f),
-            _ => return Err(GraphError::Conversion(format!("integer {n} is outside i64"))),
-        },
-        Value::String(s) => FalkorValue::String(s.clone()),
-        Value::Array(items) => FalkorValue::Array(items.iter().map(to_falkor).collect::<Result<_, _>>()?),
-        Value::Object(map) => FalkorValue::Map(
-            map.iter().map(|(k, v)| Ok((k.clone(), to_falkor(v)?))).collect::<Result<_, _>>()?,
-        ),
-    })
 }
 
 /// FalkorDB result value → JSON. Queries return scalars, lists and maps only.
@@ -197,4 +239,68 @@ pub fn from_falkor(value: FalkorValue) -> Result<Value, GraphError> {
             return Err(GraphError::Conversion(format!("unsupported FalkorDB value in a result: {other:?}")))
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// The crate's own encoding of the same value, as `run` sent it before.
+    fn crates(value: &Value) -> String {
+        fn convert(value: &Value) -> FalkorValue {
+            match value {
+                Value::Null => FalkorValue::None,
+                Value::Bool(b) => FalkorValue::Bool(*b),
+                Value::Number(n) => {
+                    n.as_i64().map(FalkorValue::I64).unwrap_or_else(|| FalkorValue::F64(n.as_f64().unwrap()))
+                }
+                Value::String(s) => FalkorValue::String(s.clone()),
+                Value::Array(items) => FalkorValue::Array(items.iter().map(convert).collect()),
+                Value::Object(map) => {
+                    FalkorValue::Map(map.iter().map(|(k, v)| (k.clone(), convert(v))).collect())
+                }
+            }
+        }
+        falkordb::to_cypher_param(&convert(value)).unwrap()
+    }
+
+    fn encoded(value: &Value) -> Result<String, GraphError> {
+        let mut out = String::new();
+        encode("p", value, &mut out).map(|()| out)
+    }
+
+    #[test]
+    fn values_are_encoded_as_the_falkordb_crate_encodes_them() {
+        let values = [
+            json!(null),
+            json!(true),
+            json!(-42),
+            json!(0.25),
+            json!(1e300),
+            json!("plain"),
+            json!("it's a \\ back\nslash\r\twith\u{1f}unit séparateur 東京 🙂"),
+            json!(["a", 1, null, [false, "b'c"]]),
+            json!([{ "key": "k\u{1f}x" }]),
+            json!({ "not an identifier": "x" }),
+            json!({ "_ok9": [] }),
+        ];
+        for value in values {
+            assert_eq!(encoded(&value).unwrap(), crates(&value), "{value}");
+        }
+    }
+
+    #[test]
+    fn what_falkordb_cannot_take_is_refused_naming_the_parameter() {
+        for value in [json!("a\u{0}b"), json!(["ok", "a\u{1}b"]), json!({ "k\u{7}": 1 })] {
+            let refused = encoded(&value).unwrap_err();
+            assert!(
+                matches!(&refused, GraphError::Unsendable { parameter, .. } if parameter == "p"),
+                "{refused:?}"
+            );
+        }
+        for value in [json!({ "": 1 }), json!({ "a`b": 1 }), json!(u64::MAX)] {
+            assert!(matches!(encoded(&value), Err(GraphError::Conversion(_))), "{value}");
+        }
+    }
 }
