@@ -8,6 +8,7 @@ use falkordb::{
 };
 use futures::TryStreamExt;
 use serde_json::{Map, Number, Value};
+use std::fmt::Write as _;
 
 const SCHEMA: &str = include_str!("../../../cypher/schema/falkordb.cypher");
 /// Longest wait for one statement's answer.
@@ -145,13 +146,17 @@ fn unsendable(c: char) -> bool {
 /// its `\b` and `\f` are unsendable here), map keys are bare identifiers or backquoted.
 /// Written straight from JSON: converting every row of a seed to the crate's values first
 /// copied each of its strings once more, on the path of every bulk write.
-pub fn encode(parameter: &str, value: &Value, out: &mut String) -> Result<(), GraphError> {
+fn encode(parameter: &str, value: &Value, out: &mut String) -> Result<(), GraphError> {
     match value {
         Value::Null => out.push_str("null"),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
         Value::Number(n) => match (n.as_i64(), n.as_f64()) {
-            (Some(i), _) => out.push_str(&i.to_string()),
-            (None, Some(f)) if n.is_f64() => out.push_str(&format!("{f:?}")),
+            (Some(i), _) => {
+                let _ = write!(out, "{i}");
+            }
+            (None, Some(f)) if n.is_f64() => {
+                let _ = write!(out, "{f:?}");
+            }
             _ => return Err(GraphError::Conversion(format!("integer {n} is outside i64"))),
         },
         Value::String(text) => {
