@@ -1,7 +1,8 @@
 //! Merge suggestions: the duplicate detector's pairs scored between the suggestion
 //! threshold and the auto-merge threshold wait for a person to accept or dismiss them; pairs
 //! above the auto-merge threshold are merged at once (recorded and undoable like any merge),
-//! except short names and acronyms, which only ever become suggestions. A decided pair is
+//! except short names, acronyms and one-word spelling variants, which merge automatically
+//! only when their attributes alone make the merge sure. A decided pair is
 //! never suggested again. With an embedder (MiniLM in process, or the configured endpoint)
 //! the cosine of the two names' embeddings joins the score.
 
@@ -28,7 +29,7 @@ use utoipa::ToSchema;
 pub struct SuggestionService {
     pub graph: Arc<GraphService>,
     pub records: Records,
-    /// Pairs scoring at least this (and not short names) are merged automatically.
+    /// Pairs scoring at least this (short names only on their attributes) merge automatically.
     pub auto_merge_threshold: f64,
     /// Pairs scoring at least this are suggested.
     pub suggest_threshold: f64,
@@ -137,11 +138,13 @@ impl SuggestionService {
             // The older entity (smaller, time-ordered ID) survives.
             let (first, second) = if a.candidate.entity_id < b.candidate.entity_id { (a, b) } else { (b, a) };
             let (na, nb) = (&a.candidate.normalized, &b.candidate.normalized);
-            // Short names, acronyms and one-word spelling variants merge only by a person,
-            // unless attributes vouch for the one-word pair.
-            let guarded = duplicates::is_short(na)
-                || duplicates::is_short(nb)
-                || (names::one_word_variants(na, nb) && explanation.attribute_weight() <= 0.0);
+            // Short names, acronyms and one-word spelling variants are no evidence a machine
+            // should merge on: such a pair merges automatically only when its attributes
+            // alone make it sure ('green' / 'emma green' with the same birth date, ID and
+            // address), else it waits for a person.
+            let guarded =
+                (duplicates::is_short(na) || duplicates::is_short(nb) || names::one_word_variants(na, nb))
+                    && explanation.without_name() < self.auto_merge_threshold;
             let automatic = score >= self.auto_merge_threshold && !guarded;
             let signals = &pair.comparison.signals;
             let signals_json = json!({

@@ -98,6 +98,57 @@ async fn short_names_are_only_ever_suggested() {
     assert_ne!(resolved(&app, &acme).await, resolved(&app, &acmee).await);
 }
 
+#[tokio::test]
+async fn a_short_name_merges_automatically_only_when_its_attributes_alone_make_it_sure() {
+    let app = spawn_app().await;
+    let schema = json!({ "properties": {
+        "ssid": { "type": "string", "x-compare": "identifier" },
+        "dateOfBirth": { "type": "string", "x-compare": "date" },
+        "postcode": { "type": "string", "x-compare": "identifier" },
+    }});
+    let created = app.post("/v3/entity-types", json!({ "name": "Person", "attributeSchema": schema })).await;
+    assert!(created.status().is_success());
+    let person = |name: &str, ssid: &str, born: &str, postcode: &str| {
+        json!({ "canonical": name, "type": "Person",
+                "attributes": { "ssid": ssid, "dateOfBirth": born, "postcode": postcode } })
+    };
+    let mut rows = vec![
+        person("Green", "9262880", "19310903", "2747"),
+        person("Emma Green", "9262880", "19310903", "2747"),
+        person("Webb", "3308042", "19470429", "4870"),
+        person("Kyra Webb", "4191569", "19190528", "6258"),
+    ];
+    // Unrelated people, so that chance agreement (u) is estimated from more than the pairs.
+    for i in 0..20 {
+        let name =
+            format!("Person{} Family{}", ["a", "b", "c", "d", "e"][i % 5], ["x", "y", "z", "w"][i / 5]);
+        rows.push(person(
+            &name,
+            &format!("{}", 1_000_003 * (i + 11) % 9_999_991),
+            &format!("19{:02}0{}1{}", 20 + i, i % 9 + 1, i % 10),
+            &format!("{}", 2000 + i * 37),
+        ));
+    }
+    let body = app.seed(json!(rows)).await;
+    let ids: Vec<String> = body["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["entityID"].as_str().unwrap().to_string())
+        .collect();
+    let result = refresh(&app).await;
+    assert_eq!(
+        resolved(&app, &ids[0]).await,
+        resolved(&app, &ids[1]).await,
+        "same ID, birth date and postcode: {result}"
+    );
+    assert_ne!(
+        resolved(&app, &ids[2]).await,
+        resolved(&app, &ids[3]).await,
+        "nothing but a short name: {result}"
+    );
+}
+
 /// A `Restaurant` type whose phone and city compare, and one entity per row.
 async fn restaurants(app: &TestApp, rows: &[(&str, &str, &str)]) -> Vec<String> {
     let schema = json!({ "properties": {

@@ -165,6 +165,13 @@ impl Explanation {
     pub fn attribute_weight(&self) -> f64 {
         self.fields.iter().filter(|f| f.field != "name").map(|f| f.weight).sum()
     }
+
+    /// The probability the prior and the attributes give with the name left out: what a
+    /// pair whose name is no evidence (a short name, an acronym, a one-word spelling
+    /// variant) has to reach on its own to merge automatically.
+    pub fn without_name(&self) -> f64 {
+        1.0 / (1.0 + (-(self.prior_weight + self.attribute_weight())).exp2())
+    }
 }
 
 impl Model {
