@@ -13,15 +13,30 @@
 
 use super::comparisons::{Field, Kind};
 use super::model::Record;
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeMap, HashSet};
 
 /// Sorted-order neighbours compared with each record.
 pub const WINDOW: usize = 6;
 /// Blocks larger than this pair nothing.
 pub const MAX_BLOCK: usize = 50;
 
+/// Why a pair is a candidate, as a bit set of the key families that proposed it:
+/// [`BY_NAME`] (a word, Soundex code, core or sorted neighbour of the names) and, for the
+/// k-th field, `1 << (k + 1)` (its exact value; fields past the 62nd share the last bit).
+pub type Reasons = u64;
+pub const BY_NAME: Reasons = 1;
+
+fn by_field(k: usize) -> Reasons {
+    1 << (k + 1).min(63)
+}
+
 /// Candidate pairs (indexes into `records`, smaller first), each once, sorted.
 pub fn candidate_pairs(records: &[Record], fields: &[Field]) -> Vec<(usize, usize)> {
+    candidate_pairs_with_reasons(records, fields).into_iter().map(|(pair, _)| pair).collect()
+}
+
+/// [`candidate_pairs`] with the reasons each was proposed for.
+pub fn candidate_pairs_with_reasons(records: &[Record], fields: &[Field]) -> Vec<((usize, usize), Reasons)> {
     let mut groups: BTreeMap<(&str, String), Vec<usize>> = BTreeMap::new();
     for (i, r) in records.iter().enumerate() {
         groups
@@ -29,27 +44,27 @@ pub fn candidate_pairs(records: &[Record], fields: &[Field]) -> Vec<(usize, usiz
             .or_default()
             .push(i);
     }
-    let mut pairs = BTreeSet::new();
+    let mut pairs: BTreeMap<(usize, usize), Reasons> = BTreeMap::new();
     for members in groups.values() {
         for sort_key in [|r: &Record| r.candidate.normalized.clone(), |r: &Record| r.core.clone()] {
             let mut sorted = members.clone();
             sorted.sort_by_key(|&i| (sort_key(&records[i]), i));
             for (n, &i) in sorted.iter().enumerate() {
                 for &j in sorted.iter().skip(n + 1).take(WINDOW) {
-                    pairs.insert((i.min(j), i.max(j)));
+                    *pairs.entry((i.min(j), i.max(j))).or_default() |= BY_NAME;
                 }
             }
         }
-        let mut blocks: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+        let mut blocks: BTreeMap<String, (Reasons, Vec<usize>)> = BTreeMap::new();
         for &i in members {
-            for key in keys(&records[i], fields) {
-                blocks.entry(key).or_default().push(i);
+            for (key, reason) in keys(&records[i], fields) {
+                blocks.entry(key).or_insert_with(|| (reason, Vec::new())).1.push(i);
             }
         }
-        for block in blocks.values().filter(|b| b.len() > 1 && b.len() <= MAX_BLOCK) {
+        for (reason, block) in blocks.values().filter(|(_, b)| b.len() > 1 && b.len() <= MAX_BLOCK) {
             for (n, &i) in block.iter().enumerate() {
                 for &j in &block[n + 1..] {
-                    pairs.insert((i.min(j), i.max(j)));
+                    *pairs.entry((i.min(j), i.max(j))).or_default() |= reason;
                 }
             }
         }
@@ -57,26 +72,29 @@ pub fn candidate_pairs(records: &[Record], fields: &[Field]) -> Vec<(usize, usiz
     pairs.into_iter().collect()
 }
 
-/// The blocking keys of one record (each once).
-fn keys(record: &Record, fields: &[Field]) -> BTreeSet<String> {
-    let mut keys = BTreeSet::new();
+/// The blocking keys of one record (each once), with the family each belongs to.
+fn keys(record: &Record, fields: &[Field]) -> BTreeMap<String, Reasons> {
+    let mut keys = BTreeMap::new();
     for word in record.candidate.forms.iter().flat_map(|f| f.split_whitespace()) {
         if word.chars().count() >= 3 {
-            keys.insert(format!("w:{word}"));
+            keys.insert(format!("w:{word}"), BY_NAME);
             if let Some(code) = soundex(word) {
-                keys.insert(format!("s:{code}"));
+                keys.insert(format!("s:{code}"), BY_NAME);
             }
         }
     }
     if !record.core.is_empty() {
-        keys.insert(format!("c:{}", record.core));
+        keys.insert(format!("c:{}", record.core), BY_NAME);
     }
-    for field in fields.iter().filter(|f| matches!(f.kind, Kind::Exact | Kind::Identifier)) {
+    for (k, field) in fields.iter().enumerate() {
+        if !matches!(field.kind, Kind::Exact | Kind::Identifier) {
+            continue;
+        }
         if let Some(value) = record.attributes.get(&field.key) {
             let value: String =
                 value.chars().filter(|c| c.is_alphanumeric()).flat_map(char::to_lowercase).collect();
             if !value.is_empty() {
-                keys.insert(format!("a:{}:{value}", field.key));
+                keys.insert(format!("a:{}:{value}", field.key), by_field(k));
             }
         }
     }

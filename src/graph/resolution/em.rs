@@ -4,17 +4,19 @@
 //!   non-matches — by a fixed-seed generator, so the same data gives the same estimate;
 //! - m (how often true matches agree) and the prior by expectation–maximisation over the
 //!   candidate pairs, u held fixed. The name takes part in the E step through its levels.
+//!   The prior stays at most records / candidate pairs (about one match per record).
 //!
 //! Labels: a pair a person decided (an accepted or dismissed suggestion) counts
 //! [`LABEL_WEIGHT`] times with its known class: an accepted pair in the M step as a sure
 //! match (raising m at its levels), a dismissed one among the random pairs as a sure
-//! non-match (raising u at its levels, so the same agreement weighs less). The name's
-//! weight at a name level moves by log2((1 + accepted) / (1 + dismissed)) labels at that
-//! level. Each estimate is smoothed towards the kind's defaults by [`PSEUDO_COUNTS`], so a
+//! non-match (raising u at its levels, so the same agreement weighs less); the name's levels
+//! take part like a field's, which is how labels move the name where attributes are
+//! compared. Where the name is the only field (scored on its calibrated score), its weight
+//! at a name level moves by log2((1 + accepted) / (1 + dismissed)) labels at that level. Each estimate is smoothed towards the kind's defaults by [`PSEUDO_COUNTS`], so a
 //! small tenant keeps sensible weights.
 
 use super::comparisons::Field;
-use super::model::{compare, default_u, name_level, FieldModel, Model, Record, NAME_LEVELS};
+use super::model::{compare, default_u, name_level, FieldModel, Model, Record, NAME_LEVELS, NAME_M, NAME_U};
 
 /// Random pairs drawn for u.
 pub const RANDOM_PAIRS: usize = 20_000;
@@ -25,14 +27,11 @@ const PSEUDO_COUNTS: f64 = 10.0;
 /// How many estimated pairs one labelled pair counts as.
 pub const LABEL_WEIGHT: f64 = 5.0;
 
-/// Default m and u of the name levels.
-const NAME_M: [f64; 5] = [0.02, 0.05, 0.13, 0.3, 0.5];
-const NAME_U: [f64; 5] = [0.95, 0.035, 0.01, 0.004, 0.001];
-
-/// A compared pair for estimation: the name level, one level per field, and a label.
+/// A compared pair for estimation: the name level, one level per field (`None`: missing, or
+/// no evidence here because blocking chose the pair for that field alone), and a label.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Vector {
-    pub name: usize,
+    pub name: Option<usize>,
     pub levels: Vec<Option<usize>>,
     /// `Some(true)`: a person said match; `Some(false)`: said not.
     pub label: Option<bool>,
@@ -42,7 +41,12 @@ pub struct Vector {
 pub fn estimate(records: &[Record], fields: &[Field], vectors: &[Vector]) -> Model {
     let defaults = Model::with_defaults(fields);
     let (name_u, field_u) = estimate_u(records, fields, vectors);
-    let mut prior = defaults.prior;
+    // Duplicates are a minority: about one matching pair per record at most. Without this
+    // bound, pairs blocked together on a value rare at random (a suburb, a postcode) all
+    // looked likely in the first E step and EM settled on "every pair matches" (prior 0.9,
+    // each m the population's: a whole suburb merged into one entity on Febrl2).
+    let ceiling = (records.len() as f64 / vectors.len().max(1) as f64).clamp(1e-4, 0.9);
+    let mut prior = defaults.prior.min(ceiling);
     let mut name_m = NAME_M.to_vec();
     let mut field_m: Vec<Vec<f64>> = defaults.fields.iter().map(|f| f.m.clone()).collect();
     for _ in 0..ROUNDS {
@@ -54,7 +58,10 @@ pub fn estimate(records: &[Record], fields: &[Field], vectors: &[Vector]) -> Mod
                 Some(true) => (1.0, LABEL_WEIGHT),
                 Some(false) => (0.0, LABEL_WEIGHT),
                 None => {
-                    let mut odds = prior / (1.0 - prior) * name_m[vector.name] / name_u[vector.name];
+                    let mut odds = prior / (1.0 - prior);
+                    if let Some(n) = vector.name {
+                        odds *= name_m[n] / name_u[n];
+                    }
                     for (i, level) in vector.levels.iter().enumerate() {
                         if let Some(l) = level {
                             odds *= field_m[i][*l] / field_u[i][*l];
@@ -65,14 +72,16 @@ pub fn estimate(records: &[Record], fields: &[Field], vectors: &[Vector]) -> Mod
             };
             matches += posterior * weight;
             total += weight;
-            name_counts[vector.name] += posterior * weight;
+            if let Some(n) = vector.name {
+                name_counts[n] += posterior * weight;
+            }
             for (i, level) in vector.levels.iter().enumerate() {
                 if let Some(l) = level {
                     counts[i][*l] += posterior * weight;
                 }
             }
         }
-        prior = ((matches + PSEUDO_COUNTS * defaults.prior) / (total + PSEUDO_COUNTS)).clamp(1e-4, 0.9);
+        prior = ((matches + PSEUDO_COUNTS * defaults.prior) / (total + PSEUDO_COUNTS)).clamp(1e-4, ceiling);
         name_m = smooth(&name_counts, &NAME_M);
         for (i, m) in field_m.iter_mut().enumerate() {
             *m = smooth(&counts[i], &defaults.fields[i].m);
@@ -81,12 +90,14 @@ pub fn estimate(records: &[Record], fields: &[Field], vectors: &[Vector]) -> Mod
     let mut name_shift = vec![0.0; NAME_LEVELS.len()];
     for (level, shift) in name_shift.iter_mut().enumerate() {
         let count = |matched: bool| {
-            vectors.iter().filter(|v| v.name == level && v.label == Some(matched)).count() as f64
+            vectors.iter().filter(|v| v.name == Some(level) && v.label == Some(matched)).count() as f64
         };
         *shift = ((1.0 + count(true)) / (1.0 + count(false))).log2();
     }
     Model {
         prior,
+        name_m,
+        name_u,
         name_shift,
         fields: fields
             .iter()
@@ -129,15 +140,25 @@ fn estimate_u(records: &[Record], fields: &[Field], vectors: &[Vector]) -> (Vec<
         }
     }
     for vector in vectors.iter().filter(|v| v.label == Some(false)) {
-        name_counts[vector.name] += LABEL_WEIGHT;
+        if let Some(n) = vector.name {
+            name_counts[n] += LABEL_WEIGHT;
+        }
         for (k, level) in vector.levels.iter().enumerate() {
             if let Some(l) = level {
                 counts[k][*l] += LABEL_WEIGHT;
             }
         }
     }
-    let name_u = smooth(&name_counts, &NAME_U);
-    let field_u = fields.iter().zip(&counts).map(|(f, c)| smooth(c, &default_u(&f.kind))).collect();
+    // A level no random pair reached is rare, not impossible: at least half a pair in the
+    // sample (an equal first name drawn 0 times in 20,000 pairs weighed 19 bits, which two
+    // different people called "sarah" in one postcode then reached), or the default if lower.
+    let drawn = (n * n.saturating_sub(1) / 2).clamp(1, RANDOM_PAIRS) as f64;
+    let floored = |counts: &[f64], defaults: &[f64]| -> Vec<f64> {
+        let u = smooth(counts, defaults);
+        u.iter().zip(defaults).map(|(u, d)| u.max(d.min(0.5 / drawn))).collect()
+    };
+    let name_u = floored(&name_counts, &NAME_U);
+    let field_u = fields.iter().zip(&counts).map(|(f, c)| floored(c, &default_u(&f.kind))).collect();
     (name_u, field_u)
 }
 
@@ -230,15 +251,15 @@ mod tests {
     #[test]
     fn labels_move_the_weights() {
         let records = people();
-        let unlabelled = vec![Vector { name: 4, levels: vec![Some(0)], label: None }; 5];
+        let unlabelled = vec![Vector { name: Some(4), levels: vec![Some(0)], label: None }; 5];
         let before = estimate(&records, &phone(), &unlabelled);
         // People said these pairs with different phones are the same: phones disagreeing
         // is weaker evidence against a match afterwards.
-        let labelled = vec![Vector { name: 4, levels: vec![Some(0)], label: Some(true) }; 5];
+        let labelled = vec![Vector { name: Some(4), levels: vec![Some(0)], label: Some(true) }; 5];
         let after = estimate(&records, &phone(), &labelled);
         assert!(after.fields[0].m[0] > before.fields[0].m[0], "{before:?} {after:?}");
         // People said these pairs with equal phones differ: equal phones weigh less.
-        let dismissed = vec![Vector { name: 4, levels: vec![Some(2)], label: Some(false) }; 5];
+        let dismissed = vec![Vector { name: Some(4), levels: vec![Some(2)], label: Some(false) }; 5];
         let after_dismissal = estimate(&records, &phone(), &dismissed);
         assert!(after_dismissal.fields[0].u[2] > before.fields[0].u[2], "{after_dismissal:?} {before:?}");
         assert!(after_dismissal.name_shift[4] < 0.0 && after.name_shift[4] > 0.0);
@@ -249,8 +270,8 @@ mod tests {
     fn em_finds_agreement_on_matches() {
         let records = people();
         // 30 pairs: half agree on name and phone, half on neither.
-        let mut vectors = vec![Vector { name: 4, levels: vec![Some(2)], label: None }; 15];
-        vectors.extend(vec![Vector { name: 0, levels: vec![Some(0)], label: None }; 15]);
+        let mut vectors = vec![Vector { name: Some(4), levels: vec![Some(2)], label: None }; 15];
+        vectors.extend(vec![Vector { name: Some(0), levels: vec![Some(0)], label: None }; 15]);
         let model = estimate(&records, &phone(), &vectors);
         assert!(model.fields[0].m[2] > 0.8, "{model:?}");
         assert!(model.prior > 0.3 && model.prior < 0.7, "{model:?}");

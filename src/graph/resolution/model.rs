@@ -3,11 +3,16 @@
 //! match weight of a pair is the prior's log-odds plus log2(m/u) summed over the fields.
 //! The probability is 1 / (1 + 2^-weight).
 //!
-//! The name is the one field compared on a continuous score (Jaro-Winkler over every surface
-//! form, shared words, and the cosine of embeddings when there is an embedder; see
-//! [`crate::graph::duplicates`]): that score is calibrated to be a probability on names
-//! alone, so the name's weight is its log-odds less the prior's. Attributes add their
-//! weights to it, so with no attribute compared the probability is the name's score.
+//! The name is compared on a continuous score (Jaro-Winkler over every surface form, shared
+//! words, and the cosine of embeddings when there is an embedder; see
+//! [`crate::graph::duplicates`]) that lands on one of [`NAME_LEVELS`]. With no attribute
+//! compared, that score is calibrated to be the probability itself, so the name's weight is
+//! its log-odds less the prior's. With attributes, the name is one field among the others:
+//! its weight is log2(m/u) of its level, m and u estimated like the attributes'. The
+//! calibrated score carries a prior of its own (the share of name pairs that match), which
+//! among pairs blocked on a shared suburb or postcode is far too high: two unrelated names
+//! scoring 0.4 cost 0.6 bits where their level's m/u costs 5 or more, and a shared suburb and
+//! postcode then merged strangers (Febrl2).
 
 use super::comparisons::{Field, Kind};
 use crate::graph::duplicates::{self, Candidate, Signals};
@@ -23,6 +28,9 @@ pub const NAME_LEVELS: &[(&str, f64)] =
 pub const SAME_CORE: f64 = 0.93;
 /// Name probabilities are clamped to this distance from 0 and 1 (±10 bits at most).
 const CLAMP: f64 = 0.001;
+/// Default m and u of the name levels, before any estimate.
+pub const NAME_M: [f64; 5] = [0.02, 0.05, 0.13, 0.3, 0.5];
+pub const NAME_U: [f64; 5] = [0.95, 0.035, 0.01, 0.004, 0.001];
 
 /// What resolution knows of an entity.
 #[derive(Clone, Debug)]
@@ -47,6 +55,9 @@ pub struct FieldModel {
 pub struct Model {
     /// Share of candidate pairs that are matches.
     pub prior: f64,
+    /// m and u of the name levels (the name's weight when attributes are compared).
+    pub name_m: Vec<f64>,
+    pub name_u: Vec<f64>,
     /// Bits added to the name's weight at each name level, learnt from labels.
     pub name_shift: Vec<f64>,
     pub fields: Vec<FieldModel>,
@@ -141,7 +152,8 @@ pub struct FieldWeight {
     pub level: String,
     /// Bits of evidence: positive for a match, negative against.
     pub weight: f64,
-    /// The level's m and u (absent for the name, which is scored continuously).
+    /// The level's m and u (absent for the name when it is the only field: it is scored
+    /// continuously then).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub m: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -179,6 +191,8 @@ impl Model {
     pub fn with_defaults(fields: &[Field]) -> Self {
         Model {
             prior: 0.05,
+            name_m: NAME_M.to_vec(),
+            name_u: NAME_U.to_vec(),
             name_shift: vec![0.0; NAME_LEVELS.len()],
             fields: fields
                 .iter()
@@ -190,16 +204,23 @@ impl Model {
     /// The match weight and probability of a comparison, with the explanation.
     pub fn score(&self, comparison: &Comparison) -> Explanation {
         let prior_weight = logit2(self.prior);
-        let name = comparison.name_score().clamp(CLAMP, 1.0 - CLAMP);
         let level = comparison.name_level();
-        let name_weight = logit2(name) + self.name_shift.get(level).copied().unwrap_or(0.0);
+        // Labels move a calibrated name by the shift; an estimated one through its m and u
+        // (see [`super::em`]), not twice.
+        let (name_weight, m, u) = if self.fields.is_empty() {
+            let name = comparison.name_score().clamp(CLAMP, 1.0 - CLAMP);
+            (logit2(name) + self.name_shift.get(level).copied().unwrap_or(0.0), None, None)
+        } else {
+            let (m, u) = (self.name_m[level], self.name_u[level]);
+            (prior_weight + (m / u).log2(), Some(round(m)), Some(round(u)))
+        };
         let mut fields = vec![FieldWeight {
             field: "name".into(),
             kind: "name".into(),
             level: NAME_LEVELS[level].0.into(),
             weight: round(name_weight - prior_weight),
-            m: None,
-            u: None,
+            m,
+            u,
         }];
         let mut total = name_weight;
         for (model, level) in self.fields.iter().zip(&comparison.levels) {
