@@ -4,7 +4,8 @@
 //! - a word of a surface form (3 letters or more),
 //! - the Soundex code of such a word (catches typos that change letters, not sounds),
 //! - the core name (see [`super::names::core_name`]),
-//! - the exact value of an `exact` or `identifier` attribute (letters and digits only),
+//! - the exact value of an `exact`, `identifier` or `date` attribute (letters and digits
+//!   only), as Splink blocks on a birth date,
 //! - a neighbour within [`WINDOW`] in sorted-name order and in sorted-core order (catches a
 //!   typo in the first letters).
 //!
@@ -87,10 +88,11 @@ fn keys(record: &Record, fields: &[Field]) -> BTreeMap<String, Reasons> {
         keys.insert(format!("c:{}", record.core), BY_NAME);
     }
     for (k, field) in fields.iter().enumerate() {
-        if !matches!(field.kind, Kind::Exact | Kind::Identifier) {
+        if !matches!(field.kind, Kind::Exact | Kind::Identifier | Kind::Date { .. }) {
             continue;
         }
         if let Some(value) = record.attributes.get(&field.key) {
+            // A date by its digits: "1928-07-14" and "19280714" are one key.
             let value: String =
                 value.chars().filter(|c| c.is_alphanumeric()).flat_map(char::to_lowercase).collect();
             if !value.is_empty() {
@@ -184,5 +186,20 @@ mod tests {
         assert!(pairs.len() < all.len() * (all.len() - 1) / 2, "never all pairs");
         let truth: HashSet<(usize, usize)> = [(0, 1), (2, 3)].into_iter().collect();
         assert_eq!(recall(&pairs, &truth), 1.0);
+    }
+
+    #[test]
+    fn a_shared_birth_date_pairs_names_that_share_nothing() {
+        let mut all = vec![
+            record("1", "harry reid", &[("born", "1928-07-14")]),
+            record("2", "william rei d", &[("born", "19280714")]),
+        ];
+        for i in 0..40 {
+            all.push(record(&format!("f{i}"), &format!("m filler {i:02}"), &[("born", "1990-01-01")]));
+        }
+        let born = vec![Field { key: "born".into(), kind: Kind::Date { tolerance_days: 0.0 } }];
+        let pairs = candidate_pairs_with_reasons(&all, &born);
+        let reid = pairs.iter().find(|(p, _)| *p == (0, 1)).expect("paired by the birth date");
+        assert_eq!(reid.1, by_field(0), "by the date alone");
     }
 }
