@@ -17,7 +17,12 @@
 //! Splink runs through `benches/resolution_splink.py` with the Python in `SPLINK_PYTHON`
 //! (`make bench-resolution` sets it to a venv with splink 5.0.0 that
 //! `scripts/provision-splink.sh` makes once); without it, Splink's rows are skipped.
-//! `RESOLUTION_SETS=1,2` limits the sets.
+//! Last, `scale`: a refresh of `RESOLUTION_SCALE` (default 1,000,000; 0 skips) synthetic
+//! people, one in a hundred a copy of the one before with two letters swapped, seeded
+//! straight into the engine; it prints how long the refresh took and what it found.
+//!
+//! `RESOLUTION_SETS=1,2` limits the sets; `RESOLUTION_ERRORS=N` lists up to N pairs canon's
+//! `auto` and `auto+sugg` stages got wrong (missed, then wrongly joined) with both records.
 
 mod common;
 
@@ -78,6 +83,8 @@ async fn main() -> anyhow::Result<()> {
             row("canon", "seed", &seeded, seconds);
             row("canon", "auto", &auto, seconds);
             row("canon", "auto+sugg", &suggested, seconds);
+            list_errors(&records, "auto", &auto, &truth);
+            list_errors(&records, "auto+sugg", &suggested, &truth);
             let started = Instant::now();
             match splink_run(&records, mode)? {
                 Some((auto, suggested)) => {
@@ -89,7 +96,58 @@ async fn main() -> anyhow::Result<()> {
             }
         }
     }
+    scale().await
+}
+
+/// One refresh over many entities: how long it takes, and whether it finds the planted copies.
+async fn scale() -> anyhow::Result<()> {
+    let n = common::size("RESOLUTION_SCALE", 1_000_000);
+    if n == 0 {
+        return Ok(());
+    }
+    let bench = common::start(|_| {}).await?;
+    let started = Instant::now();
+    common::raw_seed_named(&bench.app.state.graph, &bench.tenant, 0..n, "Person", &synthetic_name).await?;
+    println!("scale: seeded {n} people in {:.0} s", started.elapsed().as_secs_f64());
+    let started = Instant::now();
+    let result: Value = bench
+        .post("/v3/merge-suggestions/refresh", &json!({}))
+        .send()
+        .await?
+        .error_for_status()?
+        .json()
+        .await?;
+    println!(
+        "scale: refresh of {n} entities took {:.1} s: {} pairs scored, {} merged, {} suggested ({} copies planted)",
+        started.elapsed().as_secs_f64(),
+        result["compared"],
+        result["autoMerged"],
+        result["suggested"],
+        n / 100
+    );
+    bench.stop().await;
     Ok(())
+}
+
+/// A made-up "given surname" from syllables, unique for each `i` but every hundredth, which
+/// repeats the name before it with two letters of the surname swapped.
+fn synthetic_name(i: usize) -> String {
+    const SYLLABLES: [&str; 40] = [
+        "ka", "lo", "mi", "ra", "te", "su", "no", "vi", "da", "pe", "zo", "ha", "ri", "ba", "ne", "to", "gu",
+        "sa", "le", "mo", "fi", "ku", "ja", "de", "po", "wi", "ce", "xu", "yo", "bi", "ta", "ge", "nu", "ma",
+        "li", "ro", "ve", "si", "do", "qa",
+    ];
+    if i % 100 == 99 {
+        let name = synthetic_name(i - 1);
+        let mut chars: Vec<char> = name.chars().collect();
+        let at = chars.len() - 3;
+        chars.swap(at, at + 1);
+        return chars.into_iter().collect();
+    }
+    // A fixed permutation of the index, so neighbours in ID order are not neighbours by name.
+    let x = (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(17);
+    let pick = |shift: u32| SYLLABLES[((x >> shift) % 40) as usize];
+    format!("{}{} {}{}{}{}", pick(0), pick(6), pick(12), pick(18), pick(24), pick(30))
 }
 
 struct FebrlRecord {
@@ -267,6 +325,22 @@ fn splink_run(records: &[FebrlRecord], mode: &str) -> anyhow::Result<Option<(Pai
     let mut suggested = read("suggested");
     suggested.extend(auto.iter().copied());
     Ok(Some((auto, suggested)))
+}
+
+/// Prints up to `RESOLUTION_ERRORS` missed and wrongly joined pairs, for looking into them.
+fn list_errors(records: &[FebrlRecord], stage: &str, predicted: &Pairs, truth: &Pairs) {
+    let limit: usize = std::env::var("RESOLUTION_ERRORS").ok().and_then(|n| n.parse().ok()).unwrap_or(0);
+    let show =
+        |r: &FebrlRecord| format!("{} | {:?}", r.canonical(), r.attributes.values().collect::<Vec<_>>());
+    let mut missed: Vec<_> = truth.difference(predicted).copied().collect();
+    let mut wrong: Vec<_> = predicted.difference(truth).copied().collect();
+    missed.sort();
+    wrong.sort();
+    for (label, list) in [("missed", missed), ("wrong", wrong)] {
+        for (i, j) in list.into_iter().take(limit) {
+            println!("  {stage} {label}: {}\n    {}", show(&records[i]), show(&records[j]));
+        }
+    }
 }
 
 /// Share of true pairs the blocking of canon's resolution proposes, on these records.

@@ -124,11 +124,22 @@ pub fn size(var: &str, default: usize) -> usize {
 }
 
 /// Sends `entity_seed.cypher` for rows `range` of a tenant, 500 rows a statement, two at a
-/// time (as two seed jobs would).
+/// time (as two seed jobs would): companies named "Org 0000042".
 pub async fn raw_seed(
     graph: &canon::graph::GraphService,
     tenant: &Tenant,
     range: std::ops::Range<usize>,
+) -> anyhow::Result<()> {
+    raw_seed_named(graph, tenant, range, "Company", &|i| format!("Org {i:07}")).await
+}
+
+/// [`raw_seed`] with the type and each row's canonical name chosen by the caller.
+pub async fn raw_seed_named(
+    graph: &canon::graph::GraphService,
+    tenant: &Tenant,
+    range: std::ops::Range<usize>,
+    type_name: &str,
+    name_of: &(dyn Fn(usize) -> String + Sync),
 ) -> anyhow::Result<()> {
     let bucket = graph.write_bucket(tenant, None).await.map_err(|e| anyhow::anyhow!("{e}"))?;
     let engine = graph.engine().clone();
@@ -140,17 +151,17 @@ pub async fn raw_seed(
                 let rows: Vec<Value> = chunk
                     .iter()
                     .map(|i| {
-                        let canonical = format!("Org {i:07}");
+                        let canonical = name_of(*i);
                         let normalized = normalize(&canonical);
                         let id = canon::ids::new_id("ent");
-                        let key = resolution_key(&tenant, &bucket, "Company", &normalized);
+                        let key = resolution_key(&tenant, &bucket, type_name, &normalized);
                         // `keys` and `expected` are the seed query's overtaking check: without
                         // them every row is filtered out and nothing is written.
                         json!({
                             "i": i, "newID": id, "targetID": id, "keyID": canon::ids::new_id("esn"), "tag": format!("raw:{i}"),
                             "canonical": canonical, "normalized": normalized, "forms": [canonical],
                             "key": key, "keys": [key], "expected": [],
-                            "typeName": "Company", "typeID": null, "bucketID": bucket, "description": null,
+                            "typeName": type_name, "typeID": null, "bucketID": bucket, "description": null,
                             "attrKeys": [], "attrValues": [], "synonyms": [],
                         })
                     })
