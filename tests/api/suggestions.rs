@@ -129,13 +129,7 @@ async fn a_short_name_merges_automatically_only_when_its_attributes_alone_make_i
             &format!("{}", 2000 + i * 37),
         ));
     }
-    let body = app.seed(json!(rows)).await;
-    let ids: Vec<String> = body["results"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["entityID"].as_str().unwrap().to_string())
-        .collect();
+    let ids = seeded_ids(&app, rows).await;
     let result = refresh(&app).await;
     assert_eq!(
         resolved(&app, &ids[0]).await,
@@ -164,6 +158,11 @@ async fn restaurants(app: &TestApp, rows: &[(&str, &str, &str)]) -> Vec<String> 
             json!({ "canonical": name, "type": "Restaurant", "attributes": { "phone": phone, "city": city } })
         })
         .collect();
+    seeded_ids(app, rows).await
+}
+
+/// Seeds the rows; the entity each row landed on, in row order.
+async fn seeded_ids(app: &TestApp, rows: Vec<Value>) -> Vec<String> {
     let body = app.seed(json!(rows)).await;
     body["results"].as_array().unwrap().iter().map(|r| r["entityID"].as_str().unwrap().to_string()).collect()
 }

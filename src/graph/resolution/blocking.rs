@@ -27,7 +27,8 @@ pub const MAX_BLOCK: usize = 50;
 pub type Reasons = u64;
 pub const BY_NAME: Reasons = 1;
 
-fn by_field(k: usize) -> Reasons {
+/// The reason bit of the k-th field.
+pub fn by_field(k: usize) -> Reasons {
     1 << (k + 1).min(63)
 }
 

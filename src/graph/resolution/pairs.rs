@@ -93,7 +93,7 @@ pub fn score(records: &[Record], schemas: &BTreeMap<String, Value>, labels: &[La
 /// pair in a suburb look like a match. As Splink estimates a field's m only from sessions
 /// not blocked on it.
 fn evidence(comparison: &Comparison, reasons: blocking::Reasons) -> Vector {
-    let alone = |k: usize| reasons == 1 << (k + 1).min(63);
+    let alone = |k: usize| reasons == blocking::by_field(k);
     Vector {
         name: (reasons != blocking::BY_NAME).then(|| comparison.name_level()),
         levels: comparison.levels.iter().enumerate().map(|(k, l)| if alone(k) { None } else { *l }).collect(),
