@@ -13,7 +13,7 @@ use crate::graph::entities::Entity;
 use crate::graph::entities::{attributes_col, str_col, str_list_col, Actor};
 use crate::graph::merges::MergeResult;
 use crate::graph::resolution::model::{self, Model, Record};
-use crate::graph::resolution::pairs::{self, Label, ScoredPair};
+use crate::graph::resolution::pairs::{self, Floor, Label, ScoredPair};
 use crate::graph::resolution::{comparisons, names};
 use crate::graph::{queries, GraphService, Tenant};
 use crate::params;
@@ -37,14 +37,12 @@ pub struct SuggestionService {
     pub embedder: Option<Arc<dyn Embedder>>,
 }
 
-/// Pairs whose probability before embeddings is below this are not worth embedding.
-const EMBED_PREFILTER: f64 = 0.6;
-
 /// What one detection run did.
 #[derive(Debug, Default, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RefreshResult {
-    /// Candidate pairs close enough to be scored in full.
+    /// Candidate pairs that could reach the suggestion threshold (with an embedder, if the
+    /// names' meanings agreed), scored in full.
     pub compared: usize,
     /// New open suggestions.
     pub suggested: usize,
@@ -124,7 +122,11 @@ impl SuggestionService {
                 })
             })
             .collect();
-        let run = pairs::score(&records, &schemas, &labels, EMBED_PREFILTER);
+        // Only pairs that could still be suggested are kept, and embedded: at a million
+        // entities nearly every neighbouring pair of names scores above any lower cut, and
+        // embedding them all took longer than the rest of the run.
+        let floor = Floor { probability: self.suggest_threshold, meaning: self.embedder.is_some() };
+        let run = pairs::score(&records, &schemas, &labels, floor);
         let mut result = RefreshResult { compared: run.pairs.len(), ..RefreshResult::default() };
         let mut scored = run.pairs;
         self.add_embedding_similarity(&records, &mut scored).await?;

@@ -201,19 +201,48 @@ impl Model {
         }
     }
 
-    /// The match weight and probability of a comparison, with the explanation.
-    pub fn score(&self, comparison: &Comparison) -> Explanation {
-        let prior_weight = logit2(self.prior);
+    /// The probability of a comparison, as [`Model::score`] gives it, without building the
+    /// explanation: what a run computes for every candidate pair.
+    pub fn probability(&self, comparison: &Comparison) -> f64 {
+        let (name_weight, _, _) = self.name_weight(comparison);
+        // Summed in the explanation's order, so both give the same bits.
+        let total = self
+            .fields
+            .iter()
+            .zip(&comparison.levels)
+            .filter_map(|(model, level)| level.map(|l| (model.m[l] / model.u[l]).log2()))
+            .fold(name_weight, |total, weight| total + weight);
+        1.0 / (1.0 + (-total).exp2())
+    }
+
+    /// The probability the pair would reach if the names' embeddings agreed fully (cosine
+    /// 1): meaning only ever adds to the name's score, so a pair below a threshold here
+    /// stays below it whatever the embedder says, and need not be embedded.
+    pub fn best_case(&self, comparison: &Comparison) -> f64 {
+        let signals = Signals { embedding_similarity: Some(1.0), ..comparison.signals.clone() };
+        self.probability(&Comparison { signals, ..comparison.clone() })
+    }
+
+    /// The name's weight (the prior included, in bits) and, when it is estimated, its m and u.
+    fn name_weight(&self, comparison: &Comparison) -> (f64, Option<f64>, Option<f64>) {
         let level = comparison.name_level();
         // Labels move a calibrated name by the shift; an estimated one through its m and u
         // (see [`super::em`]), not twice.
-        let (name_weight, m, u) = if self.fields.is_empty() {
+        if self.fields.is_empty() {
             let name = comparison.name_score().clamp(CLAMP, 1.0 - CLAMP);
             (logit2(name) + self.name_shift.get(level).copied().unwrap_or(0.0), None, None)
         } else {
             let (m, u) = (self.name_m[level], self.name_u[level]);
-            (prior_weight + (m / u).log2(), Some(round(m)), Some(round(u)))
-        };
+            (logit2(self.prior) + (m / u).log2(), Some(m), Some(u))
+        }
+    }
+
+    /// The match weight and probability of a comparison, with the explanation.
+    pub fn score(&self, comparison: &Comparison) -> Explanation {
+        let prior_weight = logit2(self.prior);
+        let level = comparison.name_level();
+        let (name_weight, m, u) = self.name_weight(comparison);
+        let (m, u) = (m.map(round), u.map(round));
         let mut fields = vec![FieldWeight {
             field: "name".into(),
             kind: "name".into(),
@@ -288,6 +317,23 @@ pub(crate) mod tests {
             Field { key: "city".into(), kind: Kind::Exact },
             Field { key: "phone".into(), kind: Kind::Identifier },
         ]
+    }
+
+    #[test]
+    fn the_bare_probability_is_the_explanations_to_the_bit() {
+        let model = Model { prior: 0.02, ..Model::with_defaults(&fields()) };
+        let pairs = [
+            (record("1", "Globex", &[("city", "paris")]), record("2", "Globex Corp", &[("city", "paris")])),
+            (record("3", "Initech", &[("phone", "1")]), record("4", "Initrode", &[("phone", "2")])),
+            (record("5", "Zarela", &[]), record("6", "Zarzuela", &[])),
+        ];
+        for (a, b) in &pairs {
+            let comparison = compare(a, b, &fields());
+            assert_eq!(model.probability(&comparison), model.score(&comparison).probability);
+            let names_only = Model::with_defaults(&[]);
+            let bare = compare(a, b, &[]);
+            assert_eq!(names_only.probability(&bare), names_only.score(&bare).probability);
+        }
     }
 
     #[test]

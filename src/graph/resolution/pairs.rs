@@ -39,9 +39,19 @@ pub struct Run {
     pub pairs: Vec<ScoredPair>,
 }
 
-/// Scores the records' candidate pairs; keeps those whose probability is at least `floor`.
+/// Which pairs a run keeps.
+#[derive(Clone, Copy, Debug)]
+pub struct Floor {
+    /// Pairs below this probability are dropped.
+    pub probability: f64,
+    /// Whether the names' embeddings will join the score later: then a pair is kept when
+    /// its best case ([`Model::best_case`]) reaches the floor, since meaning can only add.
+    pub meaning: bool,
+}
+
+/// Scores the records' candidate pairs; keeps those that reach the floor.
 /// `schemas` holds each type's `attributeSchema` by lower-case type name.
-pub fn score(records: &[Record], schemas: &BTreeMap<String, Value>, labels: &[Label], floor: f64) -> Run {
+pub fn score(records: &[Record], schemas: &BTreeMap<String, Value>, labels: &[Label], floor: Floor) -> Run {
     let mut by_type: BTreeMap<String, Vec<usize>> = BTreeMap::new();
     for (i, r) in records.iter().enumerate() {
         by_type.entry(r.candidate.type_name.to_lowercase()).or_default().push(i);
@@ -69,16 +79,19 @@ pub fn score(records: &[Record], schemas: &BTreeMap<String, Value>, labels: &[La
         );
         let model = em::estimate(&group, &fields, &vectors);
         for (i, j, comparison) in compared {
-            let explanation = model.score(&comparison);
-            if explanation.probability >= floor {
-                run.pairs.push(ScoredPair {
-                    a: members[i],
-                    b: members[j],
-                    type_key: type_key.clone(),
-                    comparison,
-                    explanation,
-                });
+            let reach =
+                if floor.meaning { model.best_case(&comparison) } else { model.probability(&comparison) };
+            if reach < floor.probability {
+                continue;
             }
+            let explanation = model.score(&comparison);
+            run.pairs.push(ScoredPair {
+                a: members[i],
+                b: members[j],
+                type_key: type_key.clone(),
+                comparison,
+                explanation,
+            });
         }
         run.models.insert(type_key.clone(), model);
         run.fields.insert(type_key, fields);
@@ -121,6 +134,32 @@ mod tests {
     use crate::graph::resolution::model::tests::record;
     use serde_json::json;
 
+    fn plain(probability: f64) -> Floor {
+        Floor { probability, meaning: false }
+    }
+
+    #[test]
+    fn a_pair_only_meaning_could_lift_over_the_floor_is_kept_and_one_it_cannot_is_not() {
+        let (records, schemas) = fixture();
+        let all = score(&records, &schemas, &[], plain(0.0));
+        let best = |p: &ScoredPair| all.models[&p.type_key].best_case(&p.comparison);
+        // A floor between what a pair scores on letters and what meaning could make of it.
+        let lifted =
+            all.pairs.iter().find(|p| best(p) > p.explanation.probability + 0.01).expect("a liftable pair");
+        let floor = (best(lifted) + lifted.explanation.probability) / 2.0;
+        let with_meaning = score(&records, &schemas, &[], Floor { probability: floor, meaning: true });
+        let lexical = score(&records, &schemas, &[], plain(floor));
+        let kept = |run: &Run| run.pairs.iter().map(|p| (p.a, p.b)).collect::<Vec<_>>();
+        assert!(kept(&with_meaning).contains(&(lifted.a, lifted.b)));
+        assert!(!kept(&lexical).contains(&(lifted.a, lifted.b)));
+        for pair in &all.pairs {
+            assert!(best(pair) >= pair.explanation.probability, "meaning only adds");
+            assert_eq!(kept(&with_meaning).contains(&(pair.a, pair.b)), best(pair) >= floor);
+            assert_eq!(kept(&lexical).contains(&(pair.a, pair.b)), pair.explanation.probability >= floor);
+        }
+        assert!(kept(&with_meaning).len() < all.pairs.len(), "some pair stays out even with meaning");
+    }
+
     fn fixture() -> (Vec<Record>, BTreeMap<String, Value>) {
         let mut records = vec![
             record(
@@ -151,10 +190,10 @@ mod tests {
     #[test]
     fn the_same_records_in_any_order_give_the_same_scores() {
         let (records, schemas) = fixture();
-        let run = score(&records, &schemas, &[], 0.5);
+        let run = score(&records, &schemas, &[], plain(0.5));
         let mut reversed = records.clone();
         reversed.reverse();
-        let again = score(&reversed, &schemas, &[], 0.5);
+        let again = score(&reversed, &schemas, &[], plain(0.5));
         let by_ids = |run: &Run, records: &[Record]| {
             let mut seen: Vec<(String, String, String)> = run
                 .pairs
@@ -195,7 +234,7 @@ mod tests {
             "company".to_string(),
             json!({"properties": {"city": {"x-compare": "exact"}}}),
         )]);
-        let run = score(&records, &schemas, &[], 0.0);
+        let run = score(&records, &schemas, &[], plain(0.0));
         let same =
             |p: &ScoredPair| records[p.a].candidate.entity_id[1..] == records[p.b].candidate.entity_id[1..];
         let merged_strangers =
@@ -207,7 +246,7 @@ mod tests {
     #[test]
     fn a_stored_explanation_reads_back_as_a_label() {
         let (records, schemas) = fixture();
-        let run = score(&records, &schemas, &[], 0.5);
+        let run = score(&records, &schemas, &[], plain(0.5));
         let pair = run.pairs.iter().find(|p| p.a == 0 && p.b == 1).expect("globex pair");
         let stored = serde_json::to_value(&pair.explanation).unwrap();
         let vector = vector_of(&stored, &run.fields["company"], true).unwrap();
@@ -218,14 +257,14 @@ mod tests {
     #[test]
     fn a_dismissed_label_lowers_the_score_of_pairs_like_it() {
         let (records, schemas) = fixture();
-        let before = score(&records, &schemas, &[], 0.0);
+        let before = score(&records, &schemas, &[], plain(0.0));
         let initech =
             |run: &Run| run.pairs.iter().find(|p| p.a == 4 && p.b == 5).unwrap().explanation.clone();
         let stored = serde_json::to_value(initech(&before)).unwrap();
         let labels: Vec<Label> = (0..5)
             .map(|_| Label { type_key: "company".into(), explanation: &stored, matched: false })
             .collect();
-        let after = score(&records, &schemas, &labels, 0.0);
+        let after = score(&records, &schemas, &labels, plain(0.0));
         assert!(initech(&after).probability < initech(&before).probability);
     }
 }
