@@ -25,6 +25,12 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use utoipa::ToSchema;
 
+/// Names a refresh embeds at most. MiniLM embeds a few thousand short names a second on two
+/// cores; at a million entities nearly every name is in some pair meaning could lift, and
+/// embedding them all took longer than everything else in the refresh. Past the budget, pairs
+/// are compared by letters only (and say so in the log).
+const MEANING_BUDGET: usize = 50_000;
+
 #[derive(Clone)]
 pub struct SuggestionService {
     pub graph: Arc<GraphService>,
@@ -100,6 +106,7 @@ impl SuggestionService {
         bucket: Option<&str>,
         actor: &Actor,
     ) -> ServiceResult<RefreshResult> {
+        let started = std::time::Instant::now();
         let rows = self
             .graph
             .run_query(
@@ -109,27 +116,38 @@ impl SuggestionService {
             )
             .await?;
         let (mut records, schemas) = resolution_records(&rows);
+        drop(rows);
         records.sort_by(|a, b| a.candidate.entity_id.cmp(&b.candidate.entity_id));
         let decided =
             self.records.decided_suggestions(&tenant.account_id, tenant.environment.as_str()).await?;
-        let labels: Vec<Label> = decided
-            .iter()
-            .filter_map(|s| {
-                Some(Label {
-                    type_key: s.signals.get("type")?.as_str()?.to_lowercase(),
-                    explanation: s.signals.get("explanation")?,
-                    matched: s.status == "accepted",
-                })
-            })
-            .collect();
+        let read = started.elapsed();
         // Only pairs that could still be suggested are kept, and embedded: at a million
         // entities nearly every neighbouring pair of names scores above any lower cut, and
         // embedding them all took longer than the rest of the run.
         let floor = Floor { probability: self.suggest_threshold, meaning: self.embedder.is_some() };
-        let run = pairs::score(&records, &schemas, &labels, floor);
+        // Minutes of CPU at a million entities: off the runtime's threads.
+        let (records, run) = tokio::task::spawn_blocking(move || {
+            let labels: Vec<Label> = decided
+                .iter()
+                .filter_map(|s| {
+                    Some(Label {
+                        type_key: s.signals.get("type")?.as_str()?.to_lowercase(),
+                        explanation: s.signals.get("explanation")?,
+                        matched: s.status == "accepted",
+                    })
+                })
+                .collect();
+            let run = pairs::score(&records, &schemas, &labels, floor);
+            (records, run)
+        })
+        .await
+        .map_err(|err| ServiceError::Internal(anyhow::anyhow!("scoring pairs: {err}")))?;
+        let scored_at = started.elapsed();
+        let run_blocked = run.blocked;
         let mut result = RefreshResult { compared: run.pairs.len(), ..RefreshResult::default() };
         let mut scored = run.pairs;
         self.add_embedding_similarity(&records, &mut scored).await?;
+        let embedded_at = started.elapsed();
         for pair in scored {
             let (a, b) = (&records[pair.a], &records[pair.b]);
             let explanation = run.models[&pair.type_key].score(&pair.comparison);
@@ -176,10 +194,20 @@ impl SuggestionService {
             let (survivor, _) = self.graph.resolve_entity(tenant, &first.candidate.entity_id, None).await?;
             let (merged, _) = self.graph.resolve_entity(tenant, &second.candidate.entity_id, None).await?;
             if survivor != merged {
-                self.graph.merge_entities(tenant, &survivor, &[merged], actor).await?;
+                self.graph.merge_into(tenant, &survivor, &[merged], actor).await?;
                 result.auto_merged += 1;
             }
         }
+        tracing::info!(
+            entities = records.len(),
+            blocked = run_blocked,
+            compared = result.compared,
+            read_s = read.as_secs_f64(),
+            score_s = (scored_at - read).as_secs_f64(),
+            embed_s = (embedded_at - scored_at).as_secs_f64(),
+            record_s = (started.elapsed() - embedded_at).as_secs_f64(),
+            "refresh done"
+        );
         Ok(result)
     }
 
@@ -274,16 +302,23 @@ impl SuggestionService {
         Ok(self.records.record_decision(new, &actor.label()).await?)
     }
 
-    /// Fills in the cosine of the two names' embeddings for each scored pair.
+    /// Fills in the cosine of the two names' embeddings for the scored pairs whose decision
+    /// it could change: not those already merging on letters (meaning only adds), and of the
+    /// rest the likeliest first, while the names to embed stay within [`MEANING_BUDGET`].
     async fn add_embedding_similarity(
         &self,
         records: &[Record],
         scored: &mut [ScoredPair],
     ) -> ServiceResult<()> {
         let Some(embedder) = &self.embedder else { return Ok(()) };
-        let mut needed: Vec<usize> = scored.iter().flat_map(|p| [p.a, p.b]).collect();
-        needed.sort();
-        needed.dedup();
+        let open = |p: &ScoredPair| p.explanation.probability < self.auto_merge_threshold;
+        let (needed, over_budget) = names_to_embed(scored, self.auto_merge_threshold, MEANING_BUDGET);
+        if over_budget > 0 {
+            tracing::info!(
+                over_budget,
+                "refresh: pairs past the embedding budget are compared by letters only"
+            );
+        }
         let mut texts: Vec<String> = Vec::with_capacity(needed.len());
         for &i in &needed {
             let name = &records[i].candidate.normalized;
@@ -307,7 +342,7 @@ impl SuggestionService {
                 .map_err(|err| ServiceError::Internal(anyhow::anyhow!("embedding names: {err}")))?;
             vectors.extend(batch_ids.iter().copied().zip(embedded));
         }
-        for pair in scored.iter_mut() {
+        for pair in scored.iter_mut().filter(|p| open(p)) {
             if let (Some(a), Some(b)) = (vectors.get(&pair.a), vectors.get(&pair.b)) {
                 // Unit vectors: the dot product is the cosine.
                 let cosine: f64 = a.iter().zip(b).map(|(x, y)| f64::from(x * y)).sum();
@@ -406,6 +441,26 @@ fn round(x: f64) -> f64 {
     (x * 10_000.0).round() / 10_000.0
 }
 
+/// The records whose names a refresh embeds: both ends of each pair not already merging on
+/// letters, likeliest pair first, while they number at most `budget`; and how many such
+/// pairs did not fit. Equal scores keep pair order, so the same data embeds the same names.
+fn names_to_embed(scored: &[ScoredPair], auto_merge: f64, budget: usize) -> (Vec<usize>, usize) {
+    let mut likeliest: Vec<&ScoredPair> =
+        scored.iter().filter(|p| p.explanation.probability < auto_merge).collect();
+    likeliest.sort_by(|x, y| y.explanation.probability.total_cmp(&x.explanation.probability));
+    let mut chosen = std::collections::BTreeSet::new();
+    let mut over_budget = 0;
+    for pair in likeliest {
+        let new = [pair.a, pair.b].iter().filter(|i| !chosen.contains(*i)).count();
+        if chosen.len() + new > budget {
+            over_budget += 1;
+            continue;
+        }
+        chosen.extend([pair.a, pair.b]);
+    }
+    (chosen.into_iter().collect(), over_budget)
+}
+
 /// Records and type schemas from the candidates query's rows.
 fn resolution_records(rows: &[crate::store::graph::Row]) -> (Vec<Record>, BTreeMap<String, Value>) {
     let mut schemas = BTreeMap::new();
@@ -435,4 +490,39 @@ fn resolution_records(rows: &[crate::store::graph::Row]) -> (Vec<Record>, BTreeM
         })
         .collect();
     (records, schemas)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::graph::duplicates::Signals;
+    use crate::graph::resolution::model::{Comparison, Explanation};
+
+    fn pair(a: usize, b: usize, probability: f64) -> ScoredPair {
+        let signals = Signals { name_similarity: 0.9, shared_surface_forms: 0.5, embedding_similarity: None };
+        ScoredPair {
+            a,
+            b,
+            type_key: "company".into(),
+            comparison: Comparison { signals, same_core: false, levels: vec![] },
+            explanation: Explanation { probability, match_weight: 0.0, prior_weight: 0.0, fields: vec![] },
+        }
+    }
+
+    #[test]
+    fn the_embedding_budget_goes_to_the_likeliest_pairs_and_skips_those_merging_on_letters() {
+        let scored =
+            [pair(0, 1, 0.70), pair(2, 3, 0.90), pair(4, 5, 0.97), pair(1, 6, 0.85), pair(7, 8, 0.70)];
+        // Four names: (2,3) at 0.90, then (1,6) at 0.85; (4,5) merges anyway, the 0.70 pairs do not fit.
+        let (names, over) = names_to_embed(&scored, 0.95, 4);
+        assert_eq!(names, vec![1, 2, 3, 6]);
+        assert_eq!(over, 2);
+        // A name already chosen costs nothing again: (0,1) adds only 0.
+        let (names, over) = names_to_embed(&scored, 0.95, 5);
+        assert_eq!(names, vec![0, 1, 2, 3, 6]);
+        assert_eq!(over, 1);
+        let (names, over) = names_to_embed(&scored, 0.95, 100);
+        assert_eq!(names, vec![0, 1, 2, 3, 6, 7, 8]);
+        assert_eq!(over, 0);
+    }
 }

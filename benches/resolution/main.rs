@@ -138,6 +138,10 @@ async fn scale() -> anyhow::Result<()> {
     if n == 0 {
         return Ok(());
     }
+    // The refresh logs where its time went (read, score, embed, record).
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::new("canon::suggestions=info"))
+        .init();
     let bench = common::start(|_| {}).await?;
     let started = Instant::now();
     common::raw_seed_named(&bench.app.state.graph, &bench.tenant, 0..n, "Person", &synthetic_name).await?;

@@ -50,6 +50,20 @@ impl GraphService {
         merged: &[String],
         actor: &Actor,
     ) -> ServiceResult<MergeResult> {
+        let (survivor_id, merges) = self.merge_into(tenant, survivor, merged, actor).await?;
+        Ok(MergeResult { entity: self.get_entity(tenant, &survivor_id, None).await?, merges })
+    }
+
+    /// [`GraphService::merge_entities`] without reading the survivor back: the survivor's ID
+    /// and the merge records. For a refresh's automatic merges, which nobody reads (a full
+    /// read of a survivor of many merges took 0.7 s).
+    pub async fn merge_into(
+        &self,
+        tenant: &Tenant,
+        survivor: &str,
+        merged: &[String],
+        actor: &Actor,
+    ) -> ServiceResult<(String, Vec<MergeRecord>)> {
         if merged.is_empty() || merged.len() > 100 {
             return Err(ServiceError::invalid_field("entityIDs", "must hold between 1 and 100 IDs"));
         }
@@ -91,11 +105,10 @@ impl GraphService {
                     "{merged_id} changed while merging; retry"
                 )));
             }
-            merges.extend(
-                self.merge_history(tenant, &merged_id).await?.into_iter().filter(|m| m.merge_id == merge_id),
-            );
+            let record = self.run(tenant, queries::MERGE_RECORD, params! { "mergeID" => merge_id }).await?;
+            merges.extend(record.into_iter().map(decode).collect::<ServiceResult<Vec<_>>>()?);
         }
-        Ok(MergeResult { entity: self.get_entity(tenant, &survivor_id, None).await?, merges })
+        Ok((survivor_id, merges))
     }
 
     /// Undoes a merge; 409 if already undone or its survivor has been merged away since.

@@ -56,6 +56,7 @@ cypher! {
     ENTITY_UNMERGE => "entity_unmerge",
     ENTITY_MERGES => "entity_merges",
     MERGE_GET => "merge_get",
+    MERGE_RECORD => "merge_record",
 }
 
 cypher! {
