@@ -130,30 +130,33 @@ pub async fn raw_seed(
     tenant: &Tenant,
     range: std::ops::Range<usize>,
 ) -> anyhow::Result<()> {
-    raw_seed_named(graph, tenant, range, "Company", &|i| format!("Org {i:07}")).await
+    raw_seed_named(graph, tenant, range, "Company", &|i| format!("Org {i:07}")).await.map(|_| ())
 }
 
-/// [`raw_seed`] with the type and each row's canonical name chosen by the caller.
+/// [`raw_seed`] with the type and each row's canonical name chosen by the caller; the seeded
+/// entity IDs, in row order.
 pub async fn raw_seed_named(
     graph: &canon::graph::GraphService,
     tenant: &Tenant,
     range: std::ops::Range<usize>,
     type_name: &str,
     name_of: &(dyn Fn(usize) -> String + Sync),
-) -> anyhow::Result<()> {
+) -> anyhow::Result<Vec<String>> {
     let bucket = graph.write_bucket(tenant, None).await.map_err(|e| anyhow::anyhow!("{e}"))?;
     let engine = graph.engine().clone();
     let chunks: Vec<Vec<usize>> = range.collect::<Vec<_>>().chunks(500).map(|c| c.to_vec()).collect();
-    let results: Vec<anyhow::Result<()>> = stream::iter(chunks)
+    let results: Vec<anyhow::Result<Vec<(usize, String)>>> = stream::iter(chunks)
         .map(|chunk| {
             let (engine, bucket, tenant) = (engine.clone(), bucket.clone(), tenant.clone());
             async move {
+                let mut ids = Vec::with_capacity(chunk.len());
                 let rows: Vec<Value> = chunk
                     .iter()
                     .map(|i| {
                         let canonical = name_of(*i);
                         let normalized = normalize(&canonical);
                         let id = canon::ids::new_id("ent");
+                        ids.push((*i, id.clone()));
                         let key = resolution_key(&tenant, &bucket, type_name, &normalized);
                         // `keys` and `expected` are the seed query's overtaking check: without
                         // them every row is filtered out and nothing is written.
@@ -174,11 +177,16 @@ pub async fn raw_seed_named(
                 let expected = chunk.len();
                 let written = engine.run(queries::ENTITY_SEED, params).await.map_err(|e| anyhow::anyhow!("{e}"))?;
                 anyhow::ensure!(written.len() == expected, "the engine wrote {} of {expected} seed rows", written.len());
-                Ok(())
+                Ok(ids)
             }
         })
         .buffer_unordered(2)
         .collect()
         .await;
-    results.into_iter().collect()
+    let mut seeded = Vec::new();
+    for chunk in results {
+        seeded.extend(chunk?);
+    }
+    seeded.sort();
+    Ok(seeded.into_iter().map(|(_, id)| id).collect())
 }

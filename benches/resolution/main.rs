@@ -144,7 +144,8 @@ async fn scale() -> anyhow::Result<()> {
         .init();
     let bench = common::start(|_| {}).await?;
     let started = Instant::now();
-    common::raw_seed_named(&bench.app.state.graph, &bench.tenant, 0..n, "Person", &synthetic_name).await?;
+    let ids = common::raw_seed_named(&bench.app.state.graph, &bench.tenant, 0..n, "Person", &synthetic_name)
+        .await?;
     println!("scale: seeded {n} people in {:.0} s", started.elapsed().as_secs_f64());
     let started = Instant::now();
     let result: Value = bench
@@ -162,6 +163,18 @@ async fn scale() -> anyhow::Result<()> {
         result["suggested"],
         n / 100
     );
+    // Recall of the planted copies, on up to 1,000 of them: each should share its original's entity.
+    let planted: Vec<usize> = (99..n).step_by(100).take(1000).collect();
+    let mut found = 0;
+    for &i in &planted {
+        let mut ends = Vec::new();
+        for id in [&ids[i - 1], &ids[i]] {
+            let entity: Value = bench.get(&format!("/v3/entities/{id}")).send().await?.json().await?;
+            ends.push(entity["entityID"].as_str().unwrap_or_default().to_string());
+        }
+        found += usize::from(ends[0] == ends[1] && !ends[0].is_empty());
+    }
+    println!("scale: {found} of {} sampled planted copies merged with their original", planted.len());
     bench.stop().await;
     Ok(())
 }
