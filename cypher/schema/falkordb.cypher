@@ -21,6 +21,8 @@ CREATE INDEX FOR (k:Key) ON (k.id);
 CREATE INDEX FOR (m:Mention) ON (m.entityID);
 CREATE INDEX FOR (m:Mention) ON (m.transformationID);
 CREATE INDEX FOR (g:Merge) ON (g.id);
+CREATE INDEX FOR (g:Merge) ON (g.survivorID);
+CREATE INDEX FOR (g:Merge) ON (g.mergedID);
 CREATE INDEX FOR (e:Entity) ON (e.typeID);
 CREATE INDEX FOR (k:Key) ON (k.accountID, k.environment);
 CREATE INDEX FOR ()-[r:RELATES_TO]-() ON (r.id);

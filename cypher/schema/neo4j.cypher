@@ -17,6 +17,8 @@ CREATE INDEX key_id IF NOT EXISTS FOR (k:Key) ON (k.id);
 CREATE INDEX mention_entity IF NOT EXISTS FOR (m:Mention) ON (m.entityID);
 CREATE INDEX mention_transformation IF NOT EXISTS FOR (m:Mention) ON (m.transformationID);
 CREATE INDEX merge_id IF NOT EXISTS FOR (g:Merge) ON (g.id);
+CREATE INDEX merge_survivor IF NOT EXISTS FOR (g:Merge) ON (g.survivorID);
+CREATE INDEX merge_merged IF NOT EXISTS FOR (g:Merge) ON (g.mergedID);
 CREATE INDEX entity_type_id IF NOT EXISTS FOR (e:Entity) ON (e.typeID);
 CREATE INDEX key_tenant IF NOT EXISTS FOR (k:Key) ON (k.accountID, k.environment);
 CREATE INDEX relation_id IF NOT EXISTS FOR ()-[r:RELATES_TO]-() ON (r.id);

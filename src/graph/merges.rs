@@ -138,7 +138,9 @@ impl GraphService {
     /// The merges an entity took part in, newest first.
     pub async fn merge_history(&self, tenant: &Tenant, entity_id: &str) -> ServiceResult<Vec<MergeRecord>> {
         let rows = self.run(tenant, queries::ENTITY_MERGES, params! { "id" => entity_id }).await?;
-        rows.into_iter().map(decode).collect()
+        let mut records = rows.into_iter().map(decode).collect::<ServiceResult<Vec<MergeRecord>>>()?;
+        newest_first(&mut records);
+        Ok(records)
     }
 
     /// [`GraphService::merge_history`] of many entity IDs in one statement.
@@ -161,6 +163,12 @@ impl GraphService {
                 }
             }
         }
+        found.values_mut().for_each(|list| newest_first(list));
         Ok(found)
     }
+}
+
+/// Merge IDs are time-ordered: the largest is the newest.
+fn newest_first(records: &mut [MergeRecord]) {
+    records.sort_by(|a, b| b.merge_id.cmp(&a.merge_id));
 }

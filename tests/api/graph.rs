@@ -291,8 +291,25 @@ async fn merges_chain_and_must_be_undone_latest_first() {
     assert_eq!(json(app.get(&format!("/v3/entities/{a}")).await).await["entityID"], c.as_str(), "A → B → C");
     let first_id = first["merges"][0]["mergeID"].as_str().unwrap();
     let second_id = second["merges"][0]["mergeID"].as_str().unwrap();
+    // B survived the first merge and was merged in the second: its history has both, newest first.
+    let history = json(app.get(&format!("/v3/entities/{b}/merges")).await).await;
+    assert_eq!(strings(&history["merges"], "mergeID"), vec![second_id, first_id], "{history}");
     assert_error(app.post(&format!("/v3/merges/{first_id}/undo"), json!({})).await, 409).await;
     assert_eq!(app.post(&format!("/v3/merges/{second_id}/undo"), json!({})).await.status(), 200);
+    // Live again, B answers GraphQL's batched history with both (the second one undone).
+    let graphql = json(
+        app.post(
+            "/graphql",
+            json!({ "query": format!("{{ entity(id: \"{b}\") {{ merges {{ mergeID }} }} }}") }),
+        )
+        .await,
+    )
+    .await;
+    assert_eq!(
+        strings(&graphql["data"]["entity"]["merges"], "mergeID"),
+        vec![second_id, first_id],
+        "{graphql}"
+    );
     assert_eq!(app.post(&format!("/v3/merges/{first_id}/undo"), json!({})).await.status(), 200);
     for id in [&a, &b, &c] {
         assert_eq!(json(app.get(&format!("/v3/entities/{id}")).await).await["entityID"], id.as_str());
