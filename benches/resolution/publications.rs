@@ -10,7 +10,7 @@
 //! 'International Conference on Management of Data'), and a user who knows that would not
 //! mark it comparable.
 
-use crate::{LabelledSet, Pairs, SetRecord};
+use crate::{csv_rows, LabelledSet, Pairs, SetRecord};
 use serde_json::json;
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
@@ -66,27 +66,4 @@ pub fn load(dir: &Path) -> anyhow::Result<LabelledSet> {
         splink_kind: "publications",
         splink_columns: SPLINK_COLUMNS,
     })
-}
-
-/// Rows of a CSV text with quoted fields (commas and doubled quotes inside quotes).
-fn csv_rows(text: &str) -> Vec<Vec<String>> {
-    let mut rows = Vec::new();
-    for line in text.lines().filter(|l| !l.is_empty()) {
-        let (mut fields, mut field, mut quoted) = (Vec::new(), String::new(), false);
-        let mut chars = line.chars().peekable();
-        while let Some(c) = chars.next() {
-            match (c, quoted) {
-                ('"', true) if chars.peek() == Some(&'"') => {
-                    field.push('"');
-                    chars.next();
-                }
-                ('"', _) => quoted = !quoted,
-                (',', false) => fields.push(std::mem::take(&mut field)),
-                (c, _) => field.push(c),
-            }
-        }
-        fields.push(field);
-        rows.push(fields.into_iter().map(|f| f.trim().to_string()).collect());
-    }
-    rows
 }
