@@ -150,7 +150,11 @@ impl SuggestionService {
         let embedded_at = started.elapsed();
         for pair in scored {
             let (a, b) = (&records[pair.a], &records[pair.b]);
-            let explanation = run.models[&pair.type_key].score(&pair.comparison);
+            // Scored once on letters already; again only where the names' cosine joined.
+            let explanation = match pair.comparison.signals.embedding_similarity {
+                Some(_) => run.models[&pair.type_key].score(&pair.comparison),
+                None => pair.explanation,
+            };
             let score = explanation.probability;
             if score < self.suggest_threshold {
                 continue;

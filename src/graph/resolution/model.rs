@@ -50,6 +50,13 @@ pub struct FieldModel {
     pub u: Vec<f64>,
 }
 
+impl FieldModel {
+    /// Bits of evidence at a level: log2(m/u).
+    pub fn weight(&self, level: usize) -> f64 {
+        (self.m[level] / self.u[level]).log2()
+    }
+}
+
 /// The model of one tenant's entity type (or of all its types when no schema says more).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Model {
@@ -131,7 +138,7 @@ pub fn seed_joins(
         .fields
         .iter()
         .zip(levels(fields, row, entity))
-        .filter_map(|(field, level)| level.map(|l| (field.m[l] / field.u[l]).log2()))
+        .filter_map(|(field, level)| level.map(|l| field.weight(l)))
         .sum();
     logit2(1.0 - CLAMP) + attributes >= logit2(SEED_JOIN)
 }
@@ -210,7 +217,7 @@ impl Model {
             .fields
             .iter()
             .zip(&comparison.levels)
-            .filter_map(|(model, level)| level.map(|l| (model.m[l] / model.u[l]).log2()))
+            .filter_map(|(model, level)| level.map(|l| model.weight(l)))
             .fold(name_weight, |total, weight| total + weight);
         1.0 / (1.0 + (-total).exp2())
     }
@@ -254,7 +261,7 @@ impl Model {
         let mut total = name_weight;
         for (model, level) in self.fields.iter().zip(&comparison.levels) {
             let Some(level) = *level else { continue };
-            let weight = (model.m[level] / model.u[level]).log2();
+            let weight = model.weight(level);
             total += weight;
             fields.push(FieldWeight {
                 field: model.field.key.clone(),
