@@ -24,8 +24,9 @@
 //! people, one in a hundred a copy of the one before with two letters swapped, seeded
 //! straight into the engine; it prints how long the refresh took and what it found.
 //!
-//! `RESOLUTION_SETS=1,2,acm,books` limits the sets (a name's ending; `none` runs only the scale
-//! step); `RESOLUTION_ERRORS=N` lists up to N pairs canon's `auto` and `auto+sugg` stages got
+//! `RESOLUTION_MODES=all` limits the modes (default `names,all`);
+//! `RESOLUTION_SETS=1,2,acm,books-test` limits the sets (a name's ending, the books' halves
+//! by their whole names; `none` runs only the scale step); `RESOLUTION_ERRORS=N` lists up to N pairs canon's `auto` and `auto+sugg` stages got
 //! wrong (missed, then wrongly joined) with both records.
 
 mod books;
@@ -36,7 +37,7 @@ mod publications;
 
 use canon::graph::duplicates::Candidate;
 use canon::graph::normalize::normalize;
-use canon::graph::resolution::{blocking, comparisons, model::Record, names};
+use canon::graph::resolution::{blocking, comparisons, model::Record, names, pairs};
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::PathBuf;
@@ -82,10 +83,10 @@ impl LabelledSet {
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let vendor = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("vendor");
-    let wanted = std::env::var("RESOLUTION_SETS").unwrap_or_else(|_| "1,2,3,4,acm,books".into());
+    let wanted = std::env::var("RESOLUTION_SETS").unwrap_or_else(|_| "1,2,3,4,acm,books,books-test".into());
     let wants = |name: &str| wanted.split(',').any(|w| !w.trim().is_empty() && name.ends_with(w.trim()));
     println!(
-        "{:<8} {:<6} {:>7} {:<7} {:<10} {:>9} {:>6} {:>6} {:>6} {:>8}",
+        "{:<10} {:<6} {:>7} {:<7} {:<10} {:>9} {:>6} {:>6} {:>6} {:>8}",
         "set", "fields", "records", "system", "stage", "predicted", "P", "R", "F1", "seconds"
     );
     for (name, files) in febrl::SETS {
@@ -96,8 +97,10 @@ async fn main() -> anyhow::Result<()> {
     if wants("dblp-acm") {
         measure(&publications::load(&vendor.join("dblp-acm"))?).await?;
     }
-    if wants("books") {
-        measure(&books::load(&vendor.join("books"))?).await?;
+    for (name, part) in books::Part::ALL {
+        if wanted.split(',').any(|w| w.trim() == name) {
+            measure(&books::load(&vendor.join("books"), name, part)?).await?;
+        }
     }
     scale().await
 }
@@ -106,17 +109,19 @@ async fn main() -> anyhow::Result<()> {
 async fn measure(set: &LabelledSet) -> anyhow::Result<()> {
     let name = &set.name;
     let records = set.records.len();
-    for mode in ["names", "all"] {
+    let modes = std::env::var("RESOLUTION_MODES").unwrap_or_else(|_| "names,all".into());
+    for mode in ["names", "all"].into_iter().filter(|m| modes.split(',').any(|w| w.trim() == *m)) {
         let row = |system: &str, stage: &str, predicted: &Pairs, seconds: f64| {
             let predicted = set.judged(predicted);
             let (p, r, f1) = quality(&predicted, &set.truth);
             println!(
-                "{name:<8} {mode:<6} {records:>7} {system:<7} {stage:<10} {:>9} {p:>6.3} {r:>6.3} {f1:>6.3} {seconds:>8.1}",
+                "{name:<10} {mode:<6} {records:>7} {system:<7} {stage:<10} {:>9} {p:>6.3} {r:>6.3} {f1:>6.3} {seconds:>8.1}",
                 predicted.len()
             );
         };
         let found = blocking_recall(set, mode);
-        println!("{name:<8} {mode:<6} {records:>7} canon   blocking   {:>9} recall {found:.3}", "");
+        print_model(set, mode);
+        println!("{name:<10} {mode:<6} {records:>7} canon   blocking   {:>9} recall {found:.3}", "");
         let started = Instant::now();
         let (seeded, auto, suggested) = canon_run(set, mode).await?;
         let seconds = started.elapsed().as_secs_f64();
@@ -132,7 +137,7 @@ async fn measure(set: &LabelledSet) -> anyhow::Result<()> {
                 row("splink", "auto", &auto, seconds);
                 row("splink", "auto+sugg", &suggested, seconds);
             }
-            None => println!("{name:<8} {mode:<6} splink skipped: set SPLINK_PYTHON"),
+            None => println!("{name:<10} {mode:<6} splink skipped: set SPLINK_PYTHON"),
         }
     }
     Ok(())
@@ -344,8 +349,30 @@ fn list_errors(set: &LabelledSet, stage: &str, predicted: &Pairs) {
 /// Share of true pairs the blocking of canon's resolution proposes, on these records.
 fn blocking_recall(set: &LabelledSet, mode: &str) -> f64 {
     let fields = if mode == "all" { comparisons::fields_of(Some(&set.schema)) } else { Vec::new() };
-    let resolved: Vec<Record> = set
-        .records
+    let pairs = blocking::candidate_pairs(&records_of(set), &fields);
+    blocking::recall(&pairs, &set.truth)
+}
+
+/// With `RESOLUTION_MODEL=1`, the model a refresh estimates for these records (no labels).
+fn print_model(set: &LabelledSet, mode: &str) {
+    if std::env::var("RESOLUTION_MODEL").is_err() {
+        return;
+    }
+    let schemas = if mode == "all" {
+        BTreeMap::from([(set.type_name.to_lowercase(), set.schema.clone())])
+    } else {
+        BTreeMap::new()
+    };
+    let floor = pairs::Floor { probability: 0.8, meaning: false };
+    let run = pairs::score(&records_of(set), &schemas, &[], floor);
+    for (type_key, model) in &run.models {
+        println!("  model {type_key} ({} candidate pairs): {model:?}", run.blocked);
+    }
+}
+
+/// The set's records as resolution sees them (the record number as entity ID).
+fn records_of(set: &LabelledSet) -> Vec<Record> {
+    set.records
         .iter()
         .enumerate()
         .map(|(i, r)| {
@@ -363,9 +390,7 @@ fn blocking_recall(set: &LabelledSet, mode: &str) -> f64 {
                 attributes: r.attributes.clone(),
             }
         })
-        .collect();
-    let pairs = blocking::candidate_pairs(&resolved, &fields);
-    blocking::recall(&pairs, &set.truth)
+        .collect()
 }
 
 fn same_entity(entity_of: &[String]) -> Pairs {
