@@ -1,18 +1,33 @@
-//! Estimating m, u and the prior from the tenant's own records, as Splink does:
+//! Estimating m, u and the prior from the tenant's own records:
 //!
-//! - u (how often unrelated records agree) from pairs drawn at random — almost all of them
-//!   non-matches — by a fixed-seed generator, so the same data gives the same estimate;
-//! - m (how often true matches agree) and the prior by expectation–maximisation over the
-//!   candidate pairs, u held fixed. The name takes part in the E step through its levels.
-//!   The prior stays at most records / candidate pairs (about one match per record).
+//! - the prior, m (how often true matches land on each level) and u (how often non-matches
+//!   do) by expectation–maximisation over the candidate pairs, m and the prior as Splink
+//!   does, u as well: every weight is evidence about a pair *among the candidates*, which
+//!   is the population the prior counts and the only one ever scored. Blocking chose those
+//!   pairs for sharing name words or values, so among them non-matches agree far more often
+//!   than at random: two books of one series share title words, author and publisher; with
+//!   u from random pairs (where a shared author is rare) and the candidates' prior, the same
+//!   name evidence was counted twice and every such agreement weighed 5–10 bits, so a whole
+//!   series became one entity (the books set);
+//! - u starts from, and is smoothed towards, pairs drawn at random by a fixed-seed generator
+//!   (almost all non-matches), so a small tenant or a level no candidate reaches keeps a
+//!   sensible value;
+//! - a field that alone put a pair among the candidates is no evidence about it (see
+//!   [`super::pairs`]): it agrees by construction. The name of a pair blocked on the name
+//!   alone is no evidence about m, but counts in u: the name is what makes a pair a
+//!   candidate, so how non-matches' names compare among the candidates is u itself. Each
+//!   pair counts in u weighted by its chance of not matching, an attribute's at the pair's
+//!   name level. The prior stays at most records / candidate pairs (about one match per
+//!   record).
 //!
 //! Labels: a pair a person decided (an accepted or dismissed suggestion) counts
 //! [`LABEL_WEIGHT`] times with its known class: an accepted pair in the M step as a sure
-//! match (raising m at its levels), a dismissed one among the random pairs as a sure
-//! non-match (raising u at its levels, so the same agreement weighs less); the name's levels
-//! take part like a field's, which is how labels move the name where attributes are
-//! compared. Where the name is the only field (scored on its calibrated score), its weight
-//! at a name level moves by log2((1 + accepted) / (1 + dismissed)) labels at that level. Each estimate is smoothed towards the kind's defaults by [`PSEUDO_COUNTS`], so a
+//! match (raising m at its levels), a dismissed one as a sure non-match (raising u at its
+//! levels, so the same agreement weighs less); the name's levels take part like a field's,
+//! which is how labels move the name where attributes are compared. Where the name is the
+//! only field (scored on its calibrated score), its weight at a name level moves by
+//! log2((1 + accepted) / (1 + dismissed)) labels at that level. Each estimate is smoothed
+//! towards the kind's defaults (u: towards the random pairs') by [`PSEUDO_COUNTS`], so a
 //! small tenant keeps sensible weights.
 
 use super::comparisons::Field;
@@ -27,11 +42,14 @@ const PSEUDO_COUNTS: f64 = 10.0;
 /// How many estimated pairs one labelled pair counts as.
 pub const LABEL_WEIGHT: f64 = 5.0;
 
-/// A compared pair for estimation: the name level, one level per field (`None`: missing, or
-/// no evidence here because blocking chose the pair for that field alone), and a label.
+/// A compared pair for estimation: the name level as evidence (`None` when blocking chose
+/// the pair on the name alone: no evidence about m then), the name level as compared, one
+/// level per field (`None`: missing, or no evidence because blocking chose the pair for
+/// that field alone), and a label.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Vector {
     pub name: Option<usize>,
+    pub compared_name: usize,
     pub levels: Vec<Option<usize>>,
     /// `Some(true)`: a person said match; `Some(false)`: said not.
     pub label: Option<bool>,
@@ -40,7 +58,11 @@ pub struct Vector {
 /// Estimates the model for these fields from the records and the candidate pairs' vectors.
 pub fn estimate(records: &[Record], fields: &[Field], vectors: &[Vector]) -> Model {
     let defaults = Model::with_defaults(fields);
-    let (name_u, field_u) = estimate_u(records, fields, vectors);
+    let (random_name_u, random_field_u) = estimate_u(records, fields);
+    let mut name_u = random_name_u.clone();
+    // u of each field at each name level: [field][name level][level].
+    let mut field_u: Vec<Vec<Vec<f64>>> =
+        random_field_u.iter().map(|u| vec![u.clone(); NAME_LEVELS.len()]).collect();
     // Duplicates are a minority: about one matching pair per record at most. Without this
     // bound, pairs blocked together on a value rare at random (a suburb, a postcode) all
     // looked likely in the first E step and EM settled on "every pair matches" (prior 0.9,
@@ -52,6 +74,9 @@ pub fn estimate(records: &[Record], fields: &[Field], vectors: &[Vector]) -> Mod
     for _ in 0..ROUNDS {
         let mut name_counts = vec![0.0; NAME_LEVELS.len()];
         let mut counts: Vec<Vec<f64>> = field_m.iter().map(|m| vec![0.0; m.len()]).collect();
+        let mut name_u_counts = vec![0.0; NAME_LEVELS.len()];
+        let mut u_counts: Vec<Vec<Vec<f64>>> =
+            field_m.iter().map(|m| vec![vec![0.0; m.len()]; NAME_LEVELS.len()]).collect();
         let (mut matches, mut total) = (0.0, 0.0);
         for vector in vectors {
             let (posterior, weight) = match vector.label {
@@ -64,7 +89,7 @@ pub fn estimate(records: &[Record], fields: &[Field], vectors: &[Vector]) -> Mod
                     }
                     for (i, level) in vector.levels.iter().enumerate() {
                         if let Some(l) = level {
-                            odds *= field_m[i][*l] / field_u[i][*l];
+                            odds *= field_m[i][*l] / field_u[i][vector.compared_name][*l];
                         }
                     }
                     (odds / (1.0 + odds), 1.0)
@@ -80,11 +105,23 @@ pub fn estimate(records: &[Record], fields: &[Field], vectors: &[Vector]) -> Mod
                     counts[i][*l] += posterior * weight;
                 }
             }
+            let unmatched = (1.0 - posterior) * weight;
+            name_u_counts[vector.compared_name] += unmatched;
+            for (i, level) in vector.levels.iter().enumerate() {
+                if let Some(l) = level {
+                    u_counts[i][vector.compared_name][*l] += unmatched;
+                }
+            }
         }
         prior = ((matches + PSEUDO_COUNTS * defaults.prior) / (total + PSEUDO_COUNTS)).clamp(1e-4, ceiling);
         name_m = smooth(&name_counts, &NAME_M);
+        name_u = smooth(&name_u_counts, &random_name_u);
         for (i, m) in field_m.iter_mut().enumerate() {
             *m = smooth(&counts[i], &defaults.fields[i].m);
+            let pooled: Vec<f64> =
+                (0..m.len()).map(|l| u_counts[i].iter().map(|by_name| by_name[l]).sum()).collect();
+            let pooled = smooth(&pooled, &random_field_u[i]);
+            field_u[i] = u_counts[i].iter().map(|by_name| smooth(by_name, &pooled)).collect();
         }
     }
     let mut name_shift = vec![0.0; NAME_LEVELS.len()];
@@ -108,8 +145,9 @@ pub fn estimate(records: &[Record], fields: &[Field], vectors: &[Vector]) -> Mod
     }
 }
 
-/// u of the name levels and of each field, from random pairs.
-fn estimate_u(records: &[Record], fields: &[Field], vectors: &[Vector]) -> (Vec<f64>, Vec<Vec<f64>>) {
+/// u of the name levels and of each field among pairs drawn at random: where estimation
+/// starts, and what it is smoothed towards.
+fn estimate_u(records: &[Record], fields: &[Field]) -> (Vec<f64>, Vec<Vec<f64>>) {
     let mut name_counts = vec![0.0; NAME_LEVELS.len()];
     let mut counts: Vec<Vec<f64>> = fields.iter().map(|f| vec![0.0; f.kind.levels().len()]).collect();
     let n = records.len();
@@ -137,16 +175,6 @@ fn estimate_u(records: &[Record], fields: &[Field], vectors: &[Vector]) -> (Vec<
             let i = rng.below(n);
             let j = (i + 1 + rng.below(n - 1)) % n;
             count(i, j);
-        }
-    }
-    for vector in vectors.iter().filter(|v| v.label == Some(false)) {
-        if let Some(n) = vector.name {
-            name_counts[n] += LABEL_WEIGHT;
-        }
-        for (k, level) in vector.levels.iter().enumerate() {
-            if let Some(l) = level {
-                counts[k][*l] += LABEL_WEIGHT;
-            }
         }
     }
     // A level no random pair reached is rare, not impossible: at least half a pair in the
@@ -191,6 +219,10 @@ mod tests {
     use crate::graph::resolution::comparisons::Kind;
     use crate::graph::resolution::model::tests::record;
 
+    fn vector(name: usize, phone: usize, label: Option<bool>) -> Vector {
+        Vector { name: Some(name), compared_name: name, levels: vec![Some(phone)], label }
+    }
+
     fn phone() -> Vec<Field> {
         vec![Field { key: "phone".into(), kind: Kind::Identifier }]
     }
@@ -227,7 +259,7 @@ mod tests {
     #[test]
     fn u_is_small_for_identifiers_that_rarely_agree_at_random() {
         let model = estimate(&people(), &phone(), &[]);
-        let u = &model.fields[0].u;
+        let u = &model.fields[0].u[0];
         assert!(u[2] < 0.001 && u[0] > 0.9, "{u:?}");
         assert_eq!(estimate(&people(), &phone(), &[]), model, "same data, same estimate");
     }
@@ -251,17 +283,20 @@ mod tests {
     #[test]
     fn labels_move_the_weights() {
         let records = people();
-        let unlabelled = vec![Vector { name: Some(4), levels: vec![Some(0)], label: None }; 5];
+        let unlabelled = vec![vector(4, 0, None); 5];
         let before = estimate(&records, &phone(), &unlabelled);
         // People said these pairs with different phones are the same: phones disagreeing
         // is weaker evidence against a match afterwards.
-        let labelled = vec![Vector { name: Some(4), levels: vec![Some(0)], label: Some(true) }; 5];
+        let labelled = vec![vector(4, 0, Some(true)); 5];
         let after = estimate(&records, &phone(), &labelled);
         assert!(after.fields[0].m[0] > before.fields[0].m[0], "{before:?} {after:?}");
         // People said these pairs with equal phones differ: equal phones weigh less.
-        let dismissed = vec![Vector { name: Some(4), levels: vec![Some(2)], label: Some(false) }; 5];
+        let dismissed = vec![vector(4, 2, Some(false)); 5];
         let after_dismissal = estimate(&records, &phone(), &dismissed);
-        assert!(after_dismissal.fields[0].u[2] > before.fields[0].u[2], "{after_dismissal:?} {before:?}");
+        assert!(
+            after_dismissal.fields[0].u[4][2] > before.fields[0].u[4][2],
+            "{after_dismissal:?} {before:?}"
+        );
         assert!(after_dismissal.name_shift[4] < 0.0 && after.name_shift[4] > 0.0);
         assert_eq!(before.name_shift, vec![0.0; NAME_LEVELS.len()]);
     }
@@ -270,8 +305,8 @@ mod tests {
     fn em_finds_agreement_on_matches() {
         let records = people();
         // 30 pairs: half agree on name and phone, half on neither.
-        let mut vectors = vec![Vector { name: Some(4), levels: vec![Some(2)], label: None }; 15];
-        vectors.extend(vec![Vector { name: Some(0), levels: vec![Some(0)], label: None }; 15]);
+        let mut vectors = vec![vector(4, 2, None); 15];
+        vectors.extend(vec![vector(0, 0, None); 15]);
         let model = estimate(&records, &phone(), &vectors);
         assert!(model.fields[0].m[2] > 0.8, "{model:?}");
         assert!(model.prior > 0.3 && model.prior < 0.7, "{model:?}");

@@ -7,8 +7,9 @@
 //!   `attributeSchema` (`x-compare`, `x-tolerance`), and the comparison levels.
 //! - [`model`]: m/u per level, the prior, the match weight, the calibrated probability and
 //!   the explanation (per-field level and weight) every suggestion and merge carries.
-//! - [`em`]: u from random pairs, m and the prior by expectation–maximisation over the
-//!   candidate pairs (as Splink does), with curated decisions as fixed labels.
+//! - [`em`]: m, u (per name level for attributes) and the prior by expectation–maximisation
+//!   over the candidate pairs, u smoothed towards random pairs', with curated decisions as
+//!   fixed labels.
 //! - [`blocking`]: candidate pairs from several keys (name tokens, phonetic keys, the core
 //!   name, exact attribute values), never all pairs.
 

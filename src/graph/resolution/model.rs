@@ -42,18 +42,23 @@ pub struct Record {
     pub attributes: BTreeMap<String, String>,
 }
 
-/// m and u per level of one attribute.
+/// m and u per level of one attribute. u depends on the name's level: among non-matches
+/// whose names look alike (two books of one series), an attribute agrees far more often
+/// than among those whose names differ, so an agreement that comes with a like name is
+/// weaker evidence (see [`super::em`]). m does not: a true match's attributes agree or not
+/// whatever its name looks like.
 #[derive(Clone, Debug, PartialEq)]
 pub struct FieldModel {
     pub field: Field,
     pub m: Vec<f64>,
-    pub u: Vec<f64>,
+    /// u by name level (one row per [`NAME_LEVELS`]), then by the field's level.
+    pub u: Vec<Vec<f64>>,
 }
 
 impl FieldModel {
-    /// Bits of evidence at a level: log2(m/u).
-    pub fn weight(&self, level: usize) -> f64 {
-        (self.m[level] / self.u[level]).log2()
+    /// Bits of evidence at a level, with the name at `name_level`: log2(m/u).
+    pub fn weight(&self, level: usize, name_level: usize) -> f64 {
+        (self.m[level] / self.u[name_level][level]).log2()
     }
 }
 
@@ -134,11 +139,12 @@ pub fn seed_joins(
     entity: &BTreeMap<String, String>,
 ) -> bool {
     let model = Model::with_defaults(fields);
+    let equal = NAME_LEVELS.len() - 1;
     let attributes: f64 = model
         .fields
         .iter()
         .zip(levels(fields, row, entity))
-        .filter_map(|(field, level)| level.map(|l| field.weight(l)))
+        .filter_map(|(field, level)| level.map(|l| field.weight(l, equal)))
         .sum();
     logit2(1.0 - CLAMP) + attributes >= logit2(SEED_JOIN)
 }
@@ -160,7 +166,8 @@ pub struct FieldWeight {
     /// Bits of evidence: positive for a match, negative against.
     pub weight: f64,
     /// The level's m and u (absent for the name when it is the only field: it is scored
-    /// continuously then).
+    /// continuously then). An attribute's u is the one at the pair's name level: how often
+    /// non-matches whose names compare like these agree like this.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub m: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -203,7 +210,11 @@ impl Model {
             name_shift: vec![0.0; NAME_LEVELS.len()],
             fields: fields
                 .iter()
-                .map(|f| FieldModel { field: f.clone(), m: f.kind.default_m(), u: default_u(&f.kind) })
+                .map(|f| FieldModel {
+                    field: f.clone(),
+                    m: f.kind.default_m(),
+                    u: vec![default_u(&f.kind); NAME_LEVELS.len()],
+                })
                 .collect(),
         }
     }
@@ -212,12 +223,13 @@ impl Model {
     /// explanation: what a run computes for every candidate pair.
     pub fn probability(&self, comparison: &Comparison) -> f64 {
         let (name_weight, _, _) = self.name_weight(comparison);
+        let name_level = comparison.name_level();
         // Summed in the explanation's order, so both give the same bits.
         let total = self
             .fields
             .iter()
             .zip(&comparison.levels)
-            .filter_map(|(model, level)| level.map(|l| model.weight(l)))
+            .filter_map(|(model, level)| level.map(|l| model.weight(l, name_level)))
             .fold(name_weight, |total, weight| total + weight);
         1.0 / (1.0 + (-total).exp2())
     }
@@ -247,13 +259,13 @@ impl Model {
     /// The match weight and probability of a comparison, with the explanation.
     pub fn score(&self, comparison: &Comparison) -> Explanation {
         let prior_weight = logit2(self.prior);
-        let level = comparison.name_level();
+        let name_level = comparison.name_level();
         let (name_weight, m, u) = self.name_weight(comparison);
         let (m, u) = (m.map(round), u.map(round));
         let mut fields = vec![FieldWeight {
             field: "name".into(),
             kind: "name".into(),
-            level: NAME_LEVELS[level].0.into(),
+            level: NAME_LEVELS[name_level].0.into(),
             weight: round(name_weight - prior_weight),
             m,
             u,
@@ -261,7 +273,7 @@ impl Model {
         let mut total = name_weight;
         for (model, level) in self.fields.iter().zip(&comparison.levels) {
             let Some(level) = *level else { continue };
-            let weight = model.weight(level);
+            let weight = model.weight(level, name_level);
             total += weight;
             fields.push(FieldWeight {
                 field: model.field.key.clone(),
@@ -269,7 +281,7 @@ impl Model {
                 level: model.field.kind.levels()[level].into(),
                 weight: round(weight),
                 m: Some(round(model.m[level])),
-                u: Some(round(model.u[level])),
+                u: Some(round(model.u[name_level][level])),
             });
         }
         Explanation {

@@ -110,6 +110,7 @@ fn evidence(comparison: &Comparison, reasons: blocking::Reasons) -> Vector {
     Vector {
         name: (reasons != blocking::BY_NAME).then(|| comparison.name_level()),
         levels: comparison.levels.iter().enumerate().map(|(k, l)| if alone(k) { None } else { *l }).collect(),
+        compared_name: comparison.name_level(),
         label: None,
     }
 }
@@ -125,7 +126,7 @@ pub fn vector_of(explanation: &Value, fields: &[Field], matched: bool) -> Option
         .iter()
         .map(|f| level_of(&f.key).and_then(|level| f.kind.levels().iter().position(|l| *l == level)))
         .collect();
-    Some(Vector { name: Some(name), levels, label: Some(matched) })
+    Some(Vector { name: Some(name), compared_name: name, levels, label: Some(matched) })
 }
 
 #[cfg(test)]
@@ -241,6 +242,51 @@ mod tests {
             run.pairs.iter().filter(|p| p.explanation.probability >= 0.95 && !same(p)).count();
         assert!(run.models["company"].prior < 0.2, "{:?}", run.models["company"]);
         assert_eq!(merged_strangers, 0, "{:?}", run.models["company"]);
+    }
+
+    #[test]
+    fn books_of_one_series_share_their_author_and_title_words_without_being_one_book() {
+        // 40 authors, each with a series of 6 books whose titles share the series' words,
+        // and 100 other authors with one book each. At random two listings rarely share an
+        // author, so with u from random pairs a shared author weighed ~7 bits, the series'
+        // shared title words several more, and every series merged into one entity.
+        const SYLLABLES: [&str; 12] =
+            ["ka", "lo", "mi", "ra", "te", "su", "no", "vi", "da", "pe", "zo", "hu"];
+        const BOOKS: [&str; 6] = ["ember", "frost", "gale", "harbor", "ivory", "jade"];
+        let word =
+            |i: usize, n: u32| (0..n).map(|k| SYLLABLES[(i / 12usize.pow(k)) % 12]).collect::<String>();
+        let mut records = Vec::new();
+        for a in 0..40 {
+            for (b, book) in BOOKS.iter().enumerate() {
+                let title = format!("The {} Chronicles: {book}", word(a * 5 + 1, 3));
+                let author = format!("{} {}", word(a * 7 + 2, 2), word(a * 11 + 3, 3));
+                records.push(record(&format!("s{a:02}{b}"), &title, &[("author", &author)]));
+            }
+        }
+        for a in 0..100 {
+            let title = format!("{} {}", word(a * 13 + 5, 3), word(a * 17 + 7, 2));
+            let author = format!("{} {}", word(a * 19 + 11, 2), word(a * 23 + 13, 3));
+            records.push(record(&format!("o{a:03}"), &title, &[("author", &author)]));
+        }
+        let schemas = BTreeMap::from([(
+            "company".to_string(),
+            json!({"properties": {"author": {"x-compare": "fuzzy"}}}),
+        )]);
+        let run = score(&records, &schemas, &[], plain(0.0));
+        let model = &run.models["company"];
+        let series_pairs: Vec<&ScoredPair> = run
+            .pairs
+            .iter()
+            .filter(|p| records[p.a].candidate.entity_id[..3] == records[p.b].candidate.entity_id[..3])
+            .collect();
+        assert!(series_pairs.len() >= 40 * 10, "{} series pairs scored", series_pairs.len());
+        let merged = series_pairs.iter().filter(|p| p.explanation.probability >= 0.95).count();
+        assert_eq!(merged, 0, "{model:?}");
+        // A shared author still says more when the titles do not look alike.
+        let equal_author = 3;
+        let different = model.fields[0].weight(equal_author, 0);
+        let level = series_pairs[0].comparison.name_level();
+        assert!(different > model.fields[0].weight(equal_author, level) + 2.0, "{model:?}");
     }
 
     #[test]
