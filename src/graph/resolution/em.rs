@@ -1,24 +1,21 @@
-//! Estimating m, u and the prior from the tenant's own records:
+//! Estimating m, u and the prior from the tenant's own records, as Splink does, with one
+//! step more for what Splink's model leaves out (the dependence of attributes on the name):
 //!
-//! - the prior, m (how often true matches land on each level) and u (how often non-matches
-//!   do) by expectation–maximisation over the candidate pairs, m and the prior as Splink
-//!   does, u as well: every weight is evidence about a pair *among the candidates*, which
-//!   is the population the prior counts and the only one ever scored. Blocking chose those
-//!   pairs for sharing name words or values, so among them non-matches agree far more often
-//!   than at random: two books of one series share title words, author and publisher; with
-//!   u from random pairs (where a shared author is rare) and the candidates' prior, the same
-//!   name evidence was counted twice and every such agreement weighed 5–10 bits, so a whole
-//!   series became one entity (the books set);
-//! - u starts from, and is smoothed towards, pairs drawn at random by a fixed-seed generator
-//!   (almost all non-matches), so a small tenant or a level no candidate reaches keeps a
-//!   sensible value;
+//! - u of the name from pairs drawn at random — almost all of them non-matches — by a
+//!   fixed-seed generator, so the same data gives the same estimate;
+//! - m and the prior by expectation–maximisation over the candidate pairs, u held fixed.
+//!   The name takes part in the E step through its levels. The prior stays at most
+//!   records / candidate pairs (about one match per record);
+//! - u of each attribute *per name level*, from the candidate pairs that are surely not
+//!   matches (see [`conditional_u`]), then m and the prior again with it. Among non-matches
+//!   an attribute agrees far more often when the names look alike: two books of one series
+//!   share title words, author and publisher. With one u from random pairs, where a shared
+//!   author is rare, such an agreement weighed 7–10 bits on top of the like names, and
+//!   every series became one entity (books: attributes made the result worse than names
+//!   alone, and worse than Splink's);
 //! - a field that alone put a pair among the candidates is no evidence about it (see
-//!   [`super::pairs`]): it agrees by construction. The name of a pair blocked on the name
-//!   alone is no evidence about m, but counts in u: the name is what makes a pair a
-//!   candidate, so how non-matches' names compare among the candidates is u itself. Each
-//!   pair counts in u weighted by its chance of not matching, an attribute's at the pair's
-//!   name level. The prior stays at most records / candidate pairs (about one match per
-//!   record).
+//!   [`super::pairs`]): it agrees by construction. Nor is the name of a pair blocked on the
+//!   name alone evidence about the name's m.
 //!
 //! Labels: a pair a person decided (an accepted or dismissed suggestion) counts
 //! [`LABEL_WEIGHT`] times with its known class: an accepted pair in the M step as a sure
@@ -27,8 +24,8 @@
 //! which is how labels move the name where attributes are compared. Where the name is the
 //! only field (scored on its calibrated score), its weight at a name level moves by
 //! log2((1 + accepted) / (1 + dismissed)) labels at that level. Each estimate is smoothed
-//! towards the kind's defaults (u: towards the random pairs') by [`PSEUDO_COUNTS`], so a
-//! small tenant keeps sensible weights.
+//! towards the kind's defaults (an attribute's u: towards the random pairs') by
+//! [`PSEUDO_COUNTS`], so a small tenant keeps sensible weights.
 
 use super::comparisons::Field;
 use super::model::{compare, default_u, name_level, FieldModel, Model, Record, NAME_LEVELS, NAME_M, NAME_U};
@@ -51,6 +48,8 @@ pub struct Vector {
     pub name: Option<usize>,
     pub compared_name: usize,
     pub levels: Vec<Option<usize>>,
+    /// The two records (indexes into the records estimated from); `None` for a label.
+    pub pair: Option<(usize, usize)>,
     /// `Some(true)`: a person said match; `Some(false)`: said not.
     pub label: Option<bool>,
 }
@@ -58,25 +57,53 @@ pub struct Vector {
 /// Estimates the model for these fields from the records and the candidate pairs' vectors.
 pub fn estimate(records: &[Record], fields: &[Field], vectors: &[Vector]) -> Model {
     let defaults = Model::with_defaults(fields);
-    let (random_name_u, random_field_u) = estimate_u(records, fields);
-    let mut name_u = random_name_u.clone();
-    // u of each field at each name level: [field][name level][level].
-    let mut field_u: Vec<Vec<Vec<f64>>> =
-        random_field_u.iter().map(|u| vec![u.clone(); NAME_LEVELS.len()]).collect();
+    let (name_u, random_field_u) = estimate_u(records, fields, vectors);
     // Duplicates are a minority: about one matching pair per record at most. Without this
     // bound, pairs blocked together on a value rare at random (a suburb, a postcode) all
     // looked likely in the first E step and EM settled on "every pair matches" (prior 0.9,
     // each m the population's: a whole suburb merged into one entity on Febrl2).
     let ceiling = (records.len() as f64 / vectors.len().max(1) as f64).clamp(1e-4, 0.9);
+    let unconditional: Vec<Vec<Vec<f64>>> =
+        random_field_u.iter().map(|u| vec![u.clone(); NAME_LEVELS.len()]).collect();
+    let first = rounds(&defaults, ceiling, &name_u, &unconditional, vectors);
+    let field_u = conditional_u(&first, &name_u, &unconditional, &random_field_u, records.len(), vectors);
+    let (prior, name_m, field_m) = rounds(&defaults, ceiling, &name_u, &field_u, vectors);
+    let mut name_shift = vec![0.0; NAME_LEVELS.len()];
+    for (level, shift) in name_shift.iter_mut().enumerate() {
+        let count = |matched: bool| {
+            vectors.iter().filter(|v| v.name == Some(level) && v.label == Some(matched)).count() as f64
+        };
+        *shift = ((1.0 + count(true)) / (1.0 + count(false))).log2();
+    }
+    Model {
+        prior,
+        name_m,
+        name_u,
+        name_shift,
+        fields: fields
+            .iter()
+            .zip(field_m)
+            .zip(field_u)
+            .map(|((field, m), u)| FieldModel { field: field.clone(), m, u })
+            .collect(),
+    }
+}
+
+/// The prior, the name's m and each field's m: EM over the vectors, u held fixed
+/// (`field_u`: [field][name level][level]).
+fn rounds(
+    defaults: &Model,
+    ceiling: f64,
+    name_u: &[f64],
+    field_u: &[Vec<Vec<f64>>],
+    vectors: &[Vector],
+) -> (f64, Vec<f64>, Vec<Vec<f64>>) {
     let mut prior = defaults.prior.min(ceiling);
     let mut name_m = NAME_M.to_vec();
     let mut field_m: Vec<Vec<f64>> = defaults.fields.iter().map(|f| f.m.clone()).collect();
     for _ in 0..ROUNDS {
         let mut name_counts = vec![0.0; NAME_LEVELS.len()];
         let mut counts: Vec<Vec<f64>> = field_m.iter().map(|m| vec![0.0; m.len()]).collect();
-        let mut name_u_counts = vec![0.0; NAME_LEVELS.len()];
-        let mut u_counts: Vec<Vec<Vec<f64>>> =
-            field_m.iter().map(|m| vec![vec![0.0; m.len()]; NAME_LEVELS.len()]).collect();
         let (mut matches, mut total) = (0.0, 0.0);
         for vector in vectors {
             let (posterior, weight) = match vector.label {
@@ -105,49 +132,87 @@ pub fn estimate(records: &[Record], fields: &[Field], vectors: &[Vector]) -> Mod
                     counts[i][*l] += posterior * weight;
                 }
             }
-            let unmatched = (1.0 - posterior) * weight;
-            name_u_counts[vector.compared_name] += unmatched;
-            for (i, level) in vector.levels.iter().enumerate() {
-                if let Some(l) = level {
-                    u_counts[i][vector.compared_name][*l] += unmatched;
-                }
-            }
         }
         prior = ((matches + PSEUDO_COUNTS * defaults.prior) / (total + PSEUDO_COUNTS)).clamp(1e-4, ceiling);
         name_m = smooth(&name_counts, &NAME_M);
-        name_u = smooth(&name_u_counts, &random_name_u);
         for (i, m) in field_m.iter_mut().enumerate() {
             *m = smooth(&counts[i], &defaults.fields[i].m);
-            let pooled: Vec<f64> =
-                (0..m.len()).map(|l| u_counts[i].iter().map(|by_name| by_name[l]).sum()).collect();
-            let pooled = smooth(&pooled, &random_field_u[i]);
-            field_u[i] = u_counts[i].iter().map(|by_name| smooth(by_name, &pooled)).collect();
         }
     }
-    let mut name_shift = vec![0.0; NAME_LEVELS.len()];
-    for (level, shift) in name_shift.iter_mut().enumerate() {
-        let count = |matched: bool| {
-            vectors.iter().filter(|v| v.name == Some(level) && v.label == Some(matched)).count() as f64
-        };
-        *shift = ((1.0 + count(true)) / (1.0 + count(false))).log2();
-    }
-    Model {
-        prior,
-        name_m,
-        name_u,
-        name_shift,
-        fields: fields
-            .iter()
-            .zip(field_m)
-            .zip(field_u)
-            .map(|((field, m), u)| FieldModel { field: field.clone(), m, u })
-            .collect(),
-    }
+    (prior, name_m, field_m)
 }
 
-/// u of the name levels and of each field among pairs drawn at random: where estimation
-/// starts, and what it is smoothed towards.
-fn estimate_u(records: &[Record], fields: &[Field]) -> (Vec<f64>, Vec<Vec<f64>>) {
+/// Each field's u at each name level, from the candidate pairs that are surely not matches:
+/// a record has about one duplicate at most, so of its candidate pairs only the one that
+/// scores highest under the first estimate may be its match; a pair that is neither
+/// record's best is counted as a non-match (as are dismissed labels). Among those, the
+/// series of an author (five books, a like title each) show that a shared author comes with
+/// like titles. Estimated this way rather than weighted by EM's own posterior, which counted
+/// true matches the attributes alone could not recognise as non-matches and collapsed (a
+/// year agreeing "among non-matches" as often as among matches, DBLP-ACM). Smoothed towards
+/// all name levels together, and those towards the random pairs.
+fn conditional_u(
+    first: &(f64, Vec<f64>, Vec<Vec<f64>>),
+    name_u: &[f64],
+    unconditional: &[Vec<Vec<f64>>],
+    random_field_u: &[Vec<f64>],
+    records: usize,
+    vectors: &[Vector],
+) -> Vec<Vec<Vec<f64>>> {
+    let (prior, name_m, field_m) = first;
+    let weight = |vector: &Vector| {
+        let name = vector.compared_name;
+        let mut bits = (prior / (1.0 - prior)).log2() + (name_m[name] / name_u[name]).log2();
+        for (i, level) in vector.levels.iter().enumerate() {
+            if let Some(l) = level {
+                bits += (field_m[i][*l] / unconditional[i][name][*l]).log2();
+            }
+        }
+        bits
+    };
+    // Each record's best pair (highest weight, then first in order).
+    let mut best: Vec<Option<(f64, usize)>> = vec![None; records];
+    for (n, vector) in vectors.iter().enumerate() {
+        let Some((a, b)) = vector.pair else { continue };
+        let w = weight(vector);
+        for end in [a, b] {
+            if best[end].is_none_or(|(top, _)| w > top) {
+                best[end] = Some((w, n));
+            }
+        }
+    }
+    let mut counts: Vec<Vec<Vec<f64>>> =
+        random_field_u.iter().map(|u| vec![vec![0.0; u.len()]; NAME_LEVELS.len()]).collect();
+    for (n, vector) in vectors.iter().enumerate() {
+        let count = match (vector.label, vector.pair) {
+            (Some(false), _) => LABEL_WEIGHT,
+            (None, Some((a, b)))
+                if best[a].map(|(_, m)| m) != Some(n) && best[b].map(|(_, m)| m) != Some(n) =>
+            {
+                1.0
+            }
+            _ => continue,
+        };
+        for (i, level) in vector.levels.iter().enumerate() {
+            if let Some(l) = level {
+                counts[i][vector.compared_name][*l] += count;
+            }
+        }
+    }
+    counts
+        .iter()
+        .zip(random_field_u)
+        .map(|(by_name, random)| {
+            let all: Vec<f64> = (0..random.len()).map(|l| by_name.iter().map(|c| c[l]).sum()).collect();
+            let pooled = smooth(&all, random);
+            by_name.iter().map(|c| at_least_random(smooth(c, &pooled), random)).collect()
+        })
+        .collect()
+}
+
+/// u of the name levels (with the dismissed labels) and of each field among pairs drawn at
+/// random: the fields' is where their estimate starts, and what it is smoothed towards.
+fn estimate_u(records: &[Record], fields: &[Field], vectors: &[Vector]) -> (Vec<f64>, Vec<Vec<f64>>) {
     let mut name_counts = vec![0.0; NAME_LEVELS.len()];
     let mut counts: Vec<Vec<f64>> = fields.iter().map(|f| vec![0.0; f.kind.levels().len()]).collect();
     let n = records.len();
@@ -177,6 +242,9 @@ fn estimate_u(records: &[Record], fields: &[Field]) -> (Vec<f64>, Vec<Vec<f64>>)
             count(i, j);
         }
     }
+    for vector in vectors.iter().filter(|v| v.label == Some(false)) {
+        name_counts[vector.compared_name] += LABEL_WEIGHT;
+    }
     // A level no random pair reached is rare, not impossible: at least half a pair in the
     // sample (an equal first name drawn 0 times in 20,000 pairs weighed 19 bits, which two
     // different people called "sarah" in one postcode then reached), or the default if lower.
@@ -188,6 +256,19 @@ fn estimate_u(records: &[Record], fields: &[Field]) -> (Vec<f64>, Vec<Vec<f64>>)
     let name_u = floored(&name_counts, &NAME_U);
     let field_u = fields.iter().zip(&counts).map(|(f, c)| floored(c, &default_u(&f.kind))).collect();
     (name_u, field_u)
+}
+
+/// Non-matches agree on a level at least as often as strangers drawn at random do: the
+/// candidate pairs counted for u were chosen by their names, and a field blocked on is left
+/// out of them, so alone they would say that two people in one city never share it.
+/// The lowest level (disagreement) takes what is left.
+fn at_least_random(mut u: Vec<f64>, random: &[f64]) -> Vec<f64> {
+    for (u, r) in u.iter_mut().zip(random).skip(1) {
+        *u = u.max(*r);
+    }
+    let rest: f64 = u[1..].iter().sum();
+    u[0] = (1.0 - rest).max(1e-6);
+    u
 }
 
 /// Shares from counts, pulled towards the defaults by [`PSEUDO_COUNTS`]; never zero.
@@ -220,7 +301,7 @@ mod tests {
     use crate::graph::resolution::model::tests::record;
 
     fn vector(name: usize, phone: usize, label: Option<bool>) -> Vector {
-        Vector { name: Some(name), compared_name: name, levels: vec![Some(phone)], label }
+        Vector { name: Some(name), compared_name: name, levels: vec![Some(phone)], pair: None, label }
     }
 
     fn phone() -> Vec<Field> {

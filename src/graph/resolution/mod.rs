@@ -7,9 +7,9 @@
 //!   `attributeSchema` (`x-compare`, `x-tolerance`), and the comparison levels.
 //! - [`model`]: m/u per level, the prior, the match weight, the calibrated probability and
 //!   the explanation (per-field level and weight) every suggestion and merge carries.
-//! - [`em`]: m, u (per name level for attributes) and the prior by expectation–maximisation
-//!   over the candidate pairs, u smoothed towards random pairs', with curated decisions as
-//!   fixed labels.
+//! - [`em`]: the name's u from random pairs, m and the prior by expectation–maximisation
+//!   over the candidate pairs (as Splink does), each attribute's u per name level from the
+//!   candidate pairs that are surely not matches, with curated decisions as fixed labels.
 //! - [`blocking`]: candidate pairs from several keys (name tokens, phonetic keys, the core
 //!   name, exact attribute values), never all pairs.
 

@@ -68,7 +68,7 @@ pub fn score(records: &[Record], schemas: &BTreeMap<String, Value>, labels: &[La
         let mut compared: Vec<(usize, usize, Comparison)> = Vec::with_capacity(pairs.len());
         for ((i, j), reasons) in pairs {
             let comparison = compare(&group[i], &group[j], &fields);
-            vectors.push(evidence(&comparison, reasons));
+            vectors.push(evidence(&comparison, reasons, (i, j)));
             compared.push((i, j, comparison));
         }
         vectors.extend(
@@ -105,12 +105,13 @@ pub fn score(records: &[Record], schemas: &BTreeMap<String, Value>, labels: &[La
 /// strangers alike, so there it is no evidence: counted, a suburb rare at random made every
 /// pair in a suburb look like a match. As Splink estimates a field's m only from sessions
 /// not blocked on it.
-fn evidence(comparison: &Comparison, reasons: blocking::Reasons) -> Vector {
+fn evidence(comparison: &Comparison, reasons: blocking::Reasons, pair: (usize, usize)) -> Vector {
     let alone = |k: usize| reasons == blocking::by_field(k);
     Vector {
         name: (reasons != blocking::BY_NAME).then(|| comparison.name_level()),
         levels: comparison.levels.iter().enumerate().map(|(k, l)| if alone(k) { None } else { *l }).collect(),
         compared_name: comparison.name_level(),
+        pair: Some(pair),
         label: None,
     }
 }
@@ -126,7 +127,7 @@ pub fn vector_of(explanation: &Value, fields: &[Field], matched: bool) -> Option
         .iter()
         .map(|f| level_of(&f.key).and_then(|level| f.kind.levels().iter().position(|l| *l == level)))
         .collect();
-    Some(Vector { name: Some(name), compared_name: name, levels, label: Some(matched) })
+    Some(Vector { name: Some(name), compared_name: name, levels, pair: None, label: Some(matched) })
 }
 
 #[cfg(test)]
