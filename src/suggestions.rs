@@ -168,7 +168,7 @@ impl SuggestionService {
             // address), else it waits for a person.
             let guarded =
                 (duplicates::is_short(na) || duplicates::is_short(nb) || names::one_word_variants(na, nb))
-                    && explanation.without_name() < self.auto_merge_threshold;
+                    && run.models[&pair.type_key].without_name(&pair.comparison) < self.auto_merge_threshold;
             let automatic = score >= self.auto_merge_threshold && !guarded;
             let signals = &pair.comparison.signals;
             let signals_json = json!({

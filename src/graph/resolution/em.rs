@@ -66,7 +66,8 @@ pub fn estimate(records: &[Record], fields: &[Field], vectors: &[Vector]) -> Mod
     let unconditional: Vec<Vec<Vec<f64>>> =
         random_field_u.iter().map(|u| vec![u.clone(); NAME_LEVELS.len()]).collect();
     let first = rounds(&defaults, ceiling, &name_u, &unconditional, vectors);
-    let field_u = conditional_u(&first, &name_u, &unconditional, &random_field_u, records.len(), vectors);
+    let (field_u, u_any) =
+        conditional_u(&first, &name_u, &unconditional, &random_field_u, records.len(), vectors);
     let (prior, name_m, field_m) = rounds(&defaults, ceiling, &name_u, &field_u, vectors);
     let mut name_shift = vec![0.0; NAME_LEVELS.len()];
     for (level, shift) in name_shift.iter_mut().enumerate() {
@@ -84,7 +85,8 @@ pub fn estimate(records: &[Record], fields: &[Field], vectors: &[Vector]) -> Mod
             .iter()
             .zip(field_m)
             .zip(field_u)
-            .map(|((field, m), u)| FieldModel { field: field.clone(), m, u })
+            .zip(u_any)
+            .map(|(((field, m), u), u_any)| FieldModel { field: field.clone(), m, u, u_any })
             .collect(),
     }
 }
@@ -150,7 +152,8 @@ fn rounds(
 /// like titles. Estimated this way rather than weighted by EM's own posterior, which counted
 /// true matches the attributes alone could not recognise as non-matches and collapsed (a
 /// year agreeing "among non-matches" as often as among matches, DBLP-ACM). Smoothed towards
-/// all name levels together, and those towards the random pairs.
+/// all name levels together (returned too: u with the name left out), and those towards
+/// the random pairs.
 fn conditional_u(
     first: &(f64, Vec<f64>, Vec<Vec<f64>>),
     name_u: &[f64],
@@ -158,7 +161,7 @@ fn conditional_u(
     random_field_u: &[Vec<f64>],
     records: usize,
     vectors: &[Vector],
-) -> Vec<Vec<Vec<f64>>> {
+) -> (Vec<Vec<Vec<f64>>>, Vec<Vec<f64>>) {
     let (prior, name_m, field_m) = first;
     let weight = |vector: &Vector| {
         let name = vector.compared_name;
@@ -205,9 +208,10 @@ fn conditional_u(
         .map(|(by_name, random)| {
             let all: Vec<f64> = (0..random.len()).map(|l| by_name.iter().map(|c| c[l]).sum()).collect();
             let pooled = smooth(&all, random);
-            by_name.iter().map(|c| at_least_random(smooth(c, &pooled), random)).collect()
+            let by_level = by_name.iter().map(|c| at_least_random(smooth(c, &pooled), random)).collect();
+            (by_level, at_least_random(pooled, random))
         })
-        .collect()
+        .unzip()
 }
 
 /// u of the name levels (with the dismissed labels) and of each field among pairs drawn at

@@ -53,6 +53,8 @@ pub struct FieldModel {
     pub m: Vec<f64>,
     /// u by name level (one row per [`NAME_LEVELS`]), then by the field's level.
     pub u: Vec<Vec<f64>>,
+    /// u whatever the name: what the attribute says with the name left out.
+    pub u_any: Vec<f64>,
 }
 
 impl FieldModel {
@@ -186,20 +188,6 @@ pub struct Explanation {
     pub fields: Vec<FieldWeight>,
 }
 
-impl Explanation {
-    /// Bits the attributes contribute (positive: they agree).
-    pub fn attribute_weight(&self) -> f64 {
-        self.fields.iter().filter(|f| f.field != "name").map(|f| f.weight).sum()
-    }
-
-    /// The probability the prior and the attributes give with the name left out: what a
-    /// pair whose name is no evidence (a short name, an acronym, a one-word spelling
-    /// variant) has to reach on its own to merge automatically.
-    pub fn without_name(&self) -> f64 {
-        1.0 / (1.0 + (-(self.prior_weight + self.attribute_weight())).exp2())
-    }
-}
-
 impl Model {
     /// A model with the kinds' default m and u, before any estimate.
     pub fn with_defaults(fields: &[Field]) -> Self {
@@ -214,6 +202,7 @@ impl Model {
                     field: f.clone(),
                     m: f.kind.default_m(),
                     u: vec![default_u(&f.kind); NAME_LEVELS.len()],
+                    u_any: default_u(&f.kind),
                 })
                 .collect(),
         }
@@ -231,6 +220,20 @@ impl Model {
             .zip(&comparison.levels)
             .filter_map(|(model, level)| level.map(|l| model.weight(l, name_level)))
             .fold(name_weight, |total, weight| total + weight);
+        1.0 / (1.0 + (-total).exp2())
+    }
+
+    /// The probability the prior and the attributes give with the name left out (each
+    /// attribute weighed whatever the name: not at the pair's name level): what a pair whose
+    /// name is no evidence (a short name, an acronym, a one-word spelling variant) has to
+    /// reach on its own to merge automatically.
+    pub fn without_name(&self, comparison: &Comparison) -> f64 {
+        let total = self
+            .fields
+            .iter()
+            .zip(&comparison.levels)
+            .filter_map(|(model, level)| level.map(|l| (model.m[l] / model.u_any[l]).log2()))
+            .fold(logit2(self.prior), |total, weight| total + weight);
         1.0 / (1.0 + (-total).exp2())
     }
 
