@@ -66,8 +66,7 @@ pub fn estimate(records: &[Record], fields: &[Field], vectors: &[Vector]) -> Mod
     let unconditional: Vec<Vec<Vec<f64>>> =
         random_field_u.iter().map(|u| vec![u.clone(); NAME_LEVELS.len()]).collect();
     let first = rounds(&defaults, ceiling, &name_u, &unconditional, vectors);
-    let (field_u, u_any) =
-        conditional_u(&first, &name_u, &unconditional, &random_field_u, records.len(), vectors);
+    let (field_u, u_any) = conditional_u(&first, &name_u, &random_field_u, records.len(), vectors);
     let (prior, name_m, field_m) = rounds(&defaults, ceiling, &name_u, &field_u, vectors);
     let mut name_shift = vec![0.0; NAME_LEVELS.len()];
     for (level, shift) in name_shift.iter_mut().enumerate() {
@@ -157,7 +156,6 @@ fn rounds(
 fn conditional_u(
     first: &(f64, Vec<f64>, Vec<Vec<f64>>),
     name_u: &[f64],
-    unconditional: &[Vec<Vec<f64>>],
     random_field_u: &[Vec<f64>],
     records: usize,
     vectors: &[Vector],
@@ -168,7 +166,7 @@ fn conditional_u(
         let mut bits = (prior / (1.0 - prior)).log2() + (name_m[name] / name_u[name]).log2();
         for (i, level) in vector.levels.iter().enumerate() {
             if let Some(l) = level {
-                bits += (field_m[i][*l] / unconditional[i][name][*l]).log2();
+                bits += (field_m[i][*l] / random_field_u[i][*l]).log2();
             }
         }
         bits

@@ -62,6 +62,11 @@ impl FieldModel {
     pub fn weight(&self, level: usize, name_level: usize) -> f64 {
         (self.m[level] / self.u[name_level][level]).log2()
     }
+
+    /// Bits of evidence at a level with the name left out: log2(m/u_any).
+    pub fn weight_any(&self, level: usize) -> f64 {
+        (self.m[level] / self.u_any[level]).log2()
+    }
 }
 
 /// The model of one tenant's entity type (or of all its types when no schema says more).
@@ -232,7 +237,7 @@ impl Model {
             .fields
             .iter()
             .zip(&comparison.levels)
-            .filter_map(|(model, level)| level.map(|l| (model.m[l] / model.u_any[l]).log2()))
+            .filter_map(|(model, level)| level.map(|l| model.weight_any(l)))
             .fold(logit2(self.prior), |total, weight| total + weight);
         1.0 / (1.0 + (-total).exp2())
     }
