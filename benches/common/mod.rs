@@ -28,7 +28,12 @@ pub struct Bench {
 
 /// Canon on its embedded defaults with no rate limit, and one sandbox key.
 pub async fn start(configure: impl FnOnce(&mut Config)) -> anyhow::Result<Bench> {
-    let data = tempfile::tempdir()?;
+    // `CANON_BENCH_KEEP=1` keeps the data directory (to look at the graph after a run).
+    let keep = std::env::var("CANON_BENCH_KEEP").is_ok_and(|v| v == "1");
+    let data = tempfile::Builder::new().prefix("canon-bench").disable_cleanup(keep).tempdir()?;
+    if keep {
+        eprintln!("keeping the data directory {}", data.path().display());
+    }
     let vendor = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("vendor");
     let mut config = Config::embedded(data.path(), &vendor);
     config.rate_limit_per_second = 1e9;
@@ -63,22 +68,51 @@ impl Bench {
     }
 
     /// Stops canon, times FalkorDB alone loading the files canon left (the limit), then
-    /// times canon starting again on them: (canon, engine alone).
-    pub async fn restart(self) -> anyhow::Result<(Self, Duration, Duration)> {
+    /// times canon starting again on them.
+    pub async fn restart(self) -> anyhow::Result<(Self, Starts)> {
         let Bench { app, key, tenant, client, config, _data, .. } = self;
         app.stop().await;
-        let engine = engine_start(&config.data_dir.join("falkordb"), &config.vendor_dir).await?;
+        let dir = config.data_dir.join("falkordb");
+        let engine_indexing = engine_start(&dir, &config.vendor_dir, false).await?;
+        let engine = engine_start(&dir, &config.vendor_dir, true).await?;
         let started = std::time::Instant::now();
         let app = App::spawn(&config, Handlers::default()).await?;
         let canon = started.elapsed();
         let base = format!("http://{}", app.addr);
-        Ok((Bench { app, base, key, tenant, client, config, _data }, canon, engine))
+        let bench = Bench { app, base, key, tenant, client, config, _data };
+        loop {
+            let ready: Value =
+                bench.client.get(format!("{}/readyz", bench.base)).send().await?.json().await?;
+            if ready["backends"]["graph"]["building"].is_null() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        let canon_indexed = started.elapsed();
+        Ok((bench, Starts { canon, canon_indexed, engine, engine_indexing }))
     }
 }
 
+/// Start times on one set of files.
+pub struct Starts {
+    /// canon answering requests.
+    pub canon: Duration,
+    /// canon's graph indexes all built (writes no longer wait).
+    pub canon_indexed: Duration,
+    /// FalkorDB alone answering with canon's flags (indexes built after loading).
+    pub engine: Duration,
+    /// FalkorDB alone answering when it builds its indexes while loading (its default).
+    pub engine_indexing: Duration,
+}
+
 /// The time a bare `redis-server --loadmodule falkordb.so` takes to answer PING on these
-/// files (a copy of canon's launch flags that matter for loading).
-async fn engine_start(dir: &std::path::Path, vendor: &std::path::Path) -> anyhow::Result<Duration> {
+/// files (a copy of canon's launch flags that matter for loading; `delay_indexing` as canon
+/// runs it, else FalkorDB's default of building indexes before it answers).
+async fn engine_start(
+    dir: &std::path::Path,
+    vendor: &std::path::Path,
+    delay_indexing: bool,
+) -> anyhow::Result<Duration> {
     let socket = dir.join("bench.sock");
     let started = std::time::Instant::now();
     let mut child = tokio::process::Command::new(vendor.join("falkordb").join("redis-server"))
@@ -88,6 +122,7 @@ async fn engine_start(dir: &std::path::Path, vendor: &std::path::Path) -> anyhow
         .arg(dir)
         .args(["--dbfilename", "graph.rdb", "--appendonly", "yes", "--save", "", "--loadmodule"])
         .arg(vendor.join("falkordb").join("falkordb.so"))
+        .args(["DELAY_INDEXING", if delay_indexing { "yes" } else { "no" }])
         .stdout(std::process::Stdio::null())
         .kill_on_drop(true)
         .spawn()?;
@@ -106,6 +141,27 @@ async fn engine_start(dir: &std::path::Path, vendor: &std::path::Path) -> anyhow
         }
         anyhow::ensure!(started.elapsed() < Duration::from_secs(600), "FalkorDB alone never answered");
         tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// Waits until canon's FalkorDB has no append-only-file rewrite running or scheduled: a
+/// setup's writes trigger one (a fork and a snapshot of the whole graph, ~2 s of a core at
+/// 1M entities), which would otherwise land in the middle of whatever is measured next.
+pub async fn engine_settled(data_dir: &std::path::Path) -> anyhow::Result<()> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let socket = data_dir.join("falkordb").join("falkordb.sock");
+    let started = std::time::Instant::now();
+    loop {
+        let mut stream = tokio::net::UnixStream::connect(&socket).await?;
+        stream.write_all(b"INFO persistence\r\n").await?;
+        let mut buf = vec![0u8; 8192];
+        let n = stream.read(&mut buf).await?;
+        let info = String::from_utf8_lossy(&buf[..n]);
+        if info.contains("aof_rewrite_in_progress:0") && info.contains("aof_rewrite_scheduled:0") {
+            return Ok(());
+        }
+        anyhow::ensure!(started.elapsed() < Duration::from_secs(300), "FalkorDB's rewrite never ended");
+        tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
 

@@ -31,6 +31,10 @@ pub struct BackendStatus {
     pub status: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// What the backend is still building after a start while it already answers (the
+    /// graph's indexes: reads are slower and writes wait until they are built).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub building: Option<String>,
 }
 
 /// The process is up.
@@ -47,7 +51,9 @@ pub async fn readyz(State(state): State<AppState>) -> Response {
     let vectors = state.collections.vectors();
     let (graph, records, vector_store) = tokio::join!(engine.ping(), state.records.ping(), vectors.ping());
     let mut backends = BTreeMap::new();
-    backends.insert("graph".to_string(), backend(engine.name(), graph.map_err(|e| e.to_string())));
+    let mut graph = backend(engine.name(), graph.map_err(|e| e.to_string()));
+    graph.building = engine.building();
+    backends.insert("graph".to_string(), graph);
     backends.insert(
         "records".to_string(),
         backend(state.records.backend_name(), records.map_err(|e| e.to_string())),
@@ -68,7 +74,7 @@ pub async fn readyz(State(state): State<AppState>) -> Response {
 
 fn backend(engine: &str, result: Result<(), String>) -> BackendStatus {
     match result {
-        Ok(()) => BackendStatus { engine: engine.into(), status: "up", error: None },
-        Err(err) => BackendStatus { engine: engine.into(), status: "down", error: Some(err) },
+        Ok(()) => BackendStatus { engine: engine.into(), status: "up", error: None, building: None },
+        Err(err) => BackendStatus { engine: engine.into(), status: "down", error: Some(err), building: None },
     }
 }

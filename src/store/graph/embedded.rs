@@ -6,10 +6,11 @@
 //! slow (13.6 s for 5,000 entities once). So the file is kept compact: on stop it is rewritten
 //! into one snapshot (an RDB preamble, loaded by decoding, not by running queries), and while
 //! running Redis rewrites it whenever the part written since the last snapshot passes
-//! [`AOF_REWRITE_MIN_SIZE`] and doubles the snapshot — a crash replays at most that. Loading a
-//! large graph still takes time (FalkorDB rebuilds its indexes while loading), so readiness
-//! waits as long as the child reports it is loading, and gives up only when it stops
-//! answering at all ([`wait_ready`]).
+//! [`AOF_REWRITE_MIN_SIZE`] and doubles the snapshot — a crash replays at most that. After a
+//! clean stop, indexes are rebuilt after loading, in the background (`DELAY_INDEXING`; writes
+//! wait for them, see `index_build`); with queries to replay they are built first. Loading a large graph still takes time, so readiness waits as long as the
+//! child reports it is loading, and gives up only when it stops answering at all
+//! ([`wait_ready`]).
 //!
 //! FalkorDB 4.16 can deadlock while loading a snapshot (seen once in CI: the main thread
 //! waits forever on its graph registry lock after decoding the graph; the same files loaded
@@ -169,6 +170,11 @@ impl Launch {
             .arg("no")
             .arg("--loadmodule")
             .arg(&self.module)
+            // After a clean stop, indexes are built after loading, in the background (see
+            // `index_build`): the graph answers once decoded instead of after every index is
+            // rebuilt. Queries left to replay (a crash) would run without indexes, scanning
+            // per row, so then the indexes are built first, as FalkorDB does by default.
+            .args(["DELAY_INDEXING", if queries_to_replay(&self.dir) { "no" } else { "yes" }])
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
@@ -265,6 +271,18 @@ async fn supervise(launch: Launch, child: Arc<Mutex<Option<Child>>>, mut stop: w
             }
         }
     }
+}
+
+/// Whether the append-only file holds queries after its snapshot (a crash, or a rewrite that
+/// did not finish): any non-empty incremental file.
+fn queries_to_replay(dir: &Path) -> bool {
+    let Ok(files) = std::fs::read_dir(dir.join("appendonlydir")) else {
+        return false;
+    };
+    files.filter_map(Result::ok).any(|file| {
+        file.file_name().to_string_lossy().ends_with(".incr.aof")
+            && file.metadata().map(|m| m.len() > 0).unwrap_or(true)
+    })
 }
 
 /// A FalkorDB left running by a canon that was killed would share our files: stop it first.
@@ -402,6 +420,19 @@ mod tests {
         assert!(!reply_complete(b"+PON"));
         assert!(!reply_complete(b"$12\r\nloading:1\r"));
         assert!(reply_complete(b"$10\r\nloading:1\r\n\r\n"));
+    }
+
+    #[test]
+    fn only_a_non_empty_incremental_file_means_queries_to_replay() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(!queries_to_replay(dir.path()), "no files yet");
+        let aof = dir.path().join("appendonlydir");
+        std::fs::create_dir(&aof).unwrap();
+        std::fs::write(aof.join("appendonly.aof.3.base.rdb"), b"REDIS0011").unwrap();
+        std::fs::write(aof.join("appendonly.aof.3.incr.aof"), b"").unwrap();
+        assert!(!queries_to_replay(dir.path()), "a clean stop leaves the incremental file empty");
+        std::fs::write(aof.join("appendonly.aof.3.incr.aof"), b"*3\r\n$11\r\nGRAPH.QUERY\r\n").unwrap();
+        assert!(queries_to_replay(dir.path()));
     }
 
     #[test]

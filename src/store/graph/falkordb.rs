@@ -1,5 +1,6 @@
 //! FalkorDB engine: the `falkordb` crate over a Unix socket (embedded child) or TCP.
 
+use super::index_build::IndexBuild;
 use super::{CypherEngine, GraphError, Params, Row};
 use async_trait::async_trait;
 use falkordb::{
@@ -17,6 +18,8 @@ const RESPONSE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60)
 /// One FalkorDB graph (every tenant shares it; every node carries its tenancy).
 pub struct FalkorEngine {
     graph: AsyncGraph,
+    /// Set once the schema is applied: from then on, writes wait for indexes being built.
+    indexes: std::sync::OnceLock<IndexBuild>,
 }
 
 impl FalkorEngine {
@@ -31,7 +34,7 @@ impl FalkorEngine {
             .build()
             .await
             .map_err(unavailable)?;
-        Ok(Self { graph: client.select_graph(graph_name) })
+        Ok(Self { graph: client.select_graph(graph_name), indexes: std::sync::OnceLock::new() })
     }
 
     async fn ensure_unique(&self, label: &str, property: &str) -> Result<(), GraphError> {
@@ -64,6 +67,9 @@ impl CypherEngine for FalkorEngine {
                 Ok((key, RawParam(literal)))
             })
             .collect::<Result<Vec<_>, GraphError>>()?;
+        if let Some(indexes) = self.indexes.get() {
+            indexes.wait_for_writes(cypher).await;
+        }
         let mut graph = self.graph.clone();
         let result = graph.query(cypher).with_params(params).execute().await.map_err(query_error)?;
         let rows: Vec<falkordb::Row> = result.data.try_collect().await.map_err(query_error)?;
@@ -90,7 +96,12 @@ impl CypherEngine for FalkorEngine {
                 Err(err) => return Err(err),
             }
         }
+        let _ = self.indexes.set(IndexBuild::follow(self.graph.clone()));
         Ok(())
+    }
+
+    fn building(&self) -> Option<String> {
+        self.indexes.get().and_then(IndexBuild::pending)
     }
 
     async fn ping(&self) -> Result<(), GraphError> {

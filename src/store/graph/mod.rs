@@ -6,6 +6,7 @@
 
 pub mod embedded;
 pub mod falkordb;
+pub mod index_build;
 pub mod neo4j;
 
 use async_trait::async_trait;
@@ -45,6 +46,11 @@ pub trait CypherEngine: Send + Sync + 'static {
     async fn apply_schema(&self) -> Result<(), GraphError>;
     /// Cheap reachability check for `/readyz`.
     async fn ping(&self) -> Result<(), GraphError>;
+    /// What the engine is still building after a start (its indexes), shown by `/readyz`;
+    /// it answers meanwhile, more slowly.
+    fn building(&self) -> Option<String> {
+        None
+    }
     /// Engine name as shown in `/readyz`.
     fn name(&self) -> &'static str;
 }

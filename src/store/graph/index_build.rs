@@ -1,0 +1,155 @@
+//! FalkorDB's indexes while they are built in the background.
+//!
+//! The embedded FalkorDB loads its snapshot with `DELAY_INDEXING yes`: it decodes the graph,
+//! answers at once, and builds its indexes on a thread of its own (a 1,100,000-entity graph
+//! answered in 2–3 s instead of 15–18 s, most of which was index building). While an index is
+//! built FalkorDB plans without it, as Neo4j does while it populates one: reads stay correct,
+//! by scanning, and get slower with the graph's size (a lookup by ID took 0.25 s at 1.1M
+//! entities); uniqueness constraints are still enforced.
+//!
+//! Writes wait until every index is operational ([`IndexBuild::wait_for_writes`]): a write
+//! that MERGEs on a scanned property costs a scan per row, and FalkorDB runs one write at a
+//! time, so one seed statement would hold every other write for minutes. The wait is
+//! bounded ([`WRITE_WAIT_LIMIT`]): a build that never ends slows writes, it does not stop them.
+
+use falkordb::AsyncGraph;
+use futures::TryStreamExt;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::sync::watch;
+
+/// Longest time a write waits for the indexes before running anyway (slowly).
+const WRITE_WAIT_LIMIT: Duration = Duration::from_secs(120);
+/// How often the build's progress is read.
+const POLL_EVERY: Duration = Duration::from_millis(100);
+/// How often the build's progress is logged.
+const REPORT_EVERY: Duration = Duration::from_secs(5);
+
+/// Whether FalkorDB's indexes are all operational, and how far the build got when not.
+#[derive(Clone)]
+pub struct IndexBuild {
+    ready: watch::Receiver<bool>,
+    progress: Arc<Mutex<Option<String>>>,
+}
+
+impl IndexBuild {
+    /// A build that is already done (before the schema is applied, and for other engines).
+    pub fn done() -> Self {
+        let (_, ready) = watch::channel(true);
+        Self { ready, progress: Arc::default() }
+    }
+
+    /// Follows the graph's index build until every index is operational.
+    pub fn follow(graph: AsyncGraph) -> Self {
+        let (tx, ready) = watch::channel(false);
+        let progress = Arc::new(Mutex::new(Some("indexes: checking".to_string())));
+        let shown = progress.clone();
+        tokio::spawn(async move {
+            let started = tokio::time::Instant::now();
+            let mut next_report = started + REPORT_EVERY;
+            loop {
+                match building(&graph).await {
+                    Ok(pending) if pending.is_empty() => {
+                        if started.elapsed() >= POLL_EVERY {
+                            tracing::info!(
+                                seconds = started.elapsed().as_secs_f64(),
+                                "graph indexes are built"
+                            );
+                        }
+                        *shown.lock().unwrap_or_else(|p| p.into_inner()) = None;
+                        let _ = tx.send(true);
+                        return;
+                    }
+                    Ok(pending) => {
+                        let text = format!("indexes building: {}", pending.join("; "));
+                        if tokio::time::Instant::now() >= next_report {
+                            tracing::info!(progress = %text, "graph indexes are being built; writes wait");
+                            next_report += REPORT_EVERY;
+                        }
+                        *shown.lock().unwrap_or_else(|p| p.into_inner()) = Some(text);
+                    }
+                    Err(err) => tracing::warn!(error = %err, "cannot read the graph's index build"),
+                }
+                if tx.is_closed() {
+                    return;
+                }
+                tokio::time::sleep(POLL_EVERY).await;
+            }
+        });
+        Self { ready, progress }
+    }
+
+    /// What is still being built, if anything (shown by `/readyz`).
+    pub fn pending(&self) -> Option<String> {
+        self.progress.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Waits (bounded) until the indexes are operational when `cypher` writes.
+    pub async fn wait_for_writes(&self, cypher: &str) {
+        if *self.ready.borrow() || !writes(cypher) {
+            return;
+        }
+        let mut ready = self.ready.clone();
+        let waited = tokio::time::timeout(WRITE_WAIT_LIMIT, ready.wait_for(|done| *done)).await;
+        if waited.is_err() {
+            tracing::warn!("graph indexes still building after {WRITE_WAIT_LIMIT:?}; writing without them");
+        }
+    }
+}
+
+/// `label: done/total` of every index FalkorDB reports as not yet operational.
+async fn building(graph: &AsyncGraph) -> Result<Vec<String>, falkordb::FalkorDBError> {
+    let mut graph = graph.clone();
+    let result = graph.query("CALL db.indexes() YIELD label, status RETURN label, status").execute().await?;
+    let rows: Vec<falkordb::Row> = result.data.try_collect().await?;
+    Ok(rows
+        .into_iter()
+        .filter_map(|row| {
+            let row = row.into_map();
+            let text = |key: &str| match row.get(key) {
+                Some(falkordb::FalkorValue::String(s)) => s.clone(),
+                _ => String::new(),
+            };
+            let status = text("status");
+            (status != "OPERATIONAL")
+                .then(|| format!("{} {}", text("label"), status.replace("[Indexing] ", "")))
+        })
+        .collect())
+}
+
+/// Whether a statement may write: it holds a writing clause outside its comments. Every
+/// statement is canon's own (`cypher/`); a read taken for a write only waits, a write taken
+/// for a read only runs slowly.
+pub fn writes(cypher: &str) -> bool {
+    cypher.lines().map(|line| line.split("//").next().unwrap_or_default()).any(|code| {
+        code.split(|c: char| !c.is_ascii_alphanumeric() && c != '_').any(|word| {
+            ["CREATE", "MERGE", "SET", "DELETE", "REMOVE", "DETACH"]
+                .iter()
+                .any(|w| word.eq_ignore_ascii_case(w))
+        })
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn statements_that_write_are_told_from_reads() {
+        assert!(writes("MERGE (k:Key {key: $key}) RETURN k"));
+        assert!(writes("MATCH (e:Entity {id: $id})\nSET e.status = $status"));
+        assert!(writes("MATCH (e) DETACH DELETE e"));
+        assert!(writes("CREATE INDEX FOR (e:Entity) ON (e.id)"));
+        assert!(!writes("MATCH (e:Entity) WHERE e.settled = true RETURN e.id AS id"));
+        assert!(!writes("MATCH (e:Entity {id: $id}) RETURN e.createdAt AS created, e.offset AS o"));
+        assert!(!writes("// the set of entities to merge\nMATCH (e:Entity) RETURN e.id AS id"));
+        for file in ["entity_seed", "relation_create", "entity_merge"] {
+            let text = std::fs::read_to_string(format!("cypher/{file}.cypher")).unwrap();
+            assert!(writes(&text), "{file}");
+        }
+        for file in ["review_queue", "entity_details", "knowledge_graph_edges"] {
+            let text = std::fs::read_to_string(format!("cypher/{file}.cypher")).unwrap();
+            assert!(!writes(&text), "{file}");
+        }
+    }
+}
