@@ -12,6 +12,7 @@
 
 mod common;
 
+use canon::graph::review::ReviewFilter;
 use canon::graph::Tenant;
 use canon::store::records::keys::Environment;
 use common::{ms, percentile, raw_seed, size};
@@ -86,7 +87,7 @@ async fn main() -> anyhow::Result<()> {
     println!("setup: {edges} relation observations in {:.0} s", started.elapsed().as_secs_f64());
     common::engine_settled(bench.data_dir()).await?;
 
-    let mut queue = Vec::new();
+    let (mut queue, mut service) = (Vec::new(), Vec::new());
     let mut cursors = ids.clone();
     cursors.extend(some);
     for (n, cursor) in cursors.choose_multiple(&mut rand::thread_rng(), 200).enumerate() {
@@ -100,11 +101,69 @@ async fn main() -> anyhow::Result<()> {
         anyhow::ensure!(response.status() == 200, "review queue: {}", response.status());
         response.bytes().await?;
         queue.push(t.elapsed());
+        // The same page from the service itself (its statements, no HTTP): where time goes.
+        let filter = ReviewFilter {
+            cursor: (n % 10 != 0).then(|| cursor.clone()),
+            limit: 50,
+            ..ReviewFilter::default()
+        };
+        let t = Instant::now();
+        bench
+            .app
+            .state
+            .graph
+            .review_queue(&bench.tenant, filter)
+            .await
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
+        service.push(t.elapsed());
     }
     println!(
-        "review queue page (limit 50) of {total} entities: p50 {} ms, p99 {} ms (goal p99 <= 10 ms)",
+        "review queue page (limit 50) of {total} entities: p50 {} ms, p99 {} ms (goal p99 <= 10 ms); \
+         the service alone: p50 {} ms, p99 {} ms",
         ms(percentile(&mut queue, 0.5)),
-        ms(percentile(&mut queue, 0.99))
+        ms(percentile(&mut queue, 0.99)),
+        ms(percentile(&mut service, 0.5)),
+        ms(percentile(&mut service, 0.99))
+    );
+    // The two statements of a page with a cursor, sent straight to the engine: the page's
+    // window at its narrowest (from the cursor to just past the page's last row, found by an
+    // untimed wider statement), then the page's entity records. The limit the service works
+    // against.
+    let (mut window_times, mut details_times) = (Vec::new(), Vec::new());
+    let window_params = |from: &str, to: &str| {
+        let params = json!({
+            "accountID": bench.tenant.account_id, "environment": "sandbox",
+            "statuses": ["extracted", "proposed"], "bucketID": null, "since": null, "typeIDs": null,
+            "typeNames": null, "from": from, "to": to, "limit": 52,
+        });
+        let Value::Object(params) = params else { unreachable!() };
+        params
+    };
+    for cursor in cursors.choose_multiple(&mut rand::thread_rng(), 100) {
+        let ms_of = canon::graph::window::timestamp("ent", cursor).unwrap_or_default();
+        let wide = format!("ent_{}", ulid::Ulid::from_parts(ms_of + 100, 0));
+        let rows =
+            graph.engine().run(canon::graph::queries::REVIEW_QUEUE, window_params(cursor, &wide)).await?;
+        let Some(last) = rows.last().and_then(|r| r["entityID"].as_str()) else { continue };
+        let past_last = format!("ent_{}", ulid::Ulid(ulid::Ulid::from_string(&last[4..])?.0 + 1));
+        let t = Instant::now();
+        let rows = graph
+            .engine()
+            .run(canon::graph::queries::REVIEW_QUEUE, window_params(cursor, &past_last))
+            .await?;
+        window_times.push(t.elapsed());
+        let ids: Vec<String> =
+            rows.iter().filter_map(|r| r["entityID"].as_str().map(String::from)).take(50).collect();
+        let t = Instant::now();
+        graph.entity_details(&bench.tenant, &ids).await.map_err(|e| anyhow::anyhow!("{e}"))?;
+        details_times.push(t.elapsed());
+    }
+    println!(
+        "  a page's statements straight to the engine: window p50 {} ms p99 {} ms, entity records p50 {} ms p99 {} ms",
+        ms(percentile(&mut window_times, 0.5)),
+        ms(percentile(&mut window_times, 0.99)),
+        ms(percentile(&mut details_times, 0.5)),
+        ms(percentile(&mut details_times, 0.99))
     );
     let mut graph_pages = Vec::new();
     let mut cursor: Option<String> = None;

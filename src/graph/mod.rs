@@ -73,7 +73,7 @@ pub struct GraphService {
     /// Where entity lifecycle events go, once delivery is wired in.
     entity_events: std::sync::OnceLock<Arc<dyn events::EntityEvents>>,
     /// Where each tenant's IDs of a kind begin (see [`window::DataStarts`]).
-    data_starts: window::DataStarts,
+    window_memo: window::WindowMemo,
     /// Buckets read lately, by tenant and ID (see [`buckets::BUCKET_TRUST`]).
     recent_buckets: crate::memo::Memo<(Tenant, String), buckets::Bucket>,
 }
@@ -85,7 +85,7 @@ impl GraphService {
             ready_tenants: Mutex::new(HashSet::new()),
             queries_run: AtomicU64::new(0),
             entity_events: std::sync::OnceLock::new(),
-            data_starts: window::DataStarts::default(),
+            window_memo: window::WindowMemo::default(),
             recent_buckets: crate::memo::Memo::new(buckets::BUCKET_TRUST, buckets::BUCKETS_REMEMBERED),
         }
     }

@@ -280,7 +280,8 @@ impl GraphService {
             .page_start_ms(tenant, cursor, "rel", queries::KNOWLEDGE_GRAPH_EDGES, every_edge, "relationID")
             .await?
             .max(since_ms.saturating_sub(1_000));
-        let mut windows = IdWindows::new("rel", cursor, start);
+        let density = self.window_memo.density(tenant, "rel");
+        let mut windows = IdWindows::new("rel", cursor, start, density, limit + 2);
         let mut edges: Vec<GraphEdge> = Vec::new();
         while edges.len() <= limit {
             let Some((from, to)) = windows.next_window() else { break };
@@ -295,7 +296,8 @@ impl GraphService {
                     },
                 )
                 .await?;
-            windows.found(rows.len(), limit + 1 - edges.len());
+            let asked = limit + 2 - edges.len();
+            windows.found(rows.len(), asked, rows.last().map(|row| str_col(row, "relationID")).as_deref());
             for row in rows {
                 let edge: GraphEdge = decode(row)?;
                 if Some(&edge.relation_id) == query.cursor.as_ref() {
@@ -304,6 +306,7 @@ impl GraphService {
                 edges.push(edge);
             }
         }
+        self.window_memo.observe(tenant, "rel", &windows);
         let has_more = edges.len() > limit;
         edges.truncate(limit);
         let next_cursor = if has_more { edges.last().map(|e| e.relation_id.clone()) } else { None };

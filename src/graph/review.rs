@@ -70,7 +70,9 @@ impl GraphService {
             .page_start_ms(tenant, cursor, "ent", queries::REVIEW_QUEUE, every_entity, "entityID")
             .await?;
         let since_ms = filter.since.as_deref().and_then(rfc3339_ms).unwrap_or(0);
-        let mut windows = IdWindows::new("ent", cursor, start.max(since_ms.saturating_sub(1_000)));
+        let start = start.max(since_ms.saturating_sub(1_000));
+        let density = self.window_memo.density(tenant, "ent");
+        let mut windows = IdWindows::new("ent", cursor, start, density, limit + 2);
         let mut ids: Vec<String> = Vec::new();
         while ids.len() <= limit {
             let Some((from, to)) = windows.next_window() else { break };
@@ -85,13 +87,15 @@ impl GraphService {
                     },
                 )
                 .await?;
-            windows.found(rows.len(), limit + 1 - ids.len());
+            let asked = limit + 2 - ids.len();
+            windows.found(rows.len(), asked, rows.last().map(|row| str_col(row, "entityID")).as_deref());
             ids.extend(
                 rows.iter()
                     .map(|row| str_col(row, "entityID"))
                     .filter(|id| Some(id) != filter.cursor.as_ref()),
             );
         }
+        self.window_memo.observe(tenant, "ent", &windows);
         let has_more = ids.len() > limit;
         ids.truncate(limit);
         let entities = self.entity_details(tenant, &ids).await?;
