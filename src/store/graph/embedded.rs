@@ -6,11 +6,12 @@
 //! slow (13.6 s for 5,000 entities once). So the file is kept compact: on stop it is rewritten
 //! into one snapshot (an RDB preamble, loaded by decoding, not by running queries), and while
 //! running Redis rewrites it whenever the part written since the last snapshot passes
-//! [`AOF_REWRITE_MIN_SIZE`] and doubles the snapshot — a crash replays at most that. After a
-//! clean stop, indexes are rebuilt after loading, in the background (`DELAY_INDEXING`; writes
-//! wait for them, see `index_build`); with queries to replay they are built first. Loading a large graph still takes time, so readiness waits as long as the
-//! child reports it is loading, and gives up only when it stops answering at all
-//! ([`wait_ready`]).
+//! [`AOF_REWRITE_MIN_SIZE`] and doubles the snapshot — a crash replays at most that. At
+//! canon's start after a clean stop, indexes are rebuilt after loading, in the background
+//! (`DELAY_INDEXING`; writes wait for them, see `index_build`); with queries to replay, or
+//! when the supervisor relaunches a child, they are built first. Loading a large graph still
+//! takes time, so readiness waits as long as the child reports it is loading, and gives up
+//! only when it stops answering at all ([`wait_ready`]).
 //!
 //! FalkorDB 4.16 can deadlock while loading a snapshot (seen once in CI: the main thread
 //! waits forever on its graph registry lock after decoding the graph; the same files loaded
@@ -73,7 +74,7 @@ impl EmbeddedFalkor {
             socket: socket.clone(),
         };
         stop_stale_server(&launch.dir).await;
-        let child = Arc::new(Mutex::new(Some(launch.spawn_ready(UNANSWERED_LIMIT).await?)));
+        let child = Arc::new(Mutex::new(Some(launch.spawn_ready(UNANSWERED_LIMIT, true).await?)));
         let (stop_tx, stop_rx) = watch::channel(false);
         let supervisor = tokio::spawn(supervise(launch, child.clone(), stop_rx));
         Ok(Self { socket, child, stop_tx, supervisor: Mutex::new(Some(supervisor)) })
@@ -118,10 +119,14 @@ impl EmbeddedFalkor {
 
 impl Launch {
     /// Starts the child and waits until it answers, killing and restarting one that does not.
-    async fn spawn_ready(&self, unanswered: Duration) -> anyhow::Result<Child> {
+    /// `background_indexing`: whether the child may answer before its indexes are rebuilt
+    /// (canon's own start, where the graph engine follows the build and holds writes until
+    /// it ends; see `index_build`). A relaunch of a child that died while canon runs builds
+    /// them first: nothing would hold the writes meanwhile.
+    async fn spawn_ready(&self, unanswered: Duration, background_indexing: bool) -> anyhow::Result<Child> {
         let mut attempt = 1;
         loop {
-            let mut child = self.spawn().await?;
+            let mut child = self.spawn(background_indexing).await?;
             match wait_ready(&self.socket, unanswered).await {
                 Ok(()) => return Ok(child),
                 Err(err) if attempt < LAUNCH_ATTEMPTS => {
@@ -137,7 +142,8 @@ impl Launch {
         }
     }
 
-    async fn spawn(&self) -> anyhow::Result<Child> {
+    async fn spawn(&self, background_indexing: bool) -> anyhow::Result<Child> {
+        let delay_indexing = background_indexing && !queries_to_replay(&self.dir);
         let mut command = Command::new(&self.server);
         command
             .arg("--port")
@@ -170,11 +176,12 @@ impl Launch {
             .arg("no")
             .arg("--loadmodule")
             .arg(&self.module)
-            // After a clean stop, indexes are built after loading, in the background (see
-            // `index_build`): the graph answers once decoded instead of after every index is
-            // rebuilt. Queries left to replay (a crash) would run without indexes, scanning
-            // per row, so then the indexes are built first, as FalkorDB does by default.
-            .args(["DELAY_INDEXING", if queries_to_replay(&self.dir) { "no" } else { "yes" }])
+            // At canon's start after a clean stop, indexes are built after loading, in the
+            // background (see `index_build`): the graph answers once decoded instead of after
+            // every index is rebuilt. Queries left to replay (a crash) would run without
+            // indexes, scanning per row, so then the indexes are built first, as FalkorDB does
+            // by default; so are they when the supervisor relaunches a child.
+            .args(["DELAY_INDEXING", if delay_indexing { "yes" } else { "no" }])
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
@@ -259,7 +266,7 @@ async fn supervise(launch: Launch, child: Arc<Mutex<Option<Child>>>, mut stop: w
             continue;
         }
         tracing::error!("FalkorDB exited unexpectedly; restarting it");
-        match launch.spawn_ready(UNANSWERED_LIMIT).await {
+        match launch.spawn_ready(UNANSWERED_LIMIT, false).await {
             Ok(new_child) => {
                 *guard = Some(new_child);
             }
