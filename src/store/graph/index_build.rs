@@ -33,12 +33,6 @@ pub struct IndexBuild {
 }
 
 impl IndexBuild {
-    /// A build that is already done (before the schema is applied, and for other engines).
-    pub fn done() -> Self {
-        let (_, ready) = watch::channel(true);
-        Self { ready, progress: Arc::default() }
-    }
-
     /// Follows the graph's index build until every index is operational.
     pub fn follow(graph: AsyncGraph) -> Self {
         let (tx, ready) = watch::channel(false);
