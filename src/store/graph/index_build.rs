@@ -14,7 +14,6 @@
 
 use falkordb::AsyncGraph;
 use futures::TryStreamExt;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::watch;
 
@@ -25,42 +24,38 @@ const POLL_EVERY: Duration = Duration::from_millis(100);
 /// How often the build's progress is logged.
 const REPORT_EVERY: Duration = Duration::from_secs(5);
 
-/// Whether FalkorDB's indexes are all operational, and how far the build got when not.
+/// What FalkorDB is still building (`None` once every index is operational).
 #[derive(Clone)]
 pub struct IndexBuild {
-    ready: watch::Receiver<bool>,
-    progress: Arc<Mutex<Option<String>>>,
+    pending: watch::Receiver<Option<String>>,
 }
 
 impl IndexBuild {
     /// Follows the graph's index build until every index is operational.
     pub fn follow(graph: AsyncGraph) -> Self {
-        let (tx, ready) = watch::channel(false);
-        let progress = Arc::new(Mutex::new(Some("indexes: checking".to_string())));
-        let shown = progress.clone();
+        let (tx, pending) = watch::channel(Some("indexes: checking".to_string()));
         tokio::spawn(async move {
             let started = tokio::time::Instant::now();
             let mut next_report = started + REPORT_EVERY;
             loop {
                 match building(&graph).await {
-                    Ok(pending) if pending.is_empty() => {
+                    Ok(building) if building.is_empty() => {
                         if started.elapsed() >= POLL_EVERY {
                             tracing::info!(
                                 seconds = started.elapsed().as_secs_f64(),
                                 "graph indexes are built"
                             );
                         }
-                        *shown.lock().unwrap_or_else(|p| p.into_inner()) = None;
-                        let _ = tx.send(true);
+                        let _ = tx.send(None);
                         return;
                     }
-                    Ok(pending) => {
-                        let text = format!("indexes building: {}", pending.join("; "));
+                    Ok(building) => {
+                        let text = format!("indexes building: {}", building.join("; "));
                         if tokio::time::Instant::now() >= next_report {
                             tracing::info!(progress = %text, "graph indexes are being built; writes wait");
                             next_report += REPORT_EVERY;
                         }
-                        *shown.lock().unwrap_or_else(|p| p.into_inner()) = Some(text);
+                        let _ = tx.send(Some(text));
                     }
                     Err(err) => tracing::warn!(error = %err, "cannot read the graph's index build"),
                 }
@@ -70,21 +65,21 @@ impl IndexBuild {
                 tokio::time::sleep(POLL_EVERY).await;
             }
         });
-        Self { ready, progress }
+        Self { pending }
     }
 
     /// What is still being built, if anything (shown by `/readyz`).
     pub fn pending(&self) -> Option<String> {
-        self.progress.lock().unwrap_or_else(|p| p.into_inner()).clone()
+        self.pending.borrow().clone()
     }
 
     /// Waits (bounded) until the indexes are operational when `cypher` writes.
     pub async fn wait_for_writes(&self, cypher: &str) {
-        if *self.ready.borrow() || !writes(cypher) {
+        if self.pending.borrow().is_none() || !writes(cypher) {
             return;
         }
-        let mut ready = self.ready.clone();
-        let waited = tokio::time::timeout(WRITE_WAIT_LIMIT, ready.wait_for(|done| *done)).await;
+        let mut pending = self.pending.clone();
+        let waited = tokio::time::timeout(WRITE_WAIT_LIMIT, pending.wait_for(Option::is_none)).await;
         if waited.is_err() {
             tracing::warn!("graph indexes still building after {WRITE_WAIT_LIMIT:?}; writing without them");
         }
