@@ -129,19 +129,18 @@ struct Kept {
 }
 
 impl WindowMemo {
+    fn key(tenant: &Tenant, prefix: &'static str) -> (String, String, &'static str) {
+        (tenant.account_id.clone(), tenant.environment.as_str().to_string(), prefix)
+    }
+
     fn kept(&self, tenant: &Tenant, prefix: &'static str) -> Kept {
         let memo = self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        memo.get(&(tenant.account_id.clone(), tenant.environment.as_str().to_string(), prefix))
-            .copied()
-            .unwrap_or_default()
+        memo.get(&Self::key(tenant, prefix)).copied().unwrap_or_default()
     }
 
     fn update(&self, tenant: &Tenant, prefix: &'static str, change: impl FnOnce(&mut Kept)) {
         let mut memo = self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        change(
-            memo.entry((tenant.account_id.clone(), tenant.environment.as_str().to_string(), prefix))
-                .or_default(),
-        );
+        change(memo.entry(Self::key(tenant, prefix)).or_default());
     }
 
     pub fn start(&self, tenant: &Tenant, prefix: &'static str) -> Option<u64> {
@@ -218,8 +217,7 @@ fn ulid_of(prefix: &str, id: &str) -> Option<u128> {
 
 /// The creation time in an ID, if it is one of `prefix`.
 pub fn timestamp(prefix: &str, id: &str) -> Option<u64> {
-    let ulid = id.strip_prefix(prefix)?.strip_prefix('_')?;
-    Ulid::from_string(ulid).ok().map(|u| u.timestamp_ms())
+    ulid_of(prefix, id).map(|at| Ulid(at).timestamp_ms())
 }
 
 #[cfg(test)]
