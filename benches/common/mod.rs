@@ -148,21 +148,9 @@ async fn engine_start(
 /// setup's writes trigger one (a fork and a snapshot of the whole graph, ~2 s of a core at
 /// 1M entities), which would otherwise land in the middle of whatever is measured next.
 pub async fn engine_settled(data_dir: &std::path::Path) -> anyhow::Result<()> {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let socket = data_dir.join("falkordb").join("falkordb.sock");
-    let started = std::time::Instant::now();
-    loop {
-        let mut stream = tokio::net::UnixStream::connect(&socket).await?;
-        stream.write_all(b"INFO persistence\r\n").await?;
-        let mut buf = vec![0u8; 8192];
-        let n = stream.read(&mut buf).await?;
-        let info = String::from_utf8_lossy(&buf[..n]);
-        if info.contains("aof_rewrite_in_progress:0") && info.contains("aof_rewrite_scheduled:0") {
-            return Ok(());
-        }
-        anyhow::ensure!(started.elapsed() < Duration::from_secs(300), "FalkorDB's rewrite never ended");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    canon::store::graph::embedded::rewrite_settled(&socket).await?;
+    Ok(())
 }
 
 pub fn percentile(samples: &mut [Duration], p: f64) -> Duration {

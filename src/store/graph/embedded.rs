@@ -355,16 +355,23 @@ async fn compact_aof(socket: &Path) -> std::io::Result<()> {
     if reply.starts_with('-') {
         return Err(std::io::Error::other(reply.trim().to_string()));
     }
+    let info = rewrite_settled(socket).await?;
+    match info_field(&info, "aof_last_bgrewrite_status") {
+        Some("ok") => Ok(()),
+        other => Err(std::io::Error::other(format!("rewrite status {other:?}"))),
+    }
+}
+
+/// Waits until the FalkorDB at `socket` has no append-only-file rewrite running or scheduled
+/// (at most [`REWRITE_LIMIT`]), and returns its last `INFO persistence`.
+pub async fn rewrite_settled(socket: &Path) -> std::io::Result<String> {
     let deadline = tokio::time::Instant::now() + REWRITE_LIMIT;
     loop {
         tokio::time::sleep(Duration::from_millis(50)).await;
         let info = command(socket, "INFO persistence").await?;
         let busy = |field| info_field(&info, field) != Some("0");
         if !busy("aof_rewrite_in_progress") && !busy("aof_rewrite_scheduled") {
-            return match info_field(&info, "aof_last_bgrewrite_status") {
-                Some("ok") => Ok(()),
-                other => Err(std::io::Error::other(format!("rewrite status {other:?}"))),
-            };
+            return Ok(info);
         }
         if tokio::time::Instant::now() > deadline {
             return Err(std::io::Error::other(format!("rewrite still running after {REWRITE_LIMIT:?}")));
