@@ -66,7 +66,9 @@ where
     }
 }
 
-const GRAPH_START_LIMIT: std::time::Duration = std::time::Duration::from_secs(30);
+/// Long enough for the embedded child's supervisor to restart a child that hung
+/// (`CANON_FALKORDB_HUNG_SECONDS`, 30 s by default) and for the new one to answer.
+const GRAPH_START_LIMIT: std::time::Duration = std::time::Duration::from_secs(90);
 const GRAPH_START_ATTEMPTS: u32 = 4;
 
 /// What every handler can reach: a handle, cloned by every extractor and middleware of every

@@ -119,6 +119,10 @@ pub struct Config {
     /// How long a refinement may take before the inferred schema is answered as is.
     #[arg(long, env = "CANON_INFER_SCHEMA_LLM_TIMEOUT_SECONDS", default_value_t = 60)]
     pub infer_schema_llm_timeout_seconds: u64,
+    /// How long the embedded FalkorDB may give no answer at all (not even "loading") while
+    /// canon runs before it counts as hung and is restarted from its files.
+    #[arg(long, env = "CANON_FALKORDB_HUNG_SECONDS", default_value_t = 30.0)]
+    pub falkordb_hung_seconds: f64,
     /// Log format: `json` (structured, one object per line) or `text`.
     #[arg(long, env = "CANON_LOG_FORMAT", default_value = "json")]
     pub log_format: String,
@@ -162,6 +166,7 @@ impl Config {
             infer_schema_llm_model: "gpt-4o-mini".into(),
             infer_schema_llm_api_key: None,
             infer_schema_llm_timeout_seconds: 60,
+            falkordb_hung_seconds: 30.0,
             log_format: "text".into(),
         }
     }

@@ -1,6 +1,6 @@
 //! Supervision and graceful shutdown inside the process.
 
-use crate::helpers::{spawn_app, spawn_app_with};
+use crate::helpers::{json, spawn_app, spawn_app_with};
 use async_trait::async_trait;
 use canon::jobs::{Handlers, JobHandler};
 use canon::store::records::Records;
@@ -39,6 +39,35 @@ async fn a_falkordb_child_that_dies_is_restarted_with_its_data() {
         .parse()
         .unwrap();
     assert_ne!(pid, new_pid, "a new FalkorDB process serves");
+}
+
+/// A deadlocked FalkorDB accepts connections and never answers (seen in CI). A stopped
+/// process behaves the same: the supervisor must abort it and serve from a new one.
+#[tokio::test]
+async fn a_falkordb_child_that_stops_answering_is_aborted_and_restarted_with_its_data() {
+    let app = spawn_app_with(Handlers::default(), |config| config.falkordb_hung_seconds = 2.0).await;
+    // No wait for the once-a-second fsync: Redis writes to the file before it answers.
+    let entity = app.entity("Initech", "company").await;
+    let pid_file = app.config.data_dir.join("falkordb/redis.pid");
+    let read_pid =
+        || -> i32 { std::fs::read_to_string(&pid_file).unwrap_or_default().trim().parse().unwrap_or(0) };
+    let pid = read_pid();
+    // SAFETY: stopping the FalkorDB child this test's canon started.
+    unsafe { libc::kill(pid, libc::SIGSTOP) };
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(40);
+    loop {
+        let response = app.get(&format!("/v3/entities/{entity}")).await;
+        let status = response.status();
+        if status == 200 && read_pid() != pid {
+            assert_eq!(json(response).await["canonical"], "Initech");
+            break;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "a new FalkorDB serves: last status {status}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert!(!std::path::Path::new(&format!("/proc/{pid}")).exists(), "the hung child is gone");
+    let log = std::fs::read_to_string(app.config.data_dir.join("falkordb/falkordb.log")).unwrap();
+    assert!(log.contains("crashed by signal"), "the hung child's log holds its crash report:\n{log}");
 }
 
 struct Slow;

@@ -19,6 +19,15 @@
 //! readiness command has its own time limit, and a child that does not become ready is
 //! killed and started again, up to [`LAUNCH_ATTEMPTS`] times; loading does not change its
 //! files, so a second start loses nothing.
+//!
+//! A running child can deadlock too (seen in CI: a fresh child answered PING, then left the
+//! first connection and every later one unanswered for 90 s; FalkorDB's tracker has open
+//! reports of the same, GIL against the graph's write lock). So the supervisor PINGs the child
+//! twice a second, and one that gives no answer at all for `CANON_FALKORDB_HUNG_SECONDS` is
+//! aborted (SIGABRT: Redis writes every thread's stack to its log first) and started again
+//! from its files. Nothing acknowledged is lost: Redis appends a write to the file before it
+//! answers, and a killed process's written pages survive. A busy child still answers PING
+//! (queries run on FalkorDB's own threads; loading answers `-LOADING`).
 
 use crate::config::Config;
 use crate::provision;
@@ -39,6 +48,12 @@ const LAUNCH_ATTEMPTS: u32 = 3;
 const AOF_REWRITE_MIN_SIZE: &str = "8mb";
 /// How long a stop waits for the append-only file's rewrite.
 const REWRITE_LIMIT: Duration = Duration::from_secs(120);
+/// How often the supervisor checks that the child is alive and answering.
+const CHECK_EVERY: Duration = Duration::from_millis(500);
+/// How long an aborted child may take writing its crash report before it is killed.
+const ABORT_LIMIT: Duration = Duration::from_secs(5);
+/// How long `SHUTDOWN SAVE` may take to answer before the stop just waits for the exit.
+const SHUTDOWN_LIMIT: Duration = Duration::from_secs(30);
 
 /// A running, supervised FalkorDB child.
 pub struct EmbeddedFalkor {
@@ -53,6 +68,8 @@ struct Launch {
     module: PathBuf,
     dir: PathBuf,
     socket: PathBuf,
+    /// How long a running child may leave PING unanswered before it counts as hung.
+    hung_limit: Duration,
 }
 
 impl EmbeddedFalkor {
@@ -72,6 +89,7 @@ impl EmbeddedFalkor {
             module: absolute(&provision::falkordb_module(config))?,
             dir,
             socket: socket.clone(),
+            hung_limit: Duration::from_secs_f64(config.falkordb_hung_seconds.max(1.0)),
         };
         stop_stale_server(&launch.dir).await;
         let child = Arc::new(Mutex::new(Some(launch.spawn_ready(UNANSWERED_LIMIT, true).await?)));
@@ -131,11 +149,11 @@ impl Launch {
                 Ok(()) => return Ok(child),
                 Err(err) if attempt < LAUNCH_ATTEMPTS => {
                     tracing::warn!(error = %err, attempt, "FalkorDB did not become ready; starting it again");
-                    let _ = child.kill().await;
+                    abort(&mut child).await;
                     attempt += 1;
                 }
                 Err(err) => {
-                    let _ = child.kill().await;
+                    abort(&mut child).await;
                     return Err(err.context(format!("FalkorDB was started {attempt} times")));
                 }
             }
@@ -143,7 +161,9 @@ impl Launch {
     }
 
     async fn spawn(&self, background_indexing: bool) -> anyhow::Result<Child> {
-        let delay_indexing = background_indexing && !queries_to_replay(&self.dir);
+        // A fresh directory has nothing to load, so nothing to index later.
+        let delay_indexing =
+            background_indexing && self.dir.join("appendonlydir").exists() && !queries_to_replay(&self.dir);
         let mut command = Command::new(&self.server);
         command
             .arg("--port")
@@ -173,6 +193,10 @@ impl Launch {
             .arg("--logfile")
             .arg(self.dir.join("falkordb.log"))
             .arg("--daemonize")
+            .arg("no")
+            // A crash report's memory test can take minutes on a large heap; its stacks are
+            // what a hang or crash needs.
+            .arg("--crash-memcheck-enabled")
             .arg("no")
             .arg("--loadmodule")
             .arg(&self.module)
@@ -248,27 +272,37 @@ fn die_with_canon(command: &mut Command) {
 #[cfg(not(target_os = "linux"))]
 fn die_with_canon(_command: &mut Command) {}
 
-/// Restarts the child whenever it exits unexpectedly, until told to stop.
+/// Restarts the child whenever it exits unexpectedly or stops answering, until told to stop.
 async fn supervise(launch: Launch, child: Arc<Mutex<Option<Child>>>, mut stop: watch::Receiver<bool>) {
     let mut backoff = Duration::from_millis(200);
+    let mut answered = tokio::time::Instant::now();
     loop {
         tokio::select! {
             _ = stop.changed() => return,
-            _ = tokio::time::sleep(Duration::from_millis(500)) => {}
+            _ = tokio::time::sleep(CHECK_EVERY) => {}
+        }
+        // Any reply is life: `-LOADING` and errors come from the same main thread as PONG.
+        if command(&launch.socket, "PING").await.is_ok_and(|reply| !reply.is_empty()) {
+            answered = tokio::time::Instant::now();
         }
         let mut guard = child.lock().await;
-        let exited = match guard.as_mut() {
-            Some(running) => matches!(running.try_wait(), Ok(Some(_))),
-            None => return,
-        };
-        if !exited {
+        let Some(running) = guard.as_mut() else { return };
+        if matches!(running.try_wait(), Ok(Some(_))) {
+            tracing::error!("FalkorDB exited unexpectedly; restarting it");
+        } else if answered.elapsed() >= launch.hung_limit {
+            tracing::error!(
+                unanswered = ?answered.elapsed(),
+                "FalkorDB stopped answering (hung); aborting it (its log gets every thread's stack) and restarting it"
+            );
+            abort(running).await;
+        } else {
             backoff = Duration::from_millis(200);
             continue;
         }
-        tracing::error!("FalkorDB exited unexpectedly; restarting it");
         match launch.spawn_ready(UNANSWERED_LIMIT, false).await {
             Ok(new_child) => {
                 *guard = Some(new_child);
+                answered = tokio::time::Instant::now();
             }
             Err(err) => {
                 drop(guard);
@@ -278,6 +312,23 @@ async fn supervise(launch: Launch, child: Arc<Mutex<Option<Child>>>, mut stop: w
             }
         }
     }
+}
+
+/// Ends a hung child: SIGABRT first, so Redis's crash handler logs every thread's stack (what
+/// a deadlock report needs), then SIGKILL if it has not exited within [`ABORT_LIMIT`].
+async fn abort(child: &mut Child) {
+    if let Some(pid) = child.id() {
+        let pid = pid as libc::pid_t;
+        // SAFETY: plain kill(2) on our own child, not yet reaped. SIGCONT wakes a stopped one.
+        unsafe {
+            libc::kill(pid, libc::SIGABRT);
+            libc::kill(pid, libc::SIGCONT);
+        }
+        if tokio::time::timeout(ABORT_LIMIT, child.wait()).await.is_ok() {
+            return;
+        }
+    }
+    let _ = child.kill().await;
 }
 
 /// Whether the append-only file holds queries after its snapshot (a crash, or a rewrite that
@@ -322,19 +373,12 @@ async fn wait_ready(socket: &Path, unanswered: Duration) -> anyhow::Result<()> {
     let mut deadline = tokio::time::Instant::now() + unanswered;
     let mut next_report = tokio::time::Instant::now() + Duration::from_secs(5);
     loop {
-        match tokio::time::timeout(REPLY_LIMIT, command(socket, "PING"))
-            .await
-            .unwrap_or_else(|_| Err(std::io::Error::new(std::io::ErrorKind::TimedOut, "no reply")))
-        {
+        match command(socket, "PING").await {
             Ok(reply) if reply.starts_with("+PONG") => return Ok(()),
             Ok(reply) if reply.starts_with("-LOADING") => {
                 deadline = tokio::time::Instant::now() + unanswered;
                 if tokio::time::Instant::now() >= next_report {
-                    let info = tokio::time::timeout(REPLY_LIMIT, command(socket, "INFO persistence"))
-                        .await
-                        .ok()
-                        .and_then(Result::ok)
-                        .unwrap_or_default();
+                    let info = command(socket, "INFO persistence").await.unwrap_or_default();
                     let done = info_field(&info, "loading_loaded_perc").unwrap_or("?").to_string();
                     tracing::info!(percent = %done, "FalkorDB is loading its data");
                     next_report = tokio::time::Instant::now() + Duration::from_secs(5);
@@ -384,9 +428,19 @@ fn info_field<'a>(info: &'a str, field: &str) -> Option<&'a str> {
     info.lines().find_map(|line| line.strip_prefix(field)?.strip_prefix(':')).map(str::trim)
 }
 
-/// Sends one inline RESP command and reads its reply: a status or error line, or a whole
-/// bulk string (INFO's).
+/// Sends one inline RESP command and reads its reply (a status or error line, or a whole bulk
+/// string: INFO's), waiting at most [`REPLY_LIMIT`]: a hung child accepts and never replies.
 async fn command(socket: &Path, line: &str) -> std::io::Result<String> {
+    command_within(socket, line, REPLY_LIMIT).await
+}
+
+async fn command_within(socket: &Path, line: &str, limit: Duration) -> std::io::Result<String> {
+    tokio::time::timeout(limit, unbounded_command(socket, line)).await.unwrap_or_else(|_| {
+        Err(std::io::Error::new(std::io::ErrorKind::TimedOut, format!("no reply to {line}")))
+    })
+}
+
+async fn unbounded_command(socket: &Path, line: &str) -> std::io::Result<String> {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let mut stream = tokio::net::UnixStream::connect(socket).await?;
     stream.write_all(format!("{line}\r\n").as_bytes()).await?;
@@ -412,8 +466,9 @@ fn reply_complete(reply: &[u8]) -> bool {
 }
 
 async fn shutdown_save(socket: &Path) -> std::io::Result<()> {
-    // A successful SHUTDOWN closes the connection without a reply.
-    match command(socket, "SHUTDOWN SAVE").await {
+    // A successful SHUTDOWN closes the connection without a reply; a save still running after
+    // the limit is left to finish (the stop then waits for the exit).
+    match command_within(socket, "SHUTDOWN SAVE", SHUTDOWN_LIMIT).await {
         Ok(reply) if reply.starts_with('-') => Err(std::io::Error::other(reply)),
         _ => Ok(()),
     }
