@@ -2,7 +2,7 @@
 //! entity and as a whole.
 
 use super::entities::{normalized_name, resolution_key, str_col, Mention};
-use super::window::{self, IdWindows};
+use super::window::{self, WindowedPage};
 use super::{decode, queries, GraphService, Tenant};
 use crate::error::{ServiceError, ServiceResult};
 use crate::ids;
@@ -270,43 +270,29 @@ impl GraphService {
         }
         let node_ids = node_ids.map(|ids| ids.into_iter().collect::<Vec<_>>());
         let limit = query.limit as usize;
-        let since_ms = query.since.as_deref().and_then(super::review::rfc3339_ms).unwrap_or(0);
         let every_edge = params! {
             "bucketID" => None::<String>, "since" => None::<String>, "nodeIDs" => None::<Vec<String>>,
             "typeIDs" => None::<Vec<String>>, "typeNames" => None::<Vec<String>>,
         };
-        let cursor = query.cursor.as_deref();
-        let start = self
-            .page_start_ms(tenant, cursor, "rel", queries::KNOWLEDGE_GRAPH_EDGES, every_edge, "relationID")
-            .await?
-            .max(since_ms.saturating_sub(1_000));
-        let density = self.window_memo.density(tenant, "rel");
-        let mut windows = IdWindows::new("rel", cursor, start, density, limit + 2);
-        let mut edges: Vec<GraphEdge> = Vec::new();
-        while edges.len() <= limit {
-            let Some((from, to)) = windows.next_window() else { break };
-            let rows = self
-                .run(
-                    tenant,
-                    queries::KNOWLEDGE_GRAPH_EDGES,
-                    params! {
+        let rows = self
+            .windowed_rows(
+                tenant,
+                WindowedPage {
+                    prefix: "rel",
+                    query: queries::KNOWLEDGE_GRAPH_EDGES,
+                    id_column: "relationID",
+                    unfiltered: every_edge,
+                    filters: params! {
                         "bucketID" => query.bucket, "since" => query.since, "nodeIDs" => node_ids,
                         "typeIDs" => query.type_ids, "typeNames" => type_names,
-                        "from" => from, "to" => to, "limit" => limit + 2 - edges.len(),
                     },
-                )
-                .await?;
-            let asked = limit + 2 - edges.len();
-            windows.found(rows.len(), asked, rows.last().map(|row| str_col(row, "relationID")).as_deref());
-            for row in rows {
-                let edge: GraphEdge = decode(row)?;
-                if Some(&edge.relation_id) == query.cursor.as_ref() {
-                    continue;
-                }
-                edges.push(edge);
-            }
-        }
-        self.window_memo.observe(tenant, "rel", &windows);
+                    cursor: query.cursor.as_deref(),
+                    since_ms: query.since.as_deref().and_then(super::review::rfc3339_ms).unwrap_or(0),
+                    limit,
+                },
+            )
+            .await?;
+        let mut edges = rows.into_iter().map(decode).collect::<Result<Vec<GraphEdge>, _>>()?;
         let has_more = edges.len() > limit;
         edges.truncate(limit);
         let next_cursor = if has_more { edges.last().map(|e| e.relation_id.clone()) } else { None };

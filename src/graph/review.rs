@@ -1,7 +1,7 @@
 //! The review queue: entities awaiting curation, filtered and paged by entityID.
 
 use super::entities::{str_col, Entity};
-use super::window::{self, IdWindows};
+use super::window::{self, WindowedPage};
 use super::{queries, GraphService, Tenant};
 use crate::error::{ServiceError, ServiceResult};
 use crate::params;
@@ -65,37 +65,25 @@ impl GraphService {
             "statuses" => STATUSES, "bucketID" => None::<String>, "since" => None::<String>,
             "typeIDs" => None::<Vec<String>>, "typeNames" => None::<Vec<String>>,
         };
-        let cursor = filter.cursor.as_deref();
-        let start = self
-            .page_start_ms(tenant, cursor, "ent", queries::REVIEW_QUEUE, every_entity, "entityID")
-            .await?;
-        let since_ms = filter.since.as_deref().and_then(rfc3339_ms).unwrap_or(0);
-        let start = start.max(since_ms.saturating_sub(1_000));
-        let density = self.window_memo.density(tenant, "ent");
-        let mut windows = IdWindows::new("ent", cursor, start, density, limit + 2);
-        let mut ids: Vec<String> = Vec::new();
-        while ids.len() <= limit {
-            let Some((from, to)) = windows.next_window() else { break };
-            let rows = self
-                .run(
-                    tenant,
-                    queries::REVIEW_QUEUE,
-                    params! {
+        let rows = self
+            .windowed_rows(
+                tenant,
+                WindowedPage {
+                    prefix: "ent",
+                    query: queries::REVIEW_QUEUE,
+                    id_column: "entityID",
+                    unfiltered: every_entity,
+                    filters: params! {
                         "statuses" => statuses, "bucketID" => filter.bucket, "since" => filter.since,
                         "typeIDs" => filter.type_ids, "typeNames" => type_names,
-                        "from" => from, "to" => to, "limit" => limit + 2 - ids.len(),
                     },
-                )
-                .await?;
-            let asked = limit + 2 - ids.len();
-            windows.found(rows.len(), asked, rows.last().map(|row| str_col(row, "entityID")).as_deref());
-            ids.extend(
-                rows.iter()
-                    .map(|row| str_col(row, "entityID"))
-                    .filter(|id| Some(id) != filter.cursor.as_ref()),
-            );
-        }
-        self.window_memo.observe(tenant, "ent", &windows);
+                    cursor: filter.cursor.as_deref(),
+                    since_ms: filter.since.as_deref().and_then(rfc3339_ms).unwrap_or(0),
+                    limit,
+                },
+            )
+            .await?;
+        let mut ids: Vec<String> = rows.iter().map(|row| str_col(row, "entityID")).collect();
         let has_more = ids.len() > limit;
         ids.truncate(limit);
         let entities = self.entity_details(tenant, &ids).await?;

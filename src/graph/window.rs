@@ -14,7 +14,7 @@
 use super::entities::str_col;
 use super::{GraphService, Tenant};
 use crate::error::ServiceResult;
-use crate::store::graph::Params;
+use crate::store::graph::{Params, Row};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -165,7 +165,54 @@ impl WindowMemo {
     }
 }
 
+/// One page of a query over time-ordered IDs (the review queue, the knowledge graph's edges).
+pub(crate) struct WindowedPage<'a> {
+    pub prefix: &'static str,
+    pub query: &'static str,
+    /// The column holding each row's ID.
+    pub id_column: &'static str,
+    /// The query's parameters with every filter off (to find where the tenant's rows begin).
+    pub unfiltered: Params,
+    /// The page's own parameters; each window adds `from`, `to` and `limit`.
+    pub filters: Params,
+    pub cursor: Option<&'a str>,
+    /// Creation time (ms) the page's `since` filter starts at, 0 without one.
+    pub since_ms: u64,
+    pub limit: usize,
+}
+
 impl GraphService {
+    /// A page's rows in ID order after its cursor (the cursor's own row left out), from
+    /// consecutive windows until more than `limit` are in hand or the windows pass now: the
+    /// caller keeps `limit` and tells from the rest whether more follow.
+    pub(crate) async fn windowed_rows(
+        &self,
+        tenant: &Tenant,
+        page: WindowedPage<'_>,
+    ) -> ServiceResult<Vec<Row>> {
+        let WindowedPage { prefix, query, id_column, unfiltered, filters, cursor, since_ms, limit } = page;
+        let start = self
+            .page_start_ms(tenant, cursor, prefix, query, unfiltered, id_column)
+            .await?
+            .max(since_ms.saturating_sub(1_000));
+        let density = self.window_memo.density(tenant, prefix);
+        let mut windows = IdWindows::new(prefix, cursor, start, density, limit + 2);
+        let mut rows: Vec<Row> = Vec::new();
+        while rows.len() <= limit {
+            let Some((from, to)) = windows.next_window() else { break };
+            let asked = limit + 2 - rows.len();
+            let mut params = filters.clone();
+            params.insert("from".into(), Value::String(from));
+            params.insert("to".into(), Value::String(to));
+            params.insert("limit".into(), Value::from(asked));
+            let found = self.run(tenant, query, params).await?;
+            windows.found(found.len(), asked, found.last().map(|row| str_col(row, id_column)).as_deref());
+            rows.extend(found.into_iter().filter(|row| Some(str_col(row, id_column).as_str()) != cursor));
+        }
+        self.window_memo.observe(tenant, prefix, &windows);
+        Ok(rows)
+    }
+
     /// Where a page of `prefix` IDs starts its windows: 0 after a cursor (the windows start
     /// at the cursor); else the kept start, or, found the first time, the creation time of the
     /// first row `query` returns with `unfiltered` parameters (one row per window). When there
