@@ -89,7 +89,9 @@ impl EmbeddedFalkor {
             module: absolute(&provision::falkordb_module(config))?,
             dir,
             socket: socket.clone(),
-            hung_limit: Duration::from_secs_f64(config.falkordb_hung_seconds.max(1.0)),
+            // At least a second; an infinite setting turns the check off instead of panicking.
+            hung_limit: Duration::try_from_secs_f64(config.falkordb_hung_seconds.max(1.0))
+                .unwrap_or(Duration::MAX),
         };
         stop_stale_server(&launch.dir).await;
         let child = Arc::new(Mutex::new(Some(launch.spawn_ready(UNANSWERED_LIMIT, true).await?)));
