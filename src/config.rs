@@ -7,6 +7,15 @@
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
+/// A number of hours or seconds, or a scale of them: finite, at least 0 and at most 10^9 (a
+/// larger one is a typo, and would overflow the durations made from it).
+fn span_number(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(number) if number.is_finite() && (0.0..=1e9).contains(&number) => Ok(number),
+        _ => Err(format!("{text:?} is not a number from 0 to 1000000000")),
+    }
+}
+
 /// Everything `canon serve` can be told. Unset server URLs mean "use the embedded default".
 #[derive(clap::Args, Debug, Clone)]
 pub struct Config {
@@ -91,10 +100,10 @@ pub struct Config {
     #[arg(long, env = "CANON_SECRETS_KEY", hide_env_values = true)]
     pub secrets_key: Option<String>,
     /// How long a rotated-out webhook signing secret still signs deliveries beside the new one.
-    #[arg(long, env = "CANON_WEBHOOK_ROTATION_HOURS", default_value_t = 24.0)]
+    #[arg(long, env = "CANON_WEBHOOK_ROTATION_HOURS", value_parser = span_number, default_value_t = 24.0)]
     pub webhook_rotation_hours: f64,
     /// Multiplies the delivery retry schedule (1 = the published one, about a day; tests use less).
-    #[arg(long, env = "CANON_DELIVERY_RETRY_SCALE", default_value_t = 1.0)]
+    #[arg(long, env = "CANON_DELIVERY_RETRY_SCALE", value_parser = span_number, default_value_t = 1.0)]
     pub delivery_retry_scale: f64,
     /// Google Drive API base URL for subscription deliveries to `googleDriveFolderID`.
     #[arg(long, env = "CANON_GOOGLE_DRIVE_API_URL", default_value = "https://www.googleapis.com")]
@@ -103,7 +112,7 @@ pub struct Config {
     #[arg(long, env = "CANON_BOX_API_URL", default_value = "https://api.box.com")]
     pub box_api_url: String,
     /// How often `box` connectors look for new files in their folders.
-    #[arg(long, env = "CANON_BOX_POLL_SECONDS", default_value_t = 60.0)]
+    #[arg(long, env = "CANON_BOX_POLL_SECONDS", value_parser = span_number, default_value_t = 60.0)]
     pub box_poll_seconds: f64,
     /// OpenAI-compatible chat-completions base URL of a model that refines `POST
     /// /v3/infer-schema`'s inferred schema (unset: no refinement). Requests go through the
@@ -121,7 +130,7 @@ pub struct Config {
     pub infer_schema_llm_timeout_seconds: u64,
     /// How long the embedded FalkorDB may give no answer at all (not even "loading") while
     /// canon runs before it counts as hung and is restarted from its files.
-    #[arg(long, env = "CANON_FALKORDB_HUNG_SECONDS", default_value_t = 30.0)]
+    #[arg(long, env = "CANON_FALKORDB_HUNG_SECONDS", value_parser = span_number, default_value_t = 30.0)]
     pub falkordb_hung_seconds: f64,
     /// Log format: `json` (structured, one object per line) or `text`.
     #[arg(long, env = "CANON_LOG_FORMAT", default_value = "json")]
@@ -235,4 +244,30 @@ pub fn load_file_into_env() -> anyhow::Result<()> {
         std::env::set_var(var, value);
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Flags {
+        #[command(flatten)]
+        config: Config,
+    }
+
+    #[test]
+    fn spans_that_would_overflow_a_duration_are_refused_naming_the_setting() {
+        for bad in ["inf", "NaN", "-1", "1e300", "soon"] {
+            let flag = format!("--webhook-rotation-hours={bad}");
+            let error = Flags::try_parse_from(["canon", flag.as_str()]).err().expect(bad);
+            assert!(error.to_string().contains("--webhook-rotation-hours"), "{error}");
+        }
+        let flags =
+            Flags::try_parse_from(["canon", "--box-poll-seconds", "0.5", "--delivery-retry-scale", "0"])
+                .expect("in range");
+        assert_eq!(flags.config.box_poll_seconds, 0.5);
+        assert_eq!(flags.config.delivery_retry_scale, 0.0);
+    }
 }

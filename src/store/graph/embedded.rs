@@ -89,7 +89,7 @@ impl EmbeddedFalkor {
             module: absolute(&provision::falkordb_module(config))?,
             dir,
             socket: socket.clone(),
-            // At least a second; an infinite setting turns the check off instead of panicking.
+            // At least a second (the setting is bounded when parsed; MAX guards one set in code).
             hung_limit: Duration::try_from_secs_f64(config.falkordb_hung_seconds.max(1.0))
                 .unwrap_or(Duration::MAX),
         };
