@@ -201,11 +201,7 @@ impl GraphService {
         while rows.len() <= limit {
             let Some((from, to)) = windows.next_window() else { break };
             let asked = limit + 2 - rows.len();
-            let mut params = filters.clone();
-            params.insert("from".into(), Value::String(from));
-            params.insert("to".into(), Value::String(to));
-            params.insert("limit".into(), Value::from(asked));
-            let found = self.run(tenant, query, params).await?;
+            let found = self.run(tenant, query, in_window(&filters, from, to, asked)).await?;
             windows.found(found.len(), asked, found.last().map(|row| str_col(row, id_column)).as_deref());
             rows.extend(found.into_iter().filter(|row| Some(str_col(row, id_column).as_str()) != cursor));
         }
@@ -237,11 +233,7 @@ impl GraphService {
         let tenant_start = self.tenant_start_ms(tenant).await?;
         let mut windows = IdWindows::new(prefix, None, tenant_start, None, 1);
         while let Some((from, to)) = windows.next_window() {
-            let mut params = unfiltered.clone();
-            params.insert("from".into(), Value::String(from));
-            params.insert("to".into(), Value::String(to));
-            params.insert("limit".into(), Value::from(1));
-            let rows = self.run(tenant, query, params).await?;
+            let rows = self.run(tenant, query, in_window(&unfiltered, from, to, 1)).await?;
             if let Some(first) = rows.first().and_then(|row| timestamp(prefix, &str_col(row, id_column))) {
                 self.window_memo.remember_start(tenant, prefix, first);
                 return Ok(first);
@@ -250,6 +242,15 @@ impl GraphService {
         }
         Ok(began.saturating_sub(1_000).max(tenant_start))
     }
+}
+
+/// A window's statement parameters: `params` with its bounds and how many rows it may give.
+fn in_window(params: &Params, from: String, to: String, limit: usize) -> Params {
+    let mut params = params.clone();
+    params.insert("from".into(), Value::String(from));
+    params.insert("to".into(), Value::String(to));
+    params.insert("limit".into(), Value::from(limit));
+    params
 }
 
 /// The ID at a position of the ULID space (a window's bound).
