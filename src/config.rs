@@ -16,6 +16,22 @@ fn span_number(text: &str) -> Result<f64, String> {
     }
 }
 
+/// A score threshold: a number from 0 to 1 (NaN would silently match nothing).
+fn fraction(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(number) if (0.0..=1.0).contains(&number) => Ok(number),
+        _ => Err(format!("{text:?} is not a number from 0 to 1")),
+    }
+}
+
+/// A sustained request rate: a finite number above 0 (0 or NaN would refuse every request).
+fn rate(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(number) if number.is_finite() && number > 0.0 => Ok(number),
+        _ => Err(format!("{text:?} is not a number of requests per second above 0")),
+    }
+}
+
 /// Everything `canon serve` can be told. Unset server URLs mean "use the embedded default".
 #[derive(clap::Args, Debug, Clone)]
 pub struct Config {
@@ -56,10 +72,10 @@ pub struct Config {
     #[arg(long, env = "CANON_JWT_SECRET", hide_env_values = true)]
     pub jwt_secret: Option<String>,
     /// Duplicate pairs scoring at least this are merged automatically (0..1).
-    #[arg(long, env = "CANON_AUTO_MERGE_THRESHOLD", default_value_t = 0.95)]
+    #[arg(long, env = "CANON_AUTO_MERGE_THRESHOLD", value_parser = fraction, default_value_t = 0.95)]
     pub auto_merge_threshold: f64,
     /// Duplicate pairs scoring at least this are suggested for review (0..1).
-    #[arg(long, env = "CANON_SUGGEST_THRESHOLD", default_value_t = 0.80)]
+    #[arg(long, env = "CANON_SUGGEST_THRESHOLD", value_parser = fraction, default_value_t = 0.80)]
     pub suggest_threshold: f64,
     /// Model asked of the embeddings endpoint.
     #[arg(long, env = "CANON_EMBEDDINGS_MODEL", default_value = "text-embedding-3-small")]
@@ -72,7 +88,7 @@ pub struct Config {
     #[arg(long, env = "CANON_EMBEDDINGS_TOKENIZER")]
     pub embeddings_tokenizer: Option<PathBuf>,
     /// Requests per second allowed per API key (sustained).
-    #[arg(long, env = "CANON_RATE_LIMIT_PER_SECOND", default_value_t = 100.0)]
+    #[arg(long, env = "CANON_RATE_LIMIT_PER_SECOND", value_parser = rate, default_value_t = 100.0)]
     pub rate_limit_per_second: f64,
     /// Requests an API key may burst above the sustained rate.
     #[arg(long, env = "CANON_RATE_LIMIT_BURST", default_value_t = 200)]
@@ -269,5 +285,25 @@ mod tests {
                 .expect("in range");
         assert_eq!(flags.config.box_poll_seconds, 0.5);
         assert_eq!(flags.config.delivery_retry_scale, 0.0);
+    }
+
+    #[test]
+    fn thresholds_outside_zero_to_one_and_rates_that_refuse_everything_are_refused() {
+        for (flag, bad) in [
+            ("--suggest-threshold", "1.5"),
+            ("--auto-merge-threshold", "NaN"),
+            ("--auto-merge-threshold", "-0.1"),
+            ("--rate-limit-per-second", "0"),
+            ("--rate-limit-per-second", "inf"),
+        ] {
+            let arg = format!("{flag}={bad}");
+            let error = Flags::try_parse_from(["canon", arg.as_str()]).err().expect(bad);
+            assert!(error.to_string().contains(flag), "{error}");
+        }
+        let flags =
+            Flags::try_parse_from(["canon", "--suggest-threshold", "0.7", "--rate-limit-per-second", "0.5"])
+                .expect("in range");
+        assert_eq!(flags.config.suggest_threshold, 0.7);
+        assert_eq!(flags.config.rate_limit_per_second, 0.5);
     }
 }

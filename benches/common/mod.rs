@@ -80,12 +80,18 @@ impl Bench {
         let canon = started.elapsed();
         let base = format!("http://{}", app.addr);
         let bench = Bench { app, base, key, tenant, client, config, _data };
+        // Index builds on a million entities take seconds; ten minutes means they are stuck.
+        let deadline = started + Duration::from_secs(600);
         loop {
             let ready: Value =
                 bench.client.get(format!("{}/readyz", bench.base)).send().await?.json().await?;
             if ready["backends"]["graph"]["building"].is_null() {
                 break;
             }
+            anyhow::ensure!(
+                std::time::Instant::now() < deadline,
+                "indexes still building after 10 min: {ready}"
+            );
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
         let canon_indexed = started.elapsed();
