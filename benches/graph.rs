@@ -87,7 +87,7 @@ async fn main() -> anyhow::Result<()> {
     println!("setup: {edges} relation observations in {:.0} s", started.elapsed().as_secs_f64());
     common::engine_settled(bench.data_dir()).await?;
 
-    let (mut queue, mut service) = (Vec::new(), Vec::new());
+    let (mut queue, mut service, mut kinds) = (Vec::new(), Vec::new(), Vec::new());
     let mut cursors = ids.clone();
     cursors.extend(some);
     for (n, cursor) in cursors.choose_multiple(&mut rand::thread_rng(), 200).enumerate() {
@@ -116,7 +116,18 @@ async fn main() -> anyhow::Result<()> {
             .await
             .map_err(|e| anyhow::anyhow!("{e}"))?;
         service.push(t.elapsed());
+        kinds.push((t.elapsed(), n % 10 == 0, n));
     }
+    // Which pages make the tail (a first page walks from the kept start; the others from a
+    // cursor), and when in the run they came.
+    kinds.sort_by(|a, b| b.0.cmp(&a.0));
+    let slowest: Vec<String> = kinds
+        .iter()
+        .take(3)
+        .map(|(d, first, n)| {
+            format!("{} ms ({}, #{n})", ms(*d), if *first { "first page" } else { "cursor" })
+        })
+        .collect();
     println!(
         "review queue page (limit 50) of {total} entities: p50 {} ms, p99 {} ms (goal p99 <= 10 ms); \
          the service alone: p50 {} ms, p99 {} ms",
@@ -125,6 +136,7 @@ async fn main() -> anyhow::Result<()> {
         ms(percentile(&mut service, 0.5)),
         ms(percentile(&mut service, 0.99))
     );
+    println!("  slowest pages from the service of 200: {}", slowest.join(", "));
     // The two statements of a page with a cursor, sent straight to the engine: the page's
     // window at its narrowest (from the cursor to just past the page's last row, found by an
     // untimed wider statement), then the page's entity records. The limit the service works
