@@ -120,7 +120,7 @@ async fn main() -> anyhow::Result<()> {
     }
     // Which pages make the tail (a first page walks from the kept start; the others from a
     // cursor), and when in the run they came.
-    kinds.sort_by(|a, b| b.0.cmp(&a.0));
+    kinds.sort_by_key(|k| std::cmp::Reverse(k.0));
     let slowest: Vec<String> = kinds
         .iter()
         .take(3)
