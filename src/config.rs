@@ -7,29 +7,28 @@
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
+/// `text` as a number that `accepts` holds for, else an error saying it is not `what`.
+fn number(text: &str, accepts: impl Fn(f64) -> bool, what: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(number) if accepts(number) => Ok(number),
+        _ => Err(format!("{text:?} is not {what}")),
+    }
+}
+
 /// A number of hours or seconds, or a scale of them: finite, at least 0 and at most 10^9 (a
 /// larger one is a typo, and would overflow the durations made from it).
 fn span_number(text: &str) -> Result<f64, String> {
-    match text.trim().parse::<f64>() {
-        Ok(number) if number.is_finite() && (0.0..=1e9).contains(&number) => Ok(number),
-        _ => Err(format!("{text:?} is not a number from 0 to 1000000000")),
-    }
+    number(text, |n| n.is_finite() && (0.0..=1e9).contains(&n), "a number from 0 to 1000000000")
 }
 
 /// A score threshold: a number from 0 to 1 (NaN would silently match nothing).
 fn fraction(text: &str) -> Result<f64, String> {
-    match text.trim().parse::<f64>() {
-        Ok(number) if (0.0..=1.0).contains(&number) => Ok(number),
-        _ => Err(format!("{text:?} is not a number from 0 to 1")),
-    }
+    number(text, |n| (0.0..=1.0).contains(&n), "a number from 0 to 1")
 }
 
 /// A sustained request rate: a finite number above 0 (0 or NaN would refuse every request).
 fn rate(text: &str) -> Result<f64, String> {
-    match text.trim().parse::<f64>() {
-        Ok(number) if number.is_finite() && number > 0.0 => Ok(number),
-        _ => Err(format!("{text:?} is not a number of requests per second above 0")),
-    }
+    number(text, |n| n.is_finite() && n > 0.0, "a number of requests per second above 0")
 }
 
 /// Everything `canon serve` can be told. Unset server URLs mean "use the embedded default".
