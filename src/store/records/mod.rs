@@ -236,6 +236,7 @@ macro_rules! all_migrations {
             14 => "0014_seed_job_results",
             15 => "0015_first_attempt_on_delivery",
             16 => "0016_seed_job_result_counts",
+            17 => "0017_one_events_function_index",
         )
     };
 }
