@@ -16,7 +16,6 @@ use serde_json::{json, Value};
 use std::time::{Duration, Instant};
 
 const SEQUENTIAL: usize = 200;
-const CONCURRENT: usize = 400;
 const IN_FLIGHT: usize = 8;
 
 const TEXT: &str = "Invoice number: INV-42\nVendor: ACME Corp.\nTotal: $1,234.50\nDue date: 2026-01-31\n\
@@ -36,6 +35,8 @@ fn functions(folder: &str) -> Vec<Value> {
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
+    // `CANON_BENCH_CALLS` changes how many calls the concurrent phases make (more, to profile them).
+    let concurrent = common::size("CANON_BENCH_CALLS", 400);
     let bench = common::start(|_| {}).await?;
     let mut versions = Vec::new();
     // A folder of the tenant's own object store, under the bench's data directory.
@@ -66,14 +67,14 @@ async fn main() -> anyhow::Result<()> {
         latencies.push(started.elapsed());
     }
     let started = Instant::now();
-    let statuses: Vec<u16> = futures::stream::iter(0..CONCURRENT)
+    let statuses: Vec<u16> = futures::stream::iter(0..concurrent)
         .map(|_| async { call(&bench).await.map(|r| r.status().as_u16()).unwrap_or(0) })
         .buffer_unordered(IN_FLIGHT)
         .collect()
         .await;
     let concurrent_elapsed = started.elapsed();
     anyhow::ensure!(statuses.iter().all(|s| *s == 200), "every concurrent call finishes within 30 s");
-    let calls_per_second = CONCURRENT as f64 / concurrent_elapsed.as_secs_f64();
+    let calls_per_second = concurrent as f64 / concurrent_elapsed.as_secs_f64();
 
     // The same engines, directly.
     let context = bench.app.state.calls.engines.context(bench.tenant.clone());
@@ -107,16 +108,16 @@ async fn main() -> anyhow::Result<()> {
     // that has just deleted many files).
     let started = Instant::now();
     let results: Vec<anyhow::Result<()>> =
-        futures::stream::iter(0..CONCURRENT).map(|_| run_chain()).buffer_unordered(IN_FLIGHT).collect().await;
+        futures::stream::iter(0..concurrent).map(|_| run_chain()).buffer_unordered(IN_FLIGHT).collect().await;
     results.into_iter().collect::<anyhow::Result<Vec<()>>>()?;
-    let direct_per_second = CONCURRENT as f64 / started.elapsed().as_secs_f64();
+    let direct_per_second = concurrent as f64 / started.elapsed().as_secs_f64();
     let direct_mean = direct.iter().sum::<Duration>() / direct.len() as u32;
     let api_mean = latencies.iter().sum::<Duration>() / latencies.len() as u32;
     let p50 = common::percentile(&mut latencies, 0.5);
     let p99 = common::percentile(&mut latencies, 0.99);
     println!("calls: 3-node built-in workflow (extract -> transform -> send to a folder), wait=true");
     println!("  sequential: p50 {} ms, p99 {} ms over {SEQUENTIAL} calls", common::ms(p50), common::ms(p99));
-    println!("  concurrent ({IN_FLIGHT} in flight): {calls_per_second:.1} calls/s over {CONCURRENT} calls");
+    println!("  concurrent ({IN_FLIGHT} in flight): {calls_per_second:.1} calls/s over {concurrent} calls");
     println!(
         "  engines directly, {IN_FLIGHT} in flight: {direct_per_second:.1} calls/s; ratio API/engines {:.3}",
         calls_per_second / direct_per_second

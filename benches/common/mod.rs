@@ -30,6 +30,11 @@ pub struct Bench {
 pub async fn start(configure: impl FnOnce(&mut Config)) -> anyhow::Result<Bench> {
     // `CANON_BENCH_KEEP=1` keeps the data directory (to look at the graph after a run).
     let keep = std::env::var("CANON_BENCH_KEEP").is_ok_and(|v| v == "1");
+    // `CANON_LOG` (as for `canon serve`) logs to stderr, e.g. `canon::graph::window=debug`.
+    if let Ok(filter) = tracing_subscriber::EnvFilter::try_from_env("CANON_LOG") {
+        let subscriber = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
+        let _ = subscriber.with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr())).try_init();
+    }
     let data = tempfile::Builder::new().prefix("canon-bench").disable_cleanup(keep).tempdir()?;
     if keep {
         eprintln!("keeping the data directory {}", data.path().display());

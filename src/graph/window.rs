@@ -198,14 +198,18 @@ impl GraphService {
         let density = self.window_memo.density(tenant, prefix);
         let mut windows = IdWindows::new(prefix, cursor, start, density, limit + 2);
         let mut rows: Vec<Row> = Vec::new();
+        let mut walk = WalkLog::new();
         while rows.len() <= limit {
             let Some((from, to)) = windows.next_window() else { break };
             let asked = limit + 2 - rows.len();
+            let began = walk.window(prefix, &from, &to);
             let found = self.run(tenant, query, in_window(&filters, from, to, asked)).await?;
+            walk.found(began, found.len());
             windows.found(found.len(), asked, found.last().map(|row| str_col(row, id_column)).as_deref());
             rows.extend(found.into_iter().filter(|row| Some(str_col(row, id_column).as_str()) != cursor));
         }
         self.window_memo.observe(tenant, prefix, &windows);
+        walk.report(prefix, cursor.is_some());
         Ok(rows)
     }
 
@@ -241,6 +245,48 @@ impl GraphService {
             windows.found(0, 1, None);
         }
         Ok(began.saturating_sub(1_000).max(tenant_start))
+    }
+}
+
+/// Each window of one page's walk (its width, the rows it gave, its statement's time), kept
+/// only when debug logging is on: `CANON_LOG=canon::graph::window=debug` shows why a page
+/// was slow. Seen so: a cursor at the end of a burst of IDs doubles empty windows across the
+/// quiet time after it (0.5 → 120 ms of IDs, ~0.2 ms each) until one lands on the next burst
+/// whole (5–8 ms: the engine's range index scan reads every ID in the window, even for
+/// `LIMIT 1` without `ORDER BY`, and yields them in insertion order, not ID order).
+struct WalkLog {
+    started: Option<std::time::Instant>,
+    windows: Vec<String>,
+}
+
+impl WalkLog {
+    fn new() -> Self {
+        let on = tracing::enabled!(target: "canon::graph::window", tracing::Level::DEBUG);
+        Self { started: on.then(std::time::Instant::now), windows: Vec::new() }
+    }
+
+    /// A window is asked for; returns when, if logging.
+    fn window(&mut self, prefix: &str, from: &str, to: &str) -> Option<(std::time::Instant, f64)> {
+        self.started?;
+        let width = match (ulid_of(prefix, from), ulid_of(prefix, to)) {
+            (Some(from), Some(to)) => to.saturating_sub(from) as f64 / MS as f64,
+            _ => 0.0,
+        };
+        Some((std::time::Instant::now(), width))
+    }
+
+    fn found(&mut self, began: Option<(std::time::Instant, f64)>, rows: usize) {
+        if let Some((at, width)) = began {
+            let ms = at.elapsed().as_secs_f64() * 1e3;
+            self.windows.push(format!("{width:.3} ms wide: {rows} rows in {ms:.2} ms"));
+        }
+    }
+
+    fn report(&self, prefix: &str, after_cursor: bool) {
+        if let Some(started) = self.started {
+            let ms = started.elapsed().as_secs_f64() * 1e3;
+            tracing::debug!(target: "canon::graph::window", prefix, after_cursor, ms, windows = %self.windows.join(", "), "page walked");
+        }
     }
 }
 
