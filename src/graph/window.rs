@@ -252,8 +252,9 @@ impl GraphService {
 /// only when debug logging is on: `CANON_LOG=canon::graph::window=debug` shows why a page
 /// was slow. Seen so: a cursor at the end of a burst of IDs doubles empty windows across the
 /// quiet time after it (0.5 → 120 ms of IDs, ~0.2 ms each) until one lands on the next burst
-/// whole (5–8 ms: the engine's range index scan reads every ID in the window, even for
-/// `LIMIT 1` without `ORDER BY`, and yields them in insertion order, not ID order).
+/// whole (5–8 ms at 1,000,000 entities: FalkorDB's range index scan reads every ID in the
+/// window, even for `LIMIT 1` without `ORDER BY`, and not in ID order, so no cheaper probe
+/// finds where the next burst begins).
 struct WalkLog {
     started: Option<std::time::Instant>,
     windows: Vec<String>,
