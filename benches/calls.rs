@@ -6,6 +6,9 @@
 //! in flight is printed against the engines' own calls/s at 8 in flight: on a disk where many
 //! files were just deleted (ext4 without a journal checks each free inode's deletion time),
 //! the send node's file creation alone fell from ~7,000 to ~1,700 calls/s between runs.
+//!
+//! `CANON_BENCH_CALLS` changes how many calls the concurrent phases make (default 400; more,
+//! to profile them).
 
 mod common;
 
@@ -35,7 +38,6 @@ fn functions(folder: &str) -> Vec<Value> {
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    // `CANON_BENCH_CALLS` changes how many calls the concurrent phases make (more, to profile them).
     let concurrent = common::size("CANON_BENCH_CALLS", 400);
     let bench = common::start(|_| {}).await?;
     let mut versions = Vec::new();

@@ -87,7 +87,7 @@ async fn main() -> anyhow::Result<()> {
     println!("setup: {edges} relation observations in {:.0} s", started.elapsed().as_secs_f64());
     common::engine_settled(bench.data_dir()).await?;
 
-    let (mut queue, mut kinds) = (Vec::new(), Vec::new());
+    let (mut queue, mut pages) = (Vec::new(), Vec::new());
     let mut cursors = ids.clone();
     cursors.extend(some);
     for (n, cursor) in cursors.choose_multiple(&mut rand::thread_rng(), 200).enumerate() {
@@ -110,15 +110,15 @@ async fn main() -> anyhow::Result<()> {
         let page_cursor = filter.cursor.clone();
         let t = Instant::now();
         graph.review_queue(&bench.tenant, filter).await.map_err(|e| anyhow::anyhow!("{e}"))?;
-        kinds.push((t.elapsed(), n, page_cursor));
+        pages.push((t.elapsed(), n, page_cursor));
     }
-    let mut service: Vec<Duration> = kinds.iter().map(|(took, ..)| *took).collect();
+    let mut service: Vec<Duration> = pages.iter().map(|(took, ..)| *took).collect();
     // Which pages make the tail (a first page walks from the kept start; the others from a
     // cursor), when in the run they came, and the same page again: as slow again means the
     // page itself is costly, fast means a passing stall.
-    kinds.sort_by_key(|k| std::cmp::Reverse(k.0));
+    pages.sort_by_key(|k| std::cmp::Reverse(k.0));
     let mut slowest = Vec::new();
-    for (took, n, cursor) in kinds.into_iter().take(3) {
+    for (took, n, cursor) in pages.into_iter().take(3) {
         let kind = if cursor.is_none() { "first page" } else { "cursor" };
         let filter = ReviewFilter { cursor, limit: 50, ..ReviewFilter::default() };
         let t = Instant::now();

@@ -267,7 +267,7 @@ impl WalkLog {
     }
 
     /// A window is asked for; returns when, if logging.
-    fn window(&mut self, prefix: &str, from: &str, to: &str) -> Option<(std::time::Instant, f64)> {
+    fn window(&self, prefix: &str, from: &str, to: &str) -> Option<(std::time::Instant, f64)> {
         self.started?;
         let width = match (ulid_of(prefix, from), ulid_of(prefix, to)) {
             (Some(from), Some(to)) => to.saturating_sub(from) as f64 / MS as f64,
