@@ -229,6 +229,7 @@ pub async fn raw_seed_named(
                 params.insert("environment".into(), json!(tenant.environment.as_str()));
                 params.insert("rows".into(), Value::Array(rows));
                 params.insert("now".into(), json!(canon::ids::now_rfc3339()));
+                params.extend(canon::graph::id_blocks::seed_params(&tenant, ids.iter().map(|(_, id)| id.as_str())));
                 let expected = chunk.len();
                 let written = engine.run(queries::ENTITY_SEED, params).await.map_err(|e| anyhow::anyhow!("{e}"))?;
                 anyhow::ensure!(written.len() == expected, "the engine wrote {} of {expected} seed rows", written.len());

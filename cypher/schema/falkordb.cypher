@@ -27,3 +27,5 @@ CREATE INDEX FOR (e:Entity) ON (e.typeID);
 CREATE INDEX FOR (k:Key) ON (k.accountID, k.environment);
 CREATE INDEX FOR ()-[r:RELATES_TO]-() ON (r.id);
 CREATE INDEX FOR (k:Key) ON (k.homonymOf);
+CREATE INDEX FOR (b:IdBlock) ON (b.tenantKey, b.at);
+CREATE INDEX FOR (m:IdBlocks) ON (m.tenantKey);

@@ -8,6 +8,7 @@ pub mod entities;
 pub mod entity_types;
 pub mod events;
 pub mod gazetteer;
+pub mod id_blocks;
 pub mod merges;
 pub mod normalize;
 pub mod queries;
@@ -123,6 +124,7 @@ impl GraphService {
             return Ok(());
         }
         buckets::ensure_default(self, tenant).await?;
+        self.id_blocks_since(tenant).await?;
         self.ready_tenants.lock().map_err(poisoned)?.insert(tenant.clone());
         Ok(())
     }

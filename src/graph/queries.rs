@@ -34,6 +34,8 @@ cypher! {
     ENTITY_RESOLVE => "entity_resolve",
     ENTITY_DETAILS => "entity_details",
     REVIEW_QUEUE => "review_queue",
+    ID_BLOCKS_NEXT => "id_blocks_next",
+    ID_BLOCKS_SINCE => "id_blocks_since",
     ENTITY_SET_STATUS => "entity_set_status",
     ENTITY_ADD_KEY => "entity_add_key",
     ENTITY_REMOVE_KEY => "entity_remove_key",

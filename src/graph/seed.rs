@@ -304,6 +304,9 @@ impl GraphService {
                 .engine
                 .run(queries::ENTITY_SEED, {
                     let mut p = tenant.params();
+                    let new_ids =
+                        pending.iter().filter_map(|p| p.params.get("newID").and_then(Value::as_str));
+                    p.extend(super::id_blocks::seed_params(tenant, new_ids));
                     p.insert("rows".into(), Value::Array(rows));
                     p.insert("now".into(), json!(ids::now_rfc3339()));
                     p

@@ -9,9 +9,11 @@
 //! finer than a millisecond (the 80 random bits spread one millisecond's IDs evenly). The
 //! first window is sized from the densest stretch seen in this tenant's IDs so far
 //! ([`WindowMemo`]); an empty window doubles the next, a partly filled one sizes the next
-//! from the density it saw (at most four times wider).
+//! from the density it saw (at most four times wider). After an empty window, entity walks
+//! ask where IDs were next minted ([`super::id_blocks`]) and skip the quiet time between.
 
 use super::entities::str_col;
+use super::id_blocks::Gap;
 use super::{GraphService, Tenant};
 use crate::error::ServiceResult;
 use crate::store::graph::{Params, Row};
@@ -42,6 +44,8 @@ pub struct IdWindows {
     last: (u128, u128),
     /// The densest stretch this walk saw, in rows per ULID unit.
     densest: f64,
+    /// The first window's width, which a walk resumes with after skipping a quiet time.
+    first_width: u128,
 }
 
 impl IdWindows {
@@ -63,7 +67,7 @@ impl IdWindows {
             Some(d) if d > 0.0 => ((AIM * wanted.max(1) as f64 / d) as u128).clamp(1, FIRST_WINDOW),
             _ => FIRST_WINDOW,
         };
-        Self { prefix, from, width, end, last: (from, from), densest: 0.0 }
+        Self { prefix, from, width, end, last: (from, from), densest: 0.0, first_width: width }
     }
 
     /// The next `[from, to)` to query, or None once past now.
@@ -100,6 +104,24 @@ impl IdWindows {
         }
     }
 
+    /// The millisecond where the next window starts, and the one where the walk ends.
+    fn next_ms(&self) -> (u64, u64) {
+        ((self.from / MS) as u64, (self.end / MS) as u64 + 1)
+    }
+
+    /// Moves the walk past a quiet time: to millisecond `ms` (past the end when None), with
+    /// the first window's width when `narrow` (the IDs there may be dense), else the width it
+    /// has grown to.
+    fn resume_at(&mut self, ms: Option<u64>, narrow: bool) {
+        self.from = match ms {
+            Some(ms) => (u128::from(ms) * MS).max(self.from),
+            None => self.end + 1,
+        };
+        if narrow {
+            self.width = self.first_width;
+        }
+    }
+
     /// The densest stretch this walk saw (rows per ULID unit), for [`WindowMemo::observe`].
     pub fn densest(&self) -> Option<f64> {
         (self.densest > 0.0).then_some(self.densest)
@@ -126,6 +148,8 @@ pub struct WindowMemo(Mutex<HashMap<(String, String, &'static str), Kept>>);
 struct Kept {
     start: Option<u64>,
     densest: Option<f64>,
+    /// Since when every ID has its block ([`super::id_blocks`]).
+    blocks_since: Option<u64>,
 }
 
 impl WindowMemo {
@@ -153,6 +177,14 @@ impl WindowMemo {
 
     pub fn density(&self, tenant: &Tenant, prefix: &'static str) -> Option<f64> {
         self.kept(tenant, prefix).densest
+    }
+
+    pub fn blocks_since(&self, tenant: &Tenant) -> Option<u64> {
+        self.kept(tenant, "ent").blocks_since
+    }
+
+    pub fn remember_blocks_since(&self, tenant: &Tenant, ms: u64) {
+        self.update(tenant, "ent", |kept| kept.blocks_since = Some(ms));
     }
 
     /// Keeps what a walk of windows saw, when it was denser than anything before.
@@ -199,6 +231,7 @@ impl GraphService {
         let mut windows = IdWindows::new(prefix, cursor, start, density, limit + 2);
         let mut rows: Vec<Row> = Vec::new();
         let mut walk = WalkLog::new();
+        let mut gaps = GapSkips::new(prefix);
         while rows.len() <= limit {
             let Some((from, to)) = windows.next_window() else { break };
             let asked = limit + 2 - rows.len();
@@ -206,6 +239,9 @@ impl GraphService {
             let found = self.run(tenant, query, in_window(&filters, from, to, asked)).await?;
             walk.found(began, found.len());
             windows.found(found.len(), asked, found.last().map(|row| str_col(row, id_column)).as_deref());
+            if found.is_empty() {
+                self.skip_quiet_time(tenant, &mut windows, &mut gaps, &mut walk).await?;
+            }
             rows.extend(found.into_iter().filter(|row| Some(str_col(row, id_column).as_str()) != cursor));
         }
         self.window_memo.observe(tenant, prefix, &windows);
@@ -236,6 +272,7 @@ impl GraphService {
         let began = chrono::Utc::now().timestamp_millis().max(0) as u64;
         let tenant_start = self.tenant_start_ms(tenant).await?;
         let mut windows = IdWindows::new(prefix, None, tenant_start, None, 1);
+        let mut gaps = GapSkips::new(prefix);
         while let Some((from, to)) = windows.next_window() {
             let rows = self.run(tenant, query, in_window(&unfiltered, from, to, 1)).await?;
             if let Some(first) = rows.first().and_then(|row| timestamp(prefix, &str_col(row, id_column))) {
@@ -243,8 +280,54 @@ impl GraphService {
                 return Ok(first);
             }
             windows.found(0, 1, None);
+            self.skip_quiet_time(tenant, &mut windows, &mut gaps, &mut WalkLog::new()).await?;
         }
         Ok(began.saturating_sub(1_000).max(tenant_start))
+    }
+}
+
+/// How a walk skips quiet times after empty windows ([`super::id_blocks`]; entity IDs only).
+/// The first skip resumes with a narrow window (a burst may follow the quiet time); later ones
+/// keep the grown width, and once the blocks show IDs where a window found no row (the
+/// filters dropped them), the walk stops asking: there, a window per burst and a probe per
+/// window would cost more than the doubling windows they replace.
+struct GapSkips {
+    asking: bool,
+    skipped: bool,
+}
+
+impl GapSkips {
+    fn new(prefix: &str) -> Self {
+        Self { asking: prefix == "ent", skipped: false }
+    }
+}
+
+impl GraphService {
+    /// After an empty window: where IDs were next minted, and the walk moved there.
+    async fn skip_quiet_time(
+        &self,
+        tenant: &Tenant,
+        windows: &mut IdWindows,
+        gaps: &mut GapSkips,
+        walk: &mut WalkLog,
+    ) -> ServiceResult<()> {
+        if !gaps.asking {
+            return Ok(());
+        }
+        let (at_ms, end_ms) = windows.next_ms();
+        let resume = match self.next_minted(tenant, at_ms, end_ms).await? {
+            Gap::NotKept => return Ok(()),
+            Gap::Minted => {
+                gaps.asking = false;
+                return Ok(());
+            }
+            Gap::NoneUntil(ms) => Some(ms),
+            Gap::NoneLeft => None,
+        };
+        walk.skipped(at_ms, resume);
+        windows.resume_at(resume, !gaps.skipped);
+        gaps.skipped = true;
+        Ok(())
     }
 }
 
@@ -280,6 +363,13 @@ impl WalkLog {
         if let Some((at, width)) = began {
             let ms = at.elapsed().as_secs_f64() * 1e3;
             self.windows.push(format!("{width:.3} ms wide: {rows} rows in {ms:.2} ms"));
+        }
+    }
+
+    fn skipped(&mut self, from_ms: u64, to_ms: Option<u64>) {
+        if self.started.is_some() {
+            let to = to_ms.map_or("the end".to_string(), |ms| format!("{} ms on", ms - from_ms));
+            self.windows.push(format!("no IDs minted until {to}"));
         }
     }
 
