@@ -144,6 +144,7 @@ async fn main() -> anyhow::Result<()> {
             "accountID": bench.tenant.account_id, "environment": "sandbox",
             "statuses": ["extracted", "proposed"], "bucketID": null, "since": null, "typeIDs": null,
             "typeNames": null, "from": from, "to": to, "limit": 52,
+            "fromKey": canon::graph::id_keys::id_key(from), "toKey": canon::graph::id_keys::id_key(to).map(|k| k + 1),
         });
         let Value::Object(params) = params else { unreachable!() };
         params

@@ -46,7 +46,7 @@ ON CREATE SET e.accountID = $accountID, e.environment = $environment, e.bucketID
   e.canonical = row.canonical, e.normalized = row.normalized, e.typeName = row.typeName,
   e.typeID = row.typeID, e.description = row.description, e.attributeKeys = row.attrKeys,
   e.attributeValues = row.attrValues, e.status = 'proposed', e.seedTag = row.tag,
-  e.createdAt = $now, e.updatedAt = $now
+  e.idKey = row.idKey, e.createdAt = $now, e.updatedAt = $now
 ON MATCH SET e.description = CASE
     WHEN size(coalesce(row.description, '')) > size(coalesce(e.description, '')) THEN row.description
     ELSE e.description END,

@@ -1,12 +1,11 @@
-// Review-queue candidates with IDs in [$from, $to) (a creation-time window the ID index
-// answers), in entityID order. The type filter matches the effective type: the assigned
+// Review-queue candidates with IDs in [$from, $to) (a creation-time window the idKey index
+// answers: [$fromKey, $toKey) holds the window, see src/graph/id_keys.rs), in entityID order. The type filter matches the effective type: the assigned
 // type's ID, or, with none assigned, the inferred type name. Merged entities carry the
 // status `merged`, so only a request for that status sees them.
-// FalkorDB's index range scan on string IDs also yields IDs outside the range (seen: a
-// window returning IDs of the next windows, so pages repeated entities); the same bounds
-// on toString(e.id), which no index answers, drop those again.
+// The exact bounds are on toString(e.id), which no index answers: FalkorDB would read the
+// window by its imprecise string range instead of by key.
 MATCH (e:Entity)
-WHERE e.id >= $from AND e.id < $to
+WHERE e.idKey >= $fromKey AND e.idKey < $toKey
   AND toString(e.id) >= $from AND toString(e.id) < $to
   AND e.accountID = $accountID AND e.environment = $environment
   AND e.status IN $statuses

@@ -241,6 +241,7 @@ impl App {
             tracing::warn!(requeued, "queued embedding again for pending items whose job had given up");
         }
         let graph = Arc::new(GraphService::new(backends.engine.clone()));
+        graph.backfill_id_keys().await?;
         let records = backends.records.clone();
         graph.set_entity_events(Arc::new(crate::delivery::entity_events::RecordedEntityEvents {
             records: records.clone(),

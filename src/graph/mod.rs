@@ -9,6 +9,7 @@ pub mod entity_types;
 pub mod events;
 pub mod gazetteer;
 pub mod id_blocks;
+pub mod id_keys;
 pub mod merges;
 pub mod normalize;
 pub mod queries;

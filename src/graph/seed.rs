@@ -288,6 +288,7 @@ impl GraphService {
                 row.insert("key".into(), json!(target.key));
                 row.insert("homonymOf".into(), json!(target.homonym_of));
                 row.insert("homonymsChecked".into(), json!(named.homonyms_checked(prepared)));
+                row.insert("idKey".into(), json!(super::id_keys::id_key(&target.entity_id)));
                 row.insert("targetID".into(), json!(target.entity_id));
                 row.insert(
                     "keys".into(),

@@ -14,6 +14,7 @@
 
 use super::entities::str_col;
 use super::id_blocks::Gap;
+use super::id_keys::key_at;
 use super::{GraphService, Tenant};
 use crate::error::ServiceResult;
 use crate::store::graph::{Params, Row};
@@ -382,8 +383,12 @@ impl WalkLog {
 }
 
 /// A window's statement parameters: `params` with its bounds and how many rows it may give.
+/// With them, the window's bounds as ID keys ([`super::id_keys`]), `to`'s rounded up.
 fn in_window(params: &Params, from: String, to: String, limit: usize) -> Params {
     let mut params = params.clone();
+    let key = |id: &str| id.split_once('_').and_then(|(prefix, _)| ulid_of(prefix, id)).map(key_at);
+    params.insert("fromKey".into(), Value::from(key(&from)));
+    params.insert("toKey".into(), Value::from(key(&to).map(|k| k + 1)));
     params.insert("from".into(), Value::String(from));
     params.insert("to".into(), Value::String(to));
     params.insert("limit".into(), Value::from(limit));
@@ -396,7 +401,7 @@ fn id(prefix: &str, at: u128) -> String {
 }
 
 /// The position of an ID of `prefix` in the ULID space.
-fn ulid_of(prefix: &str, id: &str) -> Option<u128> {
+pub(crate) fn ulid_of(prefix: &str, id: &str) -> Option<u128> {
     Ulid::from_string(id.strip_prefix(prefix)?.strip_prefix('_')?).ok().map(|u| u.0)
 }
 

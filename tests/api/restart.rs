@@ -113,3 +113,28 @@ async fn a_restarted_million_node_graph_answers_before_its_indexes_are_built_and
         .await;
     assert_eq!(count[0]["n"], 1_000_000, "every node was loaded");
 }
+
+/// Entities created before ID keys existed (here: keys removed, and the record that every
+/// entity has one) are in no window until a start gives them their keys.
+#[tokio::test]
+async fn a_start_gives_entities_created_before_id_keys_their_keys_and_pages_list_them() {
+    let mut app = spawn_app().await;
+    let mut created =
+        vec![app.entity("Keyless One", "Company").await, app.entity("Keyless Two", "Company").await];
+    created.sort();
+    let engine = app.app().state.graph.engine().clone();
+    let run = |cypher: &'static str, ids: Vec<String>| {
+        let engine = engine.clone();
+        async move {
+            let mut params = canon::store::graph::Params::new();
+            params.insert("ids".into(), serde_json::json!(ids));
+            engine.run(cypher, params).await.expect("statement")
+        }
+    };
+    run("UNWIND $ids AS id MATCH (e:Entity {id: id}) REMOVE e.idKey", created.clone()).await;
+    run("MATCH (m:GraphMigration) DELETE m", vec![]).await;
+    let ids = |page: serde_json::Value| crate::helpers::strings(&page["entities"], "entityID");
+    assert!(ids(json(app.get("/v3/review-queue").await).await).is_empty(), "without keys, in no window");
+    app.restart().await;
+    assert_eq!(ids(json(app.get("/v3/review-queue").await).await), created);
+}
