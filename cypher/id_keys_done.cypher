@@ -1,4 +1,4 @@
-// Whether every entity has its idKey (see src/graph/id_keys.rs). A read: at start, writes
+// Whether every entity and relation has its idKey (see src/graph/id_keys.rs). A read: at start, writes
 // wait for the indexes FalkorDB builds after loading.
-OPTIONAL MATCH (m:GraphMigration {name: 'entity idKey'})
+OPTIONAL MATCH (m:GraphMigration {name: 'idKey'})
 RETURN m.done AS done

@@ -1,3 +1,3 @@
-// Records that every entity has its idKey (see src/graph/id_keys.rs).
-MERGE (m:GraphMigration {name: 'entity idKey'})
+// Records that every entity and relation has its idKey (see src/graph/id_keys.rs).
+MERGE (m:GraphMigration {name: 'idKey'})
 SET m.done = true

@@ -1,4 +1,6 @@
-// Sets the idKey of each entity of $rows ({id, idKey}).
+// Sets the idKey of each entity and relation of $rows ({id, idKey}).
 UNWIND $rows AS row
-MATCH (e:Entity {id: row.id})
-SET e.idKey = row.idKey
+OPTIONAL MATCH (e:Entity {id: row.id})
+OPTIONAL MATCH ()-[r:RELATES_TO {id: row.id}]->()
+FOREACH (x IN CASE WHEN e IS NULL THEN [] ELSE [e] END | SET x.idKey = row.idKey)
+FOREACH (x IN CASE WHEN r IS NULL THEN [] ELSE [r] END | SET x.idKey = row.idKey)

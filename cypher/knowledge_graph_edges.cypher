@@ -1,12 +1,12 @@
-// The tenant's edges with IDs in [$from, $to) (a creation-time window the relation-ID index
-// answers), in relation-ID order; an edge is kept only when both of its endpoints pass the
+// The tenant's edges with IDs in [$from, $to) (a creation-time window the idKey index
+// answers: [$fromKey, $toKey) holds the window, see src/graph/id_keys.rs), in relation-ID
+// order; an edge is kept only when both of its endpoints pass the
 // entity filters (node set, effective type). The endpoints are left unlabelled (only
 // entities have RELATES_TO edges) so FalkorDB plans an edge index scan, not a label scan.
-// FalkorDB's index range scan on string IDs also yields IDs outside the range (so windows
-// overlapped and pages repeated edges); the same bounds on toString(r.id), which no index
-// answers, drop those again.
+// The exact bounds are on toString(r.id), which no index answers: FalkorDB would read the
+// window by its imprecise string range instead of by key.
 MATCH (a)-[r:RELATES_TO]->(b)
-WHERE r.id >= $from AND r.id < $to
+WHERE r.idKey >= $fromKey AND r.idKey < $toKey
   AND toString(r.id) >= $from AND toString(r.id) < $to
   AND r.accountID = $accountID AND r.environment = $environment
   AND ($bucketID IS NULL OR r.bucketID = $bucketID)

@@ -5,7 +5,7 @@ WHERE a.mergedInto IS NULL
 MATCH (b:Entity {id: $targetID, accountID: $accountID, environment: $environment})
 WHERE b.mergedInto IS NULL AND b.bucketID = a.bucketID
 MERGE (a)-[r:RELATES_TO {relationType: $relationType}]->(b)
-ON CREATE SET r.id = $id, r.bucketID = a.bucketID, r.accountID = $accountID,
+ON CREATE SET r.id = $id, r.idKey = $idKey, r.bucketID = a.bucketID, r.accountID = $accountID,
   r.environment = $environment, r.mentionCount = 0, r.firstSeenAt = $now, r.createdAt = $now
 SET r.mentionCount = r.mentionCount + 1
 RETURN r.id AS relationID, a.id AS sourceEntityID, b.id AS targetEntityID,

@@ -28,6 +28,7 @@ CREATE INDEX FOR (k:Key) ON (k.accountID, k.environment);
 CREATE INDEX FOR ()-[r:RELATES_TO]-() ON (r.id);
 CREATE INDEX FOR (k:Key) ON (k.homonymOf);
 CREATE INDEX FOR (e:Entity) ON (e.idKey);
+CREATE INDEX FOR ()-[r:RELATES_TO]-() ON (r.idKey);
 CREATE INDEX FOR (g:GraphMigration) ON (g.name);
 CREATE INDEX FOR (b:IdBlock) ON (b.tenantKey, b.at);
 CREATE INDEX FOR (m:IdBlocks) ON (m.tenantKey);

@@ -25,6 +25,7 @@ CREATE INDEX relation_id IF NOT EXISTS FOR ()-[r:RELATES_TO]-() ON (r.id);
 CREATE CONSTRAINT user_id IF NOT EXISTS FOR (u:User) REQUIRE u.id IS UNIQUE;
 CREATE INDEX key_homonym_of IF NOT EXISTS FOR (k:Key) ON (k.homonymOf);
 CREATE INDEX entity_id_key IF NOT EXISTS FOR (e:Entity) ON (e.idKey);
+CREATE INDEX relation_id_key IF NOT EXISTS FOR ()-[r:RELATES_TO]-() ON (r.idKey);
 CREATE INDEX graph_migration IF NOT EXISTS FOR (g:GraphMigration) ON (g.name);
 CREATE INDEX id_block IF NOT EXISTS FOR (b:IdBlock) ON (b.tenantKey, b.at);
 CREATE INDEX id_blocks_since IF NOT EXISTS FOR (m:IdBlocks) ON (m.tenantKey);

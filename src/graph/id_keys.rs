@@ -1,5 +1,5 @@
-//! Entity ID keys: each entity's ID as a number (`idKey`), for the windows pages walk
-//! ([`super::window`]).
+//! ID keys: each entity's and relation's ID as a number (`idKey`), for the windows pages
+//! walk ([`super::window`]).
 //!
 //! FalkorDB's range index answers a range of string IDs imprecisely: it also reads IDs past
 //! the upper bound, up to whole stretches of the next burst (seen: 300 random windows of a
@@ -9,17 +9,19 @@
 //! the top 10 of its random bits, below 2^53 until the year 2248, so exact as a float too.
 //! Windows read by key and keep exact bounds on the ID.
 //!
-//! Entities get their key when created (`entity_seed.cypher`); ones created before keys
-//! existed get theirs once, at the first start that finds them ([`GraphService::backfill_id_keys`]).
+//! Entities and relations get their key when created (`entity_seed.cypher`,
+//! `relation_create.cypher`); ones created before keys existed get theirs once, at the first
+//! start that finds them ([`GraphService::backfill_id_keys`]).
 
 use super::GraphService;
 use crate::params;
 use crate::store::graph::CypherEngine;
 use serde_json::Value;
 
-/// An entity ID's key, or None when `id` is not an entity ID.
+/// An ID's key (`<prefix>_<ULID>`), or None when `id` is not one.
 pub fn id_key(id: &str) -> Option<i64> {
-    super::window::ulid_of("ent", id).map(key_at)
+    let (prefix, _) = id.split_once('_')?;
+    super::window::ulid_of(prefix, id).map(key_at)
 }
 
 /// The key of a position in the ULID space (a window's bound).
@@ -31,8 +33,8 @@ pub(crate) fn key_at(position: u128) -> i64 {
 const BACKFILL_BATCH: usize = 5_000;
 
 impl GraphService {
-    /// Gives every entity without a key its key; run at start, before pages are served (an
-    /// entity without one is in no window). A marker keeps later starts from looking again.
+    /// Gives every entity and relation without a key its key; run at start, before pages are
+    /// served (one without a key is in no window). A marker keeps later starts from looking again.
     pub async fn backfill_id_keys(&self) -> anyhow::Result<()> {
         backfill(self.engine.as_ref()).await
     }
@@ -55,9 +57,9 @@ async fn backfill(engine: &dyn CypherEngine) -> anyhow::Result<()> {
     }
     if !rows.is_empty() {
         tracing::info!(
-            entities = rows.len(),
+            ids = rows.len(),
             seconds = started.elapsed().as_secs_f64(),
-            "gave entities their ID keys"
+            "gave entities and relations their ID keys"
         );
     }
     engine.run(super::queries::ID_KEYS_MARK_DONE, params! {}).await?;
@@ -76,6 +78,7 @@ mod tests {
         assert_eq!(b - a, 1_023, "one millisecond spans 1,024 keys");
         assert_eq!(id_key(&at(now + 1, 0)).unwrap(), b + 1);
         assert!((b as f64) < 2f64.powi(53), "exact as a float");
-        assert_eq!(id_key("rel_01J00000000000000000000000"), None);
+        assert_eq!(id_key(&at(now, 0).replace("ent_", "rel_")), Some(a), "relations' IDs too");
+        assert_eq!(id_key("ent_not-a-ulid"), None);
     }
 }

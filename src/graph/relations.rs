@@ -186,13 +186,14 @@ impl GraphService {
                 details: None,
             });
         }
+        let id = ids::new_id("rel");
         let rows = self
             .run(
                 tenant,
                 queries::RELATION_CREATE,
                 params! {
                     "sourceID" => source_id, "targetID" => target_id, "relationType" => relation_type,
-                    "id" => ids::new_id("rel"), "now" => ids::now_rfc3339(),
+                    "idKey" => super::id_keys::id_key(&id), "id" => id, "now" => ids::now_rfc3339(),
                 },
             )
             .await?;

@@ -14,7 +14,7 @@
 
 use super::entities::str_col;
 use super::id_blocks::Gap;
-use super::id_keys::key_at;
+use super::id_keys::id_key;
 use super::{GraphService, Tenant};
 use crate::error::ServiceResult;
 use crate::store::graph::{Params, Row};
@@ -386,9 +386,8 @@ impl WalkLog {
 /// With them, the window's bounds as ID keys ([`super::id_keys`]), `to`'s rounded up.
 fn in_window(params: &Params, from: String, to: String, limit: usize) -> Params {
     let mut params = params.clone();
-    let key = |id: &str| id.split_once('_').and_then(|(prefix, _)| ulid_of(prefix, id)).map(key_at);
-    params.insert("fromKey".into(), Value::from(key(&from)));
-    params.insert("toKey".into(), Value::from(key(&to).map(|k| k + 1)));
+    params.insert("fromKey".into(), Value::from(id_key(&from)));
+    params.insert("toKey".into(), Value::from(id_key(&to).map(|k| k + 1)));
     params.insert("from".into(), Value::String(from));
     params.insert("to".into(), Value::String(to));
     params.insert("limit".into(), Value::from(limit));

@@ -114,14 +114,17 @@ async fn a_restarted_million_node_graph_answers_before_its_indexes_are_built_and
     assert_eq!(count[0]["n"], 1_000_000, "every node was loaded");
 }
 
-/// Entities created before ID keys existed (here: keys removed, and the record that every
-/// entity has one) are in no window until a start gives them their keys.
+/// Entities and relations created before ID keys existed (here: keys removed, and the record
+/// that every one has its key) are in no window until a start gives them their keys.
 #[tokio::test]
-async fn a_start_gives_entities_created_before_id_keys_their_keys_and_pages_list_them() {
+async fn a_start_gives_entities_and_relations_created_before_id_keys_their_keys_and_pages_list_them() {
     let mut app = spawn_app().await;
     let mut created =
         vec![app.entity("Keyless One", "Company").await, app.entity("Keyless Two", "Company").await];
     created.sort();
+    let body = serde_json::json!({ "sourceEntityID": created[0], "targetEntityID": created[1], "relationType": "owns" });
+    let relation =
+        json(app.post("/v3/relations", body).await).await["relationID"].as_str().unwrap().to_string();
     let engine = app.app().state.graph.engine().clone();
     let run = |cypher: &'static str, ids: Vec<String>| {
         let engine = engine.clone();
@@ -132,9 +135,14 @@ async fn a_start_gives_entities_created_before_id_keys_their_keys_and_pages_list
         }
     };
     run("UNWIND $ids AS id MATCH (e:Entity {id: id}) REMOVE e.idKey", created.clone()).await;
+    run("UNWIND $ids AS id MATCH ()-[r:RELATES_TO {id: id}]->() REMOVE r.idKey", vec![relation.clone()])
+        .await;
     run("MATCH (m:GraphMigration) DELETE m", vec![]).await;
     let ids = |page: serde_json::Value| crate::helpers::strings(&page["entities"], "entityID");
+    let edges = |page: serde_json::Value| crate::helpers::strings(&page["edges"], "relationID");
     assert!(ids(json(app.get("/v3/review-queue").await).await).is_empty(), "without keys, in no window");
+    assert!(edges(json(app.get("/v3/knowledge-graph").await).await).is_empty());
     app.restart().await;
     assert_eq!(ids(json(app.get("/v3/review-queue").await).await), created);
+    assert_eq!(edges(json(app.get("/v3/knowledge-graph").await).await), vec![relation]);
 }
