@@ -143,11 +143,11 @@ async fn main() -> anyhow::Result<()> {
         let params = json!({
             "accountID": bench.tenant.account_id, "environment": "sandbox",
             "statuses": ["extracted", "proposed"], "bucketID": null, "since": null, "typeIDs": null,
-            "typeNames": null, "from": from, "to": to, "limit": 52,
-            "fromKey": canon::graph::id_keys::id_key(from), "toKey": canon::graph::id_keys::id_key(to).map(|k| k + 1),
+            "typeNames": null,
         });
         let Value::Object(params) = params else { unreachable!() };
-        params
+        // The window's bounds and limit as the service sends them.
+        canon::graph::window::in_window(&params, from.to_string(), to.to_string(), 52)
     };
     for cursor in cursors.choose_multiple(&mut rand::thread_rng(), 100) {
         let ms_of = canon::graph::window::timestamp("ent", cursor).unwrap_or_default();

@@ -21,12 +21,7 @@ use serde_json::Value;
 /// An ID's key (`<prefix>_<ULID>`), or None when `id` is not one.
 pub fn id_key(id: &str) -> Option<i64> {
     let (prefix, _) = id.split_once('_')?;
-    super::window::ulid_of(prefix, id).map(key_at)
-}
-
-/// The key of a position in the ULID space (a window's bound).
-pub(crate) fn key_at(position: u128) -> i64 {
-    (position >> 70) as i64
+    super::window::ulid_of(prefix, id).map(|position| (position >> 70) as i64)
 }
 
 /// How many keys a backfill statement sets at once.

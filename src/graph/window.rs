@@ -273,7 +273,7 @@ impl GraphService {
         let began = chrono::Utc::now().timestamp_millis().max(0) as u64;
         let tenant_start = self.tenant_start_ms(tenant).await?;
         let mut windows = IdWindows::new(prefix, None, tenant_start, None, 1);
-        let mut gaps = GapSkips::new(prefix);
+        let (mut gaps, mut unreported) = (GapSkips::new(prefix), WalkLog::new());
         while let Some((from, to)) = windows.next_window() {
             let rows = self.run(tenant, query, in_window(&unfiltered, from, to, 1)).await?;
             if let Some(first) = rows.first().and_then(|row| timestamp(prefix, &str_col(row, id_column))) {
@@ -281,7 +281,7 @@ impl GraphService {
                 return Ok(first);
             }
             windows.found(0, 1, None);
-            self.skip_quiet_time(tenant, &mut windows, &mut gaps, &mut WalkLog::new()).await?;
+            self.skip_quiet_time(tenant, &mut windows, &mut gaps, &mut unreported).await?;
         }
         Ok(began.saturating_sub(1_000).max(tenant_start))
     }
@@ -332,13 +332,13 @@ impl GraphService {
     }
 }
 
-/// Each window of one page's walk (its width, the rows it gave, its statement's time), kept
-/// only when debug logging is on: `CANON_LOG=canon::graph::window=debug` shows why a page
-/// was slow. Seen so: a cursor at the end of a burst of IDs doubles empty windows across the
-/// quiet time after it (0.5 → 120 ms of IDs, ~0.2 ms each) until one lands on the next burst
-/// whole (5–8 ms at 1,000,000 entities: FalkorDB's range index scan reads every ID in the
-/// window, even for `LIMIT 1` without `ORDER BY`, and not in ID order, so no cheaper probe
-/// finds where the next burst begins).
+/// Each window of one page's walk (its width, the rows it gave, its statement's time) and the
+/// quiet times it skipped, kept only when debug logging is on:
+/// `CANON_LOG=canon::graph::window=debug` shows why a page was slow. Seen so: a cursor at the
+/// end of a burst of IDs doubled empty windows across the quiet time after it (0.5 → 120 ms
+/// of IDs, ~0.2 ms each) until one landed on the next burst whole (5–8 ms at 1,000,000
+/// entities: FalkorDB's range index scan reads every ID in the window, even for `LIMIT 1`
+/// without `ORDER BY`, and not in ID order), which the blocks of minted IDs now skip.
 struct WalkLog {
     started: Option<std::time::Instant>,
     windows: Vec<String>,
@@ -384,7 +384,7 @@ impl WalkLog {
 
 /// A window's statement parameters: `params` with its bounds and how many rows it may give.
 /// With them, the window's bounds as ID keys ([`super::id_keys`]), `to`'s rounded up.
-fn in_window(params: &Params, from: String, to: String, limit: usize) -> Params {
+pub fn in_window(params: &Params, from: String, to: String, limit: usize) -> Params {
     let mut params = params.clone();
     params.insert("fromKey".into(), Value::from(id_key(&from)));
     params.insert("toKey".into(), Value::from(id_key(&to).map(|k| k + 1)));
