@@ -8,6 +8,7 @@ pub mod accuracy;
 pub mod accuracy_runs;
 mod batch;
 pub mod calls;
+mod checkpoints;
 pub mod collections;
 pub mod connectors;
 pub mod datasets;
@@ -90,12 +91,12 @@ impl Records {
         // See [`writer`]: one connection in turn on SQLite, the pool on PostgreSQL.
         let writer = match dialect {
             Dialect::Sqlite => {
-                let mut conn = connect_options(url)?
-                    .connect()
-                    .await
-                    .map_err(|err| RecordError::Unavailable(err.to_string()))?;
-                configure_sqlite(&mut conn).await?;
-                Writer::single(conn)
+                let mut conn = connect_sqlite(url).await?;
+                let pages = checkpoints::BACKSTOP_PAGES;
+                sqlx::query(&format!("PRAGMA wal_autocheckpoint = {pages}")).execute(&mut conn).await?;
+                let single = writer::single(conn);
+                checkpoints::spawn(connect_sqlite(url).await?, std::sync::Arc::downgrade(&single));
+                Writer::Single(single)
             }
             Dialect::Postgres => Writer::Pool(pool.clone()),
         };
@@ -186,6 +187,14 @@ async fn open_pool(url: &str, dialect: Dialect, connections: u32) -> Result<AnyP
         .connect_with(connect_options(url)?)
         .await
         .map_err(|err| RecordError::Unavailable(err.to_string()))
+}
+
+/// A SQLite connection of its own (outside the pool), set up as the pool's are.
+async fn connect_sqlite(url: &str) -> Result<sqlx::AnyConnection, RecordError> {
+    let mut conn =
+        connect_options(url)?.connect().await.map_err(|err| RecordError::Unavailable(err.to_string()))?;
+    configure_sqlite(&mut conn).await?;
+    Ok(conn)
 }
 
 /// The settings every SQLite connection of canon runs with.

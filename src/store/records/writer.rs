@@ -31,11 +31,12 @@ pub(crate) struct SingleWriter {
     pub(super) open: bool,
 }
 
-impl Writer {
-    pub(crate) fn single(conn: AnyConnection) -> Self {
-        Writer::Single(Arc::new(Mutex::new(SingleWriter { conn, open: false })))
-    }
+/// The one write connection of a SQLite database.
+pub(crate) fn single(conn: AnyConnection) -> Arc<Mutex<SingleWriter>> {
+    Arc::new(Mutex::new(SingleWriter { conn, open: false }))
+}
 
+impl Writer {
     /// The connection for one write.
     pub(crate) async fn acquire(&self) -> Result<WriteConn, RecordError> {
         match self {
