@@ -1,6 +1,7 @@
 // Review-queue candidates with IDs in [$from, $to) (a creation-time window the idKey index
-// answers: [$fromKey, $toKey) holds the window, see src/graph/id_keys.rs), in entityID order. The type filter matches the effective type: the assigned
-// type's ID, or, with none assigned, the inferred type name. Merged entities carry the
+// answers: [$fromKey, $toKey) holds the window, see src/graph/id_keys.rs), in entityID
+// order. The type filter matches the effective type: the assigned type's ID, or, with none
+// assigned, the inferred type name. Merged entities carry the
 // status `merged`, so only a request for that status sees them.
 // The exact bounds are on toString(e.id), which no index answers: FalkorDB would read the
 // window by its imprecise string range instead of by key.
