@@ -94,6 +94,10 @@ impl Records {
                 let mut conn = connect_sqlite(url).await?;
                 let pages = checkpoints::BACKSTOP_PAGES;
                 sqlx::query(&format!("PRAGMA wal_autocheckpoint = {pages}")).execute(&mut conn).await?;
+                // A statement of a batch keeps the pages it changes in a statement journal (to
+                // undo that statement alone); past 64 KiB SQLite spilled it to a temporary file,
+                // created and deleted every few calls. Kept in memory, no file is made.
+                sqlx::query("PRAGMA temp_store = MEMORY").execute(&mut conn).await?;
                 let single = writer::single(conn);
                 checkpoints::spawn(connect_sqlite(url).await?, std::sync::Arc::downgrade(&single));
                 Writer::Single(single)
