@@ -8,7 +8,8 @@
 //! the send node's file creation alone fell from ~7,000 to ~1,700 calls/s between runs.
 //!
 //! `CANON_BENCH_CALLS` changes how many calls the concurrent phases make (default 400; more,
-//! to profile them).
+//! to profile them). `CANON_BENCH_OBJECT_STORE_DIR` puts the send node's folder elsewhere (a
+//! tmpfs, to tell the records' disk cost from the send's).
 
 mod common;
 
@@ -39,7 +40,10 @@ fn functions(folder: &str) -> Vec<Value> {
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let concurrent = common::size("CANON_BENCH_CALLS", 400);
-    let bench = common::start(|_| {}).await?;
+    let bench = common::start(|config| {
+        config.object_store_dir = std::env::var_os("CANON_BENCH_OBJECT_STORE_DIR").map(Into::into)
+    })
+    .await?;
     let mut versions = Vec::new();
     // A folder of the tenant's own object store, under the bench's data directory.
     for function in functions("bench-out") {

@@ -8,7 +8,7 @@
 //! before. PostgreSQL prepares one statement at a time: there the statements run one by one
 //! in a transaction.
 
-use super::writer::{take_turn, SingleWriter, Writer};
+use super::writer::{SingleWriter, Writer};
 use super::RecordError;
 use sqlx::any::AnyArguments;
 use sqlx::{Any, AnyConnection};
@@ -107,7 +107,7 @@ impl<'a> Statement<'a> {
     }
 }
 
-fn bind_all<'q>(
+pub(super) fn bind_all<'q>(
     mut query: sqlx::query::Query<'q, Any, AnyArguments<'q>>,
     args: &'q [Arg<'_>],
 ) -> sqlx::query::Query<'q, Any, AnyArguments<'q>> {
@@ -134,6 +134,36 @@ impl<'a> Batch<'a> {
     fn parameters(&self) -> usize {
         self.statements.iter().map(|s| s.args.len()).sum()
     }
+
+    /// The batch as one query of its statements, each numbering its parameters after the
+    /// ones before, and the arguments of all of them.
+    pub(super) fn joined(&self) -> (String, Vec<Arg<'a>>) {
+        let mut sql = String::new();
+        let mut offset = 0;
+        for statement in &self.statements {
+            if !sql.is_empty() {
+                sql.push_str(";\n");
+            }
+            sql.push_str(&renumbered(&statement.sql, offset));
+            offset += statement.args.len();
+        }
+        let args = self.statements.iter().flat_map(|s| s.args.iter().cloned()).collect();
+        (sql, args)
+    }
+
+    /// A copy that borrows nothing (to queue for the write connection).
+    pub(super) fn to_owned(&self) -> Batch<'static> {
+        let owned = |arg: &Arg<'a>| match arg {
+            Arg::Text(text) => Arg::Text(text.as_ref().map(|text| Cow::Owned(text.to_string()))),
+            Arg::Int(int) => Arg::Int(*int),
+        };
+        let statements = self
+            .statements
+            .iter()
+            .map(|s| Statement { sql: s.sql.clone(), args: s.args.iter().map(owned).collect() })
+            .collect();
+        Batch { statements }
+    }
 }
 
 impl Writer {
@@ -142,9 +172,9 @@ impl Writer {
         if batch.statements.is_empty() {
             return Ok(());
         }
-        if let Writer::Single(single) = self {
+        if let Writer::Single { commits, .. } = self {
             if batch.parameters() <= SQLITE_MAX_PARAMETERS {
-                return run_at_once(&mut *take_turn(single).await?, batch).await;
+                return commits.run(batch).await;
             }
         }
         let mut tx = self.begin().await?;
@@ -157,16 +187,9 @@ impl Writer {
 }
 
 /// The whole batch in one query (SQLite).
-async fn run_at_once(writer: &mut SingleWriter, batch: &Batch<'_>) -> Result<(), RecordError> {
-    let mut sql = String::from("BEGIN IMMEDIATE");
-    let mut offset = 0;
-    for statement in &batch.statements {
-        sql.push_str(";\n");
-        sql.push_str(&renumbered(&statement.sql, offset));
-        offset += statement.args.len();
-    }
-    sql.push_str(";\nCOMMIT");
-    let args: Vec<Arg<'_>> = batch.statements.iter().flat_map(|s| s.args.iter().cloned()).collect();
+pub(super) async fn run_at_once(writer: &mut SingleWriter, batch: &Batch<'_>) -> Result<(), RecordError> {
+    let (statements, args) = batch.joined();
+    let sql = format!("BEGIN IMMEDIATE;\n{statements};\nCOMMIT");
     writer.open = true;
     match bind_all(sqlx::query(&sql), &args).execute(&mut writer.conn).await {
         Ok(_) => {

@@ -16,6 +16,7 @@ pub mod documents;
 pub mod events;
 pub mod filters;
 pub mod functions;
+mod group_commit;
 pub mod jobs;
 pub mod keys;
 pub mod outbox;
@@ -100,7 +101,8 @@ impl Records {
                 sqlx::query("PRAGMA temp_store = MEMORY").execute(&mut conn).await?;
                 let single = writer::single(conn);
                 checkpoints::spawn(connect_sqlite(url).await?, std::sync::Arc::downgrade(&single));
-                Writer::Single(single)
+                let commits = group_commit::Committer::spawn(single.clone());
+                Writer::Single { conn: single, commits }
             }
             Dialect::Postgres => Writer::Pool(pool.clone()),
         };
