@@ -5,8 +5,9 @@
 //! query of several statements goes there as one, and sqlx-sqlite binds `$N` in any of its
 //! statements to the N-th argument of the query. So on SQLite a batch is sent once, as
 //! `BEGIN IMMEDIATE; …; COMMIT` with each statement's parameters renumbered after the ones
-//! before. PostgreSQL prepares one statement at a time: there the statements run one by one
-//! in a transaction.
+//! before (batches that queued together go between one `BEGIN IMMEDIATE` and one `COMMIT`,
+//! a query each: see [`group_commit`](super::group_commit)). PostgreSQL prepares one
+//! statement at a time: there the statements run one by one in a transaction.
 
 use super::writer::{SingleWriter, Writer};
 use super::RecordError;
