@@ -1,9 +1,7 @@
 #!/usr/bin/env bash
 # `make test`: every test on the embedded defaults (FalkorDB child + SQLite), schemathesis
-# against /openapi.json (scripts/schemathesis.sh), then the
-# integration suite again with records on PostgreSQL when one answers at
-# CANON_TEST_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test). Without one the
-# PostgreSQL run is skipped, and said so; CANON_REQUIRE_POSTGRES=1 (CI) makes that a failure.
+# against /openapi.json (scripts/schemathesis.sh), then the integration suite again with
+# records on PostgreSQL (below).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$HOME/.cache/canon/target}
@@ -25,22 +23,32 @@ env -u CANON_TEST_DATABASE_URL timeout "$TEST_TIMEOUT" cargo test --locked
 echo "== the OpenAPI document against the server (schemathesis)"
 ./scripts/schemathesis.sh
 
-PG_URL=${CANON_TEST_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/test}
-hostport=$(echo "$PG_URL" | sed -E 's#^[a-z]+://([^@/]*@)?([^/:]+)(:([0-9]+))?/.*#\2 \4#')
-read -r pg_host pg_port <<<"$hostport"
-pg_port=${pg_port:-5432}
-if (exec 3<>"/dev/tcp/$pg_host/$pg_port") 2>/dev/null; then
+# The PostgreSQL pass: the server CANON_TEST_DATABASE_URL names, else the project's own
+# (scripts/postgres.sh), started here when PostgreSQL is installed (this script installs
+# nothing; `.ci/run` does). Without either the pass is skipped and says so;
+# CANON_REQUIRE_POSTGRES=1 (CI) makes that a failure.
+PG_URL=${CANON_TEST_DATABASE_URL:-}
+if [ -z "$PG_URL" ]; then
+    PG_URL=$(CANON_POSTGRES_INSTALL=0 ./scripts/postgres.sh start | tail -1) || PG_URL=""
+fi
+answers() { # URL: does a server answer at its host and port?
+    local hostport host port
+    hostport=$(echo "$1" | sed -E 's#^[a-z]+://([^@/]*@)?([^/:]+)(:([0-9]+))?/.*#\2 \4#')
+    read -r host port <<<"$hostport"
+    (exec 3<>"/dev/tcp/$host/${port:-5432}") 2>/dev/null
+}
+if [ -n "$PG_URL" ] && answers "$PG_URL"; then
     if command -v psql >/dev/null; then
         # Databases of earlier runs (each test makes its own).
         psql "$PG_URL" -Atqc "SELECT datname FROM pg_database WHERE datname LIKE 'canon\_test\_%'" 2>/dev/null |
             while read -r db; do psql "$PG_URL" -qc "DROP DATABASE IF EXISTS $db" >/dev/null 2>&1 || true; done
     fi
-    echo "== integration suite again with records on PostgreSQL ($pg_host:$pg_port)"
+    echo "== integration suite again with records on PostgreSQL ($PG_URL)"
     CANON_TEST_DATABASE_URL=$PG_URL timeout "$TEST_TIMEOUT" cargo test --locked --test api
 else
     if [ "${CANON_REQUIRE_POSTGRES:-0}" = 1 ]; then
-        echo "PostgreSQL is required (CANON_REQUIRE_POSTGRES=1) but nothing answers at $pg_host:$pg_port" >&2
+        echo "PostgreSQL is required (CANON_REQUIRE_POSTGRES=1) but none answers${PG_URL:+ at $PG_URL}" >&2
         exit 1
     fi
-    echo "== SKIPPED: the PostgreSQL run (nothing answers at $pg_host:$pg_port; set CANON_TEST_DATABASE_URL)"
+    echo "== SKIPPED: the PostgreSQL run (no PostgreSQL installed; scripts/postgres.sh start installs and starts one, or set CANON_TEST_DATABASE_URL)"
 fi
