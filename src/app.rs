@@ -1,7 +1,8 @@
 //! Starting and stopping canon: backends, HTTP server, job workers, graceful shutdown.
 
-use crate::api::metrics::Metrics;
-use crate::api::rate_limit::RateLimiter;
+use crate::access::metrics::Metrics;
+use crate::access::rate_limit::RateLimiter;
+use crate::access::state::{AppState, Services};
 use crate::calls::executor::CallJob;
 use crate::calls::{CallService, EngineParts, CALL_JOB};
 use crate::collections::embed_job::EmbedJob;
@@ -11,13 +12,14 @@ use crate::egress::Egress;
 use crate::embeddings::minilm::MiniLm;
 use crate::embeddings::openai::OpenAiEmbedder;
 use crate::embeddings::{Embedder, TokenCounter};
+use crate::graph::reviewers::ReviewerService;
+use crate::graph::seeding::{SeedService, SEED_JOB_KIND};
+use crate::graph::suggestions::SuggestionService;
 use crate::graph::GraphService;
 use crate::jobs::{self, Handlers};
 use crate::provision;
-use crate::reviewers::ReviewerService;
 use crate::secrets::cipher::Cipher;
 use crate::secrets::SecretsService;
-use crate::seeding::{SeedService, SEED_JOB_KIND};
 use crate::store::graph::embedded::EmbeddedFalkor;
 use crate::store::graph::falkordb::FalkorEngine;
 use crate::store::graph::neo4j::Neo4jEngine;
@@ -26,7 +28,6 @@ use crate::store::records::Records;
 use crate::store::vectors::edge::EdgeStore;
 use crate::store::vectors::qdrant::QdrantStore;
 use crate::store::vectors::VectorStore;
-use crate::suggestions::SuggestionService;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use tokio::sync::watch;
@@ -70,59 +71,6 @@ where
 /// (`CANON_FALKORDB_HUNG_SECONDS`, 30 s by default) and for the new one to answer.
 const GRAPH_START_LIMIT: std::time::Duration = std::time::Duration::from_secs(90);
 const GRAPH_START_ATTEMPTS: u32 = 4;
-
-/// What every handler can reach: a handle, cloned by every extractor and middleware of every
-/// request (copying the services themselves cost ~5 % of a cheap request's CPU).
-#[derive(Clone)]
-pub struct AppState(Arc<Services>);
-
-impl AppState {
-    pub fn new(services: Services) -> Self {
-        Self(Arc::new(services))
-    }
-}
-
-impl std::ops::Deref for AppState {
-    type Target = Services;
-
-    fn deref(&self) -> &Services {
-        &self.0
-    }
-}
-
-/// The services behind [`AppState`].
-pub struct Services {
-    pub graph: Arc<GraphService>,
-    pub collections: Arc<CollectionsService>,
-    pub records: Records,
-    pub seeding: SeedService,
-    pub reviewers: ReviewerService,
-    pub suggestions: SuggestionService,
-    pub calls: CallService,
-    /// Functions and workflows.
-    pub functions: crate::functions::FunctionsService,
-    /// Tenant secrets (values never returned) and the webhook signing secret.
-    pub secrets: SecretsService,
-    /// Subscriptions and the delivery log.
-    pub delivery: crate::delivery::DeliveryService,
-    pub accuracy: crate::accuracy::AccuracyService,
-    /// Views over output events.
-    pub views: crate::views::ViewsService,
-    /// Golden datasets.
-    pub datasets: crate::datasets::DatasetsService,
-    /// Connectors (Box folder watches).
-    pub connectors: crate::connectors::ConnectorService,
-    /// Verifies dashboard tokens.
-    pub jwt_secret: Arc<Vec<u8>>,
-    pub limiter: Arc<RateLimiter>,
-    /// API keys that authenticated, trusted for a second ([`crate::keys`]).
-    pub keys: Arc<crate::keys::KeyAuthenticator>,
-    pub metrics: Arc<Metrics>,
-    /// Provisioned files (the GraphQL explorer's assets among them).
-    pub vendor_dir: Arc<std::path::PathBuf>,
-    /// The model refining `POST /v3/infer-schema` answers, when configured.
-    pub schema_model: Option<crate::engines::llm::LlmConfig>,
-}
 
 /// The connected backends, and the FalkorDB child when canon runs one.
 pub struct Backends {

@@ -1,7 +1,9 @@
 #![recursion_limit = "256"]
 //! canon: turns documents into a curated knowledge graph.
 //!
-//! Layers, top to bottom: `api` (REST transport), services (`graph`, `collections`, `jobs`),
+//! Layers, top to bottom: the transports (`api` for REST, `graphql`, `mcp`), what they share
+//! (`access`: the state, the caller, limits and metrics), services (`graph` — the knowledge
+//! graph with its curation —, `calls`, `collections`, `delivery`, `accuracy`, `views`, `jobs`…),
 //! storage behind narrow traits (`store::graph::CypherEngine`, `store::records`,
 //! `store::vectors::VectorStore`) and embedders (`embeddings::Embedder`).
 
@@ -11,6 +13,7 @@
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+pub mod access;
 pub mod accuracy;
 pub mod api;
 pub mod app;
@@ -38,11 +41,8 @@ pub mod mcp;
 pub mod memo;
 pub mod pagination;
 pub mod provision;
-pub mod reviewers;
 pub mod secrets;
-pub mod seeding;
 pub mod store;
-pub mod suggestions;
 pub mod text;
 pub mod tokens;
 pub mod views;

@@ -151,7 +151,7 @@ async fn scale() -> anyhow::Result<()> {
     }
     // The refresh logs where its time went (read, score, embed, record).
     tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::new("canon::suggestions=info"))
+        .with_env_filter(tracing_subscriber::EnvFilter::new("canon::graph::suggestions=info"))
         .init();
     let bench = common::start(|_| {}).await?;
     let started = Instant::now();

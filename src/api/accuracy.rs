@@ -2,9 +2,10 @@
 //! review, regression runs and version comparison (`bem-sdk`'s shapes). Behaviour lives in
 //! [`crate::accuracy`].
 
-use super::auth::Caller;
 use super::error::{ApiError, ErrorBody};
 use super::extract::{array_param, int_param, list_param, ApiJson, ApiQuery};
+use crate::access::caller::Caller;
+use crate::access::state::AppState;
 use crate::accuracy::compare::CompareOptions;
 use crate::accuracy::corrections::BatchItem;
 use crate::accuracy::evaluations::Ids;
@@ -12,7 +13,6 @@ use crate::accuracy::metrics::MetricsQuery;
 use crate::accuracy::review::ReviewRequest;
 use crate::accuracy::score::{check_pairs, RawPair};
 use crate::accuracy::stats::Method;
-use crate::app::AppState;
 use crate::pagination::{Limits, Order, PageRequest};
 use axum::extract::{Path, State};
 use axum::http::StatusCode;

@@ -1,9 +1,9 @@
 //! REST transport for buckets: parse, call the graph service, shape the response.
 
-use super::auth::Caller;
 use super::error::{ApiError, ErrorBody};
 use super::extract::{bool_param, int_param, ApiJson, ApiQuery};
-use crate::app::AppState;
+use crate::access::caller::Caller;
+use crate::access::state::AppState;
 use crate::graph::buckets::{Bucket, BucketChanges, BucketPage, NewBucket};
 use crate::pagination::{Limits, PageRequest};
 use axum::extract::{Path, State};

@@ -1,9 +1,9 @@
 //! REST transport for collections: parse, call the collections service, shape the response.
 
-use super::auth::Caller;
 use super::error::{ApiError, ErrorBody};
 use super::extract::{bool_param, int_param, ApiJson, ApiQuery};
-use crate::app::AppState;
+use crate::access::caller::Caller;
+use crate::access::state::AppState;
 use crate::collections::{
     page_bounds, Acknowledgement, Collection, CollectionItems, CollectionPage, SearchMode, SearchRequest,
     SearchResults, TokenCounts, MAX_SEARCH_LIMIT,

@@ -1,9 +1,9 @@
 //! REST transport of connectors (see [`crate::connectors`]).
 
-use super::auth::Caller;
 use super::error::{ApiError, ErrorBody};
 use super::extract::{ApiJson, ApiQuery};
-use crate::app::AppState;
+use crate::access::caller::Caller;
+use crate::access::state::AppState;
 use crate::connectors::{Connector, ConnectorInput};
 use axum::extract::{Path, State};
 use axum::Json;

@@ -1,9 +1,9 @@
 //! REST transport for golden datasets and their rows.
 
-use super::auth::Caller;
 use super::error::{ApiError, ErrorBody};
 use super::extract::{int_param, limit_param, ApiJson, ApiQuery};
-use crate::app::AppState;
+use crate::access::caller::Caller;
+use crate::access::state::AppState;
 use crate::datasets::model::{
     ColumnsInput, ColumnsResult, Dataset, DatasetInput, DatasetPage, DatasetRow, FromEventsInput, RowPage,
 };

@@ -1,13 +1,13 @@
 //! REST transport for entities: bulk seed, curation, synonyms, merges.
 
-use super::auth::Caller;
 use super::error::{ApiError, ErrorBody};
 use super::extract::{ApiJson, ApiQuery};
-use crate::app::AppState;
+use crate::access::caller::Caller;
+use crate::access::state::AppState;
 use crate::graph::entities::{Entity, EntityChanges, Synonym, ValidateResult};
 use crate::graph::merges::{MergeRecord, MergeResult};
 use crate::graph::seed::SeedRow;
-use crate::seeding::{SeedAccepted, SeedResults, SeedStatus, Submitted};
+use crate::graph::seeding::{SeedAccepted, SeedResults, SeedStatus, Submitted};
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};

@@ -1,9 +1,9 @@
 //! REST transport for entity types.
 
-use super::auth::Caller;
 use super::error::{ApiError, ErrorBody};
 use super::extract::{int_param, ApiJson, ApiQuery};
-use crate::app::AppState;
+use crate::access::caller::Caller;
+use crate::access::state::AppState;
 use crate::graph::entity_types::{EntityType, EntityTypeChanges, EntityTypePage, NewEntityType};
 use crate::pagination::{Limits, PageRequest};
 use axum::extract::{Path, State};

@@ -2,10 +2,10 @@
 //! (error events) and the legacy `/v1-alpha/events` (both). Event IDs are KSUIDs; cursors
 //! are event IDs; array filters take repeated keys, `key[]` keys or comma-separated lists.
 
-use super::auth::Caller;
 use super::error::{ApiError, ErrorBody};
 use super::extract::{array_param, bool_param, int_param, ApiQuery};
-use crate::app::AppState;
+use crate::access::caller::Caller;
+use crate::access::state::AppState;
 use crate::pagination::{Limits, Order, PageRequest};
 use crate::store::records::events::EventFilter;
 use axum::extract::{Path, State};

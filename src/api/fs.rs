@@ -1,9 +1,9 @@
 //! REST transport of `POST /v3/fs` (see [`crate::fs`]).
 
-use super::auth::Caller;
 use super::error::{ApiError, ErrorBody};
 use super::extract::ApiJson;
-use crate::app::AppState;
+use crate::access::caller::Caller;
+use crate::access::state::AppState;
 use crate::fs::request::{self, FsRequest};
 use crate::fs::{FsResponse, FsService};
 use axum::extract::State;

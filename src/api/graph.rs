@@ -1,10 +1,10 @@
 //! REST transport for reading and feeding the graph: review queue, mentions, relations and
 //! the knowledge-graph view.
 
-use super::auth::Caller;
 use super::error::{ApiError, ErrorBody};
 use super::extract::{int_param, limit_param, list_param, time_param, ApiJson, ApiQuery};
-use crate::app::AppState;
+use crate::access::caller::Caller;
+use crate::access::state::AppState;
 use crate::graph::entities::Mention;
 use crate::graph::relations::{
     Direction, EntityRelations, GraphQuery, KnowledgeGraph, NewMention, Relation, RelationsQuery,

@@ -1,6 +1,6 @@
 //! Liveness and readiness.
 
-use crate::app::AppState;
+use crate::access::state::AppState;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};

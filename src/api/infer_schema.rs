@@ -4,9 +4,9 @@
 //! becomes three `file[]` text fields, the bytes their Python repr), so it cannot reach this
 //! endpoint unchanged; any multipart client that sends one `file` part does.
 
-use super::auth::Caller;
 use super::error::{ApiError, ErrorBody};
-use crate::app::AppState;
+use crate::access::caller::Caller;
+use crate::access::state::AppState;
 use crate::documents::infer::{self, Analysis, Upload};
 use crate::documents::refine::refine;
 use crate::engines;

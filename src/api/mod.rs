@@ -24,7 +24,6 @@ pub mod infer_schema;
 pub mod listener;
 pub mod metrics;
 pub mod openapi;
-pub mod rate_limit;
 pub mod reviewers;
 pub mod secrets;
 pub mod subscriptions;
@@ -32,7 +31,7 @@ pub mod suggestions;
 pub mod views;
 pub mod workflows;
 
-use crate::app::AppState;
+use crate::access::state::AppState;
 use axum::extract::Request;
 use axum::http::{HeaderName, StatusCode};
 use axum::middleware;

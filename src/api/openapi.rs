@@ -7,7 +7,7 @@ use super::{
     suggestions, workflows,
 };
 use super::{datasets, views};
-use crate::app::AppState;
+use crate::access::state::AppState;
 use axum::extract::{Path, State};
 use axum::response::{Html, Response};
 use axum::Json;
@@ -101,7 +101,7 @@ impl Modify for ApiKeyAuth {
         let components = openapi.components.get_or_insert_with(Default::default);
         components.add_security_scheme(
             "apiKey",
-            SecurityScheme::ApiKey(ApiKey::Header(ApiKeyValue::new(super::auth::API_KEY_HEADER))),
+            SecurityScheme::ApiKey(ApiKey::Header(ApiKeyValue::new(crate::access::caller::API_KEY_HEADER))),
         );
         components.add_security_scheme(
             "dashboardToken",

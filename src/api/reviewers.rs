@@ -1,10 +1,10 @@
 //! REST transport for reviewer assignments (dashboard tokens only).
 
-use super::auth::DashboardUser;
 use super::error::{ApiError, ErrorBody};
 use super::extract::ApiJson;
-use crate::app::AppState;
-use crate::reviewers::{Assignment, Reviewer};
+use crate::access::caller::DashboardUser;
+use crate::access::state::AppState;
+use crate::graph::reviewers::{Assignment, Reviewer};
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::Json;

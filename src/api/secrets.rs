@@ -5,10 +5,10 @@
 //! /{name}` removes it (204). Functions name secrets in `apiKeySecret`,
 //! `s3AccessKeyIdSecret` and `s3SecretAccessKeySecret`.
 
-use super::auth::Caller;
 use super::error::{ApiError, ErrorBody};
 use super::extract::ApiJson;
-use crate::app::AppState;
+use crate::access::caller::Caller;
+use crate::access::state::AppState;
 use crate::secrets::SecretInfo;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;

@@ -1,9 +1,9 @@
 //! REST transport for subscriptions, the webhook signing secret and the delivery log.
 
-use super::auth::Caller;
 use super::error::{ApiError, ErrorBody};
 use super::extract::{array_param, int_param, ApiJson, ApiQuery};
-use crate::app::AppState;
+use crate::access::caller::Caller;
+use crate::access::state::AppState;
 use crate::delivery::subscriptions::{Subscription, SubscriptionInput};
 use crate::delivery::Delivery;
 use crate::pagination::{Limits, PageRequest};

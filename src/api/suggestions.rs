@@ -1,11 +1,11 @@
 //! REST transport for merge suggestions.
 
-use super::auth::Caller;
 use super::error::{ApiError, ErrorBody};
 use super::extract::{limit_param, ApiJson, ApiQuery};
-use crate::app::AppState;
+use crate::access::caller::Caller;
+use crate::access::state::AppState;
 use crate::graph::merges::MergeResult;
-use crate::suggestions::{RefreshResult, Suggestion, SuggestionPage};
+use crate::graph::suggestions::{RefreshResult, Suggestion, SuggestionPage};
 use axum::extract::{Path, State};
 use axum::Json;
 use serde::Deserialize;

@@ -1,9 +1,9 @@
 //! REST transport for views and their table and aggregation data.
 
-use super::auth::Caller;
 use super::error::{ApiError, ErrorBody};
 use super::extract::{array_param, int_param, ApiJson, ApiQuery};
-use crate::app::AppState;
+use crate::access::caller::Caller;
+use crate::access::state::AppState;
 use crate::pagination::{Limits, Order, PageRequest};
 use crate::views::model::{
     AggregationData, AggregationDataInput, TableData, TableDataInput, View, ViewInput, ViewPage,

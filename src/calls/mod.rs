@@ -27,11 +27,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{broadcast, OwnedSemaphorePermit, Semaphore};
 
-/// Job kind of a workflow call.
-pub const CALL_JOB: &str = "workflow_call";
-/// A call's job runs again after a crash or an infrastructure failure, up to this many
-/// times; node failures are events, not job failures.
-pub const CALL_JOB_ATTEMPTS: i64 = 5;
+pub use crate::store::records::calls::{CALL_JOB, CALL_JOB_ATTEMPTS};
 /// How long a `callReferenceID` keeps naming its call (decision: one day).
 pub const REFERENCE_WINDOW_MS: i64 = 24 * 60 * 60 * 1000;
 /// `metadata` bound (the SDK documents 4 KB).

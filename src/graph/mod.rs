@@ -1,4 +1,5 @@
-//! Knowledge-graph services: the behaviour REST (and later GraphQL) share. Each tenant's
+//! The knowledge graph as a whole: entities, relations, resolution and curation (seeding,
+//! review, reviewers, merge suggestions), the behaviour REST, GraphQL and MCP share. Each tenant's
 //! data is told apart by `accountID` + `environment` on every node, and every query filters
 //! by both.
 
@@ -16,8 +17,11 @@ pub mod queries;
 pub mod relations;
 pub mod resolution;
 pub mod review;
+pub mod reviewers;
 pub mod search;
 pub mod seed;
+pub mod seeding;
+pub mod suggestions;
 pub mod window;
 
 use crate::error::{ServiceError, ServiceResult};

@@ -2,7 +2,7 @@
 //! the loader answers them all with one batched service call.
 
 use super::gql_error;
-use crate::app::AppState;
+use crate::access::state::AppState;
 use crate::graph::entities::{Entity, Mention};
 use crate::graph::relations::{Direction, EntityRelations, GraphNode, RelationsQuery};
 use crate::graph::{GraphService, Tenant};

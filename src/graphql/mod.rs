@@ -15,10 +15,10 @@ pub mod mutation;
 pub mod query;
 pub mod types;
 
-use crate::api::auth::Caller;
+use crate::access::caller::Caller;
+use crate::access::state::AppState;
 use crate::api::browser_ui::{self, BrowserUi};
 use crate::api::error::ApiError;
-use crate::app::AppState;
 use crate::error::ServiceError;
 use async_graphql::{EmptySubscription, ErrorExtensions, Schema};
 use axum::body::Bytes;
@@ -209,7 +209,7 @@ impl<T> OrGql<T> for Result<T, ApiError> {
 /// services then check the role: 403).
 pub fn dashboard_user<'a>(
     ctx: &async_graphql::Context<'a>,
-) -> async_graphql::Result<&'a crate::reviewers::DashboardIdentity> {
+) -> async_graphql::Result<&'a crate::graph::reviewers::DashboardIdentity> {
     request(ctx).caller.user.as_ref().ok_or_else(|| {
         api_error(ApiError::unauthorized(
             "reviewer operations are dashboard-only: send a dashboard token as Authorization: Bearer (API keys are not accepted)",

@@ -11,7 +11,7 @@ use crate::graph::relations::{
     Direction, Edge as EdgeRecord, GraphEdge as GraphEdgeRecord, GraphNode as GraphNodeRecord,
     RelatedEntity as RelatedRecord,
 };
-use crate::suggestions::{SuggestedEntity as SuggestedRecord, Suggestion as SuggestionRecord};
+use crate::graph::suggestions::{SuggestedEntity as SuggestedRecord, Suggestion as SuggestionRecord};
 use async_graphql::connection::{Connection, Edge};
 use async_graphql::{ComplexObject, Context, Enum, Json, Object, SimpleObject, ID};
 use serde_json::Value;
@@ -640,8 +640,8 @@ pub struct Reviewer {
     pub assigned_at: String,
 }
 
-impl From<crate::reviewers::Reviewer> for Reviewer {
-    fn from(r: crate::reviewers::Reviewer) -> Self {
+impl From<crate::graph::reviewers::Reviewer> for Reviewer {
+    fn from(r: crate::graph::reviewers::Reviewer) -> Self {
         Self {
             type_id: ID(r.type_id),
             user_id: ID(r.user_id),

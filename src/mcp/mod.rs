@@ -13,8 +13,8 @@
 mod args;
 pub mod tools;
 
-use crate::api::auth::Caller;
-use crate::app::AppState;
+use crate::access::caller::Caller;
+use crate::access::state::AppState;
 use axum::extract::Request;
 use axum::middleware::{self, Next};
 use axum::response::Response;

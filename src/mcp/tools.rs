@@ -7,9 +7,9 @@ use super::args::{
     CatArgs, DirectionArg, FindArgs, GrepArgs, HeadArgs, LsArgs, MergeArgs, NeighborsArgs, PathArgs,
     RelationsArgs, ReviewArgs, SearchArgs, XrefArgs,
 };
-use crate::api::auth::Caller;
+use crate::access::caller::Caller;
+use crate::access::state::AppState;
 use crate::api::error::{ApiError, ErrorBody};
-use crate::app::AppState;
 use crate::error::{ServiceError, ServiceResult};
 use crate::fs::request::{self, Op};
 use crate::fs::FsService;

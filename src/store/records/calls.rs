@@ -82,6 +82,12 @@ const FUNCTION_CALL_COLUMNS: &str = "id, call_id, node_name, item_key, function_
     function_version_num, function_type, status, input, output, error, source_event_id, \
     source_function_call_id, incoming_destination, started_at, finished_at";
 
+/// Job kind of a workflow call (the calls are stored with the job that runs them).
+pub const CALL_JOB: &str = "workflow_call";
+/// A call's job runs again after a crash or an infrastructure failure, up to this many
+/// times; node failures are events, not job failures.
+pub const CALL_JOB_ATTEMPTS: i64 = 5;
+
 impl Records {
     /// Stores a new call with the job that runs it (claimed by `claim` when given) and
     /// returns it with that job's ID, or returns the call already made with the same
@@ -93,8 +99,7 @@ impl Records {
         claim: Option<JobClaim<'_>>,
     ) -> Result<(CallRow, Option<String>), RecordError> {
         let payload = serde_json::json!({ "callID": call.id });
-        let (job, add_job) =
-            new_job(crate::calls::CALL_JOB, &payload, crate::calls::CALL_JOB_ATTEMPTS, claim);
+        let (job, add_job) = new_job(CALL_JOB, &payload, CALL_JOB_ATTEMPTS, claim);
         let add_call = Statement::new(format!(
             "INSERT INTO calls ({CALL_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)"
         ))
