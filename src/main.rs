@@ -82,7 +82,9 @@ enum KeysCommand {
         #[arg(long)]
         account: String,
     },
-    /// Revoke a key by its ID (key_…); it stops working at once.
+    /// Revoke a key by its ID (key_…). A running canon trusts a key it checked for up to one
+    /// second without reading the store, so the key stops working within 1 second in every
+    /// server sharing the record store.
     Revoke { id: String },
 }
 
@@ -170,7 +172,10 @@ async fn keys(records: Records, command: KeysCommand) -> anyhow::Result<()> {
             if !records.revoke_key(&id).await? {
                 anyhow::bail!("no active key with ID {id}");
             }
-            println!("revoked {id}");
+            println!(
+                "revoked {id}; running servers refuse it within {} s (they trust a checked key that long)",
+                canon::keys::TRUST_FOR.as_secs()
+            );
         }
     }
     records.close().await;

@@ -92,7 +92,7 @@ fn rate(successes: i64, n: i64, settings: &MatrixSettings) -> Value {
         let z = z_for_level(*level as f64);
         let mid = (n > 0).then(|| successes as f64 / n as f64);
         let bounds = interval(successes, n, z, settings.method);
-        let needed = sample_size(mid.unwrap_or(0.5), settings.margin, z, Some(settings.population.max(1)));
+        let needed = sample_size(planning_rate(mid), settings.margin, z, Some(settings.population.max(1)));
         by_level.insert(
             level.to_string(),
             json!({
@@ -102,6 +102,14 @@ fn rate(successes: i64, n: i64, settings: &MatrixSettings) -> Value {
         );
     }
     Value::Object(by_level)
+}
+
+/// The rate a sample size is planned with: the observed one, except where it says nothing of
+/// the variance. An observed 0 or 1 (recall 0 on a handful of labels) or no sample at all
+/// would plan p(1 − p) = 0, "no sample needed", exactly when more are: those plan with the
+/// conservative 0.5, the largest variance.
+fn planning_rate(observed: Option<f64>) -> f64 {
+    observed.filter(|p| *p > 0.0 && *p < 1.0).unwrap_or(0.5)
 }
 
 /// The per-threshold matrix over `(confidence, field counts)` of evaluated, corrected outputs.
@@ -176,7 +184,7 @@ impl AccuracyService {
                 let z = z_for_level(*level as f64);
                 json!({
                     "confidenceLevel": level, "marginOfError": settings.margin,
-                    "sampleSize": sample_size(observed.unwrap_or(0.5), settings.margin, z, Some(population.max(1))),
+                    "sampleSize": sample_size(planning_rate(observed), settings.margin, z, Some(population.max(1))),
                 })
             })
             .collect();
@@ -197,6 +205,7 @@ impl AccuracyService {
             "estimate": {
                 "confidenceDistribution": { "high": high, "medium": medium, "low": low },
                 "labeledTransformations": totals.labelled,
+                "unlabeledTransformations": (population - totals.labelled).max(0),
                 "missingEvaluations": (population - rows.len() as i64).max(0),
                 "totalTransformations": population,
                 "thresholdMatrix": threshold_matrix(&labelled, &settings),
@@ -213,6 +222,25 @@ impl AccuracyService {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_observed_rate_of_zero_or_one_plans_the_sample_as_the_most_uncertain_rate() {
+        let settings = MatrixSettings {
+            levels: vec![95],
+            method: Method::Wilson,
+            margin: 0.05,
+            thresholds: vec![0.5],
+            population: 1_000,
+        };
+        let unknown = rate(0, 0, &settings)["95"]["sampleNeeded"].as_i64().unwrap();
+        assert!(unknown > 250, "with no sample, plan for p = 0.5: {unknown}");
+        for (successes, n) in [(0, 4), (4, 4)] {
+            let needed = rate(successes, n, &settings)["95"]["sampleNeeded"].as_i64().unwrap();
+            assert_eq!(needed, unknown, "{successes}/{n} says nothing of the variance");
+        }
+        let observed = rate(1, 4, &settings)["95"]["sampleNeeded"].as_i64().unwrap();
+        assert!(observed > 0 && observed < unknown, "a rate inside (0, 1) plans with itself: {observed}");
+    }
 
     /// Inputs and scikit-learn / statsmodels values from `tests/fixtures/accuracy/reference.py`.
     const FIXTURE: &str = include_str!("../../tests/fixtures/accuracy/review_fixture.json");

@@ -185,7 +185,10 @@ impl AccuracyService {
         }))
     }
 
-    /// Marks the run cancelled (calls already queued may still finish and show).
+    /// Marks the run cancelled (calls already queued may still finish and show). A run that
+    /// already finished (`completed` or `error`) keeps its status and its figures: cancelling
+    /// it answers the run as it is (200, decision: the SDK's `cancel()` returns the run, and a
+    /// 409 would raise for what is only a late click).
     pub async fn cancel_score_run(&self, tenant: &Tenant, id: &str) -> ServiceResult<Value> {
         crate::text::check_len("scoreRunID", id, 64, true)?;
         let run = self
@@ -193,6 +196,10 @@ impl AccuracyService {
             .score_run(tenant.owner(), id)
             .await?
             .ok_or_else(|| ServiceError::not_found("score run", id))?;
+        let now = self.score_run(tenant, id, &CompareOptions::default()).await?;
+        if matches!(now["status"].as_str(), Some("completed" | "error" | "cancelled")) {
+            return Ok(now);
+        }
         self.records.cancel_score_run(&run.id).await?;
         self.score_run(tenant, id, &CompareOptions::default()).await
     }

@@ -4,7 +4,7 @@ use super::error::{ApiError, ErrorBody};
 use super::extract::{ApiJson, ApiQuery};
 use crate::access::caller::Caller;
 use crate::access::state::AppState;
-use crate::graph::entities::{Entity, EntityChanges, Synonym, ValidateResult};
+use crate::graph::entities::{Entity, EntityChanges, EntityUpdate, Synonym, ValidateResult};
 use crate::graph::merges::{MergeRecord, MergeResult};
 use crate::graph::seed::SeedRow;
 use crate::graph::seeding::{SeedAccepted, SeedResults, SeedStatus, Submitted};
@@ -102,14 +102,14 @@ pub struct UpdateEntity {
 
 /// Curate an entity: status, assigned type, canonical name, synonyms.
 #[utoipa::path(patch, path = "/v3/entities/{id}", tag = "entities", params(("id" = String, Path)), request_body = UpdateEntity,
-    responses((status = 200, body = Entity), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
+    responses((status = 200, description = "the entity; `synonymsNotAdded` lists asked-for synonyms that were not added and why", body = EntityUpdate), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
         (status = 404, body = ErrorBody), (status = 409, description = "illegal transition or a name owned by another entity", body = ErrorBody)))]
 pub async fn update(
     State(state): State<AppState>,
     auth: Caller,
     Path(id): Path<String>,
     ApiJson(body): ApiJson<UpdateEntity>,
-) -> Result<Json<Entity>, ApiError> {
+) -> Result<Json<EntityUpdate>, ApiError> {
     let changes = EntityChanges {
         status: body.status,
         assigned_type_id: body.assigned_type_id,

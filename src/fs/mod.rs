@@ -131,32 +131,26 @@ impl FsService {
     async fn cat(&self, tenant: &Tenant, request: &FsRequest) -> ServiceResult<FsResponse> {
         let doc = self.document(tenant, request::required_path(request)?).await?;
         let mut sections = self.records.document_items(tenant.owner(), &doc.id, "sections").await?;
+        let mut entities = self.records.document_items(tenant.owner(), &doc.id, "entities").await?;
+        let mut relationships = self.records.document_items(tenant.owner(), &doc.id, "relationships").await?;
         if let Some(range) = &request.range {
-            let (from, to) = match (range.page, range.page_range.as_deref()) {
-                (Some(_), Some(_)) => {
-                    return Err(ServiceError::invalid_field(
-                        "range.pageRange",
-                        "give page or pageRange, not both",
-                    ))
-                }
-                (Some(page), None) if page >= 1 => (page, page),
-                (Some(_), None) => return Err(ServiceError::invalid_field("range.page", "pages start at 1")),
-                (None, Some([from, to])) if *from >= 1 && from <= to => (*from, *to),
-                (None, Some(_)) => {
-                    return Err(ServiceError::invalid_field(
-                        "range.pageRange",
-                        "must be [from, to] with 1 <= from <= to",
-                    ))
-                }
-                (None, None) => (1, i64::MAX),
-            };
-            sections.retain(|s| s.page.is_some_and(|p| p >= from && p <= to));
+            // A page range applies to everything page-scoped in the answer: sections and the
+            // entities found on those pages (by their mention's page), and the relationships
+            // between entities found there (a relationship carries no page of its own).
+            let (from, to) = page_bounds(range)?;
+            let in_range = |item: &ItemRow| item.page.is_some_and(|p| p >= from && p <= to);
+            sections.retain(in_range);
+            entities.retain(in_range);
+            let seen: std::collections::HashSet<&str> =
+                entities.iter().filter_map(|e| e.entity_id.as_deref()).collect();
+            relationships.retain(|r| {
+                let (source, target) = relationship_ends(r);
+                seen.contains(source) && seen.contains(target)
+            });
             if let Some(types) = &range.section_types {
                 sections.retain(|s| types.iter().any(|t| t.eq_ignore_ascii_case(&s.item_type)));
             }
         }
-        let entities = self.records.document_items(tenant.owner(), &doc.id, "entities").await?;
-        let relationships = self.records.document_items(tenant.owner(), &doc.id, "relationships").await?;
         let mut data = summary(&doc);
         let object = data.as_object_mut().expect("summary is an object");
         object.insert("sections".into(), sections.iter().map(section).collect());
@@ -360,6 +354,30 @@ fn millis_rfc3339(ms: i64) -> String {
         .to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }
 
+/// The inclusive pages a `range` asks for (all pages when it names none).
+fn page_bounds(range: &request::Range) -> ServiceResult<(i64, i64)> {
+    Ok(match (range.page, range.page_range.as_deref()) {
+        (Some(_), Some(_)) => {
+            return Err(ServiceError::invalid_field("range.pageRange", "give page or pageRange, not both"))
+        }
+        (Some(page), None) if page >= 1 => (page, page),
+        (Some(_), None) => return Err(ServiceError::invalid_field("range.page", "pages start at 1")),
+        (None, Some([from, to])) if *from >= 1 && from <= to => (*from, *to),
+        (None, Some(_)) => {
+            return Err(ServiceError::invalid_field(
+                "range.pageRange",
+                "must be [from, to] with 1 <= from <= to",
+            ))
+        }
+        (None, None) => (1, i64::MAX),
+    })
+}
+
+/// The source and target entity IDs of a stored relationship.
+fn relationship_ends(item: &ItemRow) -> (&str, &str) {
+    item.label.split_once(" → ").unwrap_or((&item.label, ""))
+}
+
 /// A document as `ls` lists it.
 fn summary(doc: &DocumentRow) -> Value {
     json!({
@@ -380,6 +398,6 @@ fn entity_item(item: &ItemRow) -> Value {
 }
 
 fn relationship_item(item: &ItemRow) -> Value {
-    let (source, target) = item.label.split_once(" → ").unwrap_or((&item.label, ""));
+    let (source, target) = relationship_ends(item);
     json!({ "sourceEntityID": source, "targetEntityID": target, "type": item.item_type, "text": item.text })
 }

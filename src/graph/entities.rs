@@ -205,6 +205,24 @@ pub struct EntityChanges {
     pub locale: Option<String>,
 }
 
+/// An entity after a PATCH, and the synonyms it asked for that were not added.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct EntityUpdate {
+    #[serde(flatten)]
+    pub entity: Entity,
+    /// Asked-for synonyms that were not added, each with why (absent when all were added).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub synonyms_not_added: Vec<SynonymNotAdded>,
+}
+
+/// A synonym a PATCH asked for that was not added.
+#[derive(Clone, Debug, Serialize, ToSchema)]
+pub struct SynonymNotAdded {
+    pub text: String,
+    pub reason: String,
+}
+
 /// Outcome of one row of a bulk validation.
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -291,7 +309,7 @@ impl GraphService {
         bucket: Option<&str>,
         changes: EntityChanges,
         actor: &Actor,
-    ) -> ServiceResult<Entity> {
+    ) -> ServiceResult<EntityUpdate> {
         if let Some(status) = &changes.status {
             check_terminal_status(status)?;
         }
@@ -304,12 +322,25 @@ impl GraphService {
         for synonym_id in &changes.remove_synonym_ids {
             self.remove_synonym(tenant, &entity_id, synonym_id).await?;
         }
+        let mut not_added = Vec::new();
         if !changes.add_synonyms.is_empty() {
-            // A form of a canonical name is already a name of the entity: nothing to add.
+            // A form of a canonical name is already a name of the entity: nothing to add, and
+            // the answer says so instead of a silent 200.
             let entity = self.get_entity(tenant, &entity_id, None).await?;
             for text in &changes.add_synonyms {
-                self.attach_name(tenant, &entity, text, "customer_defined", changes.locale.as_deref())
+                let synonym = self
+                    .attach_name(tenant, &entity, text, "customer_defined", changes.locale.as_deref())
                     .await?;
+                if synonym.source == CANONICAL_SOURCE {
+                    not_added.push(SynonymNotAdded {
+                        text: text.trim().to_string(),
+                        reason: format!(
+                            "normalises to {:?}, a canonical name of this entity (its own or that of an \
+                             entity merged into it): it already resolves to the entity",
+                            synonym.normalized_text
+                        ),
+                    });
+                }
             }
         }
         if let Some(canonical) = &changes.canonical {
@@ -329,7 +360,8 @@ impl GraphService {
                 }
             }
         }
-        self.get_entity(tenant, &entity_id, None).await
+        let entity = self.get_entity(tenant, &entity_id, None).await?;
+        Ok(EntityUpdate { entity, synonyms_not_added: not_added })
     }
 
     async fn set_status(

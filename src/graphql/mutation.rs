@@ -23,7 +23,7 @@ impl MutationRoot {
             .update_entity(&rc.caller.tenant, id, bucket.as_deref(), changes, &actor)
             .await
             .gql()?;
-        Ok(Entity(entity))
+        Ok(Entity(entity.entity))
     }
 }
 

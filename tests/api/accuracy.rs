@@ -321,6 +321,7 @@ async fn review_buckets_evaluated_outputs_and_tabulates_thresholds() {
     assert_eq!(review["functionVersionNum"], 1);
     assert_eq!(estimate["totalTransformations"], 4, "{review}");
     assert_eq!(estimate["labeledTransformations"], 4);
+    assert_eq!(estimate["unlabeledTransformations"], 0, "the SDK's Estimate requires it");
     assert_eq!(estimate["missingEvaluations"], 0);
     // Every value is valid and in the document: confidence 1, all high.
     assert_eq!(estimate["confidenceDistribution"], json!({"high": 4, "medium": 0, "low": 0}));
@@ -332,6 +333,10 @@ async fn review_buckets_evaluated_outputs_and_tabulates_thresholds() {
     assert_eq!(precision["mid"], 0.5);
     assert!(precision["ciLower"].as_f64().unwrap() < 0.5 && precision["ciUpper"].as_f64().unwrap() > 0.5);
     assert!(matrix[0]["precision"]["90"].is_object());
+    // Recall is 2/2 here: an observed 1 says nothing of the variance, so the sample is
+    // planned at p = 0.5 (all 4 outputs), not "none needed".
+    let recall = &matrix[0]["recall"]["95"];
+    assert_eq!((recall["mid"].clone(), recall["sampleNeeded"].clone()), (json!(1.0), json!(4)), "{recall}");
     // All outputs share one confidence, so the PR curve is one point: AP = share right.
     assert_eq!(estimate["precisionRecallAuc"], 0.5);
     let sizes = estimate["sampleSizes"].as_array().unwrap();
@@ -341,6 +346,23 @@ async fn review_buckets_evaluated_outputs_and_tabulates_thresholds() {
         400,
     )
     .await;
+}
+
+#[tokio::test]
+async fn a_score_run_still_waiting_is_cancelled_and_stays_cancelled() {
+    // No job workers: the run's calls stay queued, so the run is in flight when cancelled.
+    let app = spawn_app_with(Handlers::default(), |c| c.workers = 0).await;
+    app.invoice_pipeline("inv").await;
+    let content = base64::engine::general_purpose::STANDARD.encode(document("INV-402"));
+    let body = json!({"functionName": "inv", "pairs": [{"input": {"inputContent": content, "inputType": "text"}, "expected": truth("INV-402")}]});
+    let created = json(app.post("/v3/eval/score", body).await).await;
+    let run_id = created["scoreRunID"].as_str().unwrap().to_string();
+    let waiting = json(app.get(&format!("/v3/eval/score/{run_id}")).await).await;
+    assert_eq!(waiting["status"], "pending", "{waiting}");
+    let cancelled = json(app.post(&format!("/v3/eval/score/{run_id}/cancel"), json!(null)).await).await;
+    assert_eq!(cancelled["status"], "cancelled", "{cancelled}");
+    let read = json(app.get(&format!("/v3/eval/score/{run_id}")).await).await;
+    assert_eq!(read["status"], "cancelled", "{read}");
 }
 
 #[tokio::test]
@@ -389,8 +411,16 @@ async fn a_score_run_compares_each_pair_on_read_and_options_loosen_the_compariso
     .await;
     assert_eq!(loose["aggregate"]["matches"], 3, "{loose}");
     assert_eq!(loose["aggregate"]["missing"], 0);
-    let cancelled = json(app.post(&format!("/v3/eval/score/{run_id}/cancel"), json!(null)).await).await;
-    assert_eq!(cancelled["status"], "cancelled");
+    // Cancelling a run that finished keeps it as it finished.
+    let late = app.post(&format!("/v3/eval/score/{run_id}/cancel"), json!(null)).await;
+    assert_eq!(late.status(), 200);
+    let late = json(late).await;
+    assert_eq!(
+        (late["status"].clone(), late["aggregate"].clone()),
+        (json!("completed"), run["aggregate"].clone())
+    );
+    let again = json(app.get(&format!("/v3/eval/score/{run_id}")).await).await;
+    assert_eq!(again["status"], "completed", "{again}");
     // The same pair kept in a golden dataset scores the same.
     let columns = json!([{"name": "document", "role": "input", "type": "file"},
                          {"name": "truth", "role": "corrected", "type": "json"}]);

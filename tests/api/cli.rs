@@ -65,6 +65,26 @@ async fn keys_list_never_shows_secrets_and_revoke_stops_a_key() {
 }
 
 #[tokio::test]
+async fn a_key_the_server_just_trusted_is_refused_within_the_second_the_revoke_command_states() {
+    let app = spawn_app().await;
+    let account = crate::helpers::unique("cli-co");
+    let key =
+        stdout_of(canon(&app).args(["keys", "create", "--account", &account, "--environment", "sandbox"]));
+    let key = key.trim().to_string();
+    let buckets = || app.client.get(format!("{}/v3/buckets", app.address)).header("x-api-key", &key).send();
+    assert_eq!(buckets().await.unwrap().status(), 200, "the server now trusts the key");
+    let listed = stdout_of(canon(&app).args(["keys", "list", "--account", &account]));
+    let key_id = listed.split_whitespace().next().expect("a key line").to_string();
+    let help = stdout_of(canon(&app).args(["keys", "revoke", "--help"]));
+    assert!(help.contains("within 1 second"), "the help states the bound: {help}");
+    let said = stdout_of(canon(&app).args(["keys", "revoke", &key_id]));
+    let revoked = tokio::time::Instant::now();
+    assert!(said.contains("within 1 s"), "{said}");
+    tokio::time::sleep_until(revoked + canon::keys::TRUST_FOR).await;
+    assert_error(buckets().await.unwrap(), 401).await;
+}
+
+#[tokio::test]
 async fn users_create_prints_a_dashboard_token_the_running_server_accepts() {
     let app = spawn_app().await;
     let account = crate::helpers::unique("dash-co");

@@ -124,9 +124,22 @@ async fn a_form_of_the_canonical_name_is_no_synonym_and_the_409_says_why() {
     let entity = json(app.get(&format!("/v3/entities/{id}")).await).await;
     assert_eq!(entity["surfaceForms"], json!(["Initech"]), "the 409 changed nothing");
 
-    // A PATCH states the entity's names: one it already has is no error.
-    let patched = app.patch(&format!("/v3/entities/{id}"), json!({ "addSynonyms": ["Initech LLC"] })).await;
+    // A PATCH states the entity's names: one it already has is no error, and the answer says
+    // which were not added and why (the entity itself is the SDK's Entity, unchanged).
+    let patched = app
+        .patch(&format!("/v3/entities/{id}"), json!({ "addSynonyms": ["Initech LLC", "Initech Labs"] }))
+        .await;
     assert_eq!(patched.status(), 200);
+    let patched = json(patched).await;
+    let not_added = patched["synonymsNotAdded"].as_array().expect("synonymsNotAdded").clone();
+    assert_eq!(not_added.len(), 1, "{patched}");
+    assert_eq!(not_added[0]["text"], "Initech LLC");
+    assert!(not_added[0]["reason"].as_str().unwrap().contains("canonical name"), "{patched}");
+    assert_eq!(patched["surfaceForms"], json!(["Initech", "Initech Labs"]), "{patched}");
+    let plain =
+        json(app.patch(&format!("/v3/entities/{id}"), json!({ "addSynonyms": ["Initech Research"] })).await)
+            .await;
+    assert!(plain.get("synonymsNotAdded").is_none(), "all added: {plain}");
 
     // The rule follows the canonical name: after a rename the former name is a plain synonym.
     let renamed = app.patch(&format!("/v3/entities/{id}"), json!({ "canonical": "Initrode" })).await;

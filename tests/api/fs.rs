@@ -133,6 +133,16 @@ async fn ls_cat_head_and_stat_read_parsed_documents_page_by_page() {
     assert_eq!(labels(&tables["data"]["sections"], "label"), vec!["Payment Terms › table 1"]);
     let none = app.fs(json!({"op": "cat", "path": "agreement-1", "range": {"pageRange": [2, 3]}})).await;
     assert_eq!(none["data"]["sections"], json!([]));
+    // The range applies to everything page-scoped: nothing was found on pages 2-3 of a
+    // one-page document, while page 1 still lists its entities.
+    assert_eq!(
+        (&none["data"]["entities"], &none["data"]["relationships"]),
+        (&json!([]), &json!([])),
+        "{none}"
+    );
+    let page_one = app.fs(json!({"op": "cat", "path": "agreement-1", "range": {"page": 1}})).await;
+    assert!(!page_one["data"]["entities"].as_array().unwrap().is_empty(), "{page_one}");
+    assert!(!page_one["data"]["relationships"].as_array().unwrap().is_empty(), "{page_one}");
     let mapped = app
         .fs(json!({"op": "cat", "path": "agreement-1", "select": ["sections.label", "sections.page"]}))
         .await;

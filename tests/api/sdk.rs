@@ -44,6 +44,11 @@ async fn the_python_sdk_works_unchanged_on_fs_copies_and_connectors() {
 }
 
 #[tokio::test]
+async fn the_python_sdk_works_unchanged_on_entities_and_the_graph() {
+    run_script(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/sdk/entities_graph.py")).await;
+}
+
+#[tokio::test]
 async fn the_python_sdk_does_not_retry_a_conflict() {
     run_script(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/sdk/retries.py")).await;
 }

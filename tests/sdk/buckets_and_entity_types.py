@@ -5,7 +5,9 @@ set; prints one line per check and exits non-zero on the first failure.
 """
 import bem
 
-client = bem.Bem()  # BEM_BASE_URL and BEM_API_KEY from the environment
+# BEM_BASE_URL and BEM_API_KEY from the environment. Strict validation: every answer must
+# satisfy the SDK's own response model (a required field missing fails the check).
+client = bem.Bem(_strict_response_validation=True)
 
 created = client.buckets.create(name="sdk-bucket", description="made by bem-sdk")
 assert created.bucket_id.startswith("bkt_"), created

@@ -7,7 +7,9 @@ import time
 
 import bem
 
-client = bem.Bem()  # BEM_BASE_URL and BEM_API_KEY from the environment
+# BEM_BASE_URL and BEM_API_KEY from the environment. Strict validation: every answer must
+# satisfy the SDK's own response model (a required field missing fails the check).
+client = bem.Bem(_strict_response_validation=True)
 
 created = client.collections.create(collection_name="sdk_catalog")
 assert created.collection_id.startswith("col_") and created.item_count == 0, created

@@ -6,7 +6,9 @@ failure.
 """
 import bem
 
-client = bem.Bem()  # BEM_BASE_URL and BEM_API_KEY from the environment
+# BEM_BASE_URL and BEM_API_KEY from the environment. Strict validation: every answer must
+# satisfy the SDK's own response model (a required field missing fails the check).
+client = bem.Bem(_strict_response_validation=True)
 
 schema = {"type": "object", "properties": {"total": {"type": "number"}}}
 created = client.functions.create(

@@ -6,7 +6,9 @@ and BEM_API_KEY set; prints one line per check and exits non-zero on the first f
 """
 import bem
 
-client = bem.Bem()  # BEM_BASE_URL and BEM_API_KEY from the environment
+# BEM_BASE_URL and BEM_API_KEY from the environment. Strict validation: every answer must
+# satisfy the SDK's own response model (a required field missing fails the check).
+client = bem.Bem(_strict_response_validation=True)
 
 client.functions.create(function_name="sdk-shaper", type="transform")
 client.functions.create(function_name="sdk-other", type="transform")

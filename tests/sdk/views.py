@@ -8,7 +8,9 @@ import datetime
 
 import bem
 
-client = bem.Bem()  # BEM_BASE_URL and BEM_API_KEY from the environment
+# BEM_BASE_URL and BEM_API_KEY from the environment. Strict validation: every answer must
+# satisfy the SDK's own response model (a required field missing fails the check).
+client = bem.Bem(_strict_response_validation=True)
 
 schema = {"type": "object", "properties": {"invoiceNumber": {"type": "string"}, "total": {"type": "number"}}}
 client.functions.create(function_name="sdk-invoices", type="extract", output_schema_name="Invoice", output_schema=schema)
