@@ -16,6 +16,7 @@ use crate::graph::reviewers::ReviewerService;
 use crate::graph::seeding::{SeedService, SEED_JOB_KIND};
 use crate::graph::suggestions::SuggestionService;
 use crate::graph::GraphService;
+use crate::instances::{Registration, VectorStoreKind};
 use crate::jobs::{self, Handlers};
 use crate::provision;
 use crate::secrets::cipher::Cipher;
@@ -79,6 +80,8 @@ pub struct Backends {
     pub embedded_falkor: Option<EmbeddedFalkor>,
     pub vectors: Arc<dyn VectorStore>,
     pub embedder: Arc<dyn Embedder>,
+    /// This process in the record store's list of instances.
+    pub instance: Registration,
 }
 
 impl Backends {
@@ -92,6 +95,11 @@ impl Backends {
         };
         let records = Records::connect(&url).await?;
         records.migrate().await?;
+        let vector_store = match &config.qdrant_url {
+            Some(url) => VectorStoreKind::Server(url.clone()),
+            None => VectorStoreKind::Embedded(config.data_dir.join("vectors")),
+        };
+        let instance = Registration::start(&records, &vector_store).await?;
         let mut embedded_falkor = None;
         let engine = if let Some(uri) = &config.neo4j_uri {
             let (user, password) = (&config.neo4j_user, &config.neo4j_password);
@@ -121,7 +129,7 @@ impl Backends {
             None => Arc::new(EdgeStore::open(&config.data_dir.join("vectors"))?),
         };
         vectors.ensure_space(&embedder.space()).await?;
-        Ok(Self { records, engine, embedded_falkor, vectors, embedder })
+        Ok(Self { records, engine, embedded_falkor, vectors, embedder, instance })
     }
 
     /// Stops what canon started, saving the graph's data.
@@ -130,6 +138,7 @@ impl Backends {
             falkor.stop().await;
         }
         self.vectors.close().await;
+        self.instance.stop().await;
         self.records.close().await;
     }
 }
@@ -175,7 +184,10 @@ impl App {
     /// job handlers plus `extra` (tests add their own kinds).
     pub async fn spawn(config: &Config, extra: Handlers) -> anyhow::Result<Self> {
         let backends = Backends::start(config).await?;
-        let released = backends.records.release_orphaned_jobs().await?;
+        // Jobs left running are another live instance's work unless this one is alone; their
+        // leases bring them back if that instance died.
+        let released =
+            if backends.instance.alone { backends.records.release_orphaned_jobs().await? } else { 0 };
         if released > 0 {
             tracing::warn!(released, "re-queued jobs a previous run left unfinished");
         }

@@ -35,6 +35,7 @@ pub mod functions;
 pub mod graph;
 pub mod graphql;
 pub mod ids;
+pub mod instances;
 pub mod jobs;
 pub mod keys;
 pub mod mcp;

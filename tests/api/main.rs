@@ -24,6 +24,7 @@ mod graphql;
 mod helpers;
 mod hostile_input;
 mod infer_schema;
+mod instances;
 mod jobs;
 mod lifecycle;
 mod mcp;

@@ -17,6 +17,7 @@ pub mod events;
 pub mod filters;
 pub mod functions;
 mod group_commit;
+pub mod instances;
 pub mod jobs;
 pub mod keys;
 pub mod outbox;
@@ -252,6 +253,7 @@ macro_rules! all_migrations {
             15 => "0015_first_attempt_on_delivery",
             16 => "0016_seed_job_result_counts",
             17 => "0017_one_events_function_index",
+            18 => "0018_instances",
         )
     };
 }
