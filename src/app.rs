@@ -99,7 +99,8 @@ impl Backends {
             Some(url) => VectorStoreKind::Server(url.clone()),
             None => VectorStoreKind::Embedded(config.data_dir.join("vectors")),
         };
-        let instance = Registration::start(&records, &vector_store).await?;
+        let instance =
+            Registration::start(&records, &vector_store, config.unshared_vectors_beside_others).await?;
         let mut embedded_falkor = None;
         let engine = if let Some(uri) = &config.neo4j_uri {
             let (user, password) = (&config.neo4j_user, &config.neo4j_password);
@@ -301,11 +302,27 @@ impl App {
         Ok(Self { addr, state, stop_tx, server, workers, backends })
     }
 
+    /// Where the FalkorDB child canon runs answers, if it runs one (a second instance's
+    /// `CANON_FALKORDB_URL`).
+    pub fn falkordb_url(&self) -> Option<String> {
+        self.backends.embedded_falkor.as_ref().map(|falkor| falkor.url())
+    }
+
     /// The process ID of the FalkorDB child canon runs, if it runs one.
     pub async fn falkordb_pid(&self) -> Option<u32> {
         match &self.backends.embedded_falkor {
             Some(falkor) => falkor.pid().await,
             None => None,
+        }
+    }
+
+    /// Ends this instance as a crash would (tests of several instances): the server and the
+    /// workers are cancelled mid-work, the jobs they hold keep their leases until those run
+    /// out, nothing is released or saved. A FalkorDB child it runs is killed with it.
+    pub fn abort(self) {
+        self.server.abort();
+        for worker in &self.workers {
+            worker.abort();
         }
     }
 

@@ -150,6 +150,11 @@ pub struct Config {
     /// Log format: `json` (structured, one object per line) or `text`.
     #[arg(long, env = "CANON_LOG_FORMAT", default_value = "json")]
     pub log_format: String,
+    /// Lets an instance with the embedded vector store start beside live instances, each
+    /// then searching vectors of its own. Not a setting (no flag, no variable): tests of
+    /// several instances that use no collection set it, since no Qdrant server runs there.
+    #[arg(skip)]
+    pub unshared_vectors_beside_others: bool,
 }
 
 impl Config {
@@ -192,6 +197,7 @@ impl Config {
             infer_schema_llm_timeout_seconds: 60,
             falkordb_hung_seconds: 30.0,
             log_format: "text".into(),
+            unshared_vectors_beside_others: false,
         }
     }
 

@@ -68,8 +68,13 @@ pub struct Registration {
 }
 
 impl Registration {
-    /// Records this instance, unless its vector store cannot live beside the live instances.
-    pub async fn start(records: &Records, vectors: &VectorStoreKind) -> Result<Self, InstanceError> {
+    /// Records this instance, unless its vector store cannot live beside the live instances
+    /// (`unshared_allowed`: see `Config::unshared_vectors_beside_others`).
+    pub async fn start(
+        records: &Records,
+        vectors: &VectorStoreKind,
+        unshared_allowed: bool,
+    ) -> Result<Self, InstanceError> {
         let now = ids::now_millis();
         let row = InstanceRow {
             id: format!("inst_{}", ulid::Ulid::new()),
@@ -88,7 +93,7 @@ impl Registration {
             VectorStoreKind::Embedded(_) => others.first(),
             VectorStoreKind::Server(_) => others.iter().find(|r| embedded(r)),
         };
-        if let Some(other) = clash {
+        if let Some(other) = clash.filter(|_| !unshared_allowed) {
             forget(records, &row.id).await;
             return Err(InstanceError::VectorStoreNotShared(refusal(other, now)));
         }

@@ -158,6 +158,38 @@ impl TestApp {
         records.create_key(&account_id, environment, "other").await.expect("key").1
     }
 
+    /// A second canon on this one's record store and graph (its FalkorDB child, or the same
+    /// Neo4j), with its own data folder and the same keys, serving the same tenant: several
+    /// instances on one database. No Qdrant server runs here, so it keeps vectors of its own
+    /// (tests of it use no collection).
+    pub async fn second_instance(&self, configure: impl FnOnce(&mut Config)) -> TestApp {
+        let data_dir = tempfile::Builder::new().prefix("canon-test-").tempdir().expect("temp dir");
+        let mut config = Config::embedded(data_dir.path(), &vendor_dir());
+        config.database_url = Some(self.database_url());
+        config.falkordb_url = self.app().falkordb_url();
+        config.neo4j_uri = self.config.neo4j_uri.clone();
+        config.neo4j_user = self.config.neo4j_user.clone();
+        config.neo4j_password = self.config.neo4j_password.clone();
+        let first_key = |file: &str| std::fs::read_to_string(self.config.data_dir.join(file)).ok();
+        config.secrets_key = self.config.secrets_key.clone().or_else(|| first_key("secrets.key"));
+        config.jwt_secret = self.config.jwt_secret.clone().or_else(|| first_key("jwt.secret"));
+        config.allow_private_network = self.config.allow_private_network;
+        config.delivery_retry_scale = self.config.delivery_retry_scale;
+        config.unshared_vectors_beside_others = true;
+        configure(&mut config);
+        let app = App::spawn(&config, self.handlers.clone()).await.expect("a second canon starts");
+        TestApp {
+            address: format!("http://{}", app.addr),
+            api_key: self.api_key.clone(),
+            account_id: self.account_id.clone(),
+            client: Client::new(),
+            config,
+            app: Some(app),
+            handlers: self.handlers.clone(),
+            _data_dir: data_dir,
+        }
+    }
+
     /// Stops canon gracefully and starts it again on the same data.
     pub async fn restart(&mut self) {
         self.stop().await;
