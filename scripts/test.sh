@@ -38,12 +38,14 @@ answers() { # URL: does a server answer at its host and port?
     (exec 3<>"/dev/tcp/$host/${port:-5432}") 2>/dev/null
 }
 if [ -n "$PG_URL" ] && answers "$PG_URL"; then
-    if command -v psql >/dev/null; then
-        # Databases of earlier runs (each test makes its own).
+    drop_test_databases() { # each test makes a database of its own; a run leaves ~300 (GBs)
+        command -v psql >/dev/null || return 0
         psql "$PG_URL" -Atqc "SELECT datname FROM pg_database WHERE datname LIKE 'canon\_test\_%'" 2>/dev/null |
             while read -r db; do psql "$PG_URL" -qc "DROP DATABASE IF EXISTS $db" >/dev/null 2>&1 || true; done
-    fi
+    }
+    drop_test_databases # of earlier runs
     echo "== integration suite again with records on PostgreSQL ($PG_URL)"
+    trap drop_test_databases EXIT
     CANON_TEST_DATABASE_URL=$PG_URL timeout "$TEST_TIMEOUT" cargo test --locked --test api
 else
     if [ "${CANON_REQUIRE_POSTGRES:-0}" = 1 ]; then
