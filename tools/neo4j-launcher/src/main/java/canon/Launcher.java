@@ -1,0 +1,58 @@
+package canon;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.concurrent.CountDownLatch;
+import org.neo4j.configuration.GraphDatabaseSettings;
+import org.neo4j.configuration.connectors.BoltConnector;
+import org.neo4j.configuration.connectors.HttpConnector;
+import org.neo4j.configuration.helpers.SocketAddress;
+import org.neo4j.dbms.api.DatabaseManagementService;
+import org.neo4j.dbms.api.DatabaseManagementServiceBuilder;
+import org.neo4j.graphdb.GraphDatabaseService;
+import org.neo4j.io.ByteUnit;
+
+/**
+ * A Neo4j Community server for canon's tests: embedded Neo4j with only the Bolt connector, on
+ * 127.0.0.1, authentication on. Arguments: HOME PORT PASSWORD. It runs until killed (SIGTERM
+ * shuts the database down cleanly through the shutdown hook).
+ */
+public final class Launcher {
+    public static void main(String[] args) throws Exception {
+        if (args.length != 3) {
+            System.err.println("usage: Launcher HOME PORT PASSWORD");
+            System.exit(2);
+        }
+        Path home = Path.of(args[0]).toAbsolutePath();
+        int port = Integer.parseInt(args[1]);
+        String password = args[2];
+        Files.createDirectories(home);
+
+        DatabaseManagementService service = new DatabaseManagementServiceBuilder(home)
+                .setConfig(BoltConnector.enabled, true)
+                .setConfig(BoltConnector.listen_address, new SocketAddress("127.0.0.1", port))
+                .setConfig(BoltConnector.advertised_address, new SocketAddress("127.0.0.1", port))
+                .setConfig(HttpConnector.enabled, false)
+                .setConfig(GraphDatabaseSettings.auth_enabled, true)
+                // A test server on a small shared machine: a small page cache and transaction
+                // memory, no anonymous usage report.
+                .setConfig(GraphDatabaseSettings.pagecache_memory, ByteUnit.mebiBytes(128))
+                .setConfig(GraphDatabaseSettings.udc_enabled, false)
+                .build();
+        Runtime.getRuntime().addShutdownHook(new Thread(service::shutdown));
+
+        // The initial password of the `neo4j` user: set through the system database, as
+        // `neo4j-admin dbms set-initial-password` would (only while it is still the default).
+        GraphDatabaseService system = service.database(GraphDatabaseSettings.SYSTEM_DATABASE_NAME);
+        system.executeTransactionally(
+                "ALTER USER neo4j IF EXISTS SET PASSWORD $password CHANGE NOT REQUIRED",
+                java.util.Map.of("password", password));
+
+        // Answer one query before saying so: the caller waits on this line (and on Bolt).
+        service.database(GraphDatabaseSettings.DEFAULT_DATABASE_NAME).executeTransactionally("RETURN 1");
+        System.out.println("neo4j " + org.neo4j.kernel.internal.Version.getNeo4jVersion()
+                + " listening on bolt://127.0.0.1:" + port);
+        System.out.flush();
+        new CountDownLatch(1).await();
+    }
+}
