@@ -2,6 +2,12 @@
 // surface-form keys, mentions and relation edges move to the survivor (edges are re-created
 // with the same ID and properties), it becomes `merged` with a MERGED_INTO edge, and a Merge
 // record keeps exactly what moved, and who did it, so the merge can be undone.
+// The tenant's lock first (see cypher/schema/neo4j.cypher, TenantLock): on Neo4j the reads below
+// would otherwise see the graph before a concurrent writer's commit and act on it; on FalkorDB,
+// which runs writes one at a time, it costs one indexed MERGE.
+MERGE (lock:TenantLock {key: $accountID + '/' + $environment})
+SET lock.at = $now
+WITH 1 AS locked
 MATCH (s:Entity {id: $survivorID, accountID: $accountID, environment: $environment})
 WHERE s.mergedInto IS NULL
 MATCH (m:Entity {id: $mergedID, accountID: $accountID, environment: $environment})

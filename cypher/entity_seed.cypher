@@ -22,6 +22,12 @@
 //
 // $blocks are the milliseconds the rows' new IDs were minted in: each gets its IdBlock (see
 // src/graph/id_blocks.rs) with the entities, so no entity is ever without one.
+// The tenant's lock first (see cypher/schema/neo4j.cypher, TenantLock): on Neo4j the reads below
+// would otherwise see the graph before a concurrent writer's commit and act on it; on FalkorDB,
+// which runs writes one at a time, it costs one indexed MERGE.
+MERGE (lock:TenantLock {key: $accountID + '/' + $environment})
+SET lock.at = $now
+WITH 1 AS locked
 FOREACH (at IN $blocks | MERGE (:IdBlock {tenantKey: $blockKey, at: at}))
 WITH 1 AS once
 UNWIND $rows AS row

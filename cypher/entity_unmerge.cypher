@@ -1,5 +1,11 @@
 // Undoes a merge while its survivor is still live: the merged-away entity comes back with
 // its previous status and exactly the keys, mentions and edges that moved.
+// The tenant's lock first (see cypher/schema/neo4j.cypher, TenantLock): on Neo4j the reads below
+// would otherwise see the graph before a concurrent writer's commit and act on it; on FalkorDB,
+// which runs writes one at a time, it costs one indexed MERGE.
+MERGE (lock:TenantLock {key: $accountID + '/' + $environment})
+SET lock.at = $now
+WITH 1 AS locked
 MATCH (rec:Merge {id: $mergeID, accountID: $accountID, environment: $environment})
 WHERE rec.undoneAt IS NULL
 MATCH (m:Entity {id: rec.mergedID})-[mi:MERGED_INTO {mergeID: rec.id}]->(s:Entity {id: rec.survivorID})

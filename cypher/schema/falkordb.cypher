@@ -32,3 +32,4 @@ CREATE INDEX FOR ()-[r:RELATES_TO]-() ON (r.idKey);
 CREATE INDEX FOR (g:GraphMigration) ON (g.name);
 CREATE INDEX FOR (b:IdBlock) ON (b.tenantKey, b.at);
 CREATE INDEX FOR (m:IdBlocks) ON (m.tenantKey);
+CREATE INDEX FOR (l:TenantLock) ON (l.key);

@@ -19,7 +19,9 @@ CREATE INDEX mention_transformation IF NOT EXISTS FOR (m:Mention) ON (m.transfor
 CREATE INDEX merge_id IF NOT EXISTS FOR (g:Merge) ON (g.id);
 CREATE INDEX merge_survivor IF NOT EXISTS FOR (g:Merge) ON (g.survivorID);
 CREATE INDEX merge_merged IF NOT EXISTS FOR (g:Merge) ON (g.mergedID);
-CREATE INDEX entity_type_id IF NOT EXISTS FOR (e:Entity) ON (e.typeID);
+// (Not `entity_type_id`: that name is the EntityType constraint's, and Neo4j names indexes and
+// constraints in one namespace, so IF NOT EXISTS skipped this index without a word.)
+CREATE INDEX entity_of_type IF NOT EXISTS FOR (e:Entity) ON (e.typeID);
 CREATE INDEX key_tenant IF NOT EXISTS FOR (k:Key) ON (k.accountID, k.environment);
 CREATE INDEX relation_id IF NOT EXISTS FOR ()-[r:RELATES_TO]-() ON (r.id);
 CREATE CONSTRAINT user_id IF NOT EXISTS FOR (u:User) REQUIRE u.id IS UNIQUE;
@@ -29,3 +31,7 @@ CREATE INDEX relation_id_key IF NOT EXISTS FOR ()-[r:RELATES_TO]-() ON (r.idKey)
 CREATE INDEX graph_migration IF NOT EXISTS FOR (g:GraphMigration) ON (g.name);
 CREATE INDEX id_block IF NOT EXISTS FOR (b:IdBlock) ON (b.tenantKey, b.at);
 CREATE INDEX id_blocks_since IF NOT EXISTS FOR (m:IdBlocks) ON (m.tenantKey);
+// One lock node per tenant: statements that read, decide and write (seeds, merges) set it
+// first, so on Neo4j, which locks per node as it writes, they run one at a time per tenant as
+// they do on FalkorDB. Unique, or two first seeds could each MERGE a lock of their own.
+CREATE CONSTRAINT tenant_lock_key IF NOT EXISTS FOR (l:TenantLock) REQUIRE l.key IS UNIQUE;

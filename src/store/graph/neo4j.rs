@@ -2,6 +2,7 @@
 //! back to JSON, nothing more.
 
 use std::collections::HashMap;
+use std::time::Duration;
 
 use async_trait::async_trait;
 use neo4rs::{BoltBoolean, BoltFloat, BoltInteger, BoltList, BoltMap, BoltNull, BoltString, BoltType, Graph};
@@ -14,6 +15,19 @@ const SCHEMA: &str = include_str!("../../../cypher/schema/neo4j.cypher");
 
 /// Neo4j's status code for a write rejected by a uniqueness (or other) constraint.
 const CONSTRAINT_VIOLATION: &str = "Neo.ClientError.Schema.ConstraintValidationFailed";
+
+/// Longest wait for one statement, connecting and retries included (as FalkorDB's): a server
+/// that stalls becomes an `Unavailable` error (503) instead of a request that waits forever.
+const STATEMENT_TIMEOUT: Duration = Duration::from_secs(60);
+/// Longest wait for `/readyz`'s ping: a stalled server must show as not ready quickly.
+const PING_TIMEOUT: Duration = Duration::from_secs(5);
+/// First pause before running a statement again after a transient failure; it doubles.
+const FIRST_RETRY_PAUSE: Duration = Duration::from_millis(5);
+/// Longest pause between two runs of a statement.
+const LONGEST_RETRY_PAUSE: Duration = Duration::from_millis(500);
+
+/// Neo4j's status code for a schema rule created concurrently by another client.
+const EQUIVALENT_SCHEMA_RULE: &str = "Neo.ClientError.Schema.EquivalentSchemaRuleAlreadyExists";
 
 /// A Neo4j 5 server reached over Bolt, through `neo4rs`'s connection pool.
 pub struct Neo4jEngine {
@@ -31,33 +45,83 @@ impl Neo4jEngine {
     }
 }
 
-#[async_trait]
-impl CypherEngine for Neo4jEngine {
-    async fn run(&self, cypher: &str, params: Params) -> Result<Vec<Row>, GraphError> {
+impl Neo4jEngine {
+    /// One run of a statement, every row drained.
+    async fn run_once(
+        &self,
+        cypher: &str,
+        params: &[(&str, BoltType)],
+    ) -> Result<Vec<neo4rs::Row>, neo4rs::Error> {
         let mut query = neo4rs::query(cypher);
-        for (name, value) in &params {
-            query = query.param(name, to_bolt(value)?);
+        for (name, value) in params {
+            query = query.param(name, value.clone());
         }
         // `execute` runs an auto-commit transaction, so the statement is atomic on its own.
-        let mut stream = self.graph.execute(query).await.map_err(map_error)?;
+        let mut stream = self.graph.execute(query).await?;
         // Drain every row before converting any: stopping mid-stream would leave it to chance
         // (fetch batch size) whether the write was committed when a value fails to convert.
         let mut raw = Vec::new();
-        while let Some(row) = stream.next().await.map_err(map_error)? {
+        while let Some(row) = stream.next().await? {
             raw.push(row);
         }
-        raw.iter().map(row_to_json).collect()
+        Ok(raw)
+    }
+}
+
+#[async_trait]
+impl CypherEngine for Neo4jEngine {
+    async fn run(&self, cypher: &str, params: Params) -> Result<Vec<Row>, GraphError> {
+        let mut bolt = Vec::with_capacity(params.len());
+        for (name, value) in &params {
+            bolt.push((name.as_str(), to_bolt(value)?));
+        }
+        let attempts = async {
+            let mut pause = FIRST_RETRY_PAUSE;
+            loop {
+                match self.run_once(cypher, &bolt).await {
+                    // Neo4j locks as it writes (FalkorDB runs writes one at a time): concurrent
+                    // statements may deadlock, and Neo4j then fails one of them with a
+                    // transient error. Its auto-commit transaction was rolled back, so running
+                    // the statement again is safe; neo4rs retries only failures at RUN, while
+                    // most arrive while the rows are pulled.
+                    Err(error) if is_transient(&error) => {
+                        tracing::debug!(%error, "transient Neo4j failure; running the statement again");
+                        tokio::time::sleep(pause).await;
+                        pause = (pause * 2).min(LONGEST_RETRY_PAUSE);
+                    }
+                    other => return other.map_err(map_error),
+                }
+            }
+        };
+        match tokio::time::timeout(STATEMENT_TIMEOUT, attempts).await {
+            Ok(result) => result?.iter().map(row_to_json).collect(),
+            Err(_) => Err(GraphError::Unavailable(format!(
+                "Neo4j did not answer within {} s",
+                STATEMENT_TIMEOUT.as_secs()
+            ))),
+        }
     }
 
     async fn apply_schema(&self) -> Result<(), GraphError> {
         for statement in schema_statements(SCHEMA) {
-            self.run(&statement, Params::new()).await?;
+            match self.run(&statement, Params::new()).await {
+                // IF NOT EXISTS is not atomic: when two canons start on one Neo4j at once, the
+                // one that loses the race is told the rule it asked for already exists.
+                Err(GraphError::Query(text)) if text.contains(EQUIVALENT_SCHEMA_RULE) => {}
+                other => other.map(drop)?,
+            }
         }
         Ok(())
     }
 
     async fn ping(&self) -> Result<(), GraphError> {
-        self.run("RETURN 1 AS ok", Params::new()).await.map(drop)
+        match tokio::time::timeout(PING_TIMEOUT, self.run("RETURN 1 AS ok", Params::new())).await {
+            Ok(result) => result.map(drop),
+            Err(_) => Err(GraphError::Unavailable(format!(
+                "Neo4j did not answer a ping within {} s",
+                PING_TIMEOUT.as_secs()
+            ))),
+        }
     }
 
     fn name(&self) -> &'static str {
@@ -213,6 +277,19 @@ fn map_error(error: neo4rs::Error) -> GraphError {
         E::ConversionError | E::DeserializationError(_) => GraphError::Conversion(error.to_string()),
         _ => GraphError::Query(error.to_string()),
     }
+}
+
+/// Whether Neo4j failed the statement for a passing reason (a deadlock between concurrent
+/// transactions, a lock wait that timed out), so the same statement may simply run again.
+/// A database that is down is transient too by its code, but it is `Unavailable` instead:
+/// retrying it would only hold the request until the statement timeout.
+fn is_transient(error: &neo4rs::Error) -> bool {
+    let code = match error {
+        neo4rs::Error::Neo4j(failure) => Some(failure.code().to_owned()),
+        neo4rs::Error::UnexpectedMessage(text) => failure_field(text, "code"),
+        _ => None,
+    };
+    code.is_some_and(|code| code.starts_with("Neo.TransientError.") && !is_unavailable_code(&code))
 }
 
 /// Codes meaning the server cannot serve us now (credentials, database down), not a bad query.
@@ -522,6 +599,17 @@ mod tests {
         let text = pull_failure_text("Neo.TransientError.General.DatabaseUnavailable", "database is down");
         let mapped = map_error(neo4rs::Error::UnexpectedMessage(text));
         assert!(matches!(mapped, GraphError::Unavailable(_)), "{mapped:?}");
+    }
+
+    #[test]
+    fn a_deadlock_while_pulling_is_run_again_but_a_database_down_or_a_bad_query_is_not() {
+        let deadlock = pull_failure_text("Neo.TransientError.Transaction.DeadlockDetected", "cycle");
+        assert!(is_transient(&neo4rs::Error::UnexpectedMessage(deadlock)));
+        let down = pull_failure_text("Neo.TransientError.General.DatabaseUnavailable", "down");
+        assert!(!is_transient(&neo4rs::Error::UnexpectedMessage(down)));
+        let syntax = pull_failure_text("Neo.ClientError.Statement.SyntaxError", "bad");
+        assert!(!is_transient(&neo4rs::Error::UnexpectedMessage(syntax)));
+        assert!(!is_transient(&neo4rs::Error::ConnectionError));
     }
 
     #[test]
