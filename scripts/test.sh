@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `make test`: every test on the embedded defaults (FalkorDB child + SQLite), schemathesis
 # against /openapi.json (scripts/schemathesis.sh), then the integration suite again with
-# records on PostgreSQL (below).
+# records on PostgreSQL, then once more on Neo4j + PostgreSQL, the production pair (below).
+# Each pass prints how long it took.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$HOME/.cache/canon/target}
@@ -16,9 +17,18 @@ TEST_TIMEOUT=${CANON_TEST_TIMEOUT:-2400}
 echo "== building the tests"
 cargo test --locked --no-run
 
+timed() { # NAME COMMAND...: runs it and says how long it took
+    local name=$1 start=$SECONDS status=0
+    shift
+    "$@" || status=$?
+    echo "== $name took $((SECONDS - start)) s"
+    return "$status"
+}
+
 echo "== tests on the embedded defaults (FalkorDB + SQLite)"
 # CI exports CANON_TEST_DATABASE_URL for the second pass; this one is the embedded default.
-env -u CANON_TEST_DATABASE_URL timeout "$TEST_TIMEOUT" cargo test --locked
+timed "the FalkorDB + SQLite pass" env -u CANON_TEST_DATABASE_URL -u CANON_TEST_NEO4J_URI \
+    timeout "$TEST_TIMEOUT" cargo test --locked
 
 echo "== the OpenAPI document against the server (schemathesis)"
 ./scripts/schemathesis.sh
@@ -46,11 +56,49 @@ if [ -n "$PG_URL" ] && answers "$PG_URL"; then
     drop_test_databases # of earlier runs
     echo "== integration suite again with records on PostgreSQL ($PG_URL)"
     trap drop_test_databases EXIT
-    CANON_TEST_DATABASE_URL=$PG_URL timeout "$TEST_TIMEOUT" cargo test --locked --test api
+    timed "the PostgreSQL pass" env -u CANON_TEST_NEO4J_URI CANON_TEST_DATABASE_URL="$PG_URL" \
+        timeout "$TEST_TIMEOUT" cargo test --locked --test api
 else
     if [ "${CANON_REQUIRE_POSTGRES:-0}" = 1 ]; then
         echo "PostgreSQL is required (CANON_REQUIRE_POSTGRES=1) but none answers${PG_URL:+ at $PG_URL}" >&2
         exit 1
     fi
     echo "== SKIPPED: the PostgreSQL run (no PostgreSQL installed; scripts/postgres.sh start installs and starts one, or set CANON_TEST_DATABASE_URL)"
+fi
+
+# The Neo4j + PostgreSQL pass (the production pair): the Neo4j CANON_TEST_NEO4J_URI names, else
+# the project's own (scripts/neo4j.sh, built with Maven on first use), when Java is present.
+# Tests share the one database Neo4j Community has: each test's tenant is a fresh account, and
+# every node carries its account, so they stay apart without a wipe.
+# CANON_REQUIRE_NEO4J=1 makes a skipped pass a failure.
+skip_neo4j() {
+    if [ "${CANON_REQUIRE_NEO4J:-0}" = 1 ]; then
+        echo "Neo4j is required (CANON_REQUIRE_NEO4J=1) but $1" >&2
+        exit 1
+    fi
+    echo "== SKIPPED: the Neo4j + PostgreSQL run ($1)"
+}
+NEO4J_URI=${CANON_TEST_NEO4J_URI:-}
+started_neo4j=0
+if [ -z "$PG_URL" ] || ! answers "$PG_URL"; then
+    skip_neo4j "no PostgreSQL answers"
+elif [ -z "$NEO4J_URI" ] && ! command -v java >/dev/null; then
+    skip_neo4j "no Java to run scripts/neo4j.sh, nor CANON_TEST_NEO4J_URI"
+else
+    if [ -z "$NEO4J_URI" ]; then
+        if ./scripts/neo4j.sh url >/dev/null && ! (exec 3<>"/dev/tcp/127.0.0.1/${CANON_NEO4J_PORT:-7687}") 2>/dev/null; then
+            started_neo4j=1
+        fi
+        NEO4J_URI=$(./scripts/neo4j.sh start | tail -1) || NEO4J_URI=""
+        export CANON_TEST_NEO4J_PASSWORD=${CANON_TEST_NEO4J_PASSWORD:-${CANON_NEO4J_PASSWORD:-canon-test-password}}
+    fi
+    if [ -z "$NEO4J_URI" ]; then
+        skip_neo4j "scripts/neo4j.sh could not start Neo4j"
+    else
+        # A Neo4j this script started is stopped at the end; one already running is left as it was.
+        [ "$started_neo4j" = 1 ] && trap 'drop_test_databases; ./scripts/neo4j.sh stop || true' EXIT
+        echo "== integration suite again on Neo4j + PostgreSQL ($NEO4J_URI, $PG_URL)"
+        timed "the Neo4j + PostgreSQL pass" env CANON_TEST_DATABASE_URL="$PG_URL" \
+            CANON_TEST_NEO4J_URI="$NEO4J_URI" timeout "$TEST_TIMEOUT" cargo test --locked --test api
+    fi
 fi
