@@ -1,6 +1,6 @@
 //! Supervision and graceful shutdown inside the process.
 
-use crate::helpers::{json, spawn_app, spawn_app_with};
+use crate::helpers::{json, spawn_app_with};
 use async_trait::async_trait;
 use canon::jobs::{Handlers, JobHandler};
 use canon::store::records::Records;
@@ -9,7 +9,8 @@ use std::time::Duration;
 
 #[tokio::test]
 async fn a_falkordb_child_that_dies_is_restarted_with_its_data() {
-    let app = spawn_app().await;
+    // About the embedded FalkorDB child: on the Neo4j pass too (there is no child on Neo4j).
+    let app = spawn_app_with(Handlers::default(), |config| config.neo4j_uri = None).await;
     let bucket = app.create_bucket("before-the-crash").await;
     // The append-only file is synced every second.
     tokio::time::sleep(Duration::from_millis(1500)).await;
@@ -45,13 +46,20 @@ async fn a_falkordb_child_that_dies_is_restarted_with_its_data() {
 /// process behaves the same: the supervisor must abort it and serve from a new one.
 #[tokio::test]
 async fn a_falkordb_child_that_stops_answering_is_aborted_and_restarted_with_its_data() {
-    let app = spawn_app_with(Handlers::default(), |config| config.falkordb_hung_seconds = 2.0).await;
+    // About the embedded FalkorDB child: on the Neo4j pass too (there is no child on Neo4j).
+    let app = spawn_app_with(Handlers::default(), |config| {
+        config.falkordb_hung_seconds = 2.0;
+        config.neo4j_uri = None;
+    })
+    .await;
     // No wait for the once-a-second fsync: Redis writes to the file before it answers.
     let entity = app.entity("Initech", "company").await;
     let pid_file = app.config.data_dir.join("falkordb/redis.pid");
     let read_pid =
         || -> i32 { std::fs::read_to_string(&pid_file).unwrap_or_default().trim().parse().unwrap_or(0) };
     let pid = read_pid();
+    // kill(0, …) would stop every process of the test's group, the test runner included.
+    assert!(pid > 0, "the FalkorDB child's pid file names a process");
     // SAFETY: stopping the FalkorDB child this test's canon started.
     unsafe { libc::kill(pid, libc::SIGSTOP) };
     let deadline = tokio::time::Instant::now() + Duration::from_secs(40);
