@@ -1,6 +1,8 @@
 //! `spawn_app()`: canon on port 0 with a fresh data directory (and, when
 //! `CANON_TEST_DATABASE_URL` is set, a fresh PostgreSQL database) per test.
 //! `CANON_TEST_NEO4J_URI` (+ `_USER`, `_PASSWORD`) runs the suite on Neo4j instead of FalkorDB.
+//! Neo4j Community has one database, shared by every test: each test's tenant is a fresh
+//! account (a new ID), and every node carries its account, so tests stay apart without a wipe.
 
 use canon::app::App;
 use canon::config::Config;
@@ -40,6 +42,12 @@ pub fn vendor_dir() -> PathBuf {
 /// A fresh canon with one sandbox API key.
 pub async fn spawn_app() -> TestApp {
     spawn_app_with(Handlers::default(), |_| {}).await
+}
+
+/// A fresh canon on its embedded FalkorDB child whatever the pass (the Neo4j pass too), for
+/// tests of the child itself or of FalkorDB's own persistence and index building.
+pub async fn spawn_app_on_falkordb() -> TestApp {
+    spawn_app_with(Handlers::default(), |config| config.neo4j_uri = None).await
 }
 
 /// A fresh canon running these job handlers, its configuration adjusted by `configure`.

@@ -1,6 +1,6 @@
 //! Supervision and graceful shutdown inside the process.
 
-use crate::helpers::{json, spawn_app_with};
+use crate::helpers::{json, spawn_app_on_falkordb, spawn_app_with};
 use async_trait::async_trait;
 use canon::jobs::{Handlers, JobHandler};
 use canon::store::records::Records;
@@ -9,8 +9,7 @@ use std::time::Duration;
 
 #[tokio::test]
 async fn a_falkordb_child_that_dies_is_restarted_with_its_data() {
-    // About the embedded FalkorDB child: on the Neo4j pass too (there is no child on Neo4j).
-    let app = spawn_app_with(Handlers::default(), |config| config.neo4j_uri = None).await;
+    let app = spawn_app_on_falkordb().await;
     let bucket = app.create_bucket("before-the-crash").await;
     // The append-only file is synced every second.
     tokio::time::sleep(Duration::from_millis(1500)).await;

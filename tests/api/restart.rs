@@ -1,6 +1,6 @@
 //! Persistence: canon stops, starts again on the same data, and everything is there.
 
-use crate::helpers::{json, spawn_app, TestApp};
+use crate::helpers::{json, spawn_app, spawn_app_on_falkordb, TestApp};
 use std::collections::BTreeSet;
 
 #[tokio::test]
@@ -27,7 +27,7 @@ async fn buckets_and_entity_types_survive_a_restart() {
 /// for 5,000 entities and grew until a start failed).
 #[tokio::test]
 async fn a_grown_graph_restarts_from_a_snapshot_with_every_entity() {
-    let mut app = spawn_app().await;
+    let mut app = spawn_app_on_falkordb().await;
     let mut seeded = BTreeSet::new();
     // 50 rows a request: a seed of fewer than 100 answers synchronously.
     for batch in 0..60 {
@@ -83,7 +83,7 @@ async fn queued_entities(app: &TestApp) -> BTreeSet<String> {
 /// is built (a MERGE by scanning a million nodes per row would hold every other write).
 #[tokio::test]
 async fn a_restarted_million_node_graph_answers_before_its_indexes_are_built_and_writes_wait_for_them() {
-    let mut app = spawn_app().await;
+    let mut app = spawn_app_on_falkordb().await;
     let bucket = app.create_bucket("Before the restart").await;
     app.cypher(
         "UNWIND range(1, 1000000) AS i CREATE (:Entity {id: 'ent_bulk' + toString(i), accountID: 'acc_bulk', \
