@@ -17,6 +17,8 @@ use utoipa::ToSchema;
 pub const MAX_DEPTH: u32 = 5;
 /// Most neighbours returned (and walked from) per entity, nearest and lowest IDs first.
 pub const MAX_NEIGHBORS: usize = 200;
+/// Most entities a centred knowledge-graph view may walk to (past it: 400, lower maxDepth).
+pub const MAX_CENTERED_NODES: usize = 10_000;
 
 pub struct NewMention {
     pub entity_id: String,
@@ -519,8 +521,13 @@ impl GraphService {
             if frontier.is_empty() {
                 break;
             }
+            let limit = MAX_CENTERED_NODES + 1;
             let rows = self
-                .run(tenant, queries::ENTITY_NEIGHBORS, params! { "ids" => frontier, "bucketID" => bucket })
+                .run(
+                    tenant,
+                    queries::ENTITY_NEIGHBORS,
+                    params! { "ids" => frontier, "bucketID" => bucket, "limit" => limit as i64 },
+                )
                 .await?;
             frontier = Vec::new();
             for id in rows.iter().map(|row| str_col(row, "entityID")) {
@@ -528,6 +535,15 @@ impl GraphService {
                     depths.insert(id.clone(), hop);
                     frontier.push(id);
                 }
+            }
+            if rows.len() >= limit || depths.len() > MAX_CENTERED_NODES {
+                return Err(ServiceError::invalid_field(
+                    "maxDepth",
+                    format!(
+                        "the graph within {hop} hops of {center} reaches more than {MAX_CENTERED_NODES} \
+                         entities; ask for fewer hops (maxDepth) or page the whole graph without nodeID"
+                    ),
+                ));
             }
         }
         Ok(depths)

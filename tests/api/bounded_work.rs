@@ -99,3 +99,40 @@ async fn a_view_window_past_366_days_or_an_offset_past_100000_is_refused_with_40
     let error = assert_error(app.post("/v3/views/table-data", body).await, 400).await;
     assert!(error["message"].as_str().unwrap().contains("offset: must be 0..100000"), "{error}");
 }
+
+#[tokio::test]
+async fn a_hub_with_250_neighbours_answers_at_most_first_of_them_lowest_ids_first() {
+    let app = spawn_app().await;
+    let mut ids: Vec<String> = Vec::new();
+    for batch in (0..251).collect::<Vec<_>>().chunks(90) {
+        // Fewer than 100 rows a request: seeded synchronously.
+        let rows: Vec<Value> =
+            batch.iter().map(|i| json!({ "canonical": format!("node {i:03}"), "type": "Company" })).collect();
+        let seeded = app.seed(json!(rows)).await;
+        ids.extend(
+            seeded["results"].as_array().unwrap().iter().map(|r| r["entityID"].as_str().unwrap().to_string()),
+        );
+    }
+    assert_eq!(ids.len(), 251);
+    let (hub, spokes) = ids.split_first().unwrap();
+    for spoke in spokes {
+        let body = json!({ "sourceEntityID": hub, "targetEntityID": spoke, "relationType": "knows" });
+        assert_eq!(app.post("/v3/relations", body).await.status(), 200);
+    }
+    let query = format!("{{ entity(id: \"{hub}\") {{ neighbors(first: 200) {{ id depth }} }} }}");
+    let body = json(app.post("/graphql", json!({ "query": query })).await).await;
+    let found: Vec<&str> = body["data"]["entity"]["neighbors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["id"].as_str().unwrap())
+        .collect();
+    let mut lowest: Vec<&str> = spokes.iter().map(String::as_str).collect();
+    lowest.sort();
+    lowest.truncate(200);
+    assert_eq!(found, lowest, "the 200 lowest IDs of the 250");
+    // Two hops out, the walk stays within the same 200 (the spokes lead back only to the hub).
+    let query = format!("{{ entity(id: \"{hub}\") {{ neighbors(depth: 2, first: 10) {{ id }} }} }}");
+    let body = json(app.post("/graphql", json!({ "query": query })).await).await;
+    assert_eq!(body["data"]["entity"]["neighbors"].as_array().unwrap().len(), 10, "{body}");
+}
