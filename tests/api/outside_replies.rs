@@ -2,7 +2,7 @@
 //! body costs canon the cap (1 MiB kept, flagged as truncated), a model answering with more
 //! than 4 MiB fails the call naming the cap, and a tenant cannot set a timeout past its bound.
 
-use crate::helpers::{assert_error, cli_key, json, serve_process_with, spawn_app_with};
+use crate::helpers::{assert_error, cli_key, json, serve_process_with, spawn_app_with, unique};
 use axum::http::StatusCode;
 use canon::jobs::Handlers;
 use serde_json::{json, Value};
@@ -24,10 +24,10 @@ fn memory_kib(pid: u32, field: &str) -> u64 {
     line.split_whitespace().nth(1).unwrap().parse().unwrap()
 }
 
-/// A loopback receiver that reads each request, then answers 200 with a `HUGE_BODY`-byte
-/// body generated as it goes (nothing stored), until the client hangs up. Returns its URL
-/// and how many body bytes it managed to send.
-async fn endless_receiver() -> (String, Arc<AtomicU64>) {
+/// A loopback receiver that reads each request, then answers `status` with a
+/// `HUGE_BODY`-byte body generated as it goes (nothing stored), until the client hangs up.
+/// Returns its URL and how many body bytes it managed to send.
+async fn endless_receiver(status: &'static str) -> (String, Arc<AtomicU64>) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/hook", listener.local_addr().unwrap());
     let sent = Arc::new(AtomicU64::new(0));
@@ -39,7 +39,7 @@ async fn endless_receiver() -> (String, Arc<AtomicU64>) {
             tokio::spawn(async move {
                 read_request(&mut socket).await;
                 let head = format!(
-                    "HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ncontent-length: {HUGE_BODY}\r\n\r\n"
+                    "HTTP/1.1 {status}\r\ncontent-type: text/plain\r\ncontent-length: {HUGE_BODY}\r\n\r\n"
                 );
                 if socket.write_all(head.as_bytes()).await.is_err() {
                     return;
@@ -95,7 +95,7 @@ fn find<'a>(value: &'a Value, key: &str) -> Option<&'a Value> {
 
 #[tokio::test]
 async fn a_send_answered_with_a_gibibyte_keeps_one_mebibyte_flags_it_truncated_and_canon_stays_flat() {
-    let (hook, sent) = endless_receiver().await;
+    let (hook, sent) = endless_receiver("200 OK").await;
     let data = tempfile::tempdir().unwrap();
     let key = cli_key(data.path(), "replies-co");
     let (canon, address) = serve_process_with(data.path(), &[("CANON_ALLOW_PRIVATE_NETWORK", "true")]);
@@ -218,4 +218,59 @@ async fn a_model_timeout_of_ten_million_seconds_is_refused_with_400_naming_the_f
     let patch = json!({"extraConfig": {"llm": {"baseUrl": "http://127.0.0.1:9/v1", "model": "m", "timeoutSeconds": 601}}});
     let error = assert_error(app.patch("/v3/functions/llm", patch).await, 400).await;
     assert!(error["message"].as_str().unwrap().contains("extraConfig.llm.timeoutSeconds"), "{error}");
+}
+
+#[tokio::test]
+async fn a_send_refused_with_a_gibibyte_error_body_fails_quoting_only_an_excerpt() {
+    let (hook, sent) = endless_receiver("500 Internal Server Error").await;
+    let app = spawn_app_with(Handlers::default(), |c| c.allow_private_network = true).await;
+    app.create_function(
+        json!({"functionName": "notify", "type": "send", "destinationType": "webhook", "webhookUrl": hook}),
+    )
+    .await;
+    app.pipeline("notify", &["notify"], &[]).await;
+    let (status, body) =
+        tokio::time::timeout(Duration::from_secs(60), app.call_text("notify", "hello", json!({}), true))
+            .await
+            .expect("the call ends within 60 s");
+    assert_eq!(status, 200, "{}", truncated(&body));
+    assert_eq!(body["call"]["status"], "failed", "{}", truncated(&body));
+    let text = body.to_string();
+    assert!(text.contains("answered 500"), "{}", truncated(&body));
+    assert!(text.len() < 64 * 1024, "only an excerpt of the error body is kept ({} bytes)", text.len());
+    let streamed = sent.load(Ordering::Relaxed);
+    assert!(streamed < 64 * 1024 * 1024, "canon stopped reading the error body ({streamed} bytes sent)");
+}
+
+#[tokio::test]
+async fn a_subscription_receiver_answering_a_gibibyte_is_delivered_without_canon_reading_it() {
+    let (hook, sent) = endless_receiver("200 OK").await;
+    let app = spawn_app_with(Handlers::default(), |c| c.allow_private_network = true).await;
+    // As the delivery tests: extract, then a transform whose events the subscription takes.
+    app.extract_function("reader", crate::calls::invoice_schema()).await;
+    app.create_function(json!({"functionName": "shaper", "type": "transform", "outputSchemaName": "Row",
+        "outputSchema": {"type": "object", "properties": {"invoiceNumber": {"type": "string"}}}}))
+        .await;
+    app.pipeline("shape", &["reader", "shaper"], &[("reader", "shaper")]).await;
+    let subscription =
+        json!({"name": unique("sub"), "type": "transform", "functionName": "shaper", "webhookURL": hook});
+    let response = app.post("/v3/subscriptions", subscription).await;
+    assert_eq!(response.status(), 200);
+    let id = json(response).await["subscriptionID"].as_str().unwrap().to_string();
+    let (status, body) = app.call_text("shape", crate::calls::INVOICE, json!({}), true).await;
+    assert_eq!(status, 200, "{body}");
+    let path = format!("/v3/subscriptions/{id}/deliveries");
+    let mut delivered = Value::Null;
+    for _ in 0..600 {
+        let log = json(app.get(&path).await).await;
+        if log["deliveries"][0]["status"] == "delivered" {
+            delivered = log;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(delivered["deliveries"][0]["status"], "delivered", "the delivery settles within 30 s");
+    assert!(delivered.to_string().len() < 64 * 1024, "the log keeps an excerpt at most");
+    let streamed = sent.load(Ordering::Relaxed);
+    assert!(streamed < 64 * 1024 * 1024, "the worker stopped reading ({streamed} bytes sent)");
 }
