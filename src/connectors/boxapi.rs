@@ -2,6 +2,7 @@
 //! items (paged by offset), a file's content (Box answers with a redirect to the bytes,
 //! which reqwest follows).
 
+use crate::egress::reply;
 use anyhow::Context as _;
 use serde::Deserialize;
 use std::time::Duration;
@@ -73,7 +74,7 @@ impl BoxApi {
             .await?
             .error_for_status()
             .context("box token")?;
-        let body: serde_json::Value = response.json().await?;
+        let body: serde_json::Value = read_json(response).await?;
         body["access_token"].as_str().map(str::to_string).context("box token answer without access_token")
     }
 
@@ -83,7 +84,7 @@ impl BoxApi {
         let mut offset = 0;
         loop {
             let url = format!("{}/2.0/folders/{}/items", self.base, urlencode(folder));
-            let items: Items = self
+            let response = self
                 .client
                 .get(url)
                 .bearer_auth(token)
@@ -95,9 +96,8 @@ impl BoxApi {
                 .send()
                 .await?
                 .error_for_status()
-                .context("box folder items")?
-                .json()
-                .await?;
+                .context("box folder items")?;
+            let items: Items = read_json(response).await?;
             let count = items.entries.len();
             files.extend(
                 items
@@ -123,13 +123,15 @@ impl BoxApi {
             .await?
             .error_for_status()
             .context("box download")?;
-        if response.content_length().is_some_and(|n| n as usize > MAX_FILE) {
-            anyhow::bail!("box file {file_id} is larger than {MAX_FILE} bytes");
-        }
-        let bytes = response.bytes().await?;
-        anyhow::ensure!(bytes.len() <= MAX_FILE, "box file {file_id} is larger than {MAX_FILE} bytes");
-        Ok(bytes.to_vec())
+        // Refused by its declared length, or as soon as more than the cap has arrived.
+        reply::read_within(response, MAX_FILE).await.with_context(|| format!("box file {file_id}"))
     }
+}
+
+/// A JSON answer of Box, read under [`reply::API_ANSWER_CAP`].
+async fn read_json<T: serde::de::DeserializeOwned>(response: reqwest::Response) -> anyhow::Result<T> {
+    let bytes = reply::read_within(response, reply::API_ANSWER_CAP).await.context("box answer")?;
+    Ok(serde_json::from_slice(&bytes)?)
 }
 
 fn urlencode(segment: &str) -> String {

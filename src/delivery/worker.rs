@@ -360,8 +360,9 @@ async fn answer(response: reqwest::Response) -> Answer {
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.trim().parse::<u64>().ok())
         .map(Duration::from_secs);
-    let text = response.text().await.unwrap_or_default();
-    let excerpt = Some(text.chars().take(500).collect::<String>());
+    // Only an excerpt is kept, so only a few KiB are read: a destination cannot make the
+    // worker hold its body.
+    let excerpt = Some(crate::egress::reply::excerpt(response, 500).await);
     let code = Some(i64::from(status.as_u16()));
     let outcome = if status.is_success() {
         Outcome::Delivered

@@ -17,9 +17,12 @@
 //!   credentials in canon's secret store instead ([`crate::secrets`]).
 //! - **Local files**: `object_store` sends without an endpoint write only under the tenant's
 //!   own folder of the object store root ([`objects`]).
+//! - **Replies**: every answer from outside is read under a cap ([`reply`]), so a body
+//!   without end costs canon the cap, not the body.
 
 pub mod address;
 pub mod objects;
+pub mod reply;
 mod resolver;
 
 use reqwest::{Method, RequestBuilder, Url};

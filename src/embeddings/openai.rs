@@ -8,6 +8,7 @@
 //! retry with backoff.
 
 use super::{normalize, EmbedError, EmbedResult, Embedder, TokenCounter};
+use crate::egress::reply;
 use crate::store::vectors::Space;
 use async_trait::async_trait;
 use serde::Deserialize;
@@ -87,14 +88,14 @@ impl OpenAiEmbedder {
             request.send().await.map_err(|err| EmbedError::Failed(format!("embeddings request: {err}")))?;
         let status = response.status();
         if !status.is_success() {
-            let body = response.text().await.unwrap_or_default();
-            return Err(EmbedError::Failed(format!(
-                "embeddings endpoint answered {status}: {}",
-                body.chars().take(300).collect::<String>()
-            )));
+            let body = reply::excerpt(response, 300).await;
+            return Err(EmbedError::Failed(format!("embeddings endpoint answered {status}: {body}")));
         }
-        let mut body: Response =
-            response.json().await.map_err(|err| EmbedError::Failed(format!("embeddings response: {err}")))?;
+        let bytes = reply::read_within(response, reply::EMBEDDINGS_ANSWER_CAP)
+            .await
+            .map_err(|err| EmbedError::Failed(format!("embeddings response: {err}")))?;
+        let mut body: Response = serde_json::from_slice(&bytes)
+            .map_err(|err| EmbedError::Failed(format!("embeddings response: {err}")))?;
         if body.data.len() != texts.len() {
             return Err(EmbedError::Failed(format!(
                 "asked for {} embeddings, got {}",

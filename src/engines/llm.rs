@@ -17,7 +17,9 @@
 //! - `mode`: `text` (default: the decoded text — an image's OCR text, a PDF's text layer),
 //!   `vision` (image inputs, and image attachments of e-mails, sent as `image_url` data URLs
 //!   next to the text), `ocr` (the Tesseract text of the input, labelled as OCR output).
-//! - `timeoutSeconds`: default 120.
+//! - `timeoutSeconds`: default 120, 1 to 600 (checked when the function is saved).
+//! - The answer is read up to 4 MiB ([`crate::egress::reply::MODEL_ANSWER_CAP`]); a longer
+//!   one is a `model_error` naming the cap.
 //!
 //! The request asks for `response_format: {type: "json_schema", json_schema: {name, schema,
 //! strict: true}}` with the function's `outputSchema` (name: `outputSchemaName`, else
@@ -31,6 +33,7 @@ use super::extract::extraction_text;
 use super::{
     invalid_config, output_schema, schema, setting, Context, Document, EngineError, Outcome, Payload,
 };
+use crate::egress::reply;
 use crate::functions::model::FunctionVersion;
 use base64::Engine as _;
 use serde_json::{json, Value};
@@ -79,8 +82,10 @@ impl LlmConfig {
                 )))
             }
         };
-        let timeout =
-            Duration::from_secs(config.get("timeoutSeconds").and_then(Value::as_u64).unwrap_or(120));
+        // Saving checks the bound; versions saved before it existed are clamped into it.
+        let bound = crate::functions::validate::LLM_TIMEOUT_SECONDS;
+        let seconds = config.get("timeoutSeconds").and_then(Value::as_u64).unwrap_or(120);
+        let timeout = Duration::from_secs(seconds.clamp(*bound.start(), *bound.end()));
         Ok(Some(Self {
             base_url: base_url.trim_end_matches('/').to_string(),
             model: model.to_string(),
@@ -249,16 +254,16 @@ pub async fn chat_json(
         .await
         .map_err(|err| model_error(format!("POST {url}: {}", crate::egress::describe(&err))))?;
     let status = response.status();
-    let text =
-        response.text().await.map_err(|err| model_error(format!("reading the answer of {url}: {err}")))?;
     if !status.is_success() {
-        return Err(model_error(format!(
-            "{url} answered {status}: {}",
-            text.chars().take(500).collect::<String>()
-        )));
+        let excerpt = reply::excerpt(response, 500).await;
+        return Err(model_error(format!("{url} answered {status}: {excerpt}")));
     }
-    let answer: Value =
-        serde_json::from_str(&text).map_err(|err| model_error(format!("the answer is not JSON: {err}")))?;
+    // A model cannot make canon hold more than the cap: past it the call fails, naming it.
+    let bytes = reply::read_within(response, reply::MODEL_ANSWER_CAP)
+        .await
+        .map_err(|err| model_error(format!("the answer of {url}: {err}")))?;
+    let answer: Value = serde_json::from_slice(&bytes)
+        .map_err(|err| model_error(format!("the answer is not JSON: {err}")))?;
     let content = answer
         .pointer("/choices/0/message/content")
         .and_then(Value::as_str)

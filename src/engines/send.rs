@@ -7,7 +7,8 @@
 //! - `destinationType: "webhook"`: POSTs the JSON to `webhookUrl` (30 s timeout, redirects
 //!   not followed). A non-2xx answer or a network error is a `send_failed` error. Output:
 //!   `{deliveryStatus: "success", destinationType, webhookOutput: {httpStatusCode,
-//!   httpResponseBody}, deliveredContent}`. When the environment has a webhook signing secret
+//!   httpResponseBody}, deliveredContent}`. Only the first MiB of the receiver's answer is
+//!   read and kept; past it `webhookOutput.httpResponseBodyTruncated` is `true`. When the environment has a webhook signing secret
 //!   the POST carries `svc-signature`, exactly as subscription deliveries do
 //!   ([`crate::delivery::signature`]).
 //! - `destinationType: "object_store"` (or the SDK's `"s3"`): writes
@@ -27,7 +28,7 @@
 use super::sigv4;
 use super::{invalid_config, payload_value, setting, Context, EngineError, Payload};
 use crate::delivery::signature;
-use crate::egress::objects;
+use crate::egress::{objects, reply};
 use crate::functions::model::FunctionVersion;
 use reqwest::Method;
 use serde_json::{json, Value};
@@ -120,18 +121,19 @@ async fn webhook(url: &str, content: &Value, context: &Context) -> Result<Value,
         .await
         .map_err(|err| failed(format!("POST {url}: {}", crate::egress::describe(&err))))?;
     let status = response.status();
-    let body = response.text().await.unwrap_or_default();
     if !status.is_success() {
-        return Err(failed(format!("POST {url} answered {status}: {}", truncate(&body, 500))));
+        let excerpt = reply::excerpt(response, 500).await;
+        return Err(failed(format!("POST {url} answered {status}: {excerpt}")));
     }
-    Ok(json!({"webhookOutput": {"httpStatusCode": status.as_u16(), "httpResponseBody": body}}))
-}
-
-fn truncate(text: &str, max: usize) -> &str {
-    match text.char_indices().nth(max) {
-        Some((at, _)) => &text[..at],
-        None => text,
+    // Only the first MiB is kept (and read): a receiver cannot make canon hold its body.
+    let reply = reply::read_capped(response, reply::SEND_REPLY_CAP)
+        .await
+        .map_err(|err| failed(format!("reading the answer of {url}: {}", crate::egress::describe(&err))))?;
+    let mut output = json!({"httpStatusCode": status.as_u16(), "httpResponseBody": reply.text()});
+    if reply.truncated {
+        output["httpResponseBodyTruncated"] = json!(true);
     }
+    Ok(json!({ "webhookOutput": output }))
 }
 
 /// `<prefix>/<ULID>.json`, the prefix a relative folder path.
@@ -176,8 +178,8 @@ async fn put_s3(
         })?;
     let status = response.status();
     if !status.is_success() {
-        let body = response.text().await.unwrap_or_default();
-        return Err(failed(format!("PUT {url} answered {status}: {}", truncate(&body, 500))));
+        let excerpt = reply::excerpt(response, 500).await;
+        return Err(failed(format!("PUT {url} answered {status}: {excerpt}")));
     }
     Ok(json!({"s3Output": {"bucketName": target.bucket, "key": key}, "url": url}))
 }

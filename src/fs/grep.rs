@@ -100,7 +100,9 @@ pub async fn run(records: &Records, tenant: &Tenant, request: &FsRequest) -> Ser
         return Ok(FsResponse { count: Some(count), ..FsResponse::one(Op::Grep, json!([])) });
     }
     let limit = if count_only { usize::MAX } else { request::limit(request)? as usize };
-    let scan_limit = if count_only { usize::MAX } else { SCAN_LIMIT };
+    // Counting checks every candidate, so it too stops after [`SCAN_LIMIT`] of them and
+    // hands back a cursor: no request scans a whole tenant.
+    let scan_limit = SCAN_LIMIT;
     let mut hits: Vec<ItemRow> = Vec::new();
     let mut hit_ranges = Vec::new();
     let mut count = 0i64;
@@ -135,7 +137,16 @@ pub async fn run(records: &Records, tenant: &Tenant, request: &FsRequest) -> Ser
         }
     }
     if count_only {
-        return Ok(FsResponse { count: Some(count), ..FsResponse::one(Op::Grep, json!([])) });
+        let mut response = FsResponse { count: Some(count), ..FsResponse::one(Op::Grep, json!([])) };
+        if !exhausted {
+            response.has_more = true;
+            response.next_cursor = after;
+            response.hint = Some(format!(
+                "counted the matches among the first {scanned} candidates (at most {SCAN_LIMIT} per \
+                 request); pass nextCursor to count on and add the counts"
+            ));
+        }
+        return Ok(response);
     }
     let more = hits.len() > limit || !exhausted;
     hits.truncate(limit);

@@ -8,7 +8,9 @@
 //!   opens its survivor. `context.bucket` narrows memory ops to one bucket.
 //! - `grep` asks the record store's trigram index for candidates (see
 //!   [`crate::store::records::documents`]) and checks each itself; a page stops after
-//!   [`SCAN_LIMIT`] candidates without enough hits and says so (`hasMore`, a cursor, a hint).
+//!   [`SCAN_LIMIT`] candidates without enough hits, and a `countOnly` count after as many,
+//!   and says so (`hasMore`, a cursor, a hint). `cat` selects at most 50 paths of at most
+//!   256 characters ([`select::check`]).
 
 pub mod grep;
 pub mod request;
@@ -129,6 +131,9 @@ impl FsService {
     }
 
     async fn cat(&self, tenant: &Tenant, request: &FsRequest) -> ServiceResult<FsResponse> {
+        if let Some(paths) = &request.select {
+            select::check(paths)?;
+        }
         let doc = self.document(tenant, request::required_path(request)?).await?;
         let mut sections = self.records.document_items(tenant.owner(), &doc.id, "sections").await?;
         let mut entities = self.records.document_items(tenant.owner(), &doc.id, "entities").await?;
@@ -158,7 +163,6 @@ impl FsService {
         object.insert("entities".into(), entities.iter().map(entity_item).collect());
         object.insert("relationships".into(), relationships.iter().map(relationship_item).collect());
         if let Some(paths) = &request.select {
-            crate::text::check_each("select", paths)?;
             data = select::project(&data, paths);
         }
         Ok(FsResponse::one(Op::Cat, data))

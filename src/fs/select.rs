@@ -2,7 +2,30 @@
 //! arrays on the way, so `["sections.label", "sections.page"]` keeps each section's label
 //! and page and nothing else. Paths that lead nowhere add nothing.
 
+use crate::error::ServiceError;
 use serde_json::{Map, Value};
+
+/// Most paths one `cat` may select.
+pub const MAX_PATHS: usize = 50;
+/// Longest selected path, in characters.
+pub const MAX_PATH_CHARS: usize = 256;
+
+/// Refuses a `select` past [`MAX_PATHS`] paths or with a path past [`MAX_PATH_CHARS`].
+pub fn check(paths: &[String]) -> Result<(), ServiceError> {
+    if paths.len() > MAX_PATHS {
+        return Err(ServiceError::invalid_field(
+            "select",
+            format!("at most {MAX_PATHS} paths (got {}); select fewer, or none for everything", paths.len()),
+        ));
+    }
+    if let Some((at, path)) = paths.iter().enumerate().find(|(_, p)| p.chars().count() > MAX_PATH_CHARS) {
+        return Err(ServiceError::invalid_field(
+            "select",
+            format!("path {at} has {} characters; at most {MAX_PATH_CHARS}", path.chars().count()),
+        ));
+    }
+    crate::text::check_each("select", paths)
+}
 
 pub fn project(value: &Value, paths: &[String]) -> Value {
     let mut out = Value::Null;

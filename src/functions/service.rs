@@ -339,6 +339,7 @@ impl FunctionsService {
             input.function_type.clone().ok_or_else(|| ServiceError::invalid_field("type", "is required"))?;
         validate::function_type(&function_type)?;
         let body = build_body(&function_type, &input, None)?;
+        validate::timeouts(&body)?;
         reach::check(&body, tenant, &self.egress, &self.secrets).await?;
         let now = ids::now_millis();
         let action = author.action(now);
@@ -383,6 +384,7 @@ impl FunctionsService {
             input.function_type.clone().unwrap_or_else(|| current.version.function_type.clone());
         validate::function_type(&function_type)?;
         let body = build_body(&function_type, &input, Some(&current.version.body))?;
+        validate::timeouts(&body)?;
         reach::check(&body, tenant, &self.egress, &self.secrets).await?;
         let now = ids::now_millis();
         let action = author.action(now);

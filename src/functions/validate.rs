@@ -9,6 +9,8 @@
 //!   (`properties`, `items`, `allOf`, … each add one), 500 `properties` entries in all.
 //! - A workflow graph: node names unique, `mainNodeName` among them and no edge's
 //!   destination, every edge between known nodes, no cycle.
+//! - `extraConfig.llm.timeoutSeconds`: a whole number of seconds within
+//!   [`LLM_TIMEOUT_SECONDS`] (a tenant cannot hold a worker on a model for days).
 
 use super::model::canonical_type;
 use crate::error::ServiceError;
@@ -38,6 +40,26 @@ pub const MAX_SCHEMA_DEPTH: usize = 10;
 pub const MAX_SCHEMA_PROPERTIES: usize = 500;
 /// Longest name of a function, workflow or node.
 pub const MAX_NAME_LEN: usize = 128;
+/// What `extraConfig.llm.timeoutSeconds` may be (the engine clamps older versions into it).
+pub const LLM_TIMEOUT_SECONDS: std::ops::RangeInclusive<u64> = 1..=600;
+
+/// Checks the timeouts a function body sets: today `extraConfig.llm.timeoutSeconds`.
+pub fn timeouts(body: &Value) -> Result<(), ServiceError> {
+    let Some(value) = body.pointer("/extraConfig/llm/timeoutSeconds").filter(|v| !v.is_null()) else {
+        return Ok(());
+    };
+    match value.as_u64() {
+        Some(seconds) if LLM_TIMEOUT_SECONDS.contains(&seconds) => Ok(()),
+        _ => Err(ServiceError::invalid_field(
+            "extraConfig.llm.timeoutSeconds",
+            format!(
+                "must be a whole number of seconds from {} to {} (got {value})",
+                LLM_TIMEOUT_SECONDS.start(),
+                LLM_TIMEOUT_SECONDS.end()
+            ),
+        )),
+    }
+}
 
 /// Checks a function or workflow name.
 pub fn name(field: &str, name: &str) -> Result<(), ServiceError> {

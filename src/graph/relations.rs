@@ -15,6 +15,10 @@ use utoipa::ToSchema;
 
 /// Deepest centred knowledge-graph view.
 pub const MAX_DEPTH: u32 = 5;
+/// Most neighbours returned (and walked from) per entity, nearest and lowest IDs first.
+pub const MAX_NEIGHBORS: usize = 200;
+/// Most entities a centred knowledge-graph view may walk to (past it: 400, lower maxDepth).
+pub const MAX_CENTERED_NODES: usize = 10_000;
 
 pub struct NewMention {
     pub entity_id: String,
@@ -396,7 +400,8 @@ impl GraphService {
     }
 
     /// The entities within `depth` hops (1..=[`MAX_DEPTH`]) of an entity (through merges),
-    /// optionally over one relation type only, nearest first, without the entity itself.
+    /// optionally over one relation type only, nearest first, without the entity itself; at
+    /// most [`MAX_NEIGHBORS`].
     pub async fn neighbors(
         &self,
         tenant: &Tenant,
@@ -405,22 +410,32 @@ impl GraphService {
         relation_type: Option<&str>,
     ) -> ServiceResult<Vec<GraphNode>> {
         let (center, _) = self.resolve_entity(tenant, id, None).await?;
-        let mut found =
-            self.neighbors_of_many(tenant, std::slice::from_ref(&center), depth, relation_type).await?;
+        let mut found = self
+            .neighbors_of_many(tenant, std::slice::from_ref(&center), depth, relation_type, MAX_NEIGHBORS)
+            .await?;
         Ok(found.remove(&center).unwrap_or_default())
     }
 
     /// [`GraphService::neighbors`] of many live entity IDs at once: `depth` + 1 statements
-    /// however many entities (one per hop for all of them, then their node records).
+    /// however many entities (one per hop for all of them, then their node records). Each
+    /// entity gets at most `limit` (≤ [`MAX_NEIGHBORS`]) neighbours, nearest first: the walk
+    /// stops widening once it has them, so a hub costs no more than a leaf.
     pub async fn neighbors_of_many(
         &self,
         tenant: &Tenant,
         ids: &[String],
         depth: u32,
         relation_type: Option<&str>,
+        limit: usize,
     ) -> ServiceResult<HashMap<String, Vec<GraphNode>>> {
         if depth == 0 || depth > MAX_DEPTH {
             return Err(ServiceError::invalid_field("depth", format!("must be between 1 and {MAX_DEPTH}")));
+        }
+        if !(1..=MAX_NEIGHBORS).contains(&limit) {
+            return Err(ServiceError::invalid_field(
+                "first",
+                format!("must be between 1 and {MAX_NEIGHBORS} (got {limit})"),
+            ));
         }
         crate::text::check_opt("relationType", relation_type)?;
         let mut depths: HashMap<String, BTreeMap<String, u32>> =
@@ -436,7 +451,7 @@ impl GraphService {
                 .run(
                     tenant,
                     queries::ENTITY_NEIGHBOR_PAIRS,
-                    params! { "ids" => step, "relationType" => relation_type },
+                    params! { "ids" => step, "relationType" => relation_type, "perEntity" => limit as i64 },
                 )
                 .await?;
             let mut adjacent: HashMap<String, Vec<String>> = HashMap::new();
@@ -448,6 +463,10 @@ impl GraphService {
                 let mut next = Vec::new();
                 for from in frontier.iter() {
                     for to in adjacent.get(from).into_iter().flatten() {
+                        // The centre itself is in `seen`: `limit` neighbours make `limit + 1`.
+                        if seen.len() > limit {
+                            break;
+                        }
                         if !seen.contains_key(to) {
                             seen.insert(to.clone(), hop);
                             next.push(to.clone());
@@ -502,8 +521,13 @@ impl GraphService {
             if frontier.is_empty() {
                 break;
             }
+            let limit = MAX_CENTERED_NODES + 1;
             let rows = self
-                .run(tenant, queries::ENTITY_NEIGHBORS, params! { "ids" => frontier, "bucketID" => bucket })
+                .run(
+                    tenant,
+                    queries::ENTITY_NEIGHBORS,
+                    params! { "ids" => frontier, "bucketID" => bucket, "limit" => limit as i64 },
+                )
                 .await?;
             frontier = Vec::new();
             for id in rows.iter().map(|row| str_col(row, "entityID")) {
@@ -511,6 +535,15 @@ impl GraphService {
                     depths.insert(id.clone(), hop);
                     frontier.push(id);
                 }
+            }
+            if rows.len() >= limit || depths.len() > MAX_CENTERED_NODES {
+                return Err(ServiceError::invalid_field(
+                    "maxDepth",
+                    format!(
+                        "the graph within {hop} hops of {center} reaches more than {MAX_CENTERED_NODES} \
+                         entities; ask for fewer hops (maxDepth) or page the whole graph without nodeID"
+                    ),
+                ));
             }
         }
         Ok(depths)

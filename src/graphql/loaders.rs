@@ -145,6 +145,8 @@ pub struct NeighborsKey {
     pub entity_id: String,
     pub depth: u32,
     pub relation_type: Option<String>,
+    /// Most neighbours per entity.
+    pub limit: u32,
 }
 
 /// The neighbourhoods of many entities ([`GraphService::neighbors_of_many`]).
@@ -155,20 +157,23 @@ impl Loader<NeighborsKey> for NeighborsLoader {
     type Error = async_graphql::Error;
 
     async fn load(&self, keys: &[NeighborsKey]) -> Result<HashMap<NeighborsKey, Self::Value>, Self::Error> {
-        let mut groups: HashMap<(u32, Option<String>), Vec<String>> = HashMap::new();
+        let mut groups: HashMap<(u32, Option<String>, u32), Vec<String>> = HashMap::new();
         for key in keys {
-            groups.entry((key.depth, key.relation_type.clone())).or_default().push(key.entity_id.clone());
+            groups
+                .entry((key.depth, key.relation_type.clone(), key.limit))
+                .or_default()
+                .push(key.entity_id.clone());
         }
         let mut out = HashMap::new();
-        for ((depth, relation_type), ids) in groups {
+        for ((depth, relation_type, limit), ids) in groups {
             let found = self
                 .0
                 .graph
-                .neighbors_of_many(&self.0.tenant, &ids, depth, relation_type.as_deref())
+                .neighbors_of_many(&self.0.tenant, &ids, depth, relation_type.as_deref(), limit as usize)
                 .await
                 .map_err(gql_error)?;
             for (entity_id, nodes) in found {
-                let key = NeighborsKey { entity_id, depth, relation_type: relation_type.clone() };
+                let key = NeighborsKey { entity_id, depth, relation_type: relation_type.clone(), limit };
                 out.insert(key, Arc::new(nodes));
             }
         }

@@ -8,8 +8,11 @@
 //! status (401, 429) and a GraphQL body `{"errors": [{"message", "extensions": {"code"}}]}`;
 //! once a query runs, the status is 200 and each failed field's error carries
 //! `extensions.code` = the status REST gives the same service error (400 for a query the
-//! schema, depth or complexity limits reject).
+//! schema or depth limits reject). A request over the cost budget ([`cost`]: every root
+//! field and alias counts) is refused before anything runs with HTTP 400, its cost and the
+//! limit (`extensions.cost`, `extensions.limit`).
 
+pub mod cost;
 pub mod loaders;
 pub mod mutation;
 pub mod query;
@@ -35,7 +38,8 @@ pub type CanonSchema = Schema<QueryRoot, MutationRoot, EmptySubscription>;
 
 /// Deepest selection a query may nest.
 pub const MAX_DEPTH: usize = 12;
-/// Most a query may cost: each field is 1, connections multiply their children by `first`.
+/// Most a request may cost: each field is 1, lists multiply their children by `first` (or
+/// `limit`), each root field or alias adds [`cost::ROOT_FIELD_COST`].
 pub const MAX_COMPLEXITY: usize = 10_000;
 
 /// Deepest selection of a schema introspection: the standard query GraphiQL sends nests seven
@@ -59,7 +63,7 @@ fn introspection_schema() -> &'static CanonSchema {
 fn build_schema(max_depth: usize) -> CanonSchema {
     Schema::build(QueryRoot, MutationRoot, EmptySubscription)
         .limit_depth(max_depth)
-        .limit_complexity(MAX_COMPLEXITY)
+        .extension(cost::CostBudget { limit: MAX_COMPLEXITY })
         .finish()
 }
 
@@ -141,16 +145,16 @@ pub async fn execute(
         if !has_code {
             if error.message.contains("nested too deep") {
                 error.message = format!("{} (at most {MAX_DEPTH} levels)", error.message);
-            } else if error.message.contains("too complex") {
-                error.message = format!(
-                    "{} (at most {MAX_COMPLEXITY}; each field costs 1 and a connection multiplies its selection by `first`)",
-                    error.message
-                );
             }
             error.extensions.get_or_insert_with(Default::default).set("code", 400);
         }
     }
-    Json(response).into_response()
+    let over_budget = response
+        .errors
+        .iter()
+        .any(|error| error.extensions.as_ref().is_some_and(|ext| ext.get(cost::COST_EXTENSION).is_some()));
+    let status = if over_budget { StatusCode::BAD_REQUEST } else { StatusCode::OK };
+    (status, Json(response)).into_response()
 }
 
 /// A request refused before it ran: REST's status and retry headers (`Retry-After`,

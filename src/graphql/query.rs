@@ -1,7 +1,8 @@
 //! Reads: each field calls the service function its REST endpoint calls.
 
 use super::types::{
-    entity_connection, page_size, Bucket, Entity, EntityType, KnowledgeGraph, MergeSuggestionPage, ReviewPage,
+    entity_connection, list_cost, page_size, Bucket, Entity, EntityType, KnowledgeGraph, MergeSuggestionPage,
+    ReviewPage,
 };
 use super::{request, OrGql, RequestContext};
 use crate::api::extract::time_param;
@@ -76,7 +77,7 @@ impl QueryRoot {
 
     /// Entities in ID order with the review-queue filters, as a Relay connection. Without a
     /// status filter every live status is listed (extracted, proposed, approved, rejected).
-    #[graphql(complexity = "first.max(1) as usize * child_complexity + 1")]
+    #[graphql(complexity = "list_cost(first, child_complexity)")]
     async fn entities(
         &self,
         ctx: &Context<'_>,
@@ -97,6 +98,7 @@ impl QueryRoot {
     /// Entities awaiting curation, exactly as `GET /v3/review-queue` pages them (default
     /// statuses extracted and proposed).
     #[allow(clippy::too_many_arguments)]
+    #[graphql(complexity = "list_cost(limit, child_complexity)")]
     async fn review_queue(
         &self,
         ctx: &Context<'_>,
@@ -122,6 +124,7 @@ impl QueryRoot {
 
     /// A page of the knowledge graph with `GET /v3/knowledge-graph`'s filters.
     #[allow(clippy::too_many_arguments)]
+    #[graphql(complexity = "list_cost(limit, child_complexity)")]
     async fn knowledge_graph(
         &self,
         ctx: &Context<'_>,
@@ -167,6 +170,7 @@ impl QueryRoot {
 
     /// The account's entity types in ID order (`GET /v3/entity-types`), each with its parent
     /// and children.
+    #[graphql(complexity = "list_cost(first, child_complexity)")]
     async fn entity_types(
         &self,
         ctx: &Context<'_>,
@@ -193,6 +197,7 @@ impl QueryRoot {
     }
 
     /// The account's buckets in ID order (`GET /v3/buckets`).
+    #[graphql(complexity = "list_cost(first, child_complexity)")]
     async fn buckets(
         &self,
         ctx: &Context<'_>,
@@ -210,6 +215,7 @@ impl QueryRoot {
     }
 
     /// Open merge suggestions, most likely duplicates first (`GET /v3/merge-suggestions`).
+    #[graphql(complexity = "list_cost(first, child_complexity)")]
     async fn merge_suggestions(
         &self,
         ctx: &Context<'_>,

@@ -19,6 +19,12 @@ use serde_json::Value;
 /// Deepest `neighbors` walk.
 pub const MAX_NEIGHBOR_DEPTH: i32 = 3;
 
+/// What a list of `size` items costs: its selection once per item, plus the field itself
+/// (sizes past the page maximum are refused when the field runs; here they only cost more).
+pub fn list_cost(size: i32, child_complexity: usize) -> usize {
+    (size.max(1) as usize).saturating_mul(child_complexity).saturating_add(1)
+}
+
 /// Which edges of an entity to list.
 #[derive(Enum, Clone, Copy, PartialEq, Eq, Debug)]
 pub enum RelationDirection {
@@ -132,6 +138,7 @@ impl Entity {
     }
 
     /// The entity's mentions in documents, in mention-ID order (batched across a page).
+    #[graphql(complexity = "list_cost(first, child_complexity)")]
     async fn mentions(
         &self,
         ctx: &Context<'_>,
@@ -145,7 +152,7 @@ impl Entity {
 
     /// The entity's relation edges in relation-ID order, as `GET /v3/entities/{id}/relations`
     /// pages them (batched across a page of entities).
-    #[graphql(complexity = "first.max(1) as usize * child_complexity + 1")]
+    #[graphql(complexity = "list_cost(first, child_complexity)")]
     async fn relations(
         &self,
         ctx: &Context<'_>,
@@ -190,14 +197,17 @@ impl Entity {
         Ok(merges.unwrap_or_default().into_iter().map(Merge::from).collect())
     }
 
-    /// Entities within `depth` hops (1..3), either direction, nearest first (batched across a
-    /// page: one statement per hop).
+    /// Entities within `depth` hops (1..3), either direction, nearest first, at most `first`
+    /// (batched across a page: one statement per hop).
+    #[graphql(complexity = "list_cost(first, child_complexity)")]
     async fn neighbors(
         &self,
         ctx: &Context<'_>,
         #[graphql(default = 1)] depth: i32,
         #[graphql(desc = "Only walk edges of this relation type.")] relation_type: Option<String>,
+        #[graphql(default = 50, desc = "At most this many, nearest first (1..200).")] first: i32,
     ) -> async_graphql::Result<Vec<GraphNode>> {
+        let first = page_size(first, crate::graph::relations::MAX_NEIGHBORS as u32)?;
         if !(1..=MAX_NEIGHBOR_DEPTH).contains(&depth) {
             return Err(crate::error::ServiceError::invalid_field(
                 "depth",
@@ -209,6 +219,7 @@ impl Entity {
             entity_id: self.0.entity_id.clone(),
             depth: depth as u32,
             relation_type,
+            limit: first,
         };
         let nodes = ctx.data_unchecked::<super::loaders::Loaders>().neighbors.load_one(key).await?;
         Ok(nodes.map(|n| n.iter().cloned().map(GraphNode::from).collect()).unwrap_or_default())

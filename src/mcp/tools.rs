@@ -166,7 +166,8 @@ impl CanonTools {
         Ok(answer(self.state.graph.entity_relations(&caller.tenant, &args.entity_id, query).await))
     }
 
-    /// The entities within `depth` hops of one in the knowledge graph, nearest first.
+    /// The entities within `depth` hops of one in the knowledge graph, nearest first (at most
+    /// 200, lowest IDs first within a hop).
     #[tool(annotations(read_only_hint = true))]
     async fn entity_neighbors(
         &self,

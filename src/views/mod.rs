@@ -6,7 +6,8 @@
 //!   the next version; `GET ?versionNum=N` reads an older one; DELETE removes every version.
 //! - A view reads the non-error events (terminal and intermediate: every transformation) of
 //!   its functions, created in `[timeWindow.start, timeWindow.end)`, oldest first (by
-//!   creation time, then event ID).
+//!   creation time, then event ID). A window spans at most 366 days and a table page starts
+//!   at most 100,000 rows in, so one request reads a bounded part of the store.
 //! - A column's `valueSchemaPath` addresses `transformedContent`; some version of some
 //!   function of the view must have an output schema that can produce it, else 422.
 //!   Digits step into arrays where the schema has `items`.
@@ -39,7 +40,10 @@ const MAX_FILTERS: usize = 50;
 const MAX_AGGREGATIONS: usize = 20;
 const MAX_PATH: usize = 16;
 const MAX_GROUPS: u32 = 200;
-const MAX_OFFSET: i64 = 10_000_000;
+/// Deepest row a table page may start at: the store walks every row before it.
+pub const MAX_OFFSET: i64 = 100_000;
+/// Widest time window a view reads (a leap year): the store reads every event inside it.
+pub const MAX_WINDOW_DAYS: i64 = 366;
 
 #[derive(Clone)]
 pub struct ViewsService {
@@ -502,6 +506,12 @@ fn time_window(window: &TimeWindow) -> ServiceResult<(i64, i64)> {
     let end = parse("timeWindow.end", &window.end)?;
     if start > end {
         return Err(ServiceError::invalid_field("timeWindow", "start must not be after end"));
+    }
+    if end - start > MAX_WINDOW_DAYS * 86_400_000 {
+        return Err(ServiceError::invalid_field(
+            "timeWindow",
+            format!("spans more than {MAX_WINDOW_DAYS} days; ask for a narrower window (or several in turn)"),
+        ));
     }
     Ok((start, end))
 }

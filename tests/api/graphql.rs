@@ -560,12 +560,11 @@ async fn depth_and_complexity_limits_answer_with_a_clear_error() {
     assert_eq!(error_code(&body), 400, "{body}");
     assert!(body["errors"][0]["message"].as_str().unwrap().contains("nested too deep"), "{body}");
 
-    let body = gql(
-        &app,
-        "{ entities(first: 200) { edges { node { relations(first: 200) { edges { node { relationID } } } } } } }",
-        json!({}),
-    )
-    .await;
+    // Over the cost budget: refused before it runs, with HTTP 400 (see bounded_work.rs).
+    let query = "{ entities(first: 200) { edges { node { relations(first: 200) { edges { node { relationID } } } } } } }";
+    let response = app.post("/graphql", json!({ "query": query })).await;
+    assert_eq!(response.status(), 400);
+    let body = json(response).await;
     assert_eq!(error_code(&body), 400, "{body}");
     assert!(body["errors"][0]["message"].as_str().unwrap().contains("too complex"), "{body}");
 

@@ -2,6 +2,7 @@
 
 mod accuracy;
 mod auth;
+mod bounded_work;
 mod buckets;
 mod calls;
 mod cli;
@@ -29,6 +30,7 @@ mod jobs;
 mod lifecycle;
 mod mcp;
 mod memory_bounds;
+mod outside_replies;
 mod pipeline_inputs;
 mod platform;
 mod private_files;

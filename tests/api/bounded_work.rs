@@ -1,0 +1,138 @@
+//! Bounded work per request: a GraphQL request is costed whole (every root field and alias
+//! counts) and refused before it runs when over budget; lists have maxima; `fs cat` selects a
+//! bounded number of bounded paths; a view reads a bounded window from a bounded offset.
+
+use crate::helpers::{assert_error, json, spawn_app};
+use serde_json::{json, Value};
+
+#[tokio::test]
+async fn a_graphql_request_of_a_thousand_aliased_root_fields_is_refused_with_400_stating_cost_and_limit() {
+    let app = spawn_app().await;
+    let aliases: String =
+        (0..1_000).map(|i| format!("e{i}: entity(id: \"ent_{i}\") {{ entityID canonical }} ")).collect();
+    let response = app.post("/graphql", json!({ "query": format!("{{ {aliases} }}") })).await;
+    assert_eq!(response.status(), 400);
+    let body = json(response).await;
+    assert!(body.get("data").is_none_or(Value::is_null), "nothing ran: {body}");
+    let error = &body["errors"][0];
+    let message = error["message"].as_str().unwrap();
+    // 1,000 root fields at 100 each, plus each field at 1 (3 per alias).
+    assert!(message.contains("costs 103000"), "{message}");
+    assert!(message.contains("the limit is 10000"), "{message}");
+    assert_eq!(error["extensions"]["cost"], 103_000);
+    assert_eq!(error["extensions"]["limit"], 10_000);
+    assert_eq!(error["extensions"]["code"], 400);
+
+    // The same through fragments and for a mix of root fields.
+    let fragment = format!(
+        "query {{ ...Many }} fragment Many on QueryRoot {{ {} }}",
+        (0..200).map(|i| format!("k{i}: knowledgeGraph(limit: 1) {{ nextCursor }} ")).collect::<String>()
+    );
+    let response = app.post("/graphql", json!({ "query": fragment })).await;
+    assert_eq!(response.status(), 400);
+    assert!(json(response).await["errors"][0]["message"].as_str().unwrap().contains("the limit is 10000"));
+
+    // A handful of root fields is fine.
+    let few: String = (0..5).map(|i| format!("e{i}: entity(id: \"ent_{i}\") {{ entityID }} ")).collect();
+    let response = app.post("/graphql", json!({ "query": format!("{{ {few} }}") })).await;
+    assert_eq!(response.status(), 200);
+}
+
+#[tokio::test]
+async fn neighbors_and_other_lists_cost_their_size_and_refuse_sizes_past_their_maximum() {
+    let app = spawn_app().await;
+    // 200 entities, each asking 200 neighbours: 200 × 200 × 2 fields, far over the budget.
+    let query = "{ entities(first: 200) { edges { node { neighbors(first: 200) { id canonical } } } } }";
+    let response = app.post("/graphql", json!({ "query": query })).await;
+    assert_eq!(response.status(), 400);
+    let body = json(response).await;
+    assert!(body["errors"][0]["extensions"]["cost"].as_u64().unwrap() > 10_000, "{body}");
+
+    // `neighbors(first:)` has a maximum of 200, like every page.
+    let a = app.entity("Acme Corp", "Company").await;
+    let query = format!("{{ entity(id: \"{a}\") {{ neighbors(first: 201) {{ id }} }} }}");
+    let body = json(app.post("/graphql", json!({ "query": query })).await).await;
+    assert_eq!(body["errors"][0]["extensions"]["code"], 400, "{body}");
+    assert!(body["errors"][0]["message"].as_str().unwrap().contains("200"), "{body}");
+    let query = format!("{{ entity(id: \"{a}\") {{ neighbors(first: 5) {{ id }} }} }}");
+    let body = json(app.post("/graphql", json!({ "query": query })).await).await;
+    assert_eq!(body["data"]["entity"]["neighbors"], json!([]), "{body}");
+}
+
+#[tokio::test]
+async fn fs_cat_refuses_more_than_fifty_select_paths_or_a_path_past_256_characters() {
+    let app = spawn_app().await;
+    let many: Vec<String> = (0..51).map(|i| format!("sections.f{i}")).collect();
+    let error =
+        assert_error(app.post("/v3/fs", json!({"op": "cat", "path": "any", "select": many})).await, 400)
+            .await;
+    let message = error["message"].as_str().unwrap();
+    assert!(message.contains("select") && message.contains("at most 50 paths (got 51)"), "{error}");
+
+    let long = "a".repeat(257);
+    let error =
+        assert_error(app.post("/v3/fs", json!({"op": "cat", "path": "any", "select": [long]})).await, 400)
+            .await;
+    assert!(error["message"].as_str().unwrap().contains("at most 256"), "{error}");
+
+    // Within the bounds the select passes and the path decides (no such document: 404).
+    let fine: Vec<String> = (0..50).map(|i| format!("sections.f{i}")).collect();
+    assert_error(app.post("/v3/fs", json!({"op": "cat", "path": "any", "select": fine})).await, 404).await;
+}
+
+#[tokio::test]
+async fn a_view_window_past_366_days_or_an_offset_past_100000_is_refused_with_400() {
+    let app = spawn_app().await;
+    let mut body = json!({
+        "name": "v", "functions": [{"name": "invoices"}],
+        "columns": [{"name": "number", "valueSchemaPath": ["invoiceNumber"], "displayOrderIndex": 0}],
+        "filters": [], "aggregations": [],
+        "timeWindow": {"start": "2020-01-01T00:00:00Z", "end": "2026-01-01T00:00:00Z"}
+    });
+    let error = assert_error(app.post("/v3/views/table-data", body.clone()).await, 400).await;
+    assert!(error["message"].as_str().unwrap().contains("timeWindow: spans more than 366 days"), "{error}");
+    let error = assert_error(app.post("/v3/views/aggregation-data", body.clone()).await, 400).await;
+    assert!(error["message"].as_str().unwrap().contains("366 days"), "{error}");
+
+    body["timeWindow"] = json!({"start": "2025-01-01T00:00:00Z", "end": "2025-06-01T00:00:00Z"});
+    body["offset"] = json!(100_001);
+    let error = assert_error(app.post("/v3/views/table-data", body).await, 400).await;
+    assert!(error["message"].as_str().unwrap().contains("offset: must be 0..100000"), "{error}");
+}
+
+#[tokio::test]
+async fn a_hub_with_250_neighbours_answers_at_most_first_of_them_lowest_ids_first() {
+    let app = spawn_app().await;
+    let mut ids: Vec<String> = Vec::new();
+    for batch in (0..251).collect::<Vec<_>>().chunks(90) {
+        // Fewer than 100 rows a request: seeded synchronously.
+        let rows: Vec<Value> =
+            batch.iter().map(|i| json!({ "canonical": format!("node {i:03}"), "type": "Company" })).collect();
+        let seeded = app.seed(json!(rows)).await;
+        ids.extend(
+            seeded["results"].as_array().unwrap().iter().map(|r| r["entityID"].as_str().unwrap().to_string()),
+        );
+    }
+    assert_eq!(ids.len(), 251);
+    let (hub, spokes) = ids.split_first().unwrap();
+    for spoke in spokes {
+        let body = json!({ "sourceEntityID": hub, "targetEntityID": spoke, "relationType": "knows" });
+        assert_eq!(app.post("/v3/relations", body).await.status(), 200);
+    }
+    let query = format!("{{ entity(id: \"{hub}\") {{ neighbors(first: 200) {{ id depth }} }} }}");
+    let body = json(app.post("/graphql", json!({ "query": query })).await).await;
+    let found: Vec<&str> = body["data"]["entity"]["neighbors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["id"].as_str().unwrap())
+        .collect();
+    let mut lowest: Vec<&str> = spokes.iter().map(String::as_str).collect();
+    lowest.sort();
+    lowest.truncate(200);
+    assert_eq!(found, lowest, "the 200 lowest IDs of the 250");
+    // Two hops out, the walk stays within the same 200 (the spokes lead back only to the hub).
+    let query = format!("{{ entity(id: \"{hub}\") {{ neighbors(depth: 2, first: 10) {{ id }} }} }}");
+    let body = json(app.post("/graphql", json!({ "query": query })).await).await;
+    assert_eq!(body["data"]["entity"]["neighbors"].as_array().unwrap().len(), 10, "{body}");
+}
