@@ -2,6 +2,7 @@
 
 mod accuracy;
 mod auth;
+mod backend_stalls;
 mod buckets;
 mod calls;
 mod cli;

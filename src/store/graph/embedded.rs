@@ -52,6 +52,8 @@ const REWRITE_LIMIT: Duration = Duration::from_secs(120);
 const CHECK_EVERY: Duration = Duration::from_millis(500);
 /// How long an aborted child may take writing its crash report before it is killed.
 const ABORT_LIMIT: Duration = Duration::from_secs(5);
+/// FalkorDB's log past this size is rotated (one older file kept: at most twice this).
+const LOG_LIMIT: u64 = 8 * 1024 * 1024;
 /// How long `SHUTDOWN SAVE` may take to answer before the stop just waits for the exit.
 const SHUTDOWN_LIMIT: Duration = Duration::from_secs(30);
 
@@ -162,6 +164,10 @@ impl Launch {
         }
     }
 
+    fn log(&self) -> PathBuf {
+        self.dir.join("falkordb.log")
+    }
+
     async fn spawn(&self, background_indexing: bool) -> anyhow::Result<Child> {
         // A fresh directory has nothing to load, so nothing to index later.
         let delay_indexing =
@@ -193,7 +199,7 @@ impl Launch {
             .arg("--pidfile")
             .arg(self.dir.join("redis.pid"))
             .arg("--logfile")
-            .arg(self.dir.join("falkordb.log"))
+            .arg(self.log())
             .arg("--daemonize")
             .arg("no")
             // A crash report's memory test can take minutes on a large heap; its stacks are
@@ -209,9 +215,22 @@ impl Launch {
             // by default; so are they when the supervisor relaunches a child.
             .args(["DELAY_INDEXING", if delay_indexing { "yes" } else { "no" }])
             .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
             .kill_on_drop(true);
+        // What the child prints outside its log (a module's messages, a failure before the
+        // log opens) goes to the same file: Redis appends and reopens it per line, so the
+        // lines interleave and a rotation (see `rotate_log`) takes the file away from neither.
+        let log = self.log();
+        rotate_log(&log);
+        match std::fs::OpenOptions::new().create(true).append(true).open(&log) {
+            Ok(file) => {
+                let copy = file.try_clone()?;
+                command.stdout(file).stderr(copy);
+            }
+            Err(err) => {
+                tracing::warn!(error = %err, log = %log.display(), "cannot open FalkorDB's log for its output");
+                command.stdout(Stdio::null()).stderr(Stdio::null());
+            }
+        }
         spawn_tied_to_canon(command)
             .await
             .map_err(|err| anyhow::anyhow!("cannot start FalkorDB ({}): {err}", self.server.display()))
@@ -287,31 +306,53 @@ async fn supervise(launch: Launch, child: Arc<Mutex<Option<Child>>>, mut stop: w
         if command(&launch.socket, "PING").await.is_ok_and(|reply| !reply.is_empty()) {
             answered = tokio::time::Instant::now();
         }
+        rotate_log(&launch.log());
         let mut guard = child.lock().await;
         let Some(running) = guard.as_mut() else { return };
-        if matches!(running.try_wait(), Ok(Some(_))) {
-            tracing::error!("FalkorDB exited unexpectedly; restarting it");
+        let pid = running.id();
+        if let Ok(Some(status)) = running.try_wait() {
+            // The status says how: a signal (9: killed, maybe by the OOM killer; 6: aborted;
+            // 11: crashed, its stack in falkordb.log) or an exit code.
+            tracing::error!(?pid, %status, log = %launch.log().display(), "FalkorDB exited unexpectedly; restarting it");
         } else if answered.elapsed() >= launch.hung_limit {
             tracing::error!(
+                ?pid,
                 unanswered = ?answered.elapsed(),
                 "FalkorDB stopped answering (hung); aborting it (its log gets every thread's stack) and restarting it"
             );
             abort(running).await;
+            if let Ok(Some(status)) = running.try_wait() {
+                tracing::warn!(?pid, %status, "the hung FalkorDB ended");
+            }
         } else {
             backoff = Duration::from_millis(200);
             continue;
         }
+        let restarting = tokio::time::Instant::now();
         match launch.spawn_ready(UNANSWERED_LIMIT, false).await {
             Ok(new_child) => {
+                tracing::warn!(pid = ?new_child.id(), took = ?restarting.elapsed(), "FalkorDB restarted and answering");
                 *guard = Some(new_child);
                 answered = tokio::time::Instant::now();
             }
             Err(err) => {
                 drop(guard);
-                tracing::error!(error = %err, "cannot restart FalkorDB");
+                tracing::error!(error = %err, retry_in = ?backoff, "cannot restart FalkorDB");
                 tokio::time::sleep(backoff).await;
                 backoff = (backoff * 2).min(Duration::from_secs(10));
             }
+        }
+    }
+}
+
+/// Keeps FalkorDB's log bounded: past [`LOG_LIMIT`] it becomes `falkordb.log.1` (replacing
+/// the older one) and Redis starts a new file at its next line.
+fn rotate_log(log: &Path) {
+    if std::fs::metadata(log).is_ok_and(|meta| meta.len() > LOG_LIMIT) {
+        let mut older = log.as_os_str().to_owned();
+        older.push(".1");
+        if let Err(err) = std::fs::rename(log, &older) {
+            tracing::warn!(error = %err, "cannot rotate FalkorDB's log");
         }
     }
 }

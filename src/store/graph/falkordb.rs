@@ -1,6 +1,7 @@
 //! FalkorDB engine: the `falkordb` crate over a Unix socket (embedded child) or TCP.
 
 use super::index_build::IndexBuild;
+use super::liveness::Liveness;
 use super::{CypherEngine, GraphError, Params, Row};
 use async_trait::async_trait;
 use falkordb::{
@@ -12,12 +13,15 @@ use serde_json::{Map, Number, Value};
 use std::fmt::Write as _;
 
 const SCHEMA: &str = include_str!("../../../cypher/schema/falkordb.cypher");
-/// Longest wait for one statement's answer.
+/// Longest wait for one statement's answer while the server still answers (a long write);
+/// a server that stops answering ends the wait much sooner (see `liveness`).
 const RESPONSE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// One FalkorDB graph (every tenant shares it; every node carries its tenancy).
 pub struct FalkorEngine {
     graph: AsyncGraph,
+    /// Ends a query early when the server stops answering.
+    liveness: Liveness,
     /// Set once the schema is applied: from then on, writes wait for indexes being built.
     indexes: std::sync::OnceLock<IndexBuild>,
 }
@@ -26,6 +30,7 @@ impl FalkorEngine {
     /// Connects to `url` (`unix:///path` or `redis://host:port`) and selects `graph_name`.
     pub async fn connect(url: &str, graph_name: &str) -> Result<Self, GraphError> {
         let info = FalkorConnectionInfo::try_from(url).map_err(unavailable)?;
+        let liveness = Liveness::connect(info.clone()).await?;
         // A statement that never answers (a stuck or vanished server) becomes an error
         // instead of a request, job or test that waits forever.
         let client = FalkorClientBuilder::new_async()
@@ -34,7 +39,7 @@ impl FalkorEngine {
             .build()
             .await
             .map_err(unavailable)?;
-        Ok(Self { graph: client.select_graph(graph_name), indexes: std::sync::OnceLock::new() })
+        Ok(Self { graph: client.select_graph(graph_name), liveness, indexes: std::sync::OnceLock::new() })
     }
 
     async fn ensure_unique(&self, label: &str, property: &str) -> Result<(), GraphError> {
@@ -71,8 +76,13 @@ impl CypherEngine for FalkorEngine {
             indexes.wait_for_writes(cypher).await;
         }
         let mut graph = self.graph.clone();
-        let result = graph.query(cypher).with_params(params).execute().await.map_err(query_error)?;
-        let rows: Vec<falkordb::Row> = result.data.try_collect().await.map_err(query_error)?;
+        let rows: Vec<falkordb::Row> = self
+            .liveness
+            .bound(async {
+                let result = graph.query(cypher).with_params(params).execute().await.map_err(query_error)?;
+                result.data.try_collect().await.map_err(query_error)
+            })
+            .await?;
         rows.into_iter()
             .map(|row| {
                 row.into_map().into_iter().map(|(key, value)| Ok((key, from_falkor(value)?))).collect()

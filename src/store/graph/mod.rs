@@ -7,6 +7,7 @@
 pub mod embedded;
 pub mod falkordb;
 pub mod index_build;
+pub mod liveness;
 pub mod neo4j;
 
 use async_trait::async_trait;
@@ -26,6 +27,10 @@ pub enum GraphError {
     /// The engine could not be reached.
     #[error("graph engine unavailable: {0}")]
     Unavailable(String),
+    /// The engine took the query and stopped answering (stalled or deadlocked); canon
+    /// stopped waiting (see `liveness`).
+    #[error("graph engine not answering: {0}")]
+    Stalled(String),
     /// The engine rejected or failed the query.
     #[error("graph query failed: {0}")]
     Query(String),
