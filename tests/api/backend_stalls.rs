@@ -38,6 +38,7 @@ async fn answers_again(app: &TestApp, path: &str, within: Duration) -> Duration 
         if status == 200 {
             return started.elapsed();
         }
+        assert_eq!(status, 503, "{path} answers 503 meanwhile (Retry-After), never a 500");
         assert!(started.elapsed() < within, "{path} still answers {status} after {within:?}");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }

@@ -5,8 +5,8 @@
 //! Start time: Redis loads the append-only file at start, and replaying written Cypher is
 //! slow (13.6 s for 5,000 entities once). So the file is kept compact: on stop it is rewritten
 //! into one snapshot (an RDB preamble, loaded by decoding, not by running queries), and while
-//! running Redis rewrites it whenever the part written since the last snapshot passes
-//! [`AOF_REWRITE_MIN_SIZE`] and doubles the snapshot — a crash replays at most that. At
+//! running the supervisor has it rewritten whenever the queries written since the last
+//! snapshot pass about 1 MiB (`replay_bound`) — a crash replays about that (~3 s). At
 //! canon's start after a clean stop, indexes are rebuilt after loading, in the background
 //! (`DELAY_INDEXING`; writes wait for them, see `index_build`); with queries to replay, or
 //! when the supervisor relaunches a child, they are built first. Loading a large graph still
@@ -44,7 +44,8 @@ const UNANSWERED_LIMIT: Duration = Duration::from_secs(20);
 const REPLY_LIMIT: Duration = Duration::from_secs(2);
 /// Starts of a child that does not become ready before canon gives up.
 const LAUNCH_ATTEMPTS: u32 = 3;
-/// Redis's rewrite threshold for the queries appended since the last snapshot.
+/// Redis's own rewrite threshold for the queries appended since the last snapshot: a backstop
+/// (the supervisor asks for rewrites much sooner, see `replay_bound`).
 const AOF_REWRITE_MIN_SIZE: &str = "8mb";
 /// How long a stop waits for the append-only file's rewrite.
 const REWRITE_LIMIT: Duration = Duration::from_secs(120);
@@ -305,6 +306,7 @@ async fn supervise(launch: Launch, child: Arc<Mutex<Option<Child>>>, mut stop: w
         // Any reply is life: `-LOADING` and errors come from the same main thread as PONG.
         if command(&launch.socket, "PING").await.is_ok_and(|reply| !reply.is_empty()) {
             answered = tokio::time::Instant::now();
+            super::replay_bound::bound_replay(&launch.socket).await;
         }
         rotate_log(&launch.log());
         let mut guard = child.lock().await;
@@ -467,13 +469,13 @@ pub async fn rewrite_settled(socket: &Path) -> std::io::Result<String> {
 }
 
 /// A `field:value` line of an INFO reply.
-fn info_field<'a>(info: &'a str, field: &str) -> Option<&'a str> {
+pub(super) fn info_field<'a>(info: &'a str, field: &str) -> Option<&'a str> {
     info.lines().find_map(|line| line.strip_prefix(field)?.strip_prefix(':')).map(str::trim)
 }
 
 /// Sends one inline RESP command and reads its reply (a status or error line, or a whole bulk
 /// string: INFO's), waiting at most [`REPLY_LIMIT`]: a hung child accepts and never replies.
-async fn command(socket: &Path, line: &str) -> std::io::Result<String> {
+pub(super) async fn command(socket: &Path, line: &str) -> std::io::Result<String> {
     command_within(socket, line, REPLY_LIMIT).await
 }
 

@@ -13,6 +13,8 @@ use serde_json::{Map, Number, Value};
 use std::fmt::Write as _;
 
 const SCHEMA: &str = include_str!("../../../cypher/schema/falkordb.cypher");
+/// The client's sockets, commands taken round-robin (the falkordb crate's default).
+const SOCKETS: u8 = 8;
 /// Longest wait for one statement's answer while the server still answers (a long write);
 /// a server that stops answering ends the wait much sooner (see `liveness`).
 const RESPONSE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
@@ -35,6 +37,9 @@ impl FalkorEngine {
         // instead of a request, job or test that waits forever.
         let client = FalkorClientBuilder::new_async()
             .with_connection_info(info)
+            .with_connection_strategy(falkordb::ConnectionStrategy::Multiplexed {
+                connections: std::num::NonZeroU8::new(SOCKETS).unwrap_or(std::num::NonZeroU8::MIN),
+            })
             .with_response_timeout(Some(RESPONSE_TIMEOUT))
             .build()
             .await
@@ -75,14 +80,30 @@ impl CypherEngine for FalkorEngine {
         if let Some(indexes) = self.indexes.get() {
             indexes.wait_for_writes(cypher).await;
         }
-        let mut graph = self.graph.clone();
-        let rows: Vec<falkordb::Row> = self
-            .liveness
-            .bound(async {
-                let result = graph.query(cypher).with_params(params).execute().await.map_err(query_error)?;
-                result.data.try_collect().await.map_err(query_error)
-            })
-            .await?;
+        // A read is sent again when its connection was found down: after the child was
+        // restarted each of the client's sockets (taken in turn) fails once before it
+        // reconnects, and a read is safe to repeat. A write is not (it may have run before the
+        // connection dropped): it gets the 503.
+        let mut retries = if super::index_build::writes(cypher) { 0 } else { SOCKETS };
+        let rows: Vec<falkordb::Row> = loop {
+            let mut graph = self.graph.clone();
+            let params = params.clone();
+            let result = self
+                .liveness
+                .bound(async {
+                    let result =
+                        graph.query(cypher).with_params(params).execute().await.map_err(query_error)?;
+                    result.data.try_collect().await.map_err(query_error)
+                })
+                .await;
+            match result {
+                Err(GraphError::Unavailable(reason)) if retries > 0 => {
+                    tracing::info!(%reason, "graph connection down; sending the read again");
+                    retries -= 1;
+                }
+                done => break done?,
+            }
+        };
         rows.into_iter()
             .map(|row| {
                 row.into_map().into_iter().map(|(key, value)| Ok((key, from_falkor(value)?))).collect()
@@ -145,6 +166,10 @@ fn query_error(err: FalkorDBError) -> GraphError {
     let message = err.to_string();
     match err {
         FalkorDBError::ConnectionDown | FalkorDBError::NoConnection | FalkorDBError::EmptyConnection => {
+            GraphError::Unavailable(message)
+        }
+        // A restarted child answers `-LOADING` until its files are loaded: not yet, not never.
+        FalkorDBError::RedisError(_) if message.contains("is loading the dataset") => {
             GraphError::Unavailable(message)
         }
         _ if message.contains("constraint violation") => GraphError::ConstraintViolation(message),

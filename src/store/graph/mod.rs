@@ -9,6 +9,7 @@ pub mod falkordb;
 pub mod index_build;
 pub mod liveness;
 pub mod neo4j;
+pub mod replay_bound;
 
 use async_trait::async_trait;
 use serde_json::{Map, Value};
