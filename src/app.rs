@@ -57,7 +57,7 @@ where
             Err(err) => Err(err),
         };
         match result {
-            Err(GraphError::Unavailable(reason))
+            Err(GraphError::Unavailable(reason) | GraphError::Stalled(reason))
                 if attempts < GRAPH_START_ATTEMPTS || started.elapsed() < GRAPH_START_LIMIT =>
             {
                 tracing::warn!(%reason, attempts, "graph engine not reachable yet; retrying");

@@ -59,6 +59,12 @@ impl From<GraphError> for ServiceError {
                 tracing::warn!(%reason, "graph store unavailable");
                 ServiceError::Overloaded("the graph store is unavailable right now; retry in a moment".into())
             }
+            GraphError::Stalled(reason) => {
+                tracing::warn!(%reason, "graph store not answering");
+                ServiceError::Overloaded(
+                    "the graph store is not answering right now; retry after Retry-After seconds".into(),
+                )
+            }
             GraphError::ConstraintViolation(_) | GraphError::Query(_) | GraphError::Conversion(_) => {
                 ServiceError::Internal(err.into())
             }

@@ -2,6 +2,7 @@
 
 mod accuracy;
 mod auth;
+mod backend_stalls;
 mod bounded_work;
 mod buckets;
 mod calls;

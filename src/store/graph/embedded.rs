@@ -5,8 +5,8 @@
 //! Start time: Redis loads the append-only file at start, and replaying written Cypher is
 //! slow (13.6 s for 5,000 entities once). So the file is kept compact: on stop it is rewritten
 //! into one snapshot (an RDB preamble, loaded by decoding, not by running queries), and while
-//! running Redis rewrites it whenever the part written since the last snapshot passes
-//! [`AOF_REWRITE_MIN_SIZE`] and doubles the snapshot — a crash replays at most that. At
+//! running the supervisor has it rewritten whenever the queries written since the last
+//! snapshot pass about 1 MiB (`replay_bound`) — a crash replays about that (~3 s). At
 //! canon's start after a clean stop, indexes are rebuilt after loading, in the background
 //! (`DELAY_INDEXING`; writes wait for them, see `index_build`); with queries to replay, or
 //! when the supervisor relaunches a child, they are built first. Loading a large graph still
@@ -44,7 +44,8 @@ const UNANSWERED_LIMIT: Duration = Duration::from_secs(20);
 const REPLY_LIMIT: Duration = Duration::from_secs(2);
 /// Starts of a child that does not become ready before canon gives up.
 const LAUNCH_ATTEMPTS: u32 = 3;
-/// Redis's rewrite threshold for the queries appended since the last snapshot.
+/// Redis's own rewrite threshold for the queries appended since the last snapshot: a backstop
+/// (the supervisor asks for rewrites much sooner, see `replay_bound`).
 const AOF_REWRITE_MIN_SIZE: &str = "8mb";
 /// How long a stop waits for the append-only file's rewrite.
 const REWRITE_LIMIT: Duration = Duration::from_secs(120);
@@ -52,6 +53,8 @@ const REWRITE_LIMIT: Duration = Duration::from_secs(120);
 const CHECK_EVERY: Duration = Duration::from_millis(500);
 /// How long an aborted child may take writing its crash report before it is killed.
 const ABORT_LIMIT: Duration = Duration::from_secs(5);
+/// FalkorDB's log past this size is rotated (one older file kept: at most twice this).
+const LOG_LIMIT: u64 = 8 * 1024 * 1024;
 /// How long `SHUTDOWN SAVE` may take to answer before the stop just waits for the exit.
 const SHUTDOWN_LIMIT: Duration = Duration::from_secs(30);
 
@@ -162,6 +165,10 @@ impl Launch {
         }
     }
 
+    fn log(&self) -> PathBuf {
+        self.dir.join("falkordb.log")
+    }
+
     async fn spawn(&self, background_indexing: bool) -> anyhow::Result<Child> {
         // A fresh directory has nothing to load, so nothing to index later.
         let delay_indexing =
@@ -193,7 +200,7 @@ impl Launch {
             .arg("--pidfile")
             .arg(self.dir.join("redis.pid"))
             .arg("--logfile")
-            .arg(self.dir.join("falkordb.log"))
+            .arg(self.log())
             .arg("--daemonize")
             .arg("no")
             // A crash report's memory test can take minutes on a large heap; its stacks are
@@ -209,9 +216,22 @@ impl Launch {
             // by default; so are they when the supervisor relaunches a child.
             .args(["DELAY_INDEXING", if delay_indexing { "yes" } else { "no" }])
             .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
             .kill_on_drop(true);
+        // What the child prints outside its log (a module's messages, a failure before the
+        // log opens) goes to the same file: Redis appends and reopens it per line, so the
+        // lines interleave and a rotation (see `rotate_log`) takes the file away from neither.
+        let log = self.log();
+        rotate_log(&log);
+        match std::fs::OpenOptions::new().create(true).append(true).open(&log) {
+            Ok(file) => {
+                let copy = file.try_clone()?;
+                command.stdout(file).stderr(copy);
+            }
+            Err(err) => {
+                tracing::warn!(error = %err, log = %log.display(), "cannot open FalkorDB's log for its output");
+                command.stdout(Stdio::null()).stderr(Stdio::null());
+            }
+        }
         spawn_tied_to_canon(command)
             .await
             .map_err(|err| anyhow::anyhow!("cannot start FalkorDB ({}): {err}", self.server.display()))
@@ -286,32 +306,55 @@ async fn supervise(launch: Launch, child: Arc<Mutex<Option<Child>>>, mut stop: w
         // Any reply is life: `-LOADING` and errors come from the same main thread as PONG.
         if command(&launch.socket, "PING").await.is_ok_and(|reply| !reply.is_empty()) {
             answered = tokio::time::Instant::now();
+            super::replay_bound::bound_replay(&launch.socket).await;
         }
+        rotate_log(&launch.log());
         let mut guard = child.lock().await;
         let Some(running) = guard.as_mut() else { return };
-        if matches!(running.try_wait(), Ok(Some(_))) {
-            tracing::error!("FalkorDB exited unexpectedly; restarting it");
+        let pid = running.id();
+        if let Ok(Some(status)) = running.try_wait() {
+            // The status says how: a signal (9: killed, maybe by the OOM killer; 6: aborted;
+            // 11: crashed, its stack in falkordb.log) or an exit code.
+            tracing::error!(?pid, %status, log = %launch.log().display(), "FalkorDB exited unexpectedly; restarting it");
         } else if answered.elapsed() >= launch.hung_limit {
             tracing::error!(
+                ?pid,
                 unanswered = ?answered.elapsed(),
                 "FalkorDB stopped answering (hung); aborting it (its log gets every thread's stack) and restarting it"
             );
             abort(running).await;
+            if let Ok(Some(status)) = running.try_wait() {
+                tracing::warn!(?pid, %status, "the hung FalkorDB ended");
+            }
         } else {
             backoff = Duration::from_millis(200);
             continue;
         }
+        let restarting = tokio::time::Instant::now();
         match launch.spawn_ready(UNANSWERED_LIMIT, false).await {
             Ok(new_child) => {
+                tracing::warn!(pid = ?new_child.id(), took = ?restarting.elapsed(), "FalkorDB restarted and answering");
                 *guard = Some(new_child);
                 answered = tokio::time::Instant::now();
             }
             Err(err) => {
                 drop(guard);
-                tracing::error!(error = %err, "cannot restart FalkorDB");
+                tracing::error!(error = %err, retry_in = ?backoff, "cannot restart FalkorDB");
                 tokio::time::sleep(backoff).await;
                 backoff = (backoff * 2).min(Duration::from_secs(10));
             }
+        }
+    }
+}
+
+/// Keeps FalkorDB's log bounded: past [`LOG_LIMIT`] it becomes `falkordb.log.1` (replacing
+/// the older one) and Redis starts a new file at its next line.
+fn rotate_log(log: &Path) {
+    if std::fs::metadata(log).is_ok_and(|meta| meta.len() > LOG_LIMIT) {
+        let mut older = log.as_os_str().to_owned();
+        older.push(".1");
+        if let Err(err) = std::fs::rename(log, &older) {
+            tracing::warn!(error = %err, "cannot rotate FalkorDB's log");
         }
     }
 }
@@ -426,13 +469,13 @@ pub async fn rewrite_settled(socket: &Path) -> std::io::Result<String> {
 }
 
 /// A `field:value` line of an INFO reply.
-fn info_field<'a>(info: &'a str, field: &str) -> Option<&'a str> {
+pub(super) fn info_field<'a>(info: &'a str, field: &str) -> Option<&'a str> {
     info.lines().find_map(|line| line.strip_prefix(field)?.strip_prefix(':')).map(str::trim)
 }
 
 /// Sends one inline RESP command and reads its reply (a status or error line, or a whole bulk
 /// string: INFO's), waiting at most [`REPLY_LIMIT`]: a hung child accepts and never replies.
-async fn command(socket: &Path, line: &str) -> std::io::Result<String> {
+pub(super) async fn command(socket: &Path, line: &str) -> std::io::Result<String> {
     command_within(socket, line, REPLY_LIMIT).await
 }
 

@@ -1,6 +1,7 @@
 //! FalkorDB engine: the `falkordb` crate over a Unix socket (embedded child) or TCP.
 
 use super::index_build::IndexBuild;
+use super::liveness::Liveness;
 use super::{CypherEngine, GraphError, Params, Row};
 use async_trait::async_trait;
 use falkordb::{
@@ -12,12 +13,17 @@ use serde_json::{Map, Number, Value};
 use std::fmt::Write as _;
 
 const SCHEMA: &str = include_str!("../../../cypher/schema/falkordb.cypher");
-/// Longest wait for one statement's answer.
+/// The client's sockets, commands taken round-robin (the falkordb crate's default).
+const SOCKETS: u8 = 8;
+/// Longest wait for one statement's answer while the server still answers (a long write);
+/// a server that stops answering ends the wait much sooner (see `liveness`).
 const RESPONSE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// One FalkorDB graph (every tenant shares it; every node carries its tenancy).
 pub struct FalkorEngine {
     graph: AsyncGraph,
+    /// Ends a query early when the server stops answering.
+    liveness: Liveness,
     /// Set once the schema is applied: from then on, writes wait for indexes being built.
     indexes: std::sync::OnceLock<IndexBuild>,
 }
@@ -26,15 +32,19 @@ impl FalkorEngine {
     /// Connects to `url` (`unix:///path` or `redis://host:port`) and selects `graph_name`.
     pub async fn connect(url: &str, graph_name: &str) -> Result<Self, GraphError> {
         let info = FalkorConnectionInfo::try_from(url).map_err(unavailable)?;
+        let liveness = Liveness::connect(info.clone()).await?;
         // A statement that never answers (a stuck or vanished server) becomes an error
         // instead of a request, job or test that waits forever.
         let client = FalkorClientBuilder::new_async()
             .with_connection_info(info)
+            .with_connection_strategy(falkordb::ConnectionStrategy::Multiplexed {
+                connections: std::num::NonZeroU8::new(SOCKETS).unwrap_or(std::num::NonZeroU8::MIN),
+            })
             .with_response_timeout(Some(RESPONSE_TIMEOUT))
             .build()
             .await
             .map_err(unavailable)?;
-        Ok(Self { graph: client.select_graph(graph_name), indexes: std::sync::OnceLock::new() })
+        Ok(Self { graph: client.select_graph(graph_name), liveness, indexes: std::sync::OnceLock::new() })
     }
 
     async fn ensure_unique(&self, label: &str, property: &str) -> Result<(), GraphError> {
@@ -70,9 +80,30 @@ impl CypherEngine for FalkorEngine {
         if let Some(indexes) = self.indexes.get() {
             indexes.wait_for_writes(cypher).await;
         }
-        let mut graph = self.graph.clone();
-        let result = graph.query(cypher).with_params(params).execute().await.map_err(query_error)?;
-        let rows: Vec<falkordb::Row> = result.data.try_collect().await.map_err(query_error)?;
+        // A read is sent again when its connection was found down: after the child was
+        // restarted each of the client's sockets (taken in turn) fails once before it
+        // reconnects, and a read is safe to repeat. A write is not (it may have run before the
+        // connection dropped): it gets the 503.
+        let mut retries = if super::index_build::writes(cypher) { 0 } else { SOCKETS };
+        let rows: Vec<falkordb::Row> = loop {
+            let mut graph = self.graph.clone();
+            let params = params.clone();
+            let result = self
+                .liveness
+                .bound(async {
+                    let result =
+                        graph.query(cypher).with_params(params).execute().await.map_err(query_error)?;
+                    result.data.try_collect().await.map_err(query_error)
+                })
+                .await;
+            match result {
+                Err(GraphError::Unavailable(reason)) if retries > 0 => {
+                    tracing::info!(%reason, "graph connection down; sending the read again");
+                    retries -= 1;
+                }
+                done => break done?,
+            }
+        };
         rows.into_iter()
             .map(|row| {
                 row.into_map().into_iter().map(|(key, value)| Ok((key, from_falkor(value)?))).collect()
@@ -135,6 +166,10 @@ fn query_error(err: FalkorDBError) -> GraphError {
     let message = err.to_string();
     match err {
         FalkorDBError::ConnectionDown | FalkorDBError::NoConnection | FalkorDBError::EmptyConnection => {
+            GraphError::Unavailable(message)
+        }
+        // A restarted child answers `-LOADING` until its files are loaded: not yet, not never.
+        FalkorDBError::RedisError(_) if message.contains("is loading the dataset") => {
             GraphError::Unavailable(message)
         }
         _ if message.contains("constraint violation") => GraphError::ConstraintViolation(message),

@@ -7,7 +7,9 @@
 pub mod embedded;
 pub mod falkordb;
 pub mod index_build;
+pub mod liveness;
 pub mod neo4j;
+pub mod replay_bound;
 
 use async_trait::async_trait;
 use serde_json::{Map, Value};
@@ -26,6 +28,10 @@ pub enum GraphError {
     /// The engine could not be reached.
     #[error("graph engine unavailable: {0}")]
     Unavailable(String),
+    /// The engine took the query and stopped answering (stalled or deadlocked); canon
+    /// stopped waiting (see `liveness`).
+    #[error("graph engine not answering: {0}")]
+    Stalled(String),
     /// The engine rejected or failed the query.
     #[error("graph query failed: {0}")]
     Query(String),

@@ -1,0 +1,123 @@
+//! A stalled or killed FalkorDB is an answer (503 with Retry-After), not a hang; requests
+//! that do not need the graph keep working, and canon recovers on its own.
+
+use crate::helpers::{json, spawn_app_with, TestApp};
+use canon::jobs::Handlers;
+use std::time::{Duration, Instant};
+
+/// The FalkorDB child's PID, checked to be a live process (never 0: kill(0) signals the
+/// whole process group, the test runner included).
+async fn falkordb_pid(app: &TestApp) -> libc::pid_t {
+    let pid = app.app().falkordb_pid().await.expect("canon runs a FalkorDB child") as libc::pid_t;
+    assert!(pid > 0, "a real PID: {pid}");
+    assert!(std::path::Path::new(&format!("/proc/{pid}")).exists(), "FalkorDB {pid} is running");
+    pid
+}
+
+fn signal(pid: libc::pid_t, signal: libc::c_int) {
+    assert!(pid > 0);
+    // SAFETY: plain kill(2) on the FalkorDB child this test's canon started (checked above).
+    unsafe { libc::kill(pid, signal) };
+}
+
+/// Wakes the child if the test fails while it is stopped, so it does not stay frozen.
+struct Resume(libc::pid_t);
+
+impl Drop for Resume {
+    fn drop(&mut self) {
+        signal(self.0, libc::SIGCONT);
+    }
+}
+
+/// Polls `path` until it answers 200, at most `within`; returns how long it took.
+async fn answers_again(app: &TestApp, path: &str, within: Duration) -> Duration {
+    let started = Instant::now();
+    loop {
+        let response = app.get(path).await;
+        let status = response.status();
+        if status == 200 {
+            return started.elapsed();
+        }
+        assert_eq!(status, 503, "{path} answers 503 meanwhile (Retry-After), never a 500");
+        assert!(started.elapsed() < within, "{path} still answers {status} after {within:?}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test]
+async fn a_stopped_falkordb_gets_graph_requests_a_503_with_retry_after_within_10_s_other_requests_work_and_sigcont_recovers(
+) {
+    // The supervisor's hung limit is well past the test: this is about answering while it waits.
+    let app = spawn_app_with(Handlers::default(), |config| config.falkordb_hung_seconds = 120.0).await;
+    let bucket = app.create_bucket("Stalled").await;
+    let graph_path = format!("/v3/buckets/{bucket}");
+    let pid = falkordb_pid(&app).await;
+
+    signal(pid, libc::SIGSTOP);
+    let resume = Resume(pid);
+    let started = Instant::now();
+    let (graph, functions) = tokio::join!(app.get(&graph_path), async {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let response = app.get("/v3/functions").await;
+        (response.status(), started.elapsed())
+    });
+    let waited = started.elapsed();
+    assert_eq!(graph.status(), 503, "a graph request on a stalled engine");
+    assert!(waited < Duration::from_secs(10), "the 503 came after {waited:?}");
+    let retry_after = graph.headers().get("retry-after").and_then(|v| v.to_str().ok()).map(str::to_string);
+    assert!(retry_after.as_deref().is_some_and(|v| v.parse::<u64>().is_ok()), "Retry-After: {retry_after:?}");
+    let body = json(graph).await;
+    assert!(body["message"].as_str().unwrap_or_default().contains("not answering"), "{body}");
+    let (functions_status, functions_at) = functions;
+    assert_eq!(functions_status, 200, "listing functions needs no graph");
+    assert!(functions_at < waited, "functions answered ({functions_at:?}) while the graph request waited");
+
+    // Once known stalled, a request does not wait out the stall again.
+    let again = Instant::now();
+    assert_eq!(app.get(&graph_path).await.status(), 503);
+    assert!(again.elapsed() < Duration::from_secs(5), "second 503 after {:?}", again.elapsed());
+    assert_eq!(app.get("/v3/functions").await.status(), 200);
+
+    drop(resume);
+    let took = answers_again(&app, &graph_path, Duration::from_secs(15)).await;
+    println!("graph answered again {took:?} after SIGCONT");
+    assert_eq!(falkordb_pid(&app).await, pid, "the same child serves: it was resumed, not replaced");
+    assert_eq!(json(app.get(&graph_path).await).await["name"], "Stalled");
+}
+
+/// 5,000 entities written through the API, then the child is killed as a crash (or the OOM
+/// killer) would: the supervisor restarts it from its files and graph requests answer again.
+/// The figure it prints is the crash-restart time the README states.
+#[tokio::test]
+async fn a_killed_falkordb_with_5000_entities_is_restarted_and_answers_graph_requests_again_within_20_s() {
+    let app = spawn_app_with(Handlers::default(), |_| {}).await;
+    let bucket = app.create_bucket("Before the kill").await;
+    for batch in 0..100 {
+        let rows: Vec<_> = (0..50)
+            .map(|i| serde_json::json!({ "canonical": format!("Killed Company {batch} {i}"), "type": "Company" }))
+            .collect();
+        app.seed(serde_json::json!(rows)).await;
+    }
+    let aof = app.config.data_dir.join("falkordb/appendonlydir");
+    let sizes: Vec<(String, u64)> = std::fs::read_dir(&aof)
+        .unwrap()
+        .filter_map(Result::ok)
+        .map(|f| (f.file_name().to_string_lossy().into_owned(), f.metadata().map(|m| m.len()).unwrap_or(0)))
+        .collect();
+    println!("append-only files before the kill: {sizes:?}");
+    let pid = falkordb_pid(&app).await;
+
+    signal(pid, libc::SIGKILL);
+    let graph_path = format!("/v3/buckets/{bucket}");
+    assert_eq!(app.get("/v3/functions").await.status(), 200, "non-graph requests answer meanwhile");
+    let took = answers_again(&app, &graph_path, Duration::from_secs(20)).await;
+    println!("graph answered again {took:?} after kill -9 of FalkorDB with 5,000 entities");
+    assert_ne!(falkordb_pid(&app).await, pid, "a new child serves");
+    let count = app
+        .cypher(
+            "MATCH (e:Entity) WHERE e.canonical STARTS WITH 'Killed Company' RETURN count(e) AS n",
+            serde_json::json!({}),
+        )
+        .await;
+    assert_eq!(count[0]["n"], 5000, "every acknowledged entity survived the kill");
+}
