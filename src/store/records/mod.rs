@@ -252,6 +252,7 @@ macro_rules! all_migrations {
             15 => "0015_first_attempt_on_delivery",
             16 => "0016_seed_job_result_counts",
             17 => "0017_one_events_function_index",
+            18 => "0018_fair_jobs",
         )
     };
 }
