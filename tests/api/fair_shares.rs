@@ -79,3 +79,70 @@ async fn a_tenant_flooding_a_hung_model_does_not_delay_another_tenants_call() {
     app.api_key = tenant_a;
     assert!(calls_in(&app, "pending").await >= (FLOOD - per_tenant) as i64, "A's backlog is still waiting");
 }
+
+/// A reader → shaper workflow named `flow` for the current key's tenant, with `count`
+/// subscriptions of the shaper's events sent to `webhook`.
+async fn subscribed_workflow(app: &TestApp, flow: &str, webhook: &str, count: usize) {
+    app.extract_function("reader", invoice_schema()).await;
+    app.create_function(json!({"functionName": "shaper", "type": "transform", "outputSchemaName": "Row",
+        "outputSchema": {"type": "object", "properties": {"invoiceNumber": {"type": "string"}}}}))
+        .await;
+    app.pipeline(flow, &["reader", "shaper"], &[("reader", "shaper")]).await;
+    for n in 0..count {
+        let body = json!({"name": format!("{flow}-{n}"), "type": "transform", "functionName": "shaper",
+            "webhookURL": webhook});
+        let response = app.post("/v3/subscriptions", body).await;
+        assert_eq!(response.status(), 200, "{}", json(response).await);
+    }
+}
+
+/// A receiver that notes when its first delivery arrived.
+async fn timed_receiver() -> (String, std::sync::Arc<std::sync::Mutex<Option<Instant>>>) {
+    let arrived = std::sync::Arc::new(std::sync::Mutex::new(None));
+    let noted = arrived.clone();
+    let router = axum::Router::new().fallback(move || {
+        let noted = noted.clone();
+        async move {
+            noted.lock().unwrap().get_or_insert_with(Instant::now);
+            axum::http::StatusCode::OK
+        }
+    });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, router).await });
+    (format!("http://{address}/hook"), arrived)
+}
+
+#[tokio::test]
+async fn a_tenant_whose_receiver_hangs_does_not_delay_another_tenants_deliveries() {
+    let mut app = spawn_app_with(Handlers::default(), |config| config.allow_private_network = true).await;
+    // Tenant A: 10 subscriptions to a receiver that never answers, 16 calls: 160 deliveries,
+    // more than the worker's 128 send slots, each waiting out the 15 s send timeout.
+    let hung = hung_model().await.replace("/v1", "/hook");
+    subscribed_workflow(&app, "flow", &hung, 10).await;
+    for _ in 0..16 {
+        let (status, body) = app.call_text("flow", INVOICE, json!({}), true).await;
+        assert_eq!(status, 200, "{body}");
+    }
+    tokio::time::sleep(Duration::from_secs(1)).await;
+
+    let tenant_b = app.new_key(Some("tenant-b"), Environment::Sandbox).await;
+    app.api_key = tenant_b;
+    let (webhook, arrived) = timed_receiver().await;
+    subscribed_workflow(&app, "flow", &webhook, 1).await;
+    let (status, body) = app.call_text("flow", INVOICE, json!({}), true).await;
+    assert_eq!(status, 200, "{body}");
+    let finished = Instant::now();
+    let deadline = finished + Duration::from_secs(20);
+    let delay = loop {
+        if let Some(at) = *arrived.lock().unwrap() {
+            break at.saturating_duration_since(finished);
+        }
+        assert!(Instant::now() < deadline, "tenant B's delivery never arrived");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    println!(
+        "fairness: tenant B's delivery arrived {delay:?} after its call, beside tenant A's 160 hung sends"
+    );
+    assert!(delay < Duration::from_secs(10), "B's delivery waited {delay:?} (A's sends time out after 15 s)");
+}
