@@ -122,7 +122,7 @@ async fn run_call(
 /// What the caller of a call reads when its job failed on errors of canon's own (they are
 /// logged, not shown).
 const INTERNAL_FAILURE: &str =
-    "canon could not run this call: every attempt failed on an internal error (the server log says which)";
+    "the call could not be run: every attempt failed on an internal error (the server log says which)";
 
 /// The call could not be run at all (its job exhausted its retries on infrastructure
 /// errors, or its worker kept stopping while running it): it fails with `shown` as its

@@ -72,6 +72,7 @@ async fn a_call_whose_worker_stopped_five_times_fails_saying_so_and_no_start_run
     let read = json(app.get(&format!("/v3/calls/{call_id}")).await).await;
     assert_eq!(read["call"]["status"], "failed");
     assert_eq!(read["call"]["errors"][0]["errorMessage"], STOPPED_FIVE_TIMES);
+    assert_eq!(read["error"], STOPPED_FIVE_TIMES, "the envelope's error says it too");
     let trace = json(app.get(&format!("/v3/calls/{call_id}/trace")).await).await;
     assert_eq!(trace["trace"]["functionCalls"], json!([]), "no node of it ever ran: {trace}");
     let listed = json(app.get("/v3/calls?statuses=failed").await).await;

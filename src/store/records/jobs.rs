@@ -130,6 +130,11 @@ impl Records {
         per_account: i64,
     ) -> Result<Option<ClaimedJob>, RecordError> {
         let now = ids::now_millis();
+        if !self.any_runnable_job(now).await? {
+            // An idle worker only reads: eight of them writing at every poll would keep
+            // taking SQLite's write lock from everyone else.
+            return Ok(None);
+        }
         let lock = match self.dialect {
             Dialect::Postgres => "FOR UPDATE SKIP LOCKED",
             // SQLite serialises writers, so the UPDATE below is already atomic.
@@ -168,6 +173,17 @@ impl Records {
                 interruptions: row.get("interruptions"),
             }
         }))
+    }
+
+    async fn any_runnable_job(&self, now: i64) -> Result<bool, RecordError> {
+        let found = sqlx::query(
+            "SELECT id FROM jobs \
+             WHERE (status = 'queued' AND run_at <= $1) OR (status = 'running' AND locked_until < $1) LIMIT 1",
+        )
+        .bind(now)
+        .fetch_optional(&self.pool)
+        .await?;
+        Ok(found.is_some())
     }
 
     /// Extends the lease of a job this worker still holds; `false` if it lost it.
