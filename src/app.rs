@@ -281,8 +281,8 @@ impl App {
         });
         let mut handlers = builtin_handlers(&state);
         handlers.extend(extra);
-        let mut workers =
-            jobs::spawn_workers(backends.records.clone(), handlers, config.workers, stop_rx.clone());
+        let sharing = jobs::Sharing { workers: config.workers, per_account: config.jobs_per_tenant };
+        let mut workers = jobs::spawn_workers(backends.records.clone(), handlers, sharing, stop_rx.clone());
         let deliverer = crate::delivery::worker::DeliveryWorker {
             records: backends.records.clone(),
             secrets: state.secrets.clone(),

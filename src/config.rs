@@ -92,9 +92,14 @@ pub struct Config {
     /// Requests an API key may burst above the sustained rate.
     #[arg(long, env = "CANON_RATE_LIMIT_BURST", default_value_t = 200)]
     pub rate_limit_burst: u32,
-    /// Number of job-queue workers in this process.
-    #[arg(long, env = "CANON_WORKERS", default_value_t = 2)]
+    /// Number of job-queue workers in this process. Enough that tenants at their cap of
+    /// [`Self::jobs_per_tenant`] leave workers free for the others.
+    #[arg(long, env = "CANON_WORKERS", default_value_t = 8)]
     pub workers: usize,
+    /// Jobs one account runs at once (workflow calls, waited ones included); its other jobs
+    /// wait, so one tenant's backlog or hung model cannot hold every worker.
+    #[arg(long, env = "CANON_JOBS_PER_TENANT", default_value_t = 2)]
+    pub jobs_per_tenant: usize,
     /// How long a `wait=true` workflow call blocks before answering 202 with the running call.
     #[arg(long, env = "CANON_CALL_WAIT_SECONDS", default_value_t = 30)]
     pub call_wait_seconds: u64,
@@ -180,7 +185,8 @@ impl Config {
             embeddings_tokenizer: None,
             rate_limit_per_second: 100.0,
             rate_limit_burst: 200,
-            workers: 2,
+            workers: 8,
+            jobs_per_tenant: 2,
             call_wait_seconds: 30,
             allow_private_network: false,
             tenant_env_allowlist: Vec::new(),

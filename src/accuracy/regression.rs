@@ -57,6 +57,7 @@ pub fn new_call(tenant: &Tenant, plan: &Plan, files: &[InputFile]) -> ServiceRes
         bucket: None,
         created_at: ids::now_millis(),
         finished_at: None,
+        error: None,
     })
 }
 

@@ -46,7 +46,11 @@ impl JobHandler for CallJob {
     }
 
     async fn gave_up(&self, payload: Value, error: &str) {
-        give_up(&self.service, payload, error).await
+        give_up(&self.service, payload, error, INTERNAL_FAILURE).await
+    }
+
+    async fn abandoned(&self, payload: Value, message: &str) {
+        give_up(&self.service, payload, message, message).await
     }
 }
 
@@ -81,7 +85,11 @@ impl JobHandler for ClaimedCall {
     }
 
     async fn gave_up(&self, payload: Value, error: &str) {
-        give_up(&self.service, payload, error).await
+        give_up(&self.service, payload, error, INTERNAL_FAILURE).await
+    }
+
+    async fn abandoned(&self, payload: Value, message: &str) {
+        give_up(&self.service, payload, message, message).await
     }
 }
 
@@ -111,14 +119,20 @@ async fn run_call(
     Ok(completion)
 }
 
+/// What the caller of a call reads when its job failed on errors of canon's own (they are
+/// logged, not shown).
+const INTERNAL_FAILURE: &str =
+    "the call could not be run: every attempt failed on an internal error (the server log says which)";
+
 /// The call could not be run at all (its job exhausted its retries on infrastructure
-/// errors): it fails, instead of staying `running` forever. Node failures never get here;
-/// they are error events.
-async fn give_up(service: &CallService, payload: Value, error: &str) {
+/// errors, or its worker kept stopping while running it): it fails with `shown` as its
+/// error, instead of staying `running` forever. Node failures never get here; they are
+/// error events.
+async fn give_up(service: &CallService, payload: Value, error: &str, shown: &str) {
     let Some(call_id) = payload.get("callID").and_then(Value::as_str) else { return };
     tracing::error!(call_id, error, "giving up on a workflow call");
     let finished_at = ids::now_millis();
-    if let Err(err) = service.records.set_call_status(call_id, "failed", Some(finished_at)).await {
+    if let Err(err) = service.records.fail_call(call_id, shown, finished_at).await {
         tracing::error!(call_id, error = %err, "cannot mark the call as failed");
     }
     let ended = Ended {

@@ -221,6 +221,7 @@ impl CallService {
             bucket: request.bucket,
             created_at: now,
             finished_at: None,
+            error: None,
         };
         let mut finished_rx = self.finished.subscribe();
         let claim = worker.as_deref().map(|worker| JobClaim { worker, lease_ms: crate::jobs::LEASE_MS });
@@ -282,6 +283,7 @@ impl CallService {
             payload: json!({ "callID": call.id }),
             attempts: 1,
             max_attempts: CALL_JOB_ATTEMPTS,
+            interruptions: 0,
         };
         let work = async move {
             let _permit = permit;

@@ -83,7 +83,7 @@ pub fn call(call: &CallRow, runs: &[FunctionCallRow], events: &[(Value, bool)]) 
     let terminal = events.iter().filter(|(_, intermediate)| !intermediate).map(|(event, _)| event);
     let (errors, outputs): (Vec<&Value>, Vec<&Value>) =
         terminal.partition(|event| event.get("eventType").and_then(Value::as_str) == Some("error"));
-    let errors: Vec<Value> = errors
+    let mut errors: Vec<Value> = errors
         .into_iter()
         .map(|event| {
             let mut item = event.clone();
@@ -96,6 +96,9 @@ pub fn call(call: &CallRow, runs: &[FunctionCallRow], events: &[(Value, bool)]) 
             item
         })
         .collect();
+    if let Some(message) = &call.error {
+        errors.push(call_error(call, message));
+    }
     let input = serde_json::from_str::<Vec<Value>>(&call.input).unwrap_or_default();
     let describe = |file: &Value| {
         json!({
@@ -124,6 +127,22 @@ pub fn call(call: &CallRow, runs: &[FunctionCallRow], events: &[(Value, bool)]) 
         "workflowVersionNum": call.workflow_version_num,
         "input": input,
         "metadata": call.metadata.as_deref().and_then(|m| serde_json::from_str::<Value>(m).ok()),
+    })
+}
+
+/// The error item of a call that failed as a whole (no node's run to say why): its job
+/// was given up. Shaped like a node's error item, with no node.
+fn call_error(call: &CallRow, message: &str) -> Value {
+    json!({
+        "eventType": "error",
+        "kind": "call_failed",
+        "message": message,
+        "errorMessage": message,
+        "callID": call.id,
+        "workflowID": call.workflow_id,
+        "workflowName": call.workflow_name,
+        "workflowVersionNum": call.workflow_version_num,
+        "workflowNodeName": null,
     })
 }
 

@@ -9,6 +9,7 @@
 
 pub mod entity_events;
 pub mod schedule;
+pub mod shares;
 pub mod signature;
 pub mod subscriptions;
 pub mod worker;

@@ -20,6 +20,7 @@
 //!   tenant's secret named `google-drive-token` as the bearer token.
 
 use super::schedule::Schedule;
+use super::shares::Shares;
 use super::signature;
 use crate::egress::{objects, Egress};
 use crate::engines::sigv4;
@@ -38,7 +39,7 @@ use tokio::task::JoinHandle;
 
 const TIMEOUT: Duration = Duration::from_secs(15);
 const LEASE_MS: i64 = 60_000;
-/// Sends in flight at once per process.
+/// Sends in flight at once per process (one account has [`super::shares`] of them).
 pub const IN_FLIGHT: usize = 128;
 /// Deliveries a process holds at once: sending, waiting for a send slot, or sent and not yet
 /// recorded. Each turn of the worker's loop records what finished and claims as many rows as
@@ -47,7 +48,7 @@ pub const IN_FLIGHT: usize = 128;
 /// backlog's claims large (`make bench-delivery`, ratio to a plain client: 0.42–0.49 holding
 /// 2×, 0.46–0.56 holding 4×, 0.49–0.60 holding 8×). The price is memory: the held
 /// deliveries' event bodies.
-const HELD: usize = 8 * IN_FLIGHT;
+pub const HELD: usize = 8 * IN_FLIGHT;
 /// A turn with finished attempts to record waits up to [`GATHER_FOR`] for this many (more than
 /// can be in flight, so in practice it waits the whole [`GATHER_FOR`]).
 const GATHER: usize = 2 * IN_FLIGHT;
@@ -131,8 +132,9 @@ impl DeliveryWorker {
         };
         let slots = Arc::new(Semaphore::new(IN_FLIGHT));
         let held = Arc::new(Semaphore::new(HELD));
-        let (finished_tx, mut finished_rx) = mpsc::channel(HELD);
+        let (finished_tx, mut finished_rx) = mpsc::channel::<Finished>(HELD);
         let mut finished = Vec::with_capacity(HELD);
+        let mut shares = Shares::default();
         let mut stopping = false;
         loop {
             // A stop sender that is gone (its app dropped without stopping) stops the loop too.
@@ -151,13 +153,21 @@ impl DeliveryWorker {
                     }
                 }
             }
+            for done in &finished {
+                shares.release(&done.delivery_id);
+            }
             let free = if stopping { 0 } else { held.available_permits() };
+            let (skip, limit) = shares.next_claim(free);
             let mut claimed = Vec::new();
-            if !finished.is_empty() || free > 0 {
-                let turn = outbox.settle_and_claim(&finished, ids::now_millis(), LEASE_MS, free as i64);
+            if !finished.is_empty() || limit > 0 {
+                let now = ids::now_millis();
+                let turn = outbox.settle_and_claim(&finished, now, LEASE_MS, limit as i64, &skip);
                 match turn.await {
                     Ok(rows) => claimed = rows,
                     Err(err) => tracing::warn!(error = %err, "recording and claiming deliveries failed"),
+                }
+                if limit > 0 {
+                    shares.claimed(!skip.is_empty(), claimed.len());
                 }
                 finished.clear();
             }
@@ -167,9 +177,13 @@ impl DeliveryWorker {
             let idle = claimed.is_empty();
             for delivery in claimed {
                 let hold = held.clone().try_acquire_owned().expect("claimed no more than are free");
+                let share = shares.hold(&delivery.id, &delivery.account_id);
                 let (worker, slots, finished_tx) = (self.clone(), slots.clone(), finished_tx.clone());
                 sends.spawn(async move {
                     let done = {
+                        // The account's share first: waiting for it holds no slot another
+                        // account could send in.
+                        let _share = share.acquire_owned().await.expect("an account's sends stay open");
                         let _sending = slots.acquire_owned().await.expect("the send slots stay open");
                         worker.attempt(delivery).await
                     };

@@ -1,5 +1,11 @@
 //! Workers of the durable job queue: at-least-once execution with retries and exponential
-//! backoff. Handlers must be idempotent, since a job whose worker died runs again.
+//! backoff. Handlers must be idempotent, since a job whose worker died runs again, up to its
+//! attempt limit: a job whose workers kept stopping while running it (it may be what kills
+//! the process) is given up instead of being run past that limit.
+//!
+//! Workers are shared across tenants: a worker skips the jobs of an account that holds
+//! [`Sharing::per_account`] leases already, so one tenant's backlog or hung calls hold at
+//! most that many workers and every other tenant's jobs find one free.
 
 use crate::store::records::jobs::ClaimedJob;
 use crate::store::records::Records;
@@ -57,6 +63,27 @@ pub trait JobHandler: Send + Sync + 'static {
     /// Called once when the job failed for the last time (no retry is left), so what it
     /// stood for can be marked as failed instead of staying in progress.
     async fn gave_up(&self, _payload: serde_json::Value, _error: &str) {}
+
+    /// Called instead of running a job whose workers stopped while running it until its
+    /// attempts ran out; `message` says so, in words for the tenant. Like [`Self::gave_up`] by
+    /// default.
+    async fn abandoned(&self, payload: serde_json::Value, message: &str) {
+        self.gave_up(payload, message).await
+    }
+}
+
+/// What a job that is never run again records, naming how often its worker stopped.
+pub fn stopped_message(interruptions: i64) -> String {
+    format!("the worker stopped while running this job {interruptions} times; it is not retried")
+}
+
+/// How a process's workers share themselves across tenants.
+#[derive(Clone, Copy, Debug)]
+pub struct Sharing {
+    /// Workers of the process.
+    pub workers: usize,
+    /// Leases one account may hold at once (its jobs wait while it holds this many).
+    pub per_account: usize,
 }
 
 /// The handlers of every job kind this process runs.
@@ -80,19 +107,21 @@ pub fn backoff_ms(attempt: i64) -> i64 {
     (1_000i64 << exponent).min(300_000)
 }
 
-/// Starts `count` workers; they stop after their current job once `stop` turns true.
+/// Starts `sharing.workers` workers; they stop after their current job once `stop` turns true.
 pub fn spawn_workers(
     records: Records,
     handlers: Handlers,
-    count: usize,
+    sharing: Sharing,
     stop: watch::Receiver<bool>,
 ) -> Vec<JoinHandle<()>> {
-    (0..count)
+    let per_account = i64::try_from(sharing.per_account.max(1)).unwrap_or(i64::MAX);
+    (0..sharing.workers)
         .map(|_| {
             let worker = Worker {
                 id: crate::ids::new_id("wrk"),
                 records: records.clone(),
                 handlers: handlers.clone(),
+                per_account,
             };
             tokio::spawn(worker.run(stop.clone()))
         })
@@ -103,12 +132,13 @@ struct Worker {
     id: String,
     records: Records,
     handlers: Handlers,
+    per_account: i64,
 }
 
 impl Worker {
     async fn run(self, mut stop: watch::Receiver<bool>) {
         while !*stop.borrow() {
-            match self.records.claim_job(&self.id, LEASE_MS).await {
+            match self.records.claim_job_within(&self.id, LEASE_MS, self.per_account).await {
                 Ok(Some(job)) => {
                     let span = tracing::info_span!("job", job_id = %job.id, kind = %job.kind, attempt = job.attempts);
                     self.execute(job).instrument(span).await
@@ -135,8 +165,24 @@ impl Worker {
             record_failure(&self.records, &self.id, &job, &message, None).await;
             return;
         };
+        if job.exhausted() {
+            return abandon(&self.records, &self.id, handler.as_ref(), &job).await;
+        }
         run_claimed(&self.records, &self.id, handler.as_ref(), job).await
     }
+}
+
+/// Gives up a job past its attempt limit without running it. What it stood for is marked
+/// failed first, then the job: should this process stop in between, the next claim does both
+/// again (marking a call failed twice is harmless), and nothing is left `running`.
+async fn abandon(records: &Records, worker: &str, handler: &dyn JobHandler, job: &ClaimedJob) {
+    let message = stopped_message(job.interruptions);
+    tracing::error!(
+        interruptions = job.interruptions,
+        "giving up a job whose worker kept stopping while running it"
+    );
+    handler.abandoned(job.payload.clone(), &message).await;
+    record_failure(records, worker, job, &message, None).await;
 }
 
 /// Runs a job `worker` holds to its end: renews the lease while it runs, then marks it done,

@@ -29,6 +29,8 @@ pub struct CallRow {
     pub bucket: Option<String>,
     pub created_at: i64,
     pub finished_at: Option<i64>,
+    /// Why the call failed when no node's run could say it (its job was given up).
+    pub error: Option<String>,
 }
 
 /// A function call (one node run on one item) as stored.
@@ -77,6 +79,10 @@ pub struct CallFilter {
 
 const CALL_COLUMNS: &str = "id, account_id, environment, workflow_id, workflow_name, workflow_version_num, \
     reference_id, status, input, plan, metadata, bucket, created_at, finished_at";
+/// What a read of a call returns: the columns it is stored with, and what its end added.
+const CALL_READ_COLUMNS: &str =
+    "id, account_id, environment, workflow_id, workflow_name, workflow_version_num, \
+    reference_id, status, input, plan, metadata, bucket, created_at, finished_at, error";
 
 const FUNCTION_CALL_COLUMNS: &str = "id, call_id, node_name, item_key, function_id, function_name, \
     function_version_num, function_type, status, input, output, error, source_event_id, \
@@ -99,7 +105,7 @@ impl Records {
         claim: Option<JobClaim<'_>>,
     ) -> Result<(CallRow, Option<String>), RecordError> {
         let payload = serde_json::json!({ "callID": call.id });
-        let (job, add_job) = new_job(CALL_JOB, &payload, CALL_JOB_ATTEMPTS, claim);
+        let (job, add_job) = new_job(CALL_JOB, &payload, CALL_JOB_ATTEMPTS, Some(&call.account_id), claim);
         let add_call = Statement::new(format!(
             "INSERT INTO calls ({CALL_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)"
         ))
@@ -140,7 +146,7 @@ impl Records {
 
     /// Any tenant's call by ID (the executor's view).
     pub async fn call_by_id(&self, id: &str) -> Result<Option<CallRow>, RecordError> {
-        let row = sqlx::query(&format!("SELECT {CALL_COLUMNS} FROM calls WHERE id = $1"))
+        let row = sqlx::query(&format!("SELECT {CALL_READ_COLUMNS} FROM calls WHERE id = $1"))
             .bind(id)
             .fetch_optional(&self.pool)
             .await?;
@@ -178,9 +184,20 @@ impl Records {
         }
         let count_sql = format!("SELECT COUNT(*) AS n FROM calls {}", conditions.where_clause());
         let total: i64 = conditions.bind(sqlx::query(&count_sql)).fetch_one(&self.pool).await?.get("n");
-        let sql = conditions.page_sql(CALL_COLUMNS, "calls", "id", cursor, ascending, limit);
+        let sql = conditions.page_sql(CALL_READ_COLUMNS, "calls", "id", cursor, ascending, limit);
         let rows = conditions.bind(sqlx::query(&sql)).fetch_all(&self.pool).await?;
         Ok((page_rows(rows.iter().map(call_row).collect(), cursor), total))
+    }
+
+    /// Ends a call as `failed` with `error`, the reason its caller reads among its errors.
+    pub async fn fail_call(&self, id: &str, error: &str, finished_at: i64) -> Result<(), RecordError> {
+        sqlx::query("UPDATE calls SET status = 'failed', finished_at = $1, error = $2 WHERE id = $3")
+            .bind(finished_at)
+            .bind(error)
+            .bind(id)
+            .execute(&mut *self.write().await?)
+            .await?;
+        Ok(())
     }
 
     pub async fn set_call_status(
@@ -382,6 +399,7 @@ fn call_row(row: &AnyRow) -> CallRow {
         bucket: row.get("bucket"),
         created_at: row.get("created_at"),
         finished_at: row.get("finished_at"),
+        error: row.get("error"),
     }
 }
 

@@ -1,6 +1,10 @@
 //! Storage of the durable job queue. A job is claimed with a lease (`locked_by`,
 //! `locked_until`) in one atomic statement, so exactly one worker holds it at a time; a
-//! lease that runs out (its worker crashed) makes the job claimable again.
+//! lease that runs out (its worker crashed) makes the job claimable again, and counts as an
+//! interruption: a job past its attempt limit is handed to a worker only to be given up.
+//!
+//! Jobs of an account are claimed only while that account holds fewer than the claimer's cap
+//! of live leases, so one tenant's backlog cannot hold every worker.
 
 use super::batch::Statement;
 use super::{Dialect, RecordError, Records};
@@ -14,7 +18,7 @@ pub async fn insert_job(
     payload: &serde_json::Value,
     max_attempts: i64,
 ) -> Result<String, RecordError> {
-    insert_job_claimed(conn, kind, payload, max_attempts, None).await
+    insert_job_claimed(conn, kind, payload, max_attempts, None, None).await
 }
 
 /// Who holds a job from the moment it is added, and for how long (its first attempt).
@@ -31,18 +35,21 @@ pub async fn insert_job_claimed(
     kind: &str,
     payload: &serde_json::Value,
     max_attempts: i64,
+    account: Option<&str>,
     claim: Option<JobClaim<'_>>,
 ) -> Result<String, RecordError> {
-    let (id, statement) = new_job(kind, payload, max_attempts, claim);
+    let (id, statement) = new_job(kind, payload, max_attempts, account, claim);
     statement.execute(conn).await?;
     Ok(id)
 }
 
-/// The statement that adds a job (see [`insert_job_claimed`]), and the job's ID.
+/// The statement that adds a job (see [`insert_job_claimed`]), and the job's ID. `account`:
+/// the tenant whose work it is, whose share of the workers it takes.
 pub(super) fn new_job<'a>(
     kind: &'a str,
     payload: &serde_json::Value,
     max_attempts: i64,
+    account: Option<&str>,
     claim: Option<JobClaim<'_>>,
 ) -> (String, Statement<'a>) {
     let id = ids::new_id("job");
@@ -50,8 +57,8 @@ pub(super) fn new_job<'a>(
     let (status, attempts) = if claim.is_some() { ("running", 1) } else { ("queued", 0) };
     let statement = Statement::new(
         "INSERT INTO jobs (id, kind, payload, status, attempts, max_attempts, run_at, created_at, updated_at, \
-             locked_by, locked_until) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $7, $8, $9)",
+             locked_by, locked_until, account_id) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $7, $8, $9, $10)",
     )
     .arg(id.clone())
     .arg(kind)
@@ -61,7 +68,8 @@ pub(super) fn new_job<'a>(
     .arg(max_attempts)
     .arg(now)
     .arg(claim.map(|c| c.worker.to_string()))
-    .arg(claim.map(|c| now + c.lease_ms));
+    .arg(claim.map(|c| now + c.lease_ms))
+    .arg(account.map(str::to_string));
     (id, statement)
 }
 
@@ -73,6 +81,18 @@ pub struct ClaimedJob {
     pub payload: serde_json::Value,
     pub attempts: i64,
     pub max_attempts: i64,
+    /// Attempts whose worker stopped while running them (their lease ran out, or the
+    /// process that held them started again).
+    pub interruptions: i64,
+}
+
+impl ClaimedJob {
+    /// This claim is past the job's attempt limit: only a job whose last attempt's worker
+    /// stopped gets here (a failed attempt is queued again only below the limit), and it must
+    /// not run again, since running it may be what stopped the worker.
+    pub fn exhausted(&self) -> bool {
+        self.attempts > self.max_attempts
+    }
 }
 
 /// A job's state as stored (tests and operators read it).
@@ -95,26 +115,51 @@ impl Records {
         insert_job(&mut conn, kind, payload, max_attempts).await
     }
 
-    /// Claims the oldest runnable job for `worker` until `now + lease_ms`.
+    /// Claims the oldest runnable job for `worker` until `now + lease_ms`, of any account.
     pub async fn claim_job(&self, worker: &str, lease_ms: i64) -> Result<Option<ClaimedJob>, RecordError> {
+        self.claim_job_within(worker, lease_ms, i64::MAX).await
+    }
+
+    /// Claims the oldest runnable job for `worker` until `now + lease_ms`, skipping the jobs
+    /// of accounts that hold `per_account` live leases already. Taking over a lease that ran
+    /// out counts an interruption: its worker stopped while running it.
+    pub async fn claim_job_within(
+        &self,
+        worker: &str,
+        lease_ms: i64,
+        per_account: i64,
+    ) -> Result<Option<ClaimedJob>, RecordError> {
         let now = ids::now_millis();
+        if !self.any_runnable_job(now).await? {
+            // An idle worker only reads: eight of them writing at every poll would keep
+            // taking SQLite's write lock from everyone else.
+            return Ok(None);
+        }
         let lock = match self.dialect {
             Dialect::Postgres => "FOR UPDATE SKIP LOCKED",
             // SQLite serialises writers, so the UPDATE below is already atomic.
             Dialect::Sqlite => "",
         };
+        // On PostgreSQL two workers may each see an account one below its cap and both claim:
+        // the cap can be passed by one job per concurrent claimer, never held past.
         let sql = format!(
-            "UPDATE jobs SET status = 'running', attempts = attempts + 1, locked_by = $1, \
-                 locked_until = $2, updated_at = $3 \
+            "UPDATE jobs SET status = 'running', attempts = attempts + 1, \
+                 interruptions = interruptions + CASE WHEN status = 'running' THEN 1 ELSE 0 END, \
+                 locked_by = $1, locked_until = $2, updated_at = $3 \
              WHERE id = (SELECT id FROM jobs \
-                 WHERE (status = 'queued' AND run_at <= $3) OR (status = 'running' AND locked_until < $3) \
+                 WHERE ((status = 'queued' AND run_at <= $3) OR (status = 'running' AND locked_until < $3)) \
+                   AND (account_id IS NULL OR account_id NOT IN ( \
+                       SELECT account_id FROM jobs \
+                       WHERE status = 'running' AND locked_until >= $3 AND account_id IS NOT NULL \
+                       GROUP BY account_id HAVING COUNT(*) >= $4)) \
                  ORDER BY run_at, id LIMIT 1 {lock}) \
-             RETURNING id, kind, payload, attempts, max_attempts"
+             RETURNING id, kind, payload, attempts, max_attempts, interruptions"
         );
         let row = sqlx::query(&sql)
             .bind(worker)
             .bind(now + lease_ms)
             .bind(now)
+            .bind(per_account)
             .fetch_optional(&mut *self.write().await?)
             .await?;
         Ok(row.map(|row| {
@@ -125,8 +170,20 @@ impl Records {
                 payload: serde_json::from_str(&payload).unwrap_or(serde_json::Value::Null),
                 attempts: row.get("attempts"),
                 max_attempts: row.get("max_attempts"),
+                interruptions: row.get("interruptions"),
             }
         }))
+    }
+
+    async fn any_runnable_job(&self, now: i64) -> Result<bool, RecordError> {
+        let found = sqlx::query(
+            "SELECT id FROM jobs \
+             WHERE (status = 'queued' AND run_at <= $1) OR (status = 'running' AND locked_until < $1) LIMIT 1",
+        )
+        .bind(now)
+        .fetch_optional(&self.pool)
+        .await?;
+        Ok(found.is_some())
     }
 
     /// Extends the lease of a job this worker still holds; `false` if it lost it.
@@ -178,13 +235,17 @@ impl Records {
     }
 
     /// Releases every lease held by workers of a process that stopped without finishing
-    /// (SQLite only: one process owns that file, so no other live worker can hold them).
+    /// (SQLite only: one process owns that file, so no other live worker can hold them). Each
+    /// counts an interruption and keeps its attempts, so a job past its limit is given up
+    /// when next claimed instead of run.
     pub async fn release_orphaned_jobs(&self) -> Result<u64, RecordError> {
         if self.dialect != Dialect::Sqlite {
             return Ok(0);
         }
         let done = sqlx::query(
-            "UPDATE jobs SET status = 'queued', locked_by = NULL, locked_until = NULL WHERE status = 'running'",
+            "UPDATE jobs SET status = 'queued', locked_by = NULL, locked_until = NULL, \
+                 interruptions = interruptions + 1 \
+             WHERE status = 'running'",
         )
         .execute(&mut *self.write().await?)
         .await?;

@@ -254,6 +254,7 @@ macro_rules! all_migrations {
             16 => "0016_seed_job_result_counts",
             17 => "0017_one_events_function_index",
             18 => "0018_instances",
+            19 => "0019_fair_jobs",
         )
     };
 }

@@ -259,6 +259,7 @@ async fn claim(
     now: i64,
     lease_ms: i64,
     limit: i64,
+    skip: &[String],
 ) -> Result<Vec<Claimed>, RecordError> {
     // The outer check must find its rows by ID: SQLite otherwise walks the `status` index
     // over every pending delivery for each claim (the unary `+` keeps it off that index),
@@ -267,16 +268,27 @@ async fn claim(
         Dialect::Sqlite => "+status = 'pending'",
         Dialect::Postgres => "status = 'pending'",
     };
+    // Accounts holding their share are passed over (the scan then walks past their due rows,
+    // which is why the worker asks for it sparingly); with none, the claim is the plain one.
+    let skipping = if skip.is_empty() {
+        String::new()
+    } else {
+        format!("AND account_id NOT IN ({}) ", json_strings(dialect, 4))
+    };
     let sql = format!(
         "UPDATE deliveries SET lease_until = $2, next_attempt_at = $2 \
          WHERE id IN (SELECT id FROM deliveries \
-                      WHERE status = 'pending' AND next_attempt_at <= $1 AND lease_until <= $1 \
+                      WHERE status = 'pending' AND next_attempt_at <= $1 AND lease_until <= $1 {skipping}\
                       ORDER BY next_attempt_at LIMIT $3) \
            AND {pending} AND lease_until <= $1 \
          RETURNING id, account_id, environment, subscription_id, destination, attempts, event_id, \
              (SELECT e.body FROM events e WHERE e.id = deliveries.event_id) AS body"
     );
-    let rows = sqlx::query(&sql).bind(now).bind(now + lease_ms).bind(limit).fetch_all(&mut **tx).await?;
+    let mut query = sqlx::query(&sql).bind(now).bind(now + lease_ms).bind(limit);
+    if !skip.is_empty() {
+        query = query.bind(serde_json::json!(skip).to_string());
+    }
+    let rows = query.fetch_all(&mut **tx).await?;
     if rows.is_empty() {
         return Ok(Vec::new());
     }
@@ -367,12 +379,14 @@ impl Records {
     /// one write transaction: the delivery worker is then one writer, not two taking turns at
     /// SQLite's write lock (whose busy wait sleeps for milliseconds). Two processes never hold
     /// the same row: the claim's outer condition is checked again on each row it updates.
+    /// Deliveries of the accounts in `skip` (holding their share already) are not claimed.
     pub async fn settle_and_claim(
         &self,
         finished: &[Finished],
         now: i64,
         lease_ms: i64,
         limit: i64,
+        skip: &[String],
     ) -> Result<Vec<Claimed>, RecordError> {
         if finished.is_empty() && (limit <= 0 || !self.any_due(now).await?) {
             // An idle worker only reads: a write transaction every poll would keep taking
@@ -381,8 +395,11 @@ impl Records {
         }
         let mut tx = self.begin_write().await?;
         settle(&mut tx, self.dialect, finished).await?;
-        let claimed =
-            if limit > 0 { claim(&mut tx, self.dialect, now, lease_ms, limit).await? } else { Vec::new() };
+        let claimed = if limit > 0 {
+            claim(&mut tx, self.dialect, now, lease_ms, limit, skip).await?
+        } else {
+            Vec::new()
+        };
         tx.commit().await?;
         Ok(claimed)
     }

@@ -1,0 +1,112 @@
+//! Each account's share of a delivery worker: at most [`SENDS_PER_ACCOUNT`] of its sends in
+//! flight and [`HELD_PER_ACCOUNT`] of its deliveries held, so one tenant's backlog or slow
+//! receivers leave slots, and room to claim, for every other tenant's deliveries.
+//!
+//! A claim adds at most [`HELD_PER_ACCOUNT`] rows, and an account holding its share is
+//! skipped by the next claims: one account holds fewer than twice its share, half of what a
+//! worker holds. The skipping claim walks past the skipped accounts' due rows, so after one
+//! that found nothing the worker waits [`SKIPPING_CLAIM_EVERY`] before the next.
+
+use super::worker::{HELD, IN_FLIGHT};
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::sync::Semaphore;
+
+/// Sends of one account in flight at once.
+pub const SENDS_PER_ACCOUNT: usize = IN_FLIGHT / 2;
+/// Deliveries of one account a worker holds (sending or waiting for a send slot) before it
+/// stops claiming that account's rows.
+pub const HELD_PER_ACCOUNT: usize = HELD / 4;
+/// How soon a claim that skips accounts runs again after one that found nothing.
+const SKIPPING_CLAIM_EVERY: Duration = Duration::from_millis(100);
+
+/// What one account holds.
+struct Share {
+    held: usize,
+    sends: Arc<Semaphore>,
+}
+
+#[derive(Default)]
+pub struct Shares {
+    accounts: HashMap<String, Share>,
+    /// The account of each held delivery.
+    holders: HashMap<String, String>,
+    last_empty_skipping_claim: Option<Instant>,
+}
+
+impl Shares {
+    /// Holds `delivery` of `account`; returns the account's send permits to send it under.
+    pub fn hold(&mut self, delivery: &str, account: &str) -> Arc<Semaphore> {
+        self.holders.insert(delivery.to_string(), account.to_string());
+        let share = self
+            .accounts
+            .entry(account.to_string())
+            .or_insert_with(|| Share { held: 0, sends: Arc::new(Semaphore::new(SENDS_PER_ACCOUNT)) });
+        share.held += 1;
+        share.sends.clone()
+    }
+
+    /// `delivery`'s attempt ended: its account holds one fewer (and nothing, once none).
+    pub fn release(&mut self, delivery: &str) {
+        let Some(account) = self.holders.remove(delivery) else { return };
+        if let Some(share) = self.accounts.get_mut(&account) {
+            share.held = share.held.saturating_sub(1);
+            if share.held == 0 {
+                self.accounts.remove(&account);
+            }
+        }
+    }
+
+    /// The accounts the next claim skips, and how many rows it may take of `free`: none
+    /// while a claim skipping accounts found nothing a moment ago.
+    pub fn next_claim(&self, free: usize) -> (Vec<String>, usize) {
+        let skip: Vec<String> = self
+            .accounts
+            .iter()
+            .filter(|(_, share)| share.held >= HELD_PER_ACCOUNT)
+            .map(|(account, _)| account.clone())
+            .collect();
+        let resting = !skip.is_empty()
+            && self.last_empty_skipping_claim.is_some_and(|at| at.elapsed() < SKIPPING_CLAIM_EVERY);
+        let limit = if resting { 0 } else { free.min(HELD_PER_ACCOUNT) };
+        (skip, limit)
+    }
+
+    /// Notes how a claim went (one that skipped accounts and found nothing rests a while).
+    pub fn claimed(&mut self, skipped: bool, found: usize) {
+        self.last_empty_skipping_claim = (skipped && found == 0).then(Instant::now);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_account_holding_its_share_is_skipped_until_one_of_its_deliveries_ends() {
+        let mut shares = Shares::default();
+        for n in 0..HELD_PER_ACCOUNT {
+            shares.hold(&format!("a{n}"), "flooding");
+        }
+        shares.hold("b0", "quiet");
+        assert_eq!(shares.next_claim(HELD).0, vec!["flooding".to_string()]);
+        assert_eq!(shares.next_claim(HELD).1, HELD_PER_ACCOUNT, "one claim adds at most a share");
+        shares.release("a0");
+        assert!(shares.next_claim(HELD).0.is_empty());
+        shares.release("b0");
+        assert_eq!(shares.accounts.len(), 1, "an account holding nothing is forgotten");
+    }
+
+    #[test]
+    fn a_skipping_claim_that_found_nothing_rests_before_the_next() {
+        let mut shares = Shares::default();
+        for n in 0..HELD_PER_ACCOUNT {
+            shares.hold(&format!("a{n}"), "flooding");
+        }
+        shares.claimed(true, 0);
+        assert_eq!(shares.next_claim(HELD).1, 0);
+        shares.claimed(true, 3);
+        assert_eq!(shares.next_claim(HELD).1, HELD_PER_ACCOUNT);
+    }
+}

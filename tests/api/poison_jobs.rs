@@ -1,0 +1,104 @@
+//! No poison jobs: a call whose worker keeps stopping while running it (it may be what kills
+//! canon) fails once its attempts are used up, saying why, and no start runs it again.
+
+use crate::calls::{invoice_schema, INVOICE};
+use crate::helpers::{json, spawn_app_with, TestApp};
+use canon::jobs::Handlers;
+use serde_json::{json, Value};
+use std::time::Duration;
+
+const STOPPED_FIVE_TIMES: &str = "the worker stopped while running this job 5 times; it is not retried";
+
+/// The ID of the job that runs `call_id`.
+async fn job_of(app: &TestApp, call_id: &str) -> String {
+    let pool = sqlx::AnyPool::connect(&app.config.records_url()).await.unwrap();
+    let id: String = sqlx::query_scalar("SELECT id FROM jobs WHERE payload = $1")
+        .bind(json!({ "callID": call_id }).to_string())
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    pool.close().await;
+    id
+}
+
+/// A workflow call submitted without waiting, on an app with no job workers.
+async fn submitted_call(app: &TestApp) -> String {
+    app.extract_function("invoice", invoice_schema()).await;
+    app.pipeline("invoices", &["invoice"], &[]).await;
+    let (status, body) = app.call_text("invoices", INVOICE, json!({}), false).await;
+    assert_eq!(status, 202, "{body}");
+    body["call"]["callID"].as_str().unwrap().to_string()
+}
+
+/// A worker takes the call's job and canon dies while it runs: the lease is all that is
+/// left, and canon starts again on the same data.
+async fn die_while_running(app: &mut TestApp, job: &str, attempt: i64) {
+    let records = app.app().state.records.clone();
+    let claimed = records.claim_job("worker-that-died", 300).await.unwrap().expect("the call's job");
+    assert_eq!((claimed.id.as_str(), claimed.attempts), (job, attempt), "each start offers the job again");
+    app.stop().await;
+    app.start().await;
+    // On PostgreSQL a dead worker's lease only runs out (no start can tell it is dead).
+    tokio::time::sleep(Duration::from_millis(400)).await;
+}
+
+#[tokio::test]
+async fn a_call_whose_worker_stopped_five_times_fails_saying_so_and_no_start_runs_it_again() {
+    let mut app = spawn_app_with(Handlers::default(), |config| config.workers = 0).await;
+    let call_id = submitted_call(&app).await;
+    let job = job_of(&app, &call_id).await;
+    for attempt in 1..=5 {
+        die_while_running(&mut app, &job, attempt).await;
+    }
+    // The sixth start has workers: the call's attempts are used up, so it is failed, not run.
+    app.stop().await;
+    app.config.workers = 1;
+    app.start().await;
+    let call = app.finished_call(&call_id).await;
+    assert_eq!(call["status"], "failed", "{call}");
+    let errors = call["errors"].as_array().expect("errors");
+    assert_eq!(errors.len(), 1, "{call}");
+    assert_eq!(errors[0]["errorMessage"], STOPPED_FIVE_TIMES, "{call}");
+    assert_eq!(call["outputs"], json!([]));
+    let state = app.app().state.records.job_state(&job).await.unwrap().expect("the job");
+    assert_eq!(state.status, "failed");
+    assert_eq!(state.last_error.as_deref(), Some(STOPPED_FIVE_TIMES));
+
+    // Further starts leave it failed and never run it.
+    app.restart().await;
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let again = app.app().state.records.job_state(&job).await.unwrap().expect("the job");
+    assert_eq!(again, state, "no start claims it again");
+    let read = json(app.get(&format!("/v3/calls/{call_id}")).await).await;
+    assert_eq!(read["call"]["status"], "failed");
+    assert_eq!(read["call"]["errors"][0]["errorMessage"], STOPPED_FIVE_TIMES);
+    assert_eq!(read["error"], STOPPED_FIVE_TIMES, "the envelope's error says it too");
+    let trace = json(app.get(&format!("/v3/calls/{call_id}/trace")).await).await;
+    assert_eq!(trace["trace"]["functionCalls"], json!([]), "no node of it ever ran: {trace}");
+    let listed = json(app.get("/v3/calls?statuses=failed").await).await;
+    let listed: Vec<&Value> = listed["calls"].as_array().map(|c| c.iter().collect()).unwrap_or_default();
+    assert!(
+        listed
+            .iter()
+            .any(|c| c["callID"] == call_id.as_str() && c["errors"][0]["errorMessage"] == STOPPED_FIVE_TIMES),
+        "the list shows the failure too: {listed:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_call_whose_worker_stopped_fewer_times_than_its_limit_runs_to_completion() {
+    let mut app = spawn_app_with(Handlers::default(), |config| config.workers = 0).await;
+    let call_id = submitted_call(&app).await;
+    let job = job_of(&app, &call_id).await;
+    for attempt in 1..=4 {
+        die_while_running(&mut app, &job, attempt).await;
+    }
+    app.stop().await;
+    app.config.workers = 1;
+    app.start().await;
+    let call = app.finished_call(&call_id).await;
+    assert_eq!(call["status"], "completed", "its fifth attempt runs: {call}");
+    assert_eq!(call["errors"], json!([]));
+    let state = app.app().state.records.job_state(&job).await.unwrap().expect("the job");
+    assert_eq!((state.status.as_str(), state.attempts), ("done", 5));
+}
