@@ -28,11 +28,13 @@
 pub mod analyze;
 pub mod classify;
 pub mod csv;
+pub mod email;
 pub mod enrich;
 pub mod extract;
 pub mod html;
 pub mod inputs;
 pub mod join;
+pub mod limits;
 pub mod llm;
 pub mod schema;
 pub mod send;
