@@ -118,10 +118,13 @@ fn decode_pdf(bytes: &[u8]) -> Result<Document, EngineError> {
     }
     if pages.iter().all(|page| page.trim().is_empty()) {
         // No text layer: a scanned PDF. Render the pages and read them like images.
-        pages = tools::pdf_page_images(bytes, OCR_DPI)?
-            .iter()
-            .map(|png| tools::ocr("png", png))
-            .collect::<Result<_, _>>()?;
+        if pages.len() > tools::MAX_OCR_PAGES as usize {
+            return Err(exceeded(
+                format!("this scanned PDF has {} pages, more than are read by OCR", pages.len()),
+                format!("{} pages (ocrPages); split the PDF", tools::MAX_OCR_PAGES),
+            ));
+        }
+        pages = tools::pdf_pages(bytes, OCR_DPI, |png| tools::ocr("png", png))?;
     }
     Ok(Document { input_type: "pdf".into(), text: pages.join("\n"), pages, ..Document::default() })
 }

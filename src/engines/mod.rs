@@ -22,7 +22,7 @@
 //! `output_schema`, `unsupported`, `send_failed`, `classification_failed`,
 //! `embedding_error`, `search_error`, `model_error`.
 //!
-//! [`decode`] runs external programs (pdftotext, pdftoppm, tesseract; up to 60 s for a PDF,
+//! [`decode`] runs external programs (pdftotext, pdftoppm, tesseract, under rlimits; up to 60 s for a PDF,
 //! 120 s per image) and blocks: call it from `tokio::task::spawn_blocking`.
 
 pub mod analyze;
