@@ -20,6 +20,9 @@ use mail_parser::{Message, MessageParser, MimeHeaders, PartType};
 const PARSE_STACK: usize = 64 * 1024 * 1024;
 
 pub fn decode(bytes: &[u8], budget: &mut Budget) -> Result<Document, EngineError> {
+    if budget.email_depth > MAX_EMAIL_DEPTH {
+        return Err(depth_exceeded());
+    }
     scan(bytes)?;
     std::thread::scope(|scope| {
         let parsing = std::thread::Builder::new()
@@ -29,8 +32,9 @@ pub fn decode(bytes: &[u8], budget: &mut Budget) -> Result<Document, EngineError
                 let message = MessageParser::default()
                     .parse(bytes)
                     .ok_or_else(|| decoding_error("not an e-mail message (no headers found)"))?;
-                check_shape(&message)?;
-                decode_message(&message, budget)
+                check_shape(&message, budget)?;
+                let depth = budget.email_depth;
+                decode_message(&message, depth, budget)
             })
             .map_err(|err| decoding_error(format!("starting the e-mail decoder: {err}")))?;
         // A panic in the parser is this file's failure, not the server's.
@@ -95,12 +99,12 @@ fn contains(haystack: &[u8], needle: &[u8]) -> bool {
 }
 
 /// Nesting depth and number of parts of the parsed tree, without recursion.
-fn check_shape(message: &Message<'_>) -> Result<(), EngineError> {
-    let mut parts = 0;
-    let mut pending = vec![(message, 0)];
+/// Counts from the budget's depth and parts: an e-mail parsed again inside another adds to them.
+fn check_shape(message: &Message<'_>, budget: &mut Budget) -> Result<(), EngineError> {
+    let mut pending = vec![(message, budget.email_depth)];
     while let Some((message, depth)) = pending.pop() {
-        parts += message.parts.len();
-        if parts > MAX_EMAIL_PARTS {
+        budget.email_parts += message.parts.len();
+        if budget.email_parts > MAX_EMAIL_PARTS {
             return Err(parts_exceeded("counting the parts of attached messages too"));
         }
         for part in &message.parts {
@@ -117,7 +121,7 @@ fn check_shape(message: &Message<'_>) -> Result<(), EngineError> {
 
 /// Headers, text body and attachments of a parsed message; recursion is bounded by
 /// [`check_shape`].
-fn decode_message(message: &Message<'_>, budget: &mut Budget) -> Result<Document, EngineError> {
+fn decode_message(message: &Message<'_>, depth: usize, budget: &mut Budget) -> Result<Document, EngineError> {
     let addresses = |address: Option<&mail_parser::Address>| -> String {
         address
             .map(|a| a.iter().filter_map(|addr| addr.address()).collect::<Vec<_>>().join(", "))
@@ -150,8 +154,13 @@ fn decode_message(message: &Message<'_>, budget: &mut Budget) -> Result<Document
             .map(|ct| format!("{}/{}", ct.ctype(), ct.subtype().unwrap_or_default()).to_ascii_lowercase());
         let Some(kind) = attachment_type(content_type.as_deref(), name.as_deref()) else { continue };
         let decoded = match part.message() {
-            Some(inner) => decode_message(inner, budget),
-            None => decode_with(kind, part.contents(), budget),
+            Some(inner) => decode_message(inner, depth + 1, budget),
+            None => {
+                budget.email_depth = depth + 1;
+                let decoded = decode_with(kind, part.contents(), budget);
+                budget.email_depth = depth;
+                decoded
+            }
         };
         let mut document = decoded.map_err(|err| EngineError {
             message: format!("attachment {}: {}", name.as_deref().unwrap_or("(unnamed)"), err.message),

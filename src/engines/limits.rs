@@ -24,11 +24,16 @@ pub fn exceeded(what: impl std::fmt::Display, limit: impl std::fmt::Display) -> 
 #[derive(Debug)]
 pub struct Budget {
     output_left: usize,
+    /// Depth of the e-mail being decoded (an attachment typed as an e-mail that the parser
+    /// kept as text is parsed again, one level below its parent).
+    pub email_depth: usize,
+    /// MIME parts of e-mails decoded so far from this file.
+    pub email_parts: usize,
 }
 
 impl Default for Budget {
     fn default() -> Self {
-        Self { output_left: MAX_DECODED_BYTES }
+        Self { output_left: MAX_DECODED_BYTES, email_depth: 0, email_parts: 0 }
     }
 }
 
