@@ -143,3 +143,62 @@ proptest! {
         }
     }
 }
+
+/// An e-mail of attached messages and multiparts, `shape` choosing each level's wrapper.
+fn nested_mime(shape: &[bool]) -> Vec<u8> {
+    let mut mail = String::from("From: a@a.example\r\nSubject: fuzz\r\n");
+    for (level, chain) in shape.iter().enumerate() {
+        if *chain {
+            mail.push_str("Content-Type: message/rfc822\r\n\r\n");
+        } else {
+            mail.push_str(&format!(
+                "Content-Type: multipart/mixed; boundary=b{level}\r\n\r\n--b{level}\r\n\
+                 Content-Type: text/plain\r\n\r\nlevel {level}\r\n--b{level}\r\n\
+                 Content-Type: message/rfc822\r\n\r\nSubject: inner\r\n"
+            ));
+        }
+    }
+    mail.push_str("Content-Type: text/plain\r\n\r\nbottom\r\n");
+    mail.into_bytes()
+}
+
+proptest! {
+    /// Nested and truncated MIME: an error or a document, never a panic; a document only
+    /// within the limits.
+    #[test]
+    fn nested_and_truncated_mime_is_an_error_or_a_document_within_the_limits(
+        shape in prop::collection::vec(any::<bool>(), 0..60),
+        cut in 0.0..=1.0f64,
+        noise in prop::collection::vec(any::<u8>(), 0..16),
+    ) {
+        let mut mail = nested_mime(&shape);
+        mail.truncate((mail.len() as f64 * cut) as usize);
+        mail.extend_from_slice(&noise);
+        if let Ok(mut document) = canon::engines::decode("email", &mail) {
+            let mut depth = 0;
+            while let Some(inner) = document.attachments.pop() {
+                depth += 1;
+                document = inner;
+            }
+            prop_assert!(depth <= canon::engines::limits::MAX_EMAIL_DEPTH);
+        }
+    }
+}
+
+proptest! {
+    // Each case runs pdftotext (and maybe pdftoppm): few cases by default.
+    #![proptest_config(ProptestConfig::with_cases(8))]
+    /// Malformed PDFs (a sound one cut and with bytes flipped): an error or a document.
+    #[test]
+    fn malformed_pdfs_are_an_error_or_a_document(cut in 0.0..=1.0f64, flips in prop::collection::vec(any::<(usize, u8)>(), 0..32)) {
+        let mut pdf = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/invoice.pdf")).unwrap();
+        pdf.truncate((pdf.len() as f64 * cut) as usize);
+        let len = pdf.len().max(1);
+        for (at, byte) in flips {
+            if let Some(b) = pdf.get_mut(at % len) {
+                *b ^= byte;
+            }
+        }
+        let _ = canon::engines::decode("pdf", &pdf);
+    }
+}

@@ -66,6 +66,26 @@ pub fn records(text: &str) -> Result<Vec<Vec<String>>, String> {
     Ok(records)
 }
 
+/// An upper bound of the cells [`rows`] makes of `text` (each row has at least the header's
+/// columns), counted without building anything: one pass over commas and line breaks
+/// outside quotes.
+pub fn cell_bound(text: &str) -> usize {
+    let (mut in_quotes, mut fields, mut records, mut header) = (false, 0usize, 1usize, None);
+    for byte in text.bytes() {
+        match byte {
+            b'"' => in_quotes = !in_quotes,
+            b',' if !in_quotes => fields += 1,
+            b'\n' if !in_quotes => {
+                header.get_or_insert(fields + 1);
+                records += 1;
+            }
+            _ => {}
+        }
+    }
+    let header = header.unwrap_or(fields + 1);
+    header.saturating_mul(records).saturating_add(fields + records)
+}
+
 /// The rows of a CSV text keyed by its header line.
 pub fn rows(text: &str) -> Result<Vec<Map<String, Value>>, String> {
     let mut records = records(text)?.into_iter();
@@ -110,6 +130,14 @@ mod tests {
         assert_eq!(Value::Object(rows[1].clone()), json!({"sku": "B-2", "qty": ""}));
         assert_eq!(Value::Object(rows[2].clone()), json!({"sku": "C-3", "qty": "1", "column3": "extra"}));
         assert_eq!(rows.len(), 3);
+    }
+
+    #[test]
+    fn the_cell_bound_is_at_least_the_cells_of_the_rows() {
+        for text in ["sku,qty\nA-1,3\nB-2\n\nC-3,1,extra", "a,b,c\n\n\nx", "\"a,\nb\",c\n1,2", ""] {
+            let cells: usize = rows(text).unwrap().iter().map(|row| row.len()).sum();
+            assert!(cell_bound(text) >= cells, "{text:?}");
+        }
     }
 
     #[test]

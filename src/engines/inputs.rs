@@ -16,8 +16,8 @@
 //! `heic`/`heif` are not decoded: Debian's Leptonica (under Tesseract) cannot read them.
 //! Attachments of an unsupported type are skipped (an e-mail still decodes).
 
-use super::{csv, html, tools, Document, EmailHeaders, EngineError};
-use mail_parser::{MessageParser, MimeHeaders};
+use super::limits::{exceeded, output_exceeded, Budget, CappedWriter, MAX_CSV_CELLS};
+use super::{csv, email, html, tools, Document, EngineError};
 use serde_json::Value;
 
 /// Resolution scanned PDF pages are rendered at for OCR: enough for body text, at a
@@ -44,19 +44,32 @@ pub fn supported_input_type(input_type: &str) -> Option<&'static str> {
     })
 }
 
+/// Decodes one file under a fresh [`Budget`] (see [`super::limits`]).
 pub fn decode(input_type: &str, bytes: &[u8]) -> Result<Document, EngineError> {
+    decode_with(input_type, bytes, &mut Budget::default())
+}
+
+/// Decodes one file (or an attachment) under what is left of `budget`.
+pub(super) fn decode_with(
+    input_type: &str,
+    bytes: &[u8],
+    budget: &mut Budget,
+) -> Result<Document, EngineError> {
     let Some(kind) = supported_input_type(input_type) else {
         return Err(EngineError::new("unsupported_input", format!("unsupported inputType {input_type}")));
     };
-    match kind {
-        "text" => Ok(text_document("text", utf8(bytes))),
-        "json" => decode_json(bytes),
-        "csv" => decode_csv(bytes),
-        "html" => Ok(text_document("html", html::to_text(&utf8(bytes)))),
-        "email" => decode_email(bytes),
-        "pdf" => decode_pdf(bytes),
-        image => decode_image(image, bytes),
-    }
+    let document = match kind {
+        "text" => text_document("text", utf8(bytes)),
+        "json" => decode_json(bytes, budget)?,
+        "csv" => decode_csv(bytes)?,
+        "html" => text_document("html", html::to_text(&utf8(bytes))),
+        // Counts its own text (attachments take from the same budget as they decode).
+        "email" => return email::decode(bytes, budget),
+        "pdf" => decode_pdf(bytes)?,
+        image => decode_image(image, bytes)?,
+    };
+    budget.take(document.text.len())?;
+    Ok(document)
 }
 
 pub fn decoding_error(message: impl Into<String>) -> EngineError {
@@ -68,19 +81,30 @@ fn utf8(bytes: &[u8]) -> String {
     text.strip_prefix('\u{feff}').unwrap_or(&text).to_string()
 }
 
-fn text_document(input_type: &str, text: String) -> Document {
+pub(super) fn text_document(input_type: &str, text: String) -> Document {
     Document { input_type: input_type.into(), pages: vec![text.clone()], text, ..Document::default() }
 }
 
-fn decode_json(bytes: &[u8]) -> Result<Document, EngineError> {
+/// Nesting is bounded by serde_json (128 levels); the pretty-printed text, which indentation
+/// can make ~100 times the file, stops at what is left of the budget.
+fn decode_json(bytes: &[u8], budget: &Budget) -> Result<Document, EngineError> {
     let value: Value = serde_json::from_slice(bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(bytes))
         .map_err(|err| decoding_error(format!("invalid JSON: {err}")))?;
-    let text = serde_json::to_string_pretty(&value).unwrap_or_default();
+    let mut text = CappedWriter { bytes: Vec::new(), left: budget.left() };
+    serde_json::to_writer_pretty(&mut text, &value).map_err(|_| output_exceeded())?;
+    let text = String::from_utf8(text.bytes).unwrap_or_default();
     Ok(Document { json: Some(value), ..text_document("json", text) })
 }
 
 fn decode_csv(bytes: &[u8]) -> Result<Document, EngineError> {
     let text = utf8(bytes);
+    let cells = csv::cell_bound(&text);
+    if cells > MAX_CSV_CELLS {
+        return Err(exceeded(
+            format!("the CSV has up to {cells} cells (rows × columns, missing cells included)"),
+            format!("{MAX_CSV_CELLS} cells (csvCells); split the file"),
+        ));
+    }
     let rows = csv::rows(&text).map_err(|err| decoding_error(format!("invalid CSV: {err}")))?;
     Ok(Document { rows: Some(rows), ..text_document("csv", text) })
 }
@@ -94,10 +118,13 @@ fn decode_pdf(bytes: &[u8]) -> Result<Document, EngineError> {
     }
     if pages.iter().all(|page| page.trim().is_empty()) {
         // No text layer: a scanned PDF. Render the pages and read them like images.
-        pages = tools::pdf_page_images(bytes, OCR_DPI)?
-            .iter()
-            .map(|png| tools::ocr("png", png))
-            .collect::<Result<_, _>>()?;
+        if pages.len() > tools::MAX_OCR_PAGES as usize {
+            return Err(exceeded(
+                format!("this scanned PDF has {} pages, more than are read by OCR", pages.len()),
+                format!("{} pages (ocrPages); split the PDF", tools::MAX_OCR_PAGES),
+            ));
+        }
+        pages = tools::pdf_pages(bytes, OCR_DPI, |png| tools::ocr("png", png))?;
     }
     Ok(Document { input_type: "pdf".into(), text: pages.join("\n"), pages, ..Document::default() })
 }
@@ -107,55 +134,8 @@ fn decode_image(input_type: &str, bytes: &[u8]) -> Result<Document, EngineError>
     Ok(Document { image: Some(bytes.to_vec()), ..text_document(input_type, text) })
 }
 
-fn decode_email(bytes: &[u8]) -> Result<Document, EngineError> {
-    let message = MessageParser::default()
-        .parse(bytes)
-        .ok_or_else(|| decoding_error("not an e-mail message (no headers found)"))?;
-    let addresses = |address: Option<&mail_parser::Address>| -> String {
-        address
-            .map(|a| a.iter().filter_map(|addr| addr.address()).collect::<Vec<_>>().join(", "))
-            .unwrap_or_default()
-    };
-    let headers = EmailHeaders {
-        to: addresses(message.to()),
-        delivered_to: message.header_raw("Delivered-To").map(|v| v.trim().to_string()).unwrap_or_default(),
-        from: addresses(message.from()),
-        subject: message.subject().unwrap_or_default().to_string(),
-    };
-    let plain: Vec<String> = message
-        .text_bodies()
-        .filter(|part| part.is_text() && !part.is_text_html())
-        .filter_map(|part| part.text_contents().map(str::to_string))
-        .collect();
-    let body = if plain.is_empty() {
-        let html_parts: Vec<String> =
-            message.html_bodies().filter_map(|part| part.text_contents().map(html::to_text)).collect();
-        html_parts.join("\n\n")
-    } else {
-        plain.join("\n\n")
-    };
-    let mut attachments = Vec::new();
-    for part in message.attachments() {
-        let name = part.attachment_name().map(str::to_string);
-        let content_type = part
-            .content_type()
-            .map(|ct| format!("{}/{}", ct.ctype(), ct.subtype().unwrap_or_default()).to_ascii_lowercase());
-        let Some(kind) = attachment_type(content_type.as_deref(), name.as_deref()) else { continue };
-        let decoded = match part.message() {
-            Some(inner) => decode_email(inner.raw_message()),
-            None => decode(kind, part.contents()),
-        };
-        let mut document = decoded.map_err(|err| {
-            decoding_error(format!("attachment {}: {}", name.as_deref().unwrap_or("(unnamed)"), err.message))
-        })?;
-        document.file_name = name;
-        attachments.push(document);
-    }
-    Ok(Document { email: Some(headers), attachments, ..text_document("email", body) })
-}
-
 /// The input type of an attachment, by content type, else by file extension.
-fn attachment_type(content_type: Option<&str>, name: Option<&str>) -> Option<&'static str> {
+pub(super) fn attachment_type(content_type: Option<&str>, name: Option<&str>) -> Option<&'static str> {
     let by_content_type = content_type.and_then(|ct| match ct {
         "text/plain" => Some("text"),
         "text/csv" => Some("csv"),

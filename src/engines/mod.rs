@@ -22,17 +22,19 @@
 //! `output_schema`, `unsupported`, `send_failed`, `classification_failed`,
 //! `embedding_error`, `search_error`, `model_error`.
 //!
-//! [`decode`] runs external programs (pdftotext, pdftoppm, tesseract; up to 60 s for a PDF,
+//! [`decode`] runs external programs (pdftotext, pdftoppm, tesseract, under rlimits; up to 60 s for a PDF,
 //! 120 s per image) and blocks: call it from `tokio::task::spawn_blocking`.
 
 pub mod analyze;
 pub mod classify;
 pub mod csv;
+pub mod email;
 pub mod enrich;
 pub mod extract;
 pub mod html;
 pub mod inputs;
 pub mod join;
+pub mod limits;
 pub mod llm;
 pub mod schema;
 pub mod send;

@@ -14,6 +14,7 @@ mod contract;
 mod copies;
 mod curation;
 mod datasets;
+mod decode_limits;
 mod delivery;
 mod docs;
 mod engines;
