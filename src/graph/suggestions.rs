@@ -94,6 +94,36 @@ pub struct Suggestion {
 pub struct SuggestionPage {
     pub suggestions: Vec<Suggestion>,
     pub has_more: bool,
+    /// Pairs scoring at least this are suggested.
+    pub suggest_threshold: f64,
+    /// Pairs scoring at least this merge automatically.
+    pub auto_merge_threshold: f64,
+}
+
+/// The order of `GET /v3/merge-suggestions`.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub enum SuggestionOrder {
+    /// Likeliest duplicates first (the default).
+    #[default]
+    Score,
+    /// Score closest to 0.5 first.
+    Uncertain,
+    /// Newest first.
+    Recent,
+}
+
+impl SuggestionOrder {
+    pub fn parse(text: &str) -> ServiceResult<Self> {
+        match text {
+            "score" => Ok(Self::Score),
+            "uncertain" => Ok(Self::Uncertain),
+            "recent" => Ok(Self::Recent),
+            other => Err(ServiceError::invalid_field(
+                "order",
+                format!("unknown order {other:?}; one of score, uncertain, recent"),
+            )),
+        }
+    }
 }
 
 impl SuggestionService {
@@ -362,10 +392,20 @@ impl SuggestionService {
         tenant: &Tenant,
         bucket: Option<&str>,
         starting_after: Option<&str>,
+        order: SuggestionOrder,
         limit: usize,
     ) -> ServiceResult<SuggestionPage> {
-        let stored =
+        let mut stored =
             self.records.open_suggestions(&tenant.account_id, tenant.environment.as_str(), bucket).await?;
+        match order {
+            SuggestionOrder::Score => {}
+            // Closest to even odds first: the labels that teach resolution most.
+            SuggestionOrder::Uncertain => stored.sort_by(|a, b| {
+                (a.score - 0.5).abs().total_cmp(&(b.score - 0.5).abs()).then_with(|| a.id.cmp(&b.id))
+            }),
+            // Suggestion IDs are time-ordered.
+            SuggestionOrder::Recent => stored.sort_by(|a, b| b.id.cmp(&a.id)),
+        }
         let start = match starting_after {
             Some(id) => stored.iter().position(|s| s.id == id).map(|p| p + 1).unwrap_or(stored.len()),
             None => 0,
@@ -381,17 +421,38 @@ impl SuggestionService {
                 suggestions.push(view);
             }
         }
-        Ok(SuggestionPage { suggestions, has_more })
+        Ok(SuggestionPage {
+            suggestions,
+            has_more,
+            suggest_threshold: self.suggest_threshold,
+            auto_merge_threshold: self.auto_merge_threshold,
+        })
     }
 
-    /// Merges the pair (the second into the first).
-    pub async fn accept(&self, tenant: &Tenant, id: &str, actor: &Actor) -> ServiceResult<MergeResult> {
+    /// Merges the pair: the second into the first, or into `survivor` when it names the
+    /// second (the reviewer chose which entity lives on).
+    pub async fn accept(
+        &self,
+        tenant: &Tenant,
+        id: &str,
+        survivor: Option<&str>,
+        actor: &Actor,
+    ) -> ServiceResult<MergeResult> {
         let suggestion = self.open(tenant, id).await?;
-        let (survivor, _) = self.graph.resolve_entity(tenant, &suggestion.entity_a, None).await?;
-        let result = self
-            .graph
-            .merge_entities(tenant, &survivor, std::slice::from_ref(&suggestion.entity_b), actor)
-            .await?;
+        let (kept, merged) = match survivor {
+            None => (&suggestion.entity_a, &suggestion.entity_b),
+            Some(s) if s == suggestion.entity_a => (&suggestion.entity_a, &suggestion.entity_b),
+            Some(s) if s == suggestion.entity_b => (&suggestion.entity_b, &suggestion.entity_a),
+            Some(s) => {
+                return Err(ServiceError::invalid_field(
+                    "survivor",
+                    format!("{s} is not in suggestion {id}; name one of its two entities"),
+                ))
+            }
+        };
+        let (survivor, _) = self.graph.resolve_entity(tenant, kept, None).await?;
+        let result =
+            self.graph.merge_entities(tenant, &survivor, std::slice::from_ref(merged), actor).await?;
         self.records.decide_suggestion(id, "accepted", &actor.label()).await?;
         Ok(result)
     }
@@ -416,7 +477,11 @@ impl SuggestionService {
         Ok(suggestion)
     }
 
-    async fn view(&self, tenant: &Tenant, stored: &StoredSuggestion) -> ServiceResult<Option<Suggestion>> {
+    pub(super) async fn view(
+        &self,
+        tenant: &Tenant,
+        stored: &StoredSuggestion,
+    ) -> ServiceResult<Option<Suggestion>> {
         let ids = [stored.entity_a.clone(), stored.entity_b.clone()];
         let entities = self.graph.entity_details(tenant, &ids).await?;
         if entities.len() != 2 || entities.iter().any(|e| e.status == "merged") {
@@ -439,6 +504,11 @@ impl SuggestionService {
                 .collect(),
         }))
     }
+}
+
+/// A stored suggestion as it is once reopened.
+pub(super) fn reopened(stored: StoredSuggestion) -> StoredSuggestion {
+    StoredSuggestion { status: "open".into(), decided_by: None, ..stored }
 }
 
 fn round(x: f64) -> f64 {

@@ -11,6 +11,7 @@ mod connectors;
 mod contract;
 mod copies;
 mod curation;
+mod dashboard;
 mod datasets;
 mod delivery;
 mod docs;
