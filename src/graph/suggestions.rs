@@ -77,8 +77,9 @@ pub struct Suggestion {
     pub score: f64,
     /// `nameSimilarity`, `sharedSurfaceForms`, (with an embedder) `embeddingSimilarity`,
     /// `type`, and `explanation`: `{probability, matchWeight, priorWeight, fields: [{field,
-    /// kind, level, weight, m, u}]}`, the per-field comparison levels and weights (bits)
-    /// behind the score.
+    /// kind, level, weight, m, u, valueA, valueB}]}`, the per-field comparison levels (by
+    /// name: `different` … `equal`), weights (bits) and the two values compared (`valueA`
+    /// of the first entity, `valueB` of the second) behind the score.
     #[schema(value_type = Object)]
     pub signals: Value,
     /// `open`, `accepted` or `dismissed`.
@@ -206,7 +207,7 @@ impl SuggestionService {
                 "sharedSurfaceForms": round(signals.shared_surface_forms),
                 "embeddingSimilarity": signals.embedding_similarity.map(round),
                 "type": a.candidate.type_name,
-                "explanation": explanation,
+                "explanation": with_values(&explanation, first, second),
             });
             let new = NewSuggestion {
                 account_id: &tenant.account_id,
@@ -321,7 +322,7 @@ impl SuggestionService {
             "sharedSurfaceForms": round(comparison.signals.shared_surface_forms),
             "embeddingSimilarity": null,
             "type": a.candidate.type_name,
-            "explanation": explanation,
+            "explanation": with_values(&explanation, first, second),
         });
         let new = NewSuggestion {
             account_id: &tenant.account_id,
@@ -504,6 +505,28 @@ impl SuggestionService {
                 .collect(),
         }))
     }
+}
+
+/// The explanation with each field's two compared values, `valueA` from the suggestion's
+/// first entity and `valueB` from its second (the normalised name for `name`), so a reviewer
+/// sees what was compared without leaving the card.
+fn with_values(explanation: &model::Explanation, first: &Record, second: &Record) -> Value {
+    let mut value = json!(explanation);
+    let side = |record: &Record, field: &str| -> Option<String> {
+        if field == "name" {
+            Some(record.candidate.normalized.clone())
+        } else {
+            record.attributes.get(field).cloned()
+        }
+    };
+    if let Some(fields) = value.get_mut("fields").and_then(Value::as_array_mut) {
+        for field in fields.iter_mut() {
+            let name = field.get("field").and_then(Value::as_str).unwrap_or_default().to_string();
+            field["valueA"] = json!(side(first, &name));
+            field["valueB"] = json!(side(second, &name));
+        }
+    }
+    value
 }
 
 /// A stored suggestion as it is once reopened.

@@ -161,6 +161,12 @@ async fn an_accepted_suggestion_is_unmerged_by_undo_and_seen_again_and_a_dismiss
     assert!(suggest < auto, "{page}");
     let id = page["suggestions"][0]["suggestionID"].as_str().unwrap().to_string();
     assert_error(app.get("/v3/merge-suggestions?order=sideways").await, 400).await;
+    // The card's field-by-field why: the name's two values, first entity's first.
+    let name = &page["suggestions"][0]["signals"]["explanation"]["fields"][0];
+    assert_eq!(name["field"], "name", "{name}");
+    let first_name = page["suggestions"][0]["entities"][0]["canonical"].as_str().unwrap().to_lowercase();
+    assert_eq!(name["valueA"], first_name.as_str(), "{name}");
+    assert!(name["valueB"].as_str().unwrap().starts_with("initech software"), "{name}");
 
     // Swap sides: the second of the pair survives.
     let other = assert_error(

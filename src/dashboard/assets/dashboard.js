@@ -348,7 +348,7 @@ const Suggestions = {
         el("strong", {}, `Survivor: ${survivor.canonical}`), ` (${survivor.entityID}). `,
         `${merged.canonical} merges into it: ${merged.surfaceForms.length} surface forms and `,
         `${merged.mentionCount} mentions move, with its relations. Press “Swap sides” to keep the other.`),
-      explanation ? fieldTable(explanation) : el("p", {}, "No per-field explanation was stored for this pair."),
+      explanation ? fieldTable(explanation, suggestion.entities) : el("p", {}, "No per-field explanation was stored for this pair."),
       explanation ? waterfall(explanation, Suggestions.page) : "",
     );
   },
@@ -426,16 +426,19 @@ function agreement(weight) {
   return { word: "neutral", icon: "≈", cls: "partial" };
 }
 
-function fieldTable(explanation) {
+/** The field-by-field why: each compared field's two values (the first entity's, then the
+ * second's, as the API pairs them), its level, and its agreement as a word and icon. */
+function fieldTable(explanation, entities) {
+  const heads = ["Field", entities[0].canonical, entities[1].canonical, "Level", "Agreement", "Weight (bits)", "m", "u"];
   return el("table", { class: "scored", id: "explanation" },
     el("caption", {}, `Why: prior ${explanation.priorWeight} bits, match weight ${explanation.matchWeight} bits, probability ${explanation.probability}`),
-    el("thead", {}, el("tr", {}, ["Field", "Values", "Level", "Agreement", "Weight (bits)", "m", "u"].map((h) => el("th", { scope: "col" }, h)))),
+    el("thead", {}, el("tr", {}, heads.map((h) => el("th", { scope: "col" }, h)))),
     el("tbody", {}, (explanation.fields || []).map((field) => {
       const a = agreement(field.weight);
-      const values = "valueA" in field || "valueB" in field ? `${field.valueA ?? "—"} | ${field.valueB ?? "—"}` : "—";
       return el("tr", { "data-field": field.field },
-        el("th", { scope: "row" }, field.field), el("td", {}, values), el("td", {}, field.levelName || field.level),
-        el("td", { class: a.cls }, `${a.icon} ${a.word}`), el("td", {}, field.weight), el("td", {}, field.m), el("td", {}, field.u));
+        el("th", { scope: "row" }, field.field), el("td", {}, field.valueA ?? "—"), el("td", {}, field.valueB ?? "—"),
+        el("td", {}, field.level), el("td", { class: a.cls }, `${a.icon} ${a.word}`), el("td", {}, field.weight),
+        el("td", {}, field.m ?? "—"), el("td", {}, field.u ?? "—"));
     })));
 }
 
