@@ -217,3 +217,40 @@ async fn in_a_browser_the_queue_page_runs_its_script_and_asks_for_a_key_first() 
     assert!(dom.contains("<form id=\"sign-in\">"), "{dom}");
     assert!(dom.contains("<main id=\"page\" hidden"), "{dom}");
 }
+
+#[tokio::test]
+async fn in_a_browser_a_reviewer_signs_in_validates_by_pressing_v_and_undoes_by_pressing_z() {
+    let app = spawn_app().await;
+    if !std::path::Path::new("/usr/bin/chromium").exists() {
+        println!("SKIPPED: /usr/bin/chromium is missing; no browser run");
+        return;
+    }
+    app.entity("Acme Anvils", "Company").await;
+    app.entity("Globex Corporation", "Company").await;
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/browser/review_keys.mjs");
+    let output = tokio::process::Command::new("node")
+        .args(["--experimental-websocket", "--no-warnings", script, &app.address, &app.api_key])
+        .output()
+        .await
+        .expect("node runs");
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let seen: Value = serde_json::from_slice(&output.stdout).expect("the script's JSON");
+    assert_eq!((seen["before"].as_str(), seen["after"].as_str()), (Some("2"), Some("1")), "{seen}");
+    // Checked through REST: the row the key acted on is approved and gone from the queue.
+    let validated = seen["validated"].as_str().unwrap();
+    assert_eq!(json(app.get(&format!("/v3/entities/{validated}")).await).await["status"], "approved");
+    assert!(!queue_ids(&app).await.contains(&validated.to_string()));
+
+    // Again with `z` after `v`: the next row is validated, then put back as it was.
+    let output = tokio::process::Command::new("node")
+        .args(["--experimental-websocket", "--no-warnings", script, &app.address, &app.api_key, "undo"])
+        .output()
+        .await
+        .expect("node runs");
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let seen: Value = serde_json::from_slice(&output.stdout).expect("the script's JSON");
+    assert_eq!((seen["after"].as_str(), seen["last"].as_str()), (Some("0"), Some("1")), "{seen}");
+    let undone = seen["validated"].as_str().unwrap();
+    assert_eq!(json(app.get(&format!("/v3/entities/{undone}")).await).await["status"], "proposed");
+    assert!(queue_ids(&app).await.contains(&undone.to_string()));
+}

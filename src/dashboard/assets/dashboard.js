@@ -135,6 +135,8 @@ async function signIn(event) {
 }
 
 function start() {
+  // The keys act on the page: leave the (now hidden) credential field.
+  if (document.activeElement instanceof HTMLElement) document.activeElement.blur();
   $("#sign-in").hidden = true;
   $("#page").hidden = false;
   $("#sign-out").hidden = false;
