@@ -254,3 +254,29 @@ async fn in_a_browser_a_reviewer_signs_in_validates_by_pressing_v_and_undoes_by_
     assert_eq!(json(app.get(&format!("/v3/entities/{undone}")).await).await["status"], "proposed");
     assert!(queue_ids(&app).await.contains(&undone.to_string()));
 }
+
+#[tokio::test]
+async fn in_a_browser_a_suggestion_card_draws_its_why_and_a_merges_into_the_named_survivor() {
+    let app = spawn_app().await;
+    if !std::path::Path::new("/usr/bin/chromium").exists() {
+        println!("SKIPPED: /usr/bin/chromium is missing; no browser run");
+        return;
+    }
+    let software = app.entity("Initech Software", "Company").await;
+    let group = app.entity("Initech Software Group", "Company").await;
+    assert_eq!(json(app.post("/v3/merge-suggestions/refresh", json!({})).await).await["suggested"], 1);
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/browser/review_keys.mjs");
+    let output = tokio::process::Command::new("node")
+        .args(["--experimental-websocket", "--no-warnings", script, &app.address, &app.api_key, "suggestion"])
+        .output()
+        .await
+        .expect("node runs");
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let seen: Value = serde_json::from_slice(&output.stdout).expect("the script's JSON");
+    let name_row = seen["fields"][0].as_str().unwrap();
+    assert!(name_row.starts_with("name") && name_row.contains("initech software group"), "{seen}");
+    let survivor = seen["survivor"].as_str().unwrap();
+    for id in [&software, &group] {
+        assert_eq!(json(app.get(&format!("/v3/entities/{id}")).await).await["entityID"], survivor, "{id}");
+    }
+}

@@ -1,8 +1,8 @@
 // Drives /review in headless Chromium over the DevTools protocol (node's WebSocket, no npm
 // package): signs in with the key given, presses `v` on the first row, then prints the page's
 // counters and rows as JSON for the Rust test to check (and check again through REST);
-// and with `undo`, presses `z` after it.
-// Usage: node --experimental-websocket review_keys.mjs BASE_URL API_KEY [undo]
+// and with `undo`, presses `z` after it; with `suggestion`, accepts a merge suggestion by `a`.
+// Usage: node --experimental-websocket review_keys.mjs BASE_URL API_KEY [undo|suggestion]
 import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -48,23 +48,33 @@ try {
     throw new Error(`timed out waiting for ${expression}; status line: ${status}`);
   };
   await send("Page.enable");
-  await send("Page.navigate", { url: `${base}/review` });
+  await send("Page.navigate", { url: `${base}/review${mode === "suggestion" ? "/suggestions" : ""}` });
   await until(`document.readyState === "complete" && !!document.querySelector("#credential")`);
   // Sign in through the form, as a reviewer would.
   await evaluate(`document.querySelector("#credential").value = ${JSON.stringify(key)}; document.querySelector("#sign-in button").click(); true`);
-  await until(`document.querySelectorAll("#queue tbody tr[data-entity-id]").length > 0`);
-  const before = await evaluate(`document.querySelector("[data-count=left] strong").textContent`);
-  const first = await evaluate(`document.querySelector("#queue tbody tr").dataset.entityId`);
-  await send("Input.dispatchKeyEvent", { type: "keyDown", key: "v", text: "v" });
-  await until(`document.querySelector("[data-count=left] strong").textContent !== ${JSON.stringify(before)}`);
-  const after = await evaluate(`document.querySelector("[data-count=left] strong").textContent`);
-  const rows = await evaluate(`[...document.querySelectorAll("#queue tbody tr[data-entity-id]")].map((r) => r.dataset.entityId)`);
-  if (mode === "undo") {
-    await send("Input.dispatchKeyEvent", { type: "keyDown", key: "z", text: "z" });
-    await until(`document.querySelector("[data-count=left] strong").textContent === ${JSON.stringify(before)}`);
+  if (mode === "suggestion") {
+    // The card: the why table and the waterfall drawn, then `a` accepts the merge.
+    await until(`!!document.querySelector("svg.waterfall rect") && !!document.querySelector("#explanation tbody tr")`);
+    const fields = await evaluate(`[...document.querySelectorAll("#explanation tbody tr")].map((r) => r.textContent)`);
+    const survivor = await evaluate(`document.querySelector("[data-survivor]").dataset.survivor`);
+    await send("Input.dispatchKeyEvent", { type: "keyDown", key: "a", text: "a" });
+    await until(`document.querySelector("#progress").textContent === "No open merge suggestions."`);
+    console.log(JSON.stringify({ fields, survivor }));
+  } else {
+    await until(`document.querySelectorAll("#queue tbody tr[data-entity-id]").length > 0`);
+    const before = await evaluate(`document.querySelector("[data-count=left] strong").textContent`);
+    const first = await evaluate(`document.querySelector("#queue tbody tr").dataset.entityId`);
+    await send("Input.dispatchKeyEvent", { type: "keyDown", key: "v", text: "v" });
+    await until(`document.querySelector("[data-count=left] strong").textContent !== ${JSON.stringify(before)}`);
+    const after = await evaluate(`document.querySelector("[data-count=left] strong").textContent`);
+    const rows = await evaluate(`[...document.querySelectorAll("#queue tbody tr[data-entity-id]")].map((r) => r.dataset.entityId)`);
+    if (mode === "undo") {
+      await send("Input.dispatchKeyEvent", { type: "keyDown", key: "z", text: "z" });
+      await until(`document.querySelector("[data-count=left] strong").textContent === ${JSON.stringify(before)}`);
+    }
+    const last = await evaluate(`document.querySelector("[data-count=left] strong").textContent`);
+    console.log(JSON.stringify({ before, after, last, validated: first, rows }));
   }
-  const last = await evaluate(`document.querySelector("[data-count=left] strong").textContent`);
-  console.log(JSON.stringify({ before, after, last, validated: first, rows }));
   ws.close();
 } finally {
   // The profile is removed once Chromium has exited and stopped writing to it.
