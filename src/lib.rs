@@ -21,6 +21,7 @@ pub mod calls;
 pub mod collections;
 pub mod config;
 pub mod connectors;
+pub mod dashboard;
 pub mod data_dir;
 pub mod datasets;
 pub mod delivery;

@@ -124,6 +124,25 @@ pub async fn update(
 }
 
 #[derive(Deserialize, ToSchema)]
+pub struct ReopenEntity {
+    /// `extracted` or `proposed`: the status the entity had before it was approved or rejected.
+    pub status: String,
+}
+
+/// Undo an approval or rejection: the entity is back in the review queue with `status`.
+#[utoipa::path(post, path = "/v3/entities/{id}/reopen", tag = "entities", params(("id" = String, Path)), request_body = ReopenEntity,
+    responses((status = 200, body = Entity), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
+        (status = 404, body = ErrorBody), (status = 409, description = "the entity is not approved or rejected", body = ErrorBody)))]
+pub async fn reopen(
+    State(state): State<AppState>,
+    auth: Caller,
+    Path(id): Path<String>,
+    ApiJson(body): ApiJson<ReopenEntity>,
+) -> Result<Json<Entity>, ApiError> {
+    Ok(Json(state.graph.reopen_entity(&auth.tenant, &id, &body.status, &auth.actor()).await?))
+}
+
+#[derive(Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct BulkValidate {
     #[serde(rename = "entityIDs")]

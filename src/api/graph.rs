@@ -10,7 +10,7 @@ use crate::graph::relations::{
     Direction, EntityRelations, GraphQuery, KnowledgeGraph, NewMention, Relation, RelationsQuery,
     MAX_RELATIONS_PAGE, RELATIONS_PAGE,
 };
-use crate::graph::review::{ReviewFilter, ReviewPage};
+use crate::graph::review::{ReviewCounts, ReviewFilter, ReviewPage};
 use axum::extract::{Path, State};
 use axum::Json;
 use serde::Deserialize;
@@ -46,16 +46,7 @@ pub async fn review_queue(
     auth: Caller,
     ApiQuery(query): ApiQuery<ReviewQuery>,
 ) -> Result<Json<ReviewPage>, ApiError> {
-    let types = list_param(&query.types);
-    let mut type_ids = (!types.is_empty()).then_some(types);
-    if let Some(assigned) = query.assigned_to.as_deref() {
-        let me = auth.user.as_ref().map(|u| u.user_id.as_str());
-        let reviewed = state.reviewers.reviewed_types(&auth.tenant, me, assigned).await?;
-        type_ids = Some(match type_ids {
-            Some(ids) => ids.into_iter().filter(|id| reviewed.contains(id)).collect(),
-            None => reviewed,
-        });
-    }
+    let type_ids = effective_types(&state, &auth, &query.types, query.assigned_to.as_deref()).await?;
     let filter = ReviewFilter {
         statuses: list_param(&query.status),
         type_ids,
@@ -65,6 +56,58 @@ pub async fn review_queue(
         limit: limit_param(query.limit.as_deref(), 50, 200)?,
     };
     Ok(Json(state.graph.review_queue(&auth.tenant, filter).await?))
+}
+
+#[derive(Deserialize, IntoParams)]
+#[serde(rename_all = "camelCase")]
+#[into_params(parameter_in = Query)]
+pub struct CountsQuery {
+    /// Repeatable `ety_…`: the effective type (assigned, else inferred by name).
+    #[serde(default, rename = "type")]
+    pub types: Vec<String>,
+    /// `me` or `usr_…`: entities whose effective type that user reviews (dashboard token).
+    pub assigned_to: Option<String>,
+    /// Created at or after (RFC 3339).
+    pub since: Option<String>,
+    pub bucket: Option<String>,
+}
+
+/// The review queue's counters under its filters (status aside): `left` (extracted plus
+/// proposed), `doneToday` (approved or rejected since midnight UTC) and `byStatus`.
+#[utoipa::path(get, path = "/v3/review-queue/counts", tag = "review", params(CountsQuery),
+    responses((status = 200, body = ReviewCounts), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody)))]
+pub async fn review_counts(
+    State(state): State<AppState>,
+    auth: Caller,
+    ApiQuery(query): ApiQuery<CountsQuery>,
+) -> Result<Json<ReviewCounts>, ApiError> {
+    let filter = ReviewFilter {
+        type_ids: effective_types(&state, &auth, &query.types, query.assigned_to.as_deref()).await?,
+        since: time_param("since", query.since.as_deref())?,
+        bucket: query.bucket,
+        ..ReviewFilter::default()
+    };
+    Ok(Json(state.graph.review_counts(&auth.tenant, &filter).await?))
+}
+
+/// The `type` and `assignedTo` filters as the effective type IDs to match (None: any).
+async fn effective_types(
+    state: &AppState,
+    auth: &Caller,
+    types: &[String],
+    assigned_to: Option<&str>,
+) -> Result<Option<Vec<String>>, ApiError> {
+    let types = list_param(types);
+    let mut type_ids = (!types.is_empty()).then_some(types);
+    if let Some(assigned) = assigned_to {
+        let me = auth.user.as_ref().map(|u| u.user_id.as_str());
+        let reviewed = state.reviewers.reviewed_types(&auth.tenant, me, assigned).await?;
+        type_ids = Some(match type_ids {
+            Some(ids) => ids.into_iter().filter(|id| reviewed.contains(id)).collect(),
+            None => reviewed,
+        });
+    }
+    Ok(type_ids)
 }
 
 #[derive(Deserialize, IntoParams)]

@@ -5,7 +5,7 @@ use super::extract::{limit_param, ApiJson, ApiQuery};
 use crate::access::caller::Caller;
 use crate::access::state::AppState;
 use crate::graph::merges::MergeResult;
-use crate::graph::suggestions::{RefreshResult, Suggestion, SuggestionPage};
+use crate::graph::suggestions::{RefreshResult, Suggestion, SuggestionOrder, SuggestionPage};
 use axum::extract::{Path, State};
 use axum::Json;
 use serde::Deserialize;
@@ -36,12 +36,16 @@ pub struct ListSuggestions {
     pub bucket: Option<String>,
     /// A suggestionID: the page after it.
     pub starting_after: Option<String>,
+    /// `score` (likeliest first, the default), `uncertain` (score closest to 0.5 first) or
+    /// `recent` (newest first).
+    pub order: Option<String>,
     /// 1..200, default 50.
     #[param(value_type = Option<i32>)]
     pub limit: Option<String>,
 }
 
-/// Open merge suggestions, most likely duplicates first.
+/// Open merge suggestions, most likely duplicates first (or as `order` says), with the
+/// suggest and auto-merge thresholds they sit between.
 #[utoipa::path(get, path = "/v3/merge-suggestions", tag = "entities", params(ListSuggestions),
     responses((status = 200, body = SuggestionPage), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody)))]
 pub async fn list(
@@ -50,22 +54,45 @@ pub async fn list(
     ApiQuery(query): ApiQuery<ListSuggestions>,
 ) -> Result<Json<SuggestionPage>, ApiError> {
     let limit = limit_param(query.limit.as_deref(), 50, 200)? as usize;
+    let order = query.order.as_deref().map(SuggestionOrder::parse).transpose()?.unwrap_or_default();
     let page = state
         .suggestions
-        .list(&auth.tenant, query.bucket.as_deref(), query.starting_after.as_deref(), limit)
+        .list(&auth.tenant, query.bucket.as_deref(), query.starting_after.as_deref(), order, limit)
         .await?;
     Ok(Json(page))
 }
 
-/// Accept a suggestion: the second entity is merged into the first.
-#[utoipa::path(post, path = "/v3/merge-suggestions/{suggestionID}/accept", tag = "entities", params(("suggestionID" = String, Path)),
-    responses((status = 200, body = MergeResult), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody)))]
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct AcceptQuery {
+    /// The entity that lives on (`ent_…`, one of the pair); the first when omitted.
+    pub survivor: Option<String>,
+}
+
+/// Accept a suggestion: the second entity is merged into the first (or into `survivor`).
+#[utoipa::path(post, path = "/v3/merge-suggestions/{suggestionID}/accept", tag = "entities",
+    params(("suggestionID" = String, Path), AcceptQuery),
+    responses((status = 200, body = MergeResult), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody)))]
 pub async fn accept(
     State(state): State<AppState>,
     auth: Caller,
     Path(id): Path<String>,
+    ApiQuery(query): ApiQuery<AcceptQuery>,
 ) -> Result<Json<MergeResult>, ApiError> {
-    Ok(Json(state.suggestions.accept(&auth.tenant, &id, &auth.actor()).await?))
+    let survivor = query.survivor.as_deref();
+    Ok(Json(state.suggestions.accept(&auth.tenant, &id, survivor, &auth.actor()).await?))
+}
+
+/// Undo a decision on a suggestion: an accepted one is unmerged, and either is open again.
+#[utoipa::path(post, path = "/v3/merge-suggestions/{suggestionID}/reopen", tag = "entities", params(("suggestionID" = String, Path)),
+    responses((status = 200, description = "the suggestion, open", body = Suggestion), (status = 401, body = ErrorBody),
+        (status = 404, body = ErrorBody), (status = 409, description = "open already, or its merge undone or built upon", body = ErrorBody)))]
+pub async fn reopen(
+    State(state): State<AppState>,
+    auth: Caller,
+    Path(id): Path<String>,
+) -> Result<Json<Suggestion>, ApiError> {
+    Ok(Json(state.suggestions.reopen(&auth.tenant, &id, &auth.actor()).await?))
 }
 
 /// Dismiss a suggestion: the pair is not a duplicate and is not suggested again.

@@ -22,6 +22,7 @@ pub mod search;
 pub mod seed;
 pub mod seeding;
 pub mod suggestions;
+pub mod undo;
 pub mod window;
 
 use crate::error::{ServiceError, ServiceResult};

@@ -34,6 +34,8 @@ cypher! {
     ENTITY_RESOLVE => "entity_resolve",
     ENTITY_DETAILS => "entity_details",
     REVIEW_QUEUE => "review_queue",
+    REVIEW_COUNTS => "review_counts",
+    ENTITY_REOPEN => "entity_reopen",
     ID_BLOCKS_NEXT => "id_blocks_next",
     ID_BLOCKS_SINCE => "id_blocks_since",
     ID_KEYS_DONE => "id_keys_done",

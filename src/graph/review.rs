@@ -6,6 +6,8 @@ use super::{queries, GraphService, Tenant};
 use crate::error::{ServiceError, ServiceResult};
 use crate::params;
 use serde::Serialize;
+use serde_json::Value;
+use std::collections::BTreeMap;
 use utoipa::ToSchema;
 
 /// Filters of `GET /v3/review-queue`; they AND together.
@@ -29,6 +31,20 @@ pub struct ReviewPage {
     pub has_more: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub next_cursor: Option<String>,
+}
+
+/// The queue's counters under its filters (status aside): what is left, what was decided
+/// today, and entities per status, so every view shows the same numbers.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ReviewCounts {
+    /// Awaiting a decision: `extracted` plus `proposed`.
+    pub left: i64,
+    /// Approved or rejected since midnight UTC (an undone decision no longer counts).
+    pub done_today: i64,
+    /// Entities per status, every status listed (zero included).
+    #[schema(value_type = Object)]
+    pub by_status: BTreeMap<String, i64>,
 }
 
 pub const STATUSES: &[&str] = &["extracted", "proposed", "approved", "rejected", "merged"];
@@ -89,6 +105,38 @@ impl GraphService {
         let entities = self.entity_details(tenant, &ids).await?;
         let next_cursor = if has_more { ids.last().cloned() } else { None };
         Ok(ReviewPage { entities, has_more, next_cursor })
+    }
+
+    /// The counters of the queue under `filter`'s type, creation-time and bucket filters.
+    pub async fn review_counts(&self, tenant: &Tenant, filter: &ReviewFilter) -> ServiceResult<ReviewCounts> {
+        crate::text::check_opt("bucket", filter.bucket.as_deref())?;
+        let type_names = match &filter.type_ids {
+            Some(ids) => Some(self.type_names(tenant, ids).await?),
+            None => None,
+        };
+        let today = chrono::Utc::now().format("%Y-%m-%dT00:00:00").to_string();
+        let rows = self
+            .run(
+                tenant,
+                queries::REVIEW_COUNTS,
+                params! {
+                    "bucketID" => filter.bucket, "since" => filter.since, "typeIDs" => filter.type_ids,
+                    "typeNames" => type_names, "today" => today,
+                },
+            )
+            .await?;
+        let mut by_status: BTreeMap<String, i64> = STATUSES.iter().map(|s| (s.to_string(), 0)).collect();
+        let mut done_today = 0;
+        for row in &rows {
+            let status = str_col(row, "status");
+            let entities = row.get("entities").and_then(Value::as_i64).unwrap_or(0);
+            if matches!(status.as_str(), "approved" | "rejected") {
+                done_today += row.get("decidedToday").and_then(Value::as_i64).unwrap_or(0);
+            }
+            *by_status.entry(status).or_default() += entities;
+        }
+        let left = by_status["extracted"] + by_status["proposed"];
+        Ok(ReviewCounts { left, done_today, by_status })
     }
 
     /// When the tenant began (its default bucket's creation): nothing of it is older.

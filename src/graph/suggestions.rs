@@ -77,8 +77,9 @@ pub struct Suggestion {
     pub score: f64,
     /// `nameSimilarity`, `sharedSurfaceForms`, (with an embedder) `embeddingSimilarity`,
     /// `type`, and `explanation`: `{probability, matchWeight, priorWeight, fields: [{field,
-    /// kind, level, weight, m, u}]}`, the per-field comparison levels and weights (bits)
-    /// behind the score.
+    /// kind, level, weight, m, u, valueA, valueB}]}`, the per-field comparison levels (by
+    /// name: `different` … `equal`), weights (bits) and the two values compared (`valueA`
+    /// of the first entity, `valueB` of the second) behind the score.
     #[schema(value_type = Object)]
     pub signals: Value,
     /// `open`, `accepted` or `dismissed`.
@@ -94,6 +95,36 @@ pub struct Suggestion {
 pub struct SuggestionPage {
     pub suggestions: Vec<Suggestion>,
     pub has_more: bool,
+    /// Pairs scoring at least this are suggested.
+    pub suggest_threshold: f64,
+    /// Pairs scoring at least this merge automatically.
+    pub auto_merge_threshold: f64,
+}
+
+/// The order of `GET /v3/merge-suggestions`.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub enum SuggestionOrder {
+    /// Likeliest duplicates first (the default).
+    #[default]
+    Score,
+    /// Score closest to 0.5 first.
+    Uncertain,
+    /// Newest first.
+    Recent,
+}
+
+impl SuggestionOrder {
+    pub fn parse(text: &str) -> ServiceResult<Self> {
+        match text {
+            "score" => Ok(Self::Score),
+            "uncertain" => Ok(Self::Uncertain),
+            "recent" => Ok(Self::Recent),
+            other => Err(ServiceError::invalid_field(
+                "order",
+                format!("unknown order {other:?}; one of score, uncertain, recent"),
+            )),
+        }
+    }
 }
 
 impl SuggestionService {
@@ -176,7 +207,7 @@ impl SuggestionService {
                 "sharedSurfaceForms": round(signals.shared_surface_forms),
                 "embeddingSimilarity": signals.embedding_similarity.map(round),
                 "type": a.candidate.type_name,
-                "explanation": explanation,
+                "explanation": with_values(&explanation, first, second),
             });
             let new = NewSuggestion {
                 account_id: &tenant.account_id,
@@ -291,7 +322,7 @@ impl SuggestionService {
             "sharedSurfaceForms": round(comparison.signals.shared_surface_forms),
             "embeddingSimilarity": null,
             "type": a.candidate.type_name,
-            "explanation": explanation,
+            "explanation": with_values(&explanation, first, second),
         });
         let new = NewSuggestion {
             account_id: &tenant.account_id,
@@ -362,10 +393,20 @@ impl SuggestionService {
         tenant: &Tenant,
         bucket: Option<&str>,
         starting_after: Option<&str>,
+        order: SuggestionOrder,
         limit: usize,
     ) -> ServiceResult<SuggestionPage> {
-        let stored =
+        let mut stored =
             self.records.open_suggestions(&tenant.account_id, tenant.environment.as_str(), bucket).await?;
+        match order {
+            SuggestionOrder::Score => {}
+            // Closest to even odds first: the labels that teach resolution most.
+            SuggestionOrder::Uncertain => stored.sort_by(|a, b| {
+                (a.score - 0.5).abs().total_cmp(&(b.score - 0.5).abs()).then_with(|| a.id.cmp(&b.id))
+            }),
+            // Suggestion IDs are time-ordered.
+            SuggestionOrder::Recent => stored.sort_by(|a, b| b.id.cmp(&a.id)),
+        }
         let start = match starting_after {
             Some(id) => stored.iter().position(|s| s.id == id).map(|p| p + 1).unwrap_or(stored.len()),
             None => 0,
@@ -381,17 +422,38 @@ impl SuggestionService {
                 suggestions.push(view);
             }
         }
-        Ok(SuggestionPage { suggestions, has_more })
+        Ok(SuggestionPage {
+            suggestions,
+            has_more,
+            suggest_threshold: self.suggest_threshold,
+            auto_merge_threshold: self.auto_merge_threshold,
+        })
     }
 
-    /// Merges the pair (the second into the first).
-    pub async fn accept(&self, tenant: &Tenant, id: &str, actor: &Actor) -> ServiceResult<MergeResult> {
+    /// Merges the pair: the second into the first, or into `survivor` when it names the
+    /// second (the reviewer chose which entity lives on).
+    pub async fn accept(
+        &self,
+        tenant: &Tenant,
+        id: &str,
+        survivor: Option<&str>,
+        actor: &Actor,
+    ) -> ServiceResult<MergeResult> {
         let suggestion = self.open(tenant, id).await?;
-        let (survivor, _) = self.graph.resolve_entity(tenant, &suggestion.entity_a, None).await?;
-        let result = self
-            .graph
-            .merge_entities(tenant, &survivor, std::slice::from_ref(&suggestion.entity_b), actor)
-            .await?;
+        let (kept, merged) = match survivor {
+            None => (&suggestion.entity_a, &suggestion.entity_b),
+            Some(s) if s == suggestion.entity_a => (&suggestion.entity_a, &suggestion.entity_b),
+            Some(s) if s == suggestion.entity_b => (&suggestion.entity_b, &suggestion.entity_a),
+            Some(s) => {
+                return Err(ServiceError::invalid_field(
+                    "survivor",
+                    format!("{s} is not in suggestion {id}; name one of its two entities"),
+                ))
+            }
+        };
+        let (survivor, _) = self.graph.resolve_entity(tenant, kept, None).await?;
+        let result =
+            self.graph.merge_entities(tenant, &survivor, std::slice::from_ref(merged), actor).await?;
         self.records.decide_suggestion(id, "accepted", &actor.label()).await?;
         Ok(result)
     }
@@ -416,7 +478,11 @@ impl SuggestionService {
         Ok(suggestion)
     }
 
-    async fn view(&self, tenant: &Tenant, stored: &StoredSuggestion) -> ServiceResult<Option<Suggestion>> {
+    pub(super) async fn view(
+        &self,
+        tenant: &Tenant,
+        stored: &StoredSuggestion,
+    ) -> ServiceResult<Option<Suggestion>> {
         let ids = [stored.entity_a.clone(), stored.entity_b.clone()];
         let entities = self.graph.entity_details(tenant, &ids).await?;
         if entities.len() != 2 || entities.iter().any(|e| e.status == "merged") {
@@ -439,6 +505,33 @@ impl SuggestionService {
                 .collect(),
         }))
     }
+}
+
+/// The explanation with each field's two compared values, `valueA` from the suggestion's
+/// first entity and `valueB` from its second (the normalised name for `name`), so a reviewer
+/// sees what was compared without leaving the card.
+fn with_values(explanation: &model::Explanation, first: &Record, second: &Record) -> Value {
+    let mut value = json!(explanation);
+    let side = |record: &Record, field: &str| -> Option<String> {
+        if field == "name" {
+            Some(record.candidate.normalized.clone())
+        } else {
+            record.attributes.get(field).cloned()
+        }
+    };
+    if let Some(fields) = value.get_mut("fields").and_then(Value::as_array_mut) {
+        for field in fields.iter_mut() {
+            let name = field.get("field").and_then(Value::as_str).unwrap_or_default().to_string();
+            field["valueA"] = json!(side(first, &name));
+            field["valueB"] = json!(side(second, &name));
+        }
+    }
+    value
+}
+
+/// A stored suggestion as it is once reopened.
+pub(super) fn reopened(stored: StoredSuggestion) -> StoredSuggestion {
+    StoredSuggestion { status: "open".into(), decided_by: None, ..stored }
 }
 
 fn round(x: f64) -> f64 {

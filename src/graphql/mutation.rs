@@ -185,7 +185,7 @@ impl MutationRoot {
     /// Accept a merge suggestion: its second entity is merged into the first.
     async fn accept_suggestion(&self, ctx: &Context<'_>, id: ID) -> async_graphql::Result<MergeResult> {
         let rc = request(ctx);
-        Ok(rc.state.suggestions.accept(&rc.caller.tenant, &id, &rc.caller.actor()).await.gql()?.into())
+        Ok(rc.state.suggestions.accept(&rc.caller.tenant, &id, None, &rc.caller.actor()).await.gql()?.into())
     }
 
     /// Dismiss a merge suggestion: the pair is not suggested again.

@@ -228,7 +228,7 @@ impl QueryRoot {
         let page = rc
             .state
             .suggestions
-            .list(&rc.caller.tenant, bucket.as_deref(), after.as_deref(), limit)
+            .list(&rc.caller.tenant, bucket.as_deref(), after.as_deref(), Default::default(), limit)
             .await
             .gql()?;
         Ok(MergeSuggestionPage {

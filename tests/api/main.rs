@@ -13,6 +13,7 @@ mod connectors;
 mod contract;
 mod copies;
 mod curation;
+mod dashboard;
 mod datasets;
 mod decode_limits;
 mod delivery;

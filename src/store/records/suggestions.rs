@@ -120,6 +120,25 @@ impl Records {
         Ok(done.rows_affected() == 1)
     }
 
+    /// Opens a decided suggestion again (the undo of a decision); `false` if it was open.
+    pub async fn reopen_suggestion(
+        &self,
+        id: &str,
+        account_id: &str,
+        environment: &str,
+    ) -> Result<bool, RecordError> {
+        let done = sqlx::query(
+            "UPDATE merge_suggestions SET status = 'open', decided_by = NULL, decided_at = NULL \
+             WHERE id = $1 AND account_id = $2 AND environment = $3 AND status <> 'open'",
+        )
+        .bind(id)
+        .bind(account_id)
+        .bind(environment)
+        .execute(&mut *self.write().await?)
+        .await?;
+        Ok(done.rows_affected() == 1)
+    }
+
     /// Pairs a person decided (accepted or dismissed, not merged automatically), oldest
     /// first: the labels resolution learns from.
     pub async fn decided_suggestions(
