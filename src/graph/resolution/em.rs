@@ -80,6 +80,7 @@ pub fn estimate(records: &[Record], fields: &[Field], vectors: &[Vector]) -> Mod
         name_m,
         name_u,
         name_shift,
+        name_rarity: Vec::new(),
         fields: fields
             .iter()
             .zip(field_m)

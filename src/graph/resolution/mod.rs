@@ -10,6 +10,8 @@
 //! - [`em`]: the name's u from random pairs, m and the prior by expectation–maximisation
 //!   over the candidate pairs (as Splink does), each attribute's u per name level from the
 //!   candidate pairs that are surely not matches, with curated decisions as fixed labels.
+//! - [`rarity`]: rare words count more: the name's weight adjusted by how rare the rarest
+//!   word two names share is among the type's names (Splink's term-frequency adjustment).
 //! - [`blocking`]: candidate pairs from several keys (name tokens, phonetic keys, the core
 //!   name, exact attribute values), never all pairs.
 
@@ -19,3 +21,4 @@ pub mod em;
 pub mod model;
 pub mod names;
 pub mod pairs;
+pub mod rarity;

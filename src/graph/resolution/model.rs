@@ -15,6 +15,7 @@
 //! postcode then merged strangers (Febrl2).
 
 use super::comparisons::{Field, Kind};
+use super::rarity::{self, SharedWord, TermFrequency};
 use crate::graph::duplicates::{self, Candidate, Signals};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -79,6 +80,10 @@ pub struct Model {
     pub name_u: Vec<f64>,
     /// Bits added to the name's weight at each name level, learnt from labels.
     pub name_shift: Vec<f64>,
+    /// Per name level, the mean information (bits) of the rarest word the level's candidate
+    /// pairs share: where [`rarity::adjustment`] is centred. Empty (no adjustment) until a
+    /// run has counted the type's words.
+    pub name_rarity: Vec<Option<f64>>,
     pub fields: Vec<FieldModel>,
 }
 
@@ -88,6 +93,8 @@ pub struct Comparison {
     pub signals: Signals,
     pub same_core: bool,
     pub levels: Vec<Option<usize>>,
+    /// The rarest word both names carry, when the type's words were counted.
+    pub shared_word: Option<SharedWord>,
 }
 
 impl Comparison {
@@ -116,6 +123,7 @@ pub fn compare(a: &Record, b: &Record, fields: &[Field]) -> Comparison {
         signals: duplicates::signals(&a.candidate, &b.candidate),
         same_core: !a.core.is_empty() && a.core == b.core,
         levels: levels(fields, &a.attributes, &b.attributes),
+        shared_word: None,
     }
 }
 
@@ -179,6 +187,10 @@ pub struct FieldWeight {
     pub m: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub u: Option<f64>,
+    /// The name's rare-word adjustment (included in `weight`): the rarest word both names
+    /// carry, the share of the type's names that carry it, and the bits it adds or takes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub term_frequency: Option<TermFrequency>,
 }
 
 /// A score with its reasons.
@@ -201,6 +213,7 @@ impl Model {
             name_m: NAME_M.to_vec(),
             name_u: NAME_U.to_vec(),
             name_shift: vec![0.0; NAME_LEVELS.len()],
+            name_rarity: Vec::new(),
             fields: fields
                 .iter()
                 .map(|f| FieldModel {
@@ -216,7 +229,7 @@ impl Model {
     /// The probability of a comparison, as [`Model::score`] gives it, without building the
     /// explanation: what a run computes for every candidate pair.
     pub fn probability(&self, comparison: &Comparison) -> f64 {
-        let (name_weight, _, _) = self.name_weight(comparison);
+        let (name_weight, _, _, _) = self.name_weight(comparison);
         let name_level = comparison.name_level();
         // Summed in the explanation's order, so both give the same bits.
         let total = self
@@ -250,26 +263,42 @@ impl Model {
         self.probability(&Comparison { signals, ..comparison.clone() })
     }
 
-    /// The name's weight (the prior included, in bits) and, when it is estimated, its m and u.
-    fn name_weight(&self, comparison: &Comparison) -> (f64, Option<f64>, Option<f64>) {
+    /// The name's weight (the prior and the rare-word adjustment included, in bits), its m
+    /// and u when it is estimated, and the adjustment.
+    fn name_weight(&self, comparison: &Comparison) -> (f64, Option<f64>, Option<f64>, Option<TermFrequency>) {
         let level = comparison.name_level();
+        let term_frequency = self.term_frequency(comparison, level);
+        let adjustment = term_frequency.as_ref().map_or(0.0, |t| t.bits);
         // Labels move a calibrated name by the shift; an estimated one through its m and u
         // (see [`super::em`]), not twice.
         if self.fields.is_empty() {
             let name = comparison.name_score().clamp(CLAMP, 1.0 - CLAMP);
-            (logit2(name) + self.name_shift.get(level).copied().unwrap_or(0.0), None, None)
+            let weight = logit2(name) + self.name_shift.get(level).copied().unwrap_or(0.0);
+            (weight + adjustment, None, None, term_frequency)
         } else {
             let (m, u) = (self.name_m[level], self.name_u[level]);
-            (logit2(self.prior) + (m / u).log2(), Some(m), Some(u))
+            (logit2(self.prior) + (m / u).log2() + adjustment, Some(m), Some(u), term_frequency)
         }
+    }
+
+    /// The rare-word adjustment of a pair at a name level (see [`rarity`]).
+    fn term_frequency(&self, comparison: &Comparison, level: usize) -> Option<TermFrequency> {
+        let shared = comparison.shared_word.as_ref()?;
+        let baseline = (*self.name_rarity.get(level)?)?;
+        Some(TermFrequency {
+            word: shared.word.clone(),
+            share: round(shared.share),
+            bits: rarity::adjustment(shared, baseline),
+        })
     }
 
     /// The match weight and probability of a comparison, with the explanation.
     pub fn score(&self, comparison: &Comparison) -> Explanation {
         let prior_weight = logit2(self.prior);
         let name_level = comparison.name_level();
-        let (name_weight, m, u) = self.name_weight(comparison);
+        let (name_weight, m, u, term_frequency) = self.name_weight(comparison);
         let (m, u) = (m.map(round), u.map(round));
+        let term_frequency = term_frequency.map(|t| TermFrequency { bits: round(t.bits), ..t });
         let mut fields = vec![FieldWeight {
             field: "name".into(),
             kind: "name".into(),
@@ -277,6 +306,7 @@ impl Model {
             weight: round(name_weight - prior_weight),
             m,
             u,
+            term_frequency,
         }];
         let mut total = name_weight;
         for (model, level) in self.fields.iter().zip(&comparison.levels) {
@@ -290,6 +320,7 @@ impl Model {
                 weight: round(weight),
                 m: Some(round(model.m[level])),
                 u: Some(round(model.u[name_level][level])),
+                term_frequency: None,
             });
         }
         Explanation {

@@ -7,6 +7,7 @@ use super::blocking;
 use super::comparisons::{fields_of, Field};
 use super::em::{self, Vector};
 use super::model::{compare, Comparison, Explanation, Model, Record, NAME_LEVELS};
+use super::rarity::{self, WordCounts};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
@@ -64,10 +65,12 @@ pub fn score(records: &[Record], schemas: &BTreeMap<String, Value>, labels: &[La
         let group: Vec<Record> = members.iter().map(|&i| records[i].clone()).collect();
         let pairs = blocking::candidate_pairs_with_reasons(&group, &fields);
         run.blocked += pairs.len();
+        let counts = WordCounts::of(&group);
         let mut vectors: Vec<Vector> = Vec::with_capacity(pairs.len());
         let mut compared: Vec<(usize, usize, Comparison)> = Vec::with_capacity(pairs.len());
         for ((i, j), reasons) in pairs {
-            let comparison = compare(&group[i], &group[j], &fields);
+            let mut comparison = compare(&group[i], &group[j], &fields);
+            comparison.shared_word = counts.rarest_shared(&group[i], &group[j]);
             vectors.push(evidence(&comparison, reasons, (i, j)));
             compared.push((i, j, comparison));
         }
@@ -77,7 +80,11 @@ pub fn score(records: &[Record], schemas: &BTreeMap<String, Value>, labels: &[La
                 .filter(|l| l.type_key == type_key)
                 .filter_map(|l| vector_of(l.explanation, &fields, l.matched)),
         );
-        let model = em::estimate(&group, &fields, &vectors);
+        let mut model = em::estimate(&group, &fields, &vectors);
+        model.name_rarity = rarity::baselines(
+            NAME_LEVELS.len(),
+            compared.iter().map(|(_, _, c)| (c.name_level(), c.shared_word.as_ref())),
+        );
         for (i, j, comparison) in compared {
             let reach =
                 if floor.meaning { model.best_case(&comparison) } else { model.probability(&comparison) };
@@ -288,6 +295,34 @@ mod tests {
         let different = model.fields[0].weight(equal_author, 0);
         let level = series_pairs[0].comparison.name_level();
         assert!(different > model.fields[0].weight(equal_author, level) + 2.0, "{model:?}");
+    }
+
+    #[test]
+    fn a_shared_rare_word_raises_a_score_more_than_a_shared_common_one_and_says_so() {
+        // Two pairs alike letter for letter; one shares a word no other name carries, the
+        // other one that 30 other names carry too.
+        const SYLLABLES: [&str; 10] = ["ke", "tu", "wo", "ye", "ze", "qu", "xe", "ve", "nu", "ho"];
+        let mut records = vec![
+            record("x1", "kalo bdfghj", &[]),
+            record("x2", "mira bdfghj", &[]),
+            record("y1", "kalo cnpsuv", &[]),
+            record("y2", "mira cnpsuv", &[]),
+        ];
+        for i in 0..30 {
+            let word = format!("{}{}{}", SYLLABLES[i % 10], SYLLABLES[i / 10], SYLLABLES[(i * 7) % 10]);
+            records.push(record(&format!("f{i:02}"), &format!("{word} cnpsuv"), &[]));
+        }
+        let run = score(&records, &BTreeMap::new(), &[], plain(0.0));
+        let pair = |a: usize, b: usize| run.pairs.iter().find(|p| p.a == a && p.b == b).expect("scored");
+        let (rare, common) = (pair(0, 1), pair(2, 3));
+        assert_eq!(rare.comparison.name_score(), common.comparison.name_score(), "alike letters");
+        assert!(rare.explanation.probability > common.explanation.probability);
+        let adjustment = |p: &ScoredPair| p.explanation.fields[0].term_frequency.clone().expect("adjusted");
+        assert_eq!(adjustment(rare).word, "bdfghj");
+        assert_eq!(adjustment(common).word, "cnpsuv");
+        assert!(adjustment(rare).bits > 0.0 && adjustment(common).bits < adjustment(rare).bits);
+        let json = serde_json::to_value(&rare.explanation).unwrap();
+        assert_eq!(json["fields"][0]["termFrequency"]["word"], "bdfghj", "{json}");
     }
 
     #[test]
