@@ -12,6 +12,8 @@
 //!   candidate pairs that are surely not matches, with curated decisions as fixed labels.
 //! - [`rarity`]: rare words count more: the name's weight adjusted by how rare the rarest
 //!   word two names share is among the type's names (Splink's term-frequency adjustment).
+//! - [`noise`]: words of a name that are an address, a country or a legal form, which never
+//!   count as the rare word two names share.
 //! - [`blocking`]: candidate pairs from several keys (name tokens, phonetic keys, the core
 //!   name, exact attribute values), never all pairs.
 
@@ -20,5 +22,6 @@ pub mod comparisons;
 pub mod em;
 pub mod model;
 pub mod names;
+pub mod noise;
 pub mod pairs;
 pub mod rarity;

@@ -16,6 +16,7 @@
 //! that sorts first) and deterministic (counts, not samples).
 
 use super::model::Record;
+use super::noise;
 use serde::Serialize;
 use std::collections::{BTreeSet, HashMap};
 
@@ -109,9 +110,16 @@ pub fn adjustment(shared: &SharedWord, baseline: f64) -> f64 {
     (information(shared.share) - baseline).clamp(-MAX_BITS, MAX_BITS)
 }
 
-/// The distinct words of a record's names.
+/// The distinct words of a record's names that can tell it apart: not numbers, postcodes,
+/// street words, countries or legal forms (see [`noise`]).
 fn words(record: &Record) -> BTreeSet<&str> {
-    record.candidate.forms.iter().flat_map(|form| form.split_whitespace()).collect()
+    record
+        .candidate
+        .forms
+        .iter()
+        .flat_map(|form| form.split_whitespace())
+        .filter(|word| noise::kind(word) == noise::Kind::Name)
+        .collect()
 }
 
 #[cfg(test)]
@@ -133,6 +141,23 @@ mod tests {
         assert_eq!(counts.rarest_shared(&records[1], &records[0]), Some(shared));
         assert_eq!(counts.rarest_shared(&records[2], &records[3]).unwrap().word, "paris");
         assert_eq!(WordCounts::default().rarest_shared(&records[0], &records[1]), None);
+    }
+
+    #[test]
+    fn a_postcode_street_or_country_is_never_the_rare_word_two_names_share() {
+        let mut records = vec![
+            record("1", "sanofi 54 rue la boetie 75008 france", &[]),
+            record("2", "sanofi 54 rue la boetie 75008 paris france", &[]),
+            record("3", "hermes 24 rue du faubourg 75008 paris france", &[]),
+        ];
+        for i in 0..10 {
+            records.push(record(&format!("f{i}"), &format!("filler{i} la sanofi"), &[]));
+        }
+        let counts = WordCounts::of(&records);
+        // "75008" and "54" are rarer than "sanofi" here, but an address is not a name.
+        assert_eq!(counts.rarest_shared(&records[0], &records[1]).unwrap().word, "boetie");
+        // Two companies at one postcode in one country share no name word, "paris" aside.
+        assert_eq!(counts.rarest_shared(&records[1], &records[2]).unwrap().word, "paris");
     }
 
     #[test]
