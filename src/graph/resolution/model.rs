@@ -5,14 +5,11 @@
 //!
 //! The name is compared on a continuous score (Jaro-Winkler over every surface form, shared
 //! words, and the cosine of embeddings when there is an embedder; see
-//! [`crate::graph::duplicates`]) that lands on one of [`NAME_LEVELS`]. With no attribute
-//! compared, that score is calibrated to be the probability itself, so the name's weight is
-//! its log-odds less the prior's. With attributes, the name is one field among the others:
-//! its weight is log2(m/u) of its level, m and u estimated like the attributes'. The
-//! calibrated score carries a prior of its own (the share of name pairs that match), which
-//! among pairs blocked on a shared suburb or postcode is far too high: two unrelated names
-//! scoring 0.4 cost 0.6 bits where their level's m/u costs 5 or more, and a shared suburb and
-//! postcode then merged strangers (Febrl2).
+//! [`crate::graph::duplicates`]) that lands on one of [`NAME_LEVELS`]. The name is one field
+//! among the others, with or without attributes: its weight is log2(m/u) of its level, m and
+//! u estimated from the tenant's own names on every refresh (a type with no compared
+//! attribute used to score on a fixed calibrated name score that nothing it saw could move),
+//! plus the rare-word adjustment of [`super::rarity`].
 
 use super::comparisons::{Field, Kind};
 use super::rarity::{self, SharedWord, TermFrequency};
@@ -78,7 +75,8 @@ pub struct Model {
     /// m and u of the name levels (the name's weight when attributes are compared).
     pub name_m: Vec<f64>,
     pub name_u: Vec<f64>,
-    /// Bits added to the name's weight at each name level, learnt from labels.
+    /// Bits labels say the name's weight at each name level is off by (kept for reading a
+    /// model: the weight itself moves through m and u, where the labels take part).
     pub name_shift: Vec<f64>,
     /// Per name level, the mean information (bits) of the rarest word the level's candidate
     /// pairs share: where [`rarity::adjustment`] is centred. Empty (no adjustment) until a
@@ -269,16 +267,10 @@ impl Model {
         let level = comparison.name_level();
         let term_frequency = self.term_frequency(comparison, level);
         let adjustment = term_frequency.as_ref().map_or(0.0, |t| t.bits);
-        // Labels move a calibrated name by the shift; an estimated one through its m and u
-        // (see [`super::em`]), not twice.
-        if self.fields.is_empty() {
-            let name = comparison.name_score().clamp(CLAMP, 1.0 - CLAMP);
-            let weight = logit2(name) + self.name_shift.get(level).copied().unwrap_or(0.0);
-            (weight + adjustment, None, None, term_frequency)
-        } else {
-            let (m, u) = (self.name_m[level], self.name_u[level]);
-            (logit2(self.prior) + (m / u).log2() + adjustment, Some(m), Some(u), term_frequency)
-        }
+        // The name learns like any field, with or without attributes: m from EM over the
+        // candidate pairs, u from random pairs, labels moving both (see [`super::em`]).
+        let (m, u) = (self.name_m[level], self.name_u[level]);
+        (logit2(self.prior) + (m / u).log2() + adjustment, Some(m), Some(u), term_frequency)
     }
 
     /// The rare-word adjustment of a pair at a name level (see [`rarity`]).
@@ -461,12 +453,14 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn without_attributes_the_probability_is_the_name_score() {
+    fn without_attributes_the_name_still_weighs_by_its_levels_m_and_u() {
         let model = Model::with_defaults(&[]);
         let comparison =
             compare(&record("1", "Globex Corporation", &[]), &record("2", "Globex Corporaton", &[]), &[]);
         let explained = model.score(&comparison);
-        assert!((explained.probability - comparison.name_score()).abs() < 1e-9);
+        let level = comparison.name_level();
+        assert_eq!(explained.fields[0].m, Some(NAME_M[level]));
+        assert_eq!(explained.fields[0].weight, round((NAME_M[level] / NAME_U[level]).log2()));
     }
 
     #[test]

@@ -71,7 +71,7 @@ pub fn score(records: &[Record], schemas: &BTreeMap<String, Value>, labels: &[La
         for ((i, j), reasons) in pairs {
             let mut comparison = compare(&group[i], &group[j], &fields);
             comparison.shared_word = counts.rarest_shared(&group[i], &group[j]);
-            vectors.push(evidence(&comparison, reasons, (i, j)));
+            vectors.push(evidence(&comparison, reasons, (i, j), fields.is_empty()));
             compared.push((i, j, comparison));
         }
         vectors.extend(
@@ -112,10 +112,18 @@ pub fn score(records: &[Record], schemas: &BTreeMap<String, Value>, labels: &[La
 /// strangers alike, so there it is no evidence: counted, a suburb rare at random made every
 /// pair in a suburb look like a match. As Splink estimates a field's m only from sessions
 /// not blocked on it.
-fn evidence(comparison: &Comparison, reasons: blocking::Reasons, pair: (usize, usize)) -> Vector {
+/// With the name the only field there is nothing else to estimate its m from: the name's
+/// levels over the candidate pairs take part then (EM separates the few like names that
+/// match from the many blocking brought together), as a Splink user with one column does.
+fn evidence(
+    comparison: &Comparison,
+    reasons: blocking::Reasons,
+    pair: (usize, usize),
+    names_only: bool,
+) -> Vector {
     let alone = |k: usize| reasons == blocking::by_field(k);
     Vector {
-        name: (reasons != blocking::BY_NAME).then(|| comparison.name_level()),
+        name: (names_only || reasons != blocking::BY_NAME).then(|| comparison.name_level()),
         levels: comparison.levels.iter().enumerate().map(|(k, l)| if alone(k) { None } else { *l }).collect(),
         compared_name: comparison.name_level(),
         pair: Some(pair),
@@ -323,6 +331,42 @@ mod tests {
         assert!(adjustment(rare).bits > 0.0 && adjustment(common).bits < adjustment(rare).bits);
         let json = serde_json::to_value(&rare.explanation).unwrap();
         assert_eq!(json["fields"][0]["termFrequency"]["word"], "bdfghj", "{json}");
+    }
+
+    #[test]
+    fn a_type_without_compared_attributes_learns_its_names_weights_from_its_own_names() {
+        const SYLLABLES: [&str; 12] =
+            ["ka", "lo", "mi", "ra", "te", "su", "no", "vi", "da", "pe", "zo", "hu"];
+        let name = |i: usize| {
+            let s = |k: u32| SYLLABLES[(i / 12usize.pow(k)) % 12];
+            format!("{}{}{} {}{}{}", s(0), s(1), s(2), s(1), s(2), s(0))
+        };
+        // One tenant's names come with typo'd copies; the other's are all different.
+        let distinct: Vec<Record> =
+            (0..160).map(|i| record(&format!("d{i:03}"), &name(i * 7 + 1), &[])).collect();
+        let mut copies: Vec<Record> = distinct[..120].to_vec();
+        for i in 0..40 {
+            let typo = name(i * 7 + 1).replacen(' ', "a ", 1);
+            copies.push(record(&format!("c{i:03}"), &typo, &[]));
+        }
+        let (learnt, plain_names) = (
+            score(&copies, &BTreeMap::new(), &[], plain(0.0)),
+            score(&distinct, &BTreeMap::new(), &[], plain(0.0)),
+        );
+        let (with_copies, without) = (&learnt.models["company"], &plain_names.models["company"]);
+        let top = |m: &Model| m.name_m[3] + m.name_m[4];
+        assert!(top(with_copies) > top(without) + 0.1, "{with_copies:?}\n{without:?}");
+        assert_ne!(with_copies.name_u, without.name_u);
+        let copy = learnt
+            .pairs
+            .iter()
+            .max_by(|x, y| x.explanation.probability.total_cmp(&y.explanation.probability));
+        let name_part = &copy.expect("a pair").explanation.fields[0];
+        assert_eq!(name_part.m, Some(round4(with_copies.name_m[copy.unwrap().comparison.name_level()])));
+    }
+
+    fn round4(x: f64) -> f64 {
+        (x * 10_000.0).round() / 10_000.0
     }
 
     #[test]
