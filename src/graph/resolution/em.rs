@@ -80,6 +80,7 @@ pub fn estimate(records: &[Record], fields: &[Field], vectors: &[Vector]) -> Mod
         name_u,
         name_shift,
         name_rarity: Vec::new(),
+        names_learnt: records.len() >= super::model::LEARN_NAMES_FROM,
         fields: fields
             .iter()
             .zip(field_m)

@@ -8,8 +8,9 @@
 //! [`crate::graph::duplicates`]) that lands on one of [`NAME_LEVELS`]. The name is one field
 //! among the others, with or without attributes: its weight is log2(m/u) of its level, m and
 //! u estimated from the tenant's own names on every refresh (a type with no compared
-//! attribute used to score on a fixed calibrated name score that nothing it saw could move),
-//! plus the rare-word adjustment of [`super::rarity`].
+//! attribute used to score on a fixed calibrated name score that nothing it saw could move;
+//! it still does below [`LEARN_NAMES_FROM`] names, too few to estimate from), plus the
+//! rare-word adjustment of [`super::rarity`].
 
 use super::comparisons::{Field, Kind};
 use super::rarity::{self, SharedWord, TermFrequency};
@@ -26,6 +27,8 @@ pub const NAME_LEVELS: &[(&str, f64)] =
 pub const SAME_CORE: f64 = 0.93;
 /// Name probabilities are clamped to this distance from 0 and 1 (±10 bits at most).
 const CLAMP: f64 = 0.001;
+/// Names of a type from which a name with no compared attribute learns its own weights.
+pub const LEARN_NAMES_FROM: usize = 100;
 /// Default m and u of the name levels, before any estimate.
 pub const NAME_M: [f64; 5] = [0.02, 0.05, 0.13, 0.3, 0.5];
 pub const NAME_U: [f64; 5] = [0.95, 0.035, 0.01, 0.004, 0.001];
@@ -75,9 +78,12 @@ pub struct Model {
     /// m and u of the name levels (the name's weight when attributes are compared).
     pub name_m: Vec<f64>,
     pub name_u: Vec<f64>,
-    /// Bits labels say the name's weight at each name level is off by (kept for reading a
-    /// model: the weight itself moves through m and u, where the labels take part).
+    /// Bits added to a calibrated name's weight at each name level, learnt from labels (a
+    /// learnt name moves through m and u instead, where the labels take part).
     pub name_shift: Vec<f64>,
+    /// Whether the name weighs by its levels' estimated m and u when no attribute is
+    /// compared: the type has [`LEARN_NAMES_FROM`] names at least.
+    pub names_learnt: bool,
     /// Per name level, the mean information (bits) of the rarest word the level's candidate
     /// pairs share: where [`rarity::adjustment`] is centred. Empty (no adjustment) until a
     /// run has counted the type's words.
@@ -212,6 +218,7 @@ impl Model {
             name_u: NAME_U.to_vec(),
             name_shift: vec![0.0; NAME_LEVELS.len()],
             name_rarity: Vec::new(),
+            names_learnt: false,
             fields: fields
                 .iter()
                 .map(|f| FieldModel {
@@ -267,8 +274,16 @@ impl Model {
         let level = comparison.name_level();
         let term_frequency = self.term_frequency(comparison, level);
         let adjustment = term_frequency.as_ref().map_or(0.0, |t| t.bits);
-        // The name learns like any field, with or without attributes: m from EM over the
-        // candidate pairs, u from random pairs, labels moving both (see [`super::em`]).
+        // The name learns like any field once there are names enough to learn from: m from
+        // EM over the candidate pairs, u from random pairs, labels moving both (see
+        // [`super::em`]). A small tenant's few names are mostly the pairs themselves (u of
+        // "equal" from six pairs, one of them the duplicate, is 1/6): its name keeps the
+        // calibrated score, which labels move by the shift.
+        if self.fields.is_empty() && !self.names_learnt {
+            let name = comparison.name_score().clamp(CLAMP, 1.0 - CLAMP);
+            let weight = logit2(name) + self.name_shift.get(level).copied().unwrap_or(0.0);
+            return (weight + adjustment, None, None, term_frequency);
+        }
         let (m, u) = (self.name_m[level], self.name_u[level]);
         (logit2(self.prior) + (m / u).log2() + adjustment, Some(m), Some(u), term_frequency)
     }
@@ -453,8 +468,8 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn without_attributes_the_name_still_weighs_by_its_levels_m_and_u() {
-        let model = Model::with_defaults(&[]);
+    fn without_attributes_a_learnt_name_weighs_by_its_levels_m_and_u() {
+        let model = Model { names_learnt: true, ..Model::with_defaults(&[]) };
         let comparison =
             compare(&record("1", "Globex Corporation", &[]), &record("2", "Globex Corporaton", &[]), &[]);
         let explained = model.score(&comparison);
