@@ -14,10 +14,13 @@
 //!   word two names share is among the type's names (Splink's term-frequency adjustment).
 //! - [`noise`]: words of a name that are an address, a country or a legal form, which never
 //!   count as the rare word two names share.
+//! - [`calibration`]: reliability curve, Brier score and expected calibration error of the
+//!   probabilities on labelled pairs (the resolution benchmark prints them).
 //! - [`blocking`]: candidate pairs from several keys (name tokens, phonetic keys, the core
 //!   name, exact attribute values), never all pairs.
 
 pub mod blocking;
+pub mod calibration;
 pub mod comparisons;
 pub mod em;
 pub mod model;
