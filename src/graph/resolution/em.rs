@@ -21,9 +21,8 @@
 //! [`LABEL_WEIGHT`] times with its known class: an accepted pair in the M step as a sure
 //! match (raising m at its levels), a dismissed one as a sure non-match (raising u at its
 //! levels, so the same agreement weighs less); the name's levels take part like a field's,
-//! which is how labels move the name where attributes are compared. Where the name is the
-//! only field (scored on its calibrated score), its weight at a name level moves by
-//! log2((1 + accepted) / (1 + dismissed)) labels at that level. Each estimate is smoothed
+//! which is how labels move the name, with attributes or without (the name is then the
+//! only field, its m estimated from the candidate pairs' name levels). Each estimate is smoothed
 //! towards the kind's defaults (an attribute's u: towards the random pairs') by
 //! [`PSEUDO_COUNTS`], so a small tenant keeps sensible weights.
 
@@ -80,6 +79,8 @@ pub fn estimate(records: &[Record], fields: &[Field], vectors: &[Vector]) -> Mod
         name_m,
         name_u,
         name_shift,
+        name_rarity: Vec::new(),
+        names_learnt: records.len() >= super::model::LEARN_NAMES_FROM,
         fields: fields
             .iter()
             .zip(field_m)

@@ -5,16 +5,15 @@
 //!
 //! The name is compared on a continuous score (Jaro-Winkler over every surface form, shared
 //! words, and the cosine of embeddings when there is an embedder; see
-//! [`crate::graph::duplicates`]) that lands on one of [`NAME_LEVELS`]. With no attribute
-//! compared, that score is calibrated to be the probability itself, so the name's weight is
-//! its log-odds less the prior's. With attributes, the name is one field among the others:
-//! its weight is log2(m/u) of its level, m and u estimated like the attributes'. The
-//! calibrated score carries a prior of its own (the share of name pairs that match), which
-//! among pairs blocked on a shared suburb or postcode is far too high: two unrelated names
-//! scoring 0.4 cost 0.6 bits where their level's m/u costs 5 or more, and a shared suburb and
-//! postcode then merged strangers (Febrl2).
+//! [`crate::graph::duplicates`]) that lands on one of [`NAME_LEVELS`]. The name is one field
+//! among the others, with or without attributes: its weight is log2(m/u) of its level, m and
+//! u estimated from the tenant's own names on every refresh (a type with no compared
+//! attribute used to score on a fixed calibrated name score that nothing it saw could move;
+//! it still does below [`LEARN_NAMES_FROM`] names, too few to estimate from), plus the
+//! rare-word adjustment of [`super::rarity`].
 
 use super::comparisons::{Field, Kind};
+use super::rarity::{self, SharedWord, TermFrequency};
 use crate::graph::duplicates::{self, Candidate, Signals};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -28,6 +27,8 @@ pub const NAME_LEVELS: &[(&str, f64)] =
 pub const SAME_CORE: f64 = 0.93;
 /// Name probabilities are clamped to this distance from 0 and 1 (±10 bits at most).
 const CLAMP: f64 = 0.001;
+/// Names of a type from which a name with no compared attribute learns its own weights.
+pub const LEARN_NAMES_FROM: usize = 100;
 /// Default m and u of the name levels, before any estimate.
 pub const NAME_M: [f64; 5] = [0.02, 0.05, 0.13, 0.3, 0.5];
 pub const NAME_U: [f64; 5] = [0.95, 0.035, 0.01, 0.004, 0.001];
@@ -77,8 +78,16 @@ pub struct Model {
     /// m and u of the name levels (the name's weight when attributes are compared).
     pub name_m: Vec<f64>,
     pub name_u: Vec<f64>,
-    /// Bits added to the name's weight at each name level, learnt from labels.
+    /// Bits added to a calibrated name's weight at each name level, learnt from labels (a
+    /// learnt name moves through m and u instead, where the labels take part).
     pub name_shift: Vec<f64>,
+    /// Whether the name weighs by its levels' estimated m and u when no attribute is
+    /// compared: the type has [`LEARN_NAMES_FROM`] names at least.
+    pub names_learnt: bool,
+    /// Per name level, the mean information (bits) of the rarest word the level's candidate
+    /// pairs share: where [`rarity::adjustment`] is centred. Empty (no adjustment) until a
+    /// run has counted the type's words.
+    pub name_rarity: Vec<Option<f64>>,
     pub fields: Vec<FieldModel>,
 }
 
@@ -88,6 +97,8 @@ pub struct Comparison {
     pub signals: Signals,
     pub same_core: bool,
     pub levels: Vec<Option<usize>>,
+    /// The rarest word both names carry, when the type's words were counted.
+    pub shared_word: Option<SharedWord>,
 }
 
 impl Comparison {
@@ -116,6 +127,7 @@ pub fn compare(a: &Record, b: &Record, fields: &[Field]) -> Comparison {
         signals: duplicates::signals(&a.candidate, &b.candidate),
         same_core: !a.core.is_empty() && a.core == b.core,
         levels: levels(fields, &a.attributes, &b.attributes),
+        shared_word: None,
     }
 }
 
@@ -179,6 +191,10 @@ pub struct FieldWeight {
     pub m: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub u: Option<f64>,
+    /// The name's rare-word adjustment (included in `weight`): the rarest word both names
+    /// carry, the share of the type's names that carry it, and the bits it adds or takes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub term_frequency: Option<TermFrequency>,
 }
 
 /// A score with its reasons.
@@ -201,6 +217,8 @@ impl Model {
             name_m: NAME_M.to_vec(),
             name_u: NAME_U.to_vec(),
             name_shift: vec![0.0; NAME_LEVELS.len()],
+            name_rarity: Vec::new(),
+            names_learnt: false,
             fields: fields
                 .iter()
                 .map(|f| FieldModel {
@@ -216,7 +234,7 @@ impl Model {
     /// The probability of a comparison, as [`Model::score`] gives it, without building the
     /// explanation: what a run computes for every candidate pair.
     pub fn probability(&self, comparison: &Comparison) -> f64 {
-        let (name_weight, _, _) = self.name_weight(comparison);
+        let (name_weight, _, _, _) = self.name_weight(comparison);
         let name_level = comparison.name_level();
         // Summed in the explanation's order, so both give the same bits.
         let total = self
@@ -250,26 +268,44 @@ impl Model {
         self.probability(&Comparison { signals, ..comparison.clone() })
     }
 
-    /// The name's weight (the prior included, in bits) and, when it is estimated, its m and u.
-    fn name_weight(&self, comparison: &Comparison) -> (f64, Option<f64>, Option<f64>) {
+    /// The name's weight (the prior and the rare-word adjustment included, in bits), its m
+    /// and u when it is estimated, and the adjustment.
+    fn name_weight(&self, comparison: &Comparison) -> (f64, Option<f64>, Option<f64>, Option<TermFrequency>) {
         let level = comparison.name_level();
-        // Labels move a calibrated name by the shift; an estimated one through its m and u
-        // (see [`super::em`]), not twice.
-        if self.fields.is_empty() {
+        let term_frequency = self.term_frequency(comparison, level);
+        let adjustment = term_frequency.as_ref().map_or(0.0, |t| t.bits);
+        // The name learns like any field once there are names enough to learn from: m from
+        // EM over the candidate pairs, u from random pairs, labels moving both (see
+        // [`super::em`]). A small tenant's few names are mostly the pairs themselves (u of
+        // "equal" from six pairs, one of them the duplicate, is 1/6): its name keeps the
+        // calibrated score, which labels move by the shift.
+        if self.fields.is_empty() && !self.names_learnt {
             let name = comparison.name_score().clamp(CLAMP, 1.0 - CLAMP);
-            (logit2(name) + self.name_shift.get(level).copied().unwrap_or(0.0), None, None)
-        } else {
-            let (m, u) = (self.name_m[level], self.name_u[level]);
-            (logit2(self.prior) + (m / u).log2(), Some(m), Some(u))
+            let weight = logit2(name) + self.name_shift.get(level).copied().unwrap_or(0.0);
+            return (weight + adjustment, None, None, term_frequency);
         }
+        let (m, u) = (self.name_m[level], self.name_u[level]);
+        (logit2(self.prior) + (m / u).log2() + adjustment, Some(m), Some(u), term_frequency)
+    }
+
+    /// The rare-word adjustment of a pair at a name level (see [`rarity`]).
+    fn term_frequency(&self, comparison: &Comparison, level: usize) -> Option<TermFrequency> {
+        let shared = comparison.shared_word.as_ref()?;
+        let baseline = (*self.name_rarity.get(level)?)?;
+        Some(TermFrequency {
+            word: shared.word.clone(),
+            share: round(shared.share),
+            bits: rarity::adjustment(shared, baseline),
+        })
     }
 
     /// The match weight and probability of a comparison, with the explanation.
     pub fn score(&self, comparison: &Comparison) -> Explanation {
         let prior_weight = logit2(self.prior);
         let name_level = comparison.name_level();
-        let (name_weight, m, u) = self.name_weight(comparison);
+        let (name_weight, m, u, term_frequency) = self.name_weight(comparison);
         let (m, u) = (m.map(round), u.map(round));
+        let term_frequency = term_frequency.map(|t| TermFrequency { bits: round(t.bits), ..t });
         let mut fields = vec![FieldWeight {
             field: "name".into(),
             kind: "name".into(),
@@ -277,6 +313,7 @@ impl Model {
             weight: round(name_weight - prior_weight),
             m,
             u,
+            term_frequency,
         }];
         let mut total = name_weight;
         for (model, level) in self.fields.iter().zip(&comparison.levels) {
@@ -290,6 +327,7 @@ impl Model {
                 weight: round(weight),
                 m: Some(round(model.m[level])),
                 u: Some(round(model.u[name_level][level])),
+                term_frequency: None,
             });
         }
         Explanation {
@@ -430,12 +468,14 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn without_attributes_the_probability_is_the_name_score() {
-        let model = Model::with_defaults(&[]);
+    fn without_attributes_a_learnt_name_weighs_by_its_levels_m_and_u() {
+        let model = Model { names_learnt: true, ..Model::with_defaults(&[]) };
         let comparison =
             compare(&record("1", "Globex Corporation", &[]), &record("2", "Globex Corporaton", &[]), &[]);
         let explained = model.score(&comparison);
-        assert!((explained.probability - comparison.name_score()).abs() < 1e-9);
+        let level = comparison.name_level();
+        assert_eq!(explained.fields[0].m, Some(NAME_M[level]));
+        assert_eq!(explained.fields[0].weight, round((NAME_M[level] / NAME_U[level]).log2()));
     }
 
     #[test]

@@ -7,6 +7,7 @@ use super::blocking;
 use super::comparisons::{fields_of, Field};
 use super::em::{self, Vector};
 use super::model::{compare, Comparison, Explanation, Model, Record, NAME_LEVELS};
+use super::rarity::{self, WordCounts};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
@@ -64,11 +65,13 @@ pub fn score(records: &[Record], schemas: &BTreeMap<String, Value>, labels: &[La
         let group: Vec<Record> = members.iter().map(|&i| records[i].clone()).collect();
         let pairs = blocking::candidate_pairs_with_reasons(&group, &fields);
         run.blocked += pairs.len();
+        let counts = WordCounts::of(&group);
         let mut vectors: Vec<Vector> = Vec::with_capacity(pairs.len());
         let mut compared: Vec<(usize, usize, Comparison)> = Vec::with_capacity(pairs.len());
         for ((i, j), reasons) in pairs {
-            let comparison = compare(&group[i], &group[j], &fields);
-            vectors.push(evidence(&comparison, reasons, (i, j)));
+            let mut comparison = compare(&group[i], &group[j], &fields);
+            comparison.shared_word = counts.rarest_shared(&group[i], &group[j]);
+            vectors.push(evidence(&comparison, reasons, (i, j), fields.is_empty()));
             compared.push((i, j, comparison));
         }
         vectors.extend(
@@ -77,7 +80,11 @@ pub fn score(records: &[Record], schemas: &BTreeMap<String, Value>, labels: &[La
                 .filter(|l| l.type_key == type_key)
                 .filter_map(|l| vector_of(l.explanation, &fields, l.matched)),
         );
-        let model = em::estimate(&group, &fields, &vectors);
+        let mut model = em::estimate(&group, &fields, &vectors);
+        model.name_rarity = rarity::baselines(
+            NAME_LEVELS.len(),
+            compared.iter().map(|(_, _, c)| (c.name_level(), c.shared_word.as_ref())),
+        );
         for (i, j, comparison) in compared {
             let reach =
                 if floor.meaning { model.best_case(&comparison) } else { model.probability(&comparison) };
@@ -105,10 +112,18 @@ pub fn score(records: &[Record], schemas: &BTreeMap<String, Value>, labels: &[La
 /// strangers alike, so there it is no evidence: counted, a suburb rare at random made every
 /// pair in a suburb look like a match. As Splink estimates a field's m only from sessions
 /// not blocked on it.
-fn evidence(comparison: &Comparison, reasons: blocking::Reasons, pair: (usize, usize)) -> Vector {
+/// With the name the only field there is nothing else to estimate its m from: the name's
+/// levels over the candidate pairs take part then (EM separates the few like names that
+/// match from the many blocking brought together), as a Splink user with one column does.
+fn evidence(
+    comparison: &Comparison,
+    reasons: blocking::Reasons,
+    pair: (usize, usize),
+    names_only: bool,
+) -> Vector {
     let alone = |k: usize| reasons == blocking::by_field(k);
     Vector {
-        name: (reasons != blocking::BY_NAME).then(|| comparison.name_level()),
+        name: (names_only || reasons != blocking::BY_NAME).then(|| comparison.name_level()),
         levels: comparison.levels.iter().enumerate().map(|(k, l)| if alone(k) { None } else { *l }).collect(),
         compared_name: comparison.name_level(),
         pair: Some(pair),
@@ -288,6 +303,70 @@ mod tests {
         let different = model.fields[0].weight(equal_author, 0);
         let level = series_pairs[0].comparison.name_level();
         assert!(different > model.fields[0].weight(equal_author, level) + 2.0, "{model:?}");
+    }
+
+    #[test]
+    fn a_shared_rare_word_raises_a_score_more_than_a_shared_common_one_and_says_so() {
+        // Two pairs alike letter for letter; one shares a word no other name carries, the
+        // other one that 30 other names carry too.
+        const SYLLABLES: [&str; 10] = ["ke", "tu", "wo", "ye", "ze", "qu", "xe", "ve", "nu", "ho"];
+        let mut records = vec![
+            record("x1", "kalo bdfghj", &[]),
+            record("x2", "mira bdfghj", &[]),
+            record("y1", "kalo cnpsuv", &[]),
+            record("y2", "mira cnpsuv", &[]),
+        ];
+        for i in 0..30 {
+            let word = format!("{}{}{}", SYLLABLES[i % 10], SYLLABLES[i / 10], SYLLABLES[(i * 7) % 10]);
+            records.push(record(&format!("f{i:02}"), &format!("{word} cnpsuv"), &[]));
+        }
+        let run = score(&records, &BTreeMap::new(), &[], plain(0.0));
+        let pair = |a: usize, b: usize| run.pairs.iter().find(|p| p.a == a && p.b == b).expect("scored");
+        let (rare, common) = (pair(0, 1), pair(2, 3));
+        assert_eq!(rare.comparison.name_score(), common.comparison.name_score(), "alike letters");
+        assert!(rare.explanation.probability > common.explanation.probability);
+        let adjustment = |p: &ScoredPair| p.explanation.fields[0].term_frequency.clone().expect("adjusted");
+        assert_eq!(adjustment(rare).word, "bdfghj");
+        assert_eq!(adjustment(common).word, "cnpsuv");
+        assert!(adjustment(rare).bits > 0.0 && adjustment(common).bits < adjustment(rare).bits);
+        let json = serde_json::to_value(&rare.explanation).unwrap();
+        assert_eq!(json["fields"][0]["termFrequency"]["word"], "bdfghj", "{json}");
+    }
+
+    #[test]
+    fn a_type_without_compared_attributes_learns_its_names_weights_from_its_own_names() {
+        const SYLLABLES: [&str; 12] =
+            ["ka", "lo", "mi", "ra", "te", "su", "no", "vi", "da", "pe", "zo", "hu"];
+        let name = |i: usize| {
+            let s = |k: u32| SYLLABLES[(i / 12usize.pow(k)) % 12];
+            format!("{}{}{} {}{}{}", s(0), s(1), s(2), s(1), s(2), s(0))
+        };
+        // One tenant's names come with typo'd copies; the other's are all different.
+        let distinct: Vec<Record> =
+            (0..160).map(|i| record(&format!("d{i:03}"), &name(i * 7 + 1), &[])).collect();
+        let mut copies: Vec<Record> = distinct[..120].to_vec();
+        for i in 0..40 {
+            let typo = name(i * 7 + 1).replacen(' ', "a ", 1);
+            copies.push(record(&format!("c{i:03}"), &typo, &[]));
+        }
+        let (learnt, plain_names) = (
+            score(&copies, &BTreeMap::new(), &[], plain(0.0)),
+            score(&distinct, &BTreeMap::new(), &[], plain(0.0)),
+        );
+        let (with_copies, without) = (&learnt.models["company"], &plain_names.models["company"]);
+        let top = |m: &Model| m.name_m[3] + m.name_m[4];
+        assert!(top(with_copies) > top(without) + 0.1, "{with_copies:?}\n{without:?}");
+        assert_ne!(with_copies.name_u, without.name_u);
+        let copy = learnt
+            .pairs
+            .iter()
+            .max_by(|x, y| x.explanation.probability.total_cmp(&y.explanation.probability));
+        let name_part = &copy.expect("a pair").explanation.fields[0];
+        assert_eq!(name_part.m, Some(round4(with_copies.name_m[copy.unwrap().comparison.name_level()])));
+    }
+
+    fn round4(x: f64) -> f64 {
+        (x * 10_000.0).round() / 10_000.0
     }
 
     #[test]

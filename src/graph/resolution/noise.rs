@@ -1,0 +1,325 @@
+//! Noise in names: words of a name field that are not the name. Company names as exported
+//! carry addresses, postcodes, countries and legal forms ("sanofi 54 rue la boetie 75008
+//! france"); such a word is common across unrelated names or rare only because it is an
+//! address, and either way says nothing about which organisation a name is. They weigh as
+//! what they are: never as the rare word two names share (see [`super::rarity`]); a shared
+//! postcode is no more evidence that two names are one organisation than a shared country.
+//!
+//! The lists are small and built in, lower case and accent-free as names normalise:
+//! - street words: the commonest of the USPS Publication 28 street suffixes (appendix C1)
+//!   and secondary unit designators (C2), and their everyday French, German, Spanish,
+//!   Italian, Portuguese and Dutch counterparts;
+//! - countries: ISO 3166-1 English short names that are one word, the usual native
+//!   one-word names of the larger economies, and common abbreviations;
+//! - legal forms: the abbreviations of the ISO 20275 entity legal forms most often met
+//!   (the union of canon's two legal lists, [`crate::graph::normalize`] and
+//!   [`super::names`], and a few more).
+
+/// What a word of a name is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Name,
+    /// Digits only, up to 3 (a house number, a floor).
+    Number,
+    /// Digits only, 4 to 6 (most countries' postcodes).
+    Postcode,
+    Street,
+    Country,
+    Legal,
+}
+
+impl Kind {
+    pub fn name(&self) -> &'static str {
+        match self {
+            Kind::Name => "name",
+            Kind::Number => "number",
+            Kind::Postcode => "postcode",
+            Kind::Street => "street",
+            Kind::Country => "country",
+            Kind::Legal => "legal form",
+        }
+    }
+}
+
+const STREET: &[&str] = &[
+    // USPS Publication 28, C1 and C2 (the commonest).
+    "street",
+    "st",
+    "road",
+    "rd",
+    "avenue",
+    "ave",
+    "av",
+    "boulevard",
+    "blvd",
+    "lane",
+    "ln",
+    "drive",
+    "dr",
+    "court",
+    "ct",
+    "place",
+    "pl",
+    "square",
+    "sq",
+    "highway",
+    "hwy",
+    "parkway",
+    "pkwy",
+    "terrace",
+    "ter",
+    "plaza",
+    "suite",
+    "ste",
+    "floor",
+    "fl",
+    "building",
+    "bldg",
+    "unit",
+    "apt",
+    "room",
+    "rm",
+    "po",
+    "box",
+    // French, German, Spanish, Italian, Portuguese, Dutch.
+    "rue",
+    "allee",
+    "chemin",
+    "quai",
+    "cours",
+    "impasse",
+    "strasse",
+    "str",
+    "platz",
+    "weg",
+    "gasse",
+    "ring",
+    "calle",
+    "avenida",
+    "paseo",
+    "carrer",
+    "via",
+    "viale",
+    "piazza",
+    "corso",
+    "largo",
+    "rua",
+    "praca",
+    "straat",
+    "laan",
+    "plein",
+    "gracht",
+    "cedex",
+];
+
+const COUNTRY: &[&str] = &[
+    "afghanistan",
+    "albania",
+    "algeria",
+    "andorra",
+    "angola",
+    "argentina",
+    "armenia",
+    "australia",
+    "austria",
+    "azerbaijan",
+    "bahrain",
+    "bangladesh",
+    "belarus",
+    "belgium",
+    "bolivia",
+    "brazil",
+    "bulgaria",
+    "cambodia",
+    "cameroon",
+    "canada",
+    "chile",
+    "china",
+    "colombia",
+    "croatia",
+    "cuba",
+    "cyprus",
+    "czechia",
+    "denmark",
+    "ecuador",
+    "egypt",
+    "estonia",
+    "ethiopia",
+    "finland",
+    "france",
+    "georgia",
+    "germany",
+    "ghana",
+    "greece",
+    "guatemala",
+    "hungary",
+    "iceland",
+    "india",
+    "indonesia",
+    "iran",
+    "iraq",
+    "ireland",
+    "israel",
+    "italy",
+    "jamaica",
+    "japan",
+    "jordan",
+    "kazakhstan",
+    "kenya",
+    "kuwait",
+    "latvia",
+    "lebanon",
+    "lithuania",
+    "luxembourg",
+    "malaysia",
+    "malta",
+    "mexico",
+    "moldova",
+    "monaco",
+    "mongolia",
+    "morocco",
+    "nepal",
+    "netherlands",
+    "nigeria",
+    "norway",
+    "oman",
+    "pakistan",
+    "panama",
+    "paraguay",
+    "peru",
+    "philippines",
+    "poland",
+    "portugal",
+    "qatar",
+    "romania",
+    "russia",
+    "serbia",
+    "singapore",
+    "slovakia",
+    "slovenia",
+    "spain",
+    "sweden",
+    "switzerland",
+    "taiwan",
+    "tanzania",
+    "thailand",
+    "tunisia",
+    "turkey",
+    "turkiye",
+    "ukraine",
+    "uruguay",
+    "uzbekistan",
+    "venezuela",
+    "vietnam",
+    "zambia",
+    "zimbabwe",
+    // Native names and abbreviations.
+    "deutschland",
+    "espana",
+    "italia",
+    "nederland",
+    "schweiz",
+    "suisse",
+    "svizzera",
+    "osterreich",
+    "belgique",
+    "belgie",
+    "sverige",
+    "norge",
+    "danmark",
+    "suomi",
+    "polska",
+    "brasil",
+    "nippon",
+    "usa",
+    "uk",
+    "uae",
+];
+
+const LEGAL: &[&str] = &[
+    "inc",
+    "incorporated",
+    "llc",
+    "llp",
+    "lp",
+    "ltd",
+    "limited",
+    "gmbh",
+    "ag",
+    "plc",
+    "corp",
+    "corporation",
+    "co",
+    "company",
+    "sa",
+    "sas",
+    "sarl",
+    "srl",
+    "spa",
+    "bv",
+    "nv",
+    "oy",
+    "oyj",
+    "ab",
+    "asa",
+    "kk",
+    "pty",
+    "pte",
+    "kg",
+    "kgaa",
+    "se",
+    "mbh",
+    "bhd",
+    "sdn",
+    "nyrt",
+    "zrt",
+    "doo",
+    "sro",
+    "ltda",
+    "cv",
+    "sab",
+    "holding",
+    "holdings",
+    "group",
+];
+
+/// What a (normalised) word of a name is.
+pub fn kind(word: &str) -> Kind {
+    if !word.is_empty() && word.chars().all(|c| c.is_ascii_digit()) {
+        return if (4..=6).contains(&word.len()) { Kind::Postcode } else { Kind::Number };
+    }
+    if STREET.contains(&word) {
+        Kind::Street
+    } else if COUNTRY.contains(&word) {
+        Kind::Country
+    } else if LEGAL.contains(&word) {
+        Kind::Legal
+    } else {
+        Kind::Name
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn address_country_and_legal_words_are_told_from_name_words() {
+        let words: Vec<(&str, Kind)> =
+            "sanofi 54 rue la boetie 75008 france sa".split_whitespace().map(|w| (w, kind(w))).collect();
+        assert_eq!(
+            words,
+            vec![
+                ("sanofi", Kind::Name),
+                ("54", Kind::Number),
+                ("rue", Kind::Street),
+                ("la", Kind::Name),
+                ("boetie", Kind::Name),
+                ("75008", Kind::Postcode),
+                ("france", Kind::Country),
+                ("sa", Kind::Legal),
+            ]
+        );
+        assert_eq!(kind("3m"), Kind::Name, "letters and digits together are a name");
+    }
+}
