@@ -48,7 +48,11 @@ async fn answers_again(app: &TestApp, path: &str, within: Duration) -> Duration 
 async fn a_stopped_falkordb_gets_graph_requests_a_503_with_retry_after_within_10_s_other_requests_work_and_sigcont_recovers(
 ) {
     // The supervisor's hung limit is well past the test: this is about answering while it waits.
-    let app = spawn_app_with(Handlers::default(), |config| config.falkordb_hung_seconds = 120.0).await;
+    let app = spawn_app_with(Handlers::default(), |config| {
+        config.neo4j_uri = None; // the embedded FalkorDB child on every pass
+        config.falkordb_hung_seconds = 120.0;
+    })
+    .await;
     let bucket = app.create_bucket("Stalled").await;
     let graph_path = format!("/v3/buckets/{bucket}");
     let pid = falkordb_pid(&app).await;
@@ -90,7 +94,7 @@ async fn a_stopped_falkordb_gets_graph_requests_a_503_with_retry_after_within_10
 /// The figure it prints is the crash-restart time the README states.
 #[tokio::test]
 async fn a_killed_falkordb_with_5000_entities_is_restarted_and_answers_graph_requests_again_within_20_s() {
-    let app = spawn_app_with(Handlers::default(), |_| {}).await;
+    let app = spawn_app_with(Handlers::default(), |config| config.neo4j_uri = None).await;
     let bucket = app.create_bucket("Before the kill").await;
     for batch in 0..100 {
         let rows: Vec<_> = (0..50)

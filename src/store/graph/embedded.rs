@@ -440,6 +440,9 @@ async fn wait_ready(socket: &Path, unanswered: Duration) -> anyhow::Result<()> {
 
 /// Rewrites the append-only file into one snapshot and waits for the rewrite to finish.
 async fn compact_aof(socket: &Path) -> std::io::Result<()> {
+    // A rewrite the supervisor asked for (replay_bound) may still run: Redis refuses a second
+    // one meanwhile, and the queries written during the first would be left to replay.
+    rewrite_settled(socket).await?;
     let reply = command(socket, "BGREWRITEAOF").await?;
     if reply.starts_with('-') {
         return Err(std::io::Error::other(reply.trim().to_string()));

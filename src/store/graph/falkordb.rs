@@ -84,13 +84,14 @@ impl CypherEngine for FalkorEngine {
         // restarted each of the client's sockets (taken in turn) fails once before it
         // reconnects, and a read is safe to repeat. A write is not (it may have run before the
         // connection dropped): it gets the 503.
-        let mut retries = if super::index_build::writes(cypher) { 0 } else { SOCKETS };
+        let writes = super::index_build::writes(cypher);
+        let mut retries = if writes { 0 } else { SOCKETS };
         let rows: Vec<falkordb::Row> = loop {
             let mut graph = self.graph.clone();
             let params = params.clone();
             let result = self
                 .liveness
-                .bound(async {
+                .bound(writes, async {
                     let result =
                         graph.query(cypher).with_params(params).execute().await.map_err(query_error)?;
                     result.data.try_collect().await.map_err(query_error)

@@ -12,6 +12,12 @@
 //! [`GraphError::Stalled`] (503 with `Retry-After`), within [`STALL_ANSWER`] of its start.
 //! While the last probe failed, later queries probe first (at most once per
 //! [`PROBE_FRESH`]) and fail at once instead of each waiting out the stall.
+//!
+//! Writes are not cut by a failed probe: a large write holds Redis' main lock while it
+//! commits (a million-node CREATE on a loaded machine kept `INFO` unanswered for over 2 s),
+//! so a silent server may be one finishing a write, and a 503 would tell the client that a
+//! write which then lands had failed. A write on a stalled server waits for the client's own
+//! response timeout (60 s, `GraphError::Unavailable`, 503) instead.
 
 use super::GraphError;
 use falkordb::{ConnectionStrategy, FalkorAsyncClient, FalkorClientBuilder, FalkorConnectionInfo};
@@ -49,8 +55,16 @@ impl Liveness {
         Ok(Self { info, probe: tokio::sync::Mutex::new(Some(probe)), last: std::sync::Mutex::new(None) })
     }
 
-    /// Runs `work`, ending it with [`GraphError::Stalled`] when the server stops answering.
-    pub async fn bound<T>(&self, work: impl Future<Output = Result<T, GraphError>>) -> Result<T, GraphError> {
+    /// Runs `work`, ending it with [`GraphError::Stalled`] when the server stops answering,
+    /// unless it `writes` (see the module's docs).
+    pub async fn bound<T>(
+        &self,
+        writes: bool,
+        work: impl Future<Output = Result<T, GraphError>>,
+    ) -> Result<T, GraphError> {
+        if writes {
+            return work.await;
+        }
         if self.last_failed() && !self.answering().await {
             return Err(stalled(Duration::ZERO));
         }
