@@ -11,6 +11,7 @@ pub mod events;
 pub mod gazetteer;
 pub mod id_blocks;
 pub mod id_keys;
+pub mod legal_forms;
 pub mod merges;
 pub mod normalize;
 pub mod queries;

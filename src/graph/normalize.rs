@@ -4,40 +4,6 @@
 
 use unicode_normalization::UnicodeNormalization;
 
-/// Legal-form words dropped from the end of a name (never the whole name). The resolution
-/// model's comparison list (`resolution::names`) differs on purpose; it says why.
-const LEGAL_SUFFIXES: &[&str] = &[
-    "inc",
-    "incorporated",
-    "llc",
-    "llp",
-    "lp",
-    "ltd",
-    "limited",
-    "gmbh",
-    "ag",
-    "plc",
-    "corp",
-    "corporation",
-    "co",
-    "company",
-    "sa",
-    "sas",
-    "sarl",
-    "srl",
-    "spa",
-    "bv",
-    "nv",
-    "oy",
-    "ab",
-    "as",
-    "kk",
-    "pty",
-    "pte",
-    "kg",
-    "se",
-];
-
 /// The normalised form of a name; empty when nothing but punctuation is left.
 pub fn normalize(name: &str) -> String {
     let folded: String =
@@ -58,7 +24,7 @@ pub fn normalize(name: &str) -> String {
     if !letters.is_empty() {
         words.push(letters);
     }
-    while words.len() > 1 && words.last().is_some_and(|w| LEGAL_SUFFIXES.contains(&w.as_str())) {
+    while words.len() > 1 && words.last().is_some_and(|w| super::legal_forms::ends_a_key(w)) {
         words.pop();
     }
     words.join(" ")

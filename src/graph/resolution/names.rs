@@ -2,42 +2,12 @@
 //! entities apart dropped (a leading "the", trade words such as "restaurant", a
 //! parenthesised qualifier such as "(new york)", legal suffixes anywhere at the end).
 
+use crate::graph::legal_forms;
 use crate::graph::normalize::normalize;
 
 /// Trade words that qualify a name rather than distinguish it.
 const QUALIFIERS: &[&str] =
     &["the", "restaurant", "restaurants", "restaurante", "ristorante", "cafe", "bistro"];
-/// Legal-form words a comparison ignores wherever they stand (normalisation has already
-/// dropped its own list's words from the end). Not the same list as
-/// [`crate::graph::normalize`]'s on purpose: its short forms (`as`, `se`, `ab`, `kg`, `lp`,
-/// `oy`, …) are real words inside names ("AS Roma"), so only a trailing one is a legal form;
-/// `group` and `holding(s)` are here only, because a comparison may discount them while a
-/// resolution key must keep them ("Acme Group" need not be "Acme").
-const LEGAL: &[&str] = &[
-    "inc",
-    "incorporated",
-    "llc",
-    "llp",
-    "ltd",
-    "limited",
-    "gmbh",
-    "ag",
-    "plc",
-    "corp",
-    "corporation",
-    "co",
-    "company",
-    "sa",
-    "sas",
-    "sarl",
-    "srl",
-    "spa",
-    "bv",
-    "nv",
-    "group",
-    "holding",
-    "holdings",
-];
 
 /// The core of a name as written: parenthesised and bracketed parts removed, normalised,
 /// qualifier and legal words dropped (never every word).
@@ -60,8 +30,11 @@ pub fn core_name(text: &str) -> String {
     let normalized = normalize(&stripped);
     let normalized = if normalized.is_empty() { normalize(text) } else { normalized };
     let words: Vec<&str> = normalized.split_whitespace().collect();
-    let kept: Vec<&str> =
-        words.iter().copied().filter(|w| !QUALIFIERS.contains(w) && !LEGAL.contains(w)).collect();
+    let kept: Vec<&str> = words
+        .iter()
+        .copied()
+        .filter(|w| !QUALIFIERS.contains(w) && !legal_forms::ignored_in_comparison(w))
+        .collect();
     if kept.is_empty() {
         normalized
     } else {

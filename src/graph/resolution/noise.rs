@@ -12,8 +12,9 @@
 //! - countries: ISO 3166-1 English short names that are one word, the usual native
 //!   one-word names of the larger economies, and common abbreviations;
 //! - legal forms: the abbreviations of the ISO 20275 entity legal forms most often met
-//!   (the union of canon's two legal lists, [`crate::graph::normalize`] and
-//!   [`super::names`], and a few more).
+//!   ([`crate::graph::legal_forms`], canon's one list).
+
+use crate::graph::legal_forms;
 
 /// What a word of a name is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -236,53 +237,6 @@ const COUNTRY: &[&str] = &[
     "uae",
 ];
 
-const LEGAL: &[&str] = &[
-    "inc",
-    "incorporated",
-    "llc",
-    "llp",
-    "lp",
-    "ltd",
-    "limited",
-    "gmbh",
-    "ag",
-    "plc",
-    "corp",
-    "corporation",
-    "co",
-    "company",
-    "sa",
-    "sas",
-    "sarl",
-    "srl",
-    "spa",
-    "bv",
-    "nv",
-    "oy",
-    "oyj",
-    "ab",
-    "asa",
-    "kk",
-    "pty",
-    "pte",
-    "kg",
-    "kgaa",
-    "se",
-    "mbh",
-    "bhd",
-    "sdn",
-    "nyrt",
-    "zrt",
-    "doo",
-    "sro",
-    "ltda",
-    "cv",
-    "sab",
-    "holding",
-    "holdings",
-    "group",
-];
-
 /// What a (normalised) word of a name is.
 pub fn kind(word: &str) -> Kind {
     if !word.is_empty() && word.chars().all(|c| c.is_ascii_digit()) {
@@ -292,7 +246,7 @@ pub fn kind(word: &str) -> Kind {
         Kind::Street
     } else if COUNTRY.contains(&word) {
         Kind::Country
-    } else if LEGAL.contains(&word) {
+    } else if legal_forms::is_legal_word(word) {
         Kind::Legal
     } else {
         Kind::Name
