@@ -1,6 +1,6 @@
 //! The three Box REST calls a folder watch needs: a client-credentials token, a folder's
 //! items (paged by offset), a file's content (Box answers with a redirect to the bytes,
-//! which reqwest follows).
+//! which canon follows only as far as [`follow_box_redirect`] allows).
 
 use crate::egress::reply;
 use anyhow::Context as _;
@@ -44,8 +44,13 @@ impl BoxApi {
     /// `base`: `https://api.box.com` in production (`CANON_BOX_API_URL`). The URL is the
     /// operator's, not a tenant's, so it does not go through the egress guard.
     pub fn new(base: &str) -> anyhow::Result<Self> {
-        let client = reqwest::Client::builder().timeout(Duration::from_secs(60)).build()?;
-        Ok(Self { base: base.trim_end_matches('/').to_string(), client })
+        let base = base.trim_end_matches('/').to_string();
+        let origin = reqwest::Url::parse(&base)?.origin();
+        let client = reqwest::Client::builder()
+            .timeout(Duration::from_secs(60))
+            .redirect(reqwest::redirect::Policy::custom(move |attempt| follow_box_redirect(attempt, &origin)))
+            .build()?;
+        Ok(Self { base, client })
     }
 
     pub async fn token(
@@ -128,6 +133,33 @@ impl BoxApi {
     }
 }
 
+/// Most redirects followed for one Box request (Box sends one, to its download host).
+const MAX_REDIRECTS: usize = 3;
+
+/// Follows a redirect of Box only to Box's own origin or to an `https` URL whose host is not
+/// a private or loopback address literal: the download URL is Box's, but the folder and the
+/// credentials are a tenant's, so where the bytes come from is checked, not assumed.
+fn follow_box_redirect(
+    attempt: reqwest::redirect::Attempt<'_>,
+    origin: &url::Origin,
+) -> reqwest::redirect::Action {
+    if attempt.previous().len() >= MAX_REDIRECTS {
+        return attempt.error(format!("Box redirected more than {MAX_REDIRECTS} times"));
+    }
+    let url = attempt.url();
+    let private_literal = match url.host() {
+        Some(url::Host::Ipv4(ip)) => crate::egress::address::non_public_reason(ip.into()).is_some(),
+        Some(url::Host::Ipv6(ip)) => crate::egress::address::non_public_reason(ip.into()).is_some(),
+        _ => false,
+    };
+    if url.origin() == *origin || (url.scheme() == "https" && !private_literal) {
+        attempt.follow()
+    } else {
+        let refused = format!("Box redirected to {url}, which is neither Box nor a public https URL");
+        attempt.error(refused)
+    }
+}
+
 /// A JSON answer of Box, read under [`reply::API_ANSWER_CAP`].
 async fn read_json<T: serde::de::DeserializeOwned>(response: reqwest::Response) -> anyhow::Result<T> {
     let bytes = reply::read_within(response, reply::API_ANSWER_CAP).await.context("box answer")?;
@@ -136,4 +168,44 @@ async fn read_json<T: serde::de::DeserializeOwned>(response: reqwest::Response) 
 
 fn urlencode(segment: &str) -> String {
     url::form_urlencoded::byte_serialize(segment.as_bytes()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::BoxApi;
+    use axum::response::Redirect;
+    use axum::routing::get;
+
+    /// A local server whose `/2.0/files/{id}/content` redirects to `target` (joined to its
+    /// own address when relative) and whose `/bytes` answers the file.
+    async fn box_redirecting_to(target: &'static str) -> String {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        let app = axum::Router::new()
+            .route("/2.0/files/{id}/content", get(move || async move { Redirect::to(target) }))
+            .route("/bytes", get(|| async { "the file" }));
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        base
+    }
+
+    #[tokio::test]
+    async fn a_redirect_within_box_is_followed() {
+        let base = box_redirecting_to("/bytes").await;
+        let bytes = BoxApi::new(&base).unwrap().download("token", "f1").await.unwrap();
+        assert_eq!(bytes, b"the file");
+    }
+
+    #[tokio::test]
+    async fn a_redirect_to_a_private_address_is_refused() {
+        let base = box_redirecting_to("http://127.0.0.1:9/secrets").await;
+        let err = BoxApi::new(&base).unwrap().download("token", "f1").await.unwrap_err();
+        assert!(format!("{err:#}").contains("neither Box nor a public https URL"), "{err:#}");
+    }
+
+    #[tokio::test]
+    async fn a_redirect_to_a_private_https_literal_is_refused() {
+        let base = box_redirecting_to("https://10.0.0.7/bytes").await;
+        let err = BoxApi::new(&base).unwrap().download("token", "f1").await.unwrap_err();
+        assert!(format!("{err:#}").contains("neither Box nor a public https URL"), "{err:#}");
+    }
 }
