@@ -109,18 +109,20 @@ impl Backends {
             })
             .await?
         } else {
-            let url = match &config.falkordb_url {
-                Some(url) => url.clone(),
+            // An external server has no supervisor of canon's to tell about writes.
+            let (url, writes) = match &config.falkordb_url {
+                Some(url) => (url.clone(), Arc::default()),
                 None => {
                     let child = EmbeddedFalkor::start(config).await?;
-                    let url = child.url();
+                    let found = (child.url(), child.writes());
                     embedded_falkor = Some(child);
-                    url
+                    found
                 }
             };
-            let url = &url;
+            let (url, writes) = (&url, &writes);
             connect_graph(|| async move {
-                Ok(Arc::new(FalkorEngine::connect(url, GRAPH_NAME).await?) as Arc<dyn CypherEngine>)
+                let engine = FalkorEngine::connect(url, GRAPH_NAME, writes.clone()).await?;
+                Ok(Arc::new(engine) as Arc<dyn CypherEngine>)
             })
             .await?
         };

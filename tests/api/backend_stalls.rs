@@ -125,3 +125,29 @@ async fn a_killed_falkordb_with_5000_entities_is_restarted_and_answers_graph_req
         .await;
     assert_eq!(count[0]["n"], 5000, "every acknowledged entity survived the kill");
 }
+
+/// A write that holds FalkorDB's main thread while it commits leaves PING unanswered; the
+/// supervisor must wait for it rather than abort the child as hung and lose the write (a
+/// million-node CREATE under load was aborted at the 30 s limit). Here the limit is 1 s and
+/// the write holds the child for longer.
+#[tokio::test]
+async fn a_write_that_silences_falkordb_longer_than_the_hung_limit_is_waited_for_not_aborted() {
+    let app = spawn_app_with(Handlers::default(), |config| {
+        config.neo4j_uri = None;
+        config.falkordb_hung_seconds = 1.0;
+    })
+    .await;
+    let before = falkordb_pid(&app).await;
+    let started = Instant::now();
+    app.cypher(
+        "UNWIND range(1, 2000000) AS i CREATE (:Entity {id: 'ent_long' + toString(i), accountID: 'acc_long'})",
+        serde_json::json!({}),
+    )
+    .await;
+    println!("a 2,000,000-node CREATE took {:?} with a 1 s hung limit", started.elapsed());
+    assert_eq!(falkordb_pid(&app).await, before, "the child was not aborted");
+    let count = app
+        .cypher("MATCH (e:Entity {accountID: 'acc_long'}) RETURN count(e) AS n", serde_json::json!({}))
+        .await;
+    assert_eq!(count[0]["n"], 2_000_000, "the write landed whole");
+}

@@ -29,6 +29,8 @@
 //! answers, and a killed process's written pages survive. A busy child still answers PING
 //! (queries run on FalkorDB's own threads; loading answers `-LOADING`).
 
+use super::falkordb::RESPONSE_TIMEOUT;
+use super::writes_in_flight::WritesInFlight;
 use crate::config::Config;
 use crate::provision;
 use std::path::{Path, PathBuf};
@@ -64,6 +66,8 @@ pub struct EmbeddedFalkor {
     child: Arc<Mutex<Option<Child>>>,
     stop_tx: watch::Sender<bool>,
     supervisor: Mutex<Option<tokio::task::JoinHandle<()>>>,
+    /// canon's writes waiting for the child: silence while one runs is not a hang.
+    writes: Arc<WritesInFlight>,
 }
 
 struct Launch {
@@ -99,8 +103,14 @@ impl EmbeddedFalkor {
         stop_stale_server(&launch.dir).await;
         let child = Arc::new(Mutex::new(Some(launch.spawn_ready(UNANSWERED_LIMIT, true).await?)));
         let (stop_tx, stop_rx) = watch::channel(false);
-        let supervisor = tokio::spawn(supervise(launch, child.clone(), stop_rx));
-        Ok(Self { socket, child, stop_tx, supervisor: Mutex::new(Some(supervisor)) })
+        let writes = Arc::new(WritesInFlight::default());
+        let supervisor = tokio::spawn(supervise(launch, child.clone(), stop_rx, writes.clone()));
+        Ok(Self { socket, child, stop_tx, supervisor: Mutex::new(Some(supervisor)), writes })
+    }
+
+    /// Where the engine talking to this child registers its writes.
+    pub fn writes(&self) -> Arc<WritesInFlight> {
+        self.writes.clone()
     }
 
     /// The connection URL of the running child.
@@ -294,10 +304,23 @@ fn die_with_canon(command: &mut Command) {
 #[cfg(not(target_os = "linux"))]
 fn die_with_canon(_command: &mut Command) {}
 
+/// Whether a silence that began after `answered` may be a write still committing: one that was
+/// already waiting then and has not reached its own response timeout (see [`WritesInFlight`]).
+fn excused_by_a_write(writes: &WritesInFlight, answered: tokio::time::Instant) -> bool {
+    writes.newest_sent_by(answered).is_some_and(|sent| sent.elapsed() < RESPONSE_TIMEOUT)
+}
+
 /// Restarts the child whenever it exits unexpectedly or stops answering, until told to stop.
-async fn supervise(launch: Launch, child: Arc<Mutex<Option<Child>>>, mut stop: watch::Receiver<bool>) {
+async fn supervise(
+    launch: Launch,
+    child: Arc<Mutex<Option<Child>>>,
+    mut stop: watch::Receiver<bool>,
+    writes: Arc<WritesInFlight>,
+) {
     let mut backoff = Duration::from_millis(200);
     let mut answered = tokio::time::Instant::now();
+    // The silence (by when it began) already said to be a write's, so it is said once.
+    let mut excused_silence = None;
     loop {
         tokio::select! {
             _ = stop.changed() => return,
@@ -316,6 +339,11 @@ async fn supervise(launch: Launch, child: Arc<Mutex<Option<Child>>>, mut stop: w
             // The status says how: a signal (9: killed, maybe by the OOM killer; 6: aborted;
             // 11: crashed, its stack in falkordb.log) or an exit code.
             tracing::error!(?pid, %status, log = %launch.log().display(), "FalkorDB exited unexpectedly; restarting it");
+        } else if answered.elapsed() >= launch.hung_limit && excused_by_a_write(&writes, answered) {
+            if excused_silence.replace(answered) != Some(answered) {
+                tracing::warn!(unanswered = ?answered.elapsed(), "FalkorDB is silent while a write of canon's runs; waiting for it");
+            }
+            continue;
         } else if answered.elapsed() >= launch.hung_limit {
             tracing::error!(
                 ?pid,

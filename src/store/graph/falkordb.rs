@@ -2,6 +2,7 @@
 
 use super::index_build::IndexBuild;
 use super::liveness::Liveness;
+use super::writes_in_flight::WritesInFlight;
 use super::{CypherEngine, GraphError, Params, Row};
 use async_trait::async_trait;
 use falkordb::{
@@ -11,13 +12,14 @@ use falkordb::{
 use futures::TryStreamExt;
 use serde_json::{Map, Number, Value};
 use std::fmt::Write as _;
+use std::sync::Arc;
 
 const SCHEMA: &str = include_str!("../../../cypher/schema/falkordb.cypher");
 /// The client's sockets, commands taken round-robin (the falkordb crate's default).
 const SOCKETS: u8 = 8;
 /// Longest wait for one statement's answer while the server still answers (a long write);
 /// a server that stops answering ends the wait much sooner (see `liveness`).
-const RESPONSE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
+pub const RESPONSE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// One FalkorDB graph (every tenant shares it; every node carries its tenancy).
 pub struct FalkorEngine {
@@ -26,11 +28,18 @@ pub struct FalkorEngine {
     liveness: Liveness,
     /// Set once the schema is applied: from then on, writes wait for indexes being built.
     indexes: std::sync::OnceLock<IndexBuild>,
+    /// Where each write is registered while it waits (read by an embedded child's supervisor).
+    writes: Arc<WritesInFlight>,
 }
 
 impl FalkorEngine {
-    /// Connects to `url` (`unix:///path` or `redis://host:port`) and selects `graph_name`.
-    pub async fn connect(url: &str, graph_name: &str) -> Result<Self, GraphError> {
+    /// Connects to `url` (`unix:///path` or `redis://host:port`) and selects `graph_name`;
+    /// each write is registered in `writes` while it waits for its answer.
+    pub async fn connect(
+        url: &str,
+        graph_name: &str,
+        writes: Arc<WritesInFlight>,
+    ) -> Result<Self, GraphError> {
         let info = FalkorConnectionInfo::try_from(url).map_err(unavailable)?;
         let liveness = Liveness::connect(info.clone()).await?;
         // A statement that never answers (a stuck or vanished server) becomes an error
@@ -44,7 +53,12 @@ impl FalkorEngine {
             .build()
             .await
             .map_err(unavailable)?;
-        Ok(Self { graph: client.select_graph(graph_name), liveness, indexes: std::sync::OnceLock::new() })
+        Ok(Self {
+            graph: client.select_graph(graph_name),
+            liveness,
+            indexes: std::sync::OnceLock::new(),
+            writes,
+        })
     }
 
     async fn ensure_unique(&self, label: &str, property: &str) -> Result<(), GraphError> {
@@ -86,6 +100,7 @@ impl CypherEngine for FalkorEngine {
         // connection dropped): it gets the 503.
         let writes = super::index_build::writes(cypher);
         let mut retries = if writes { 0 } else { SOCKETS };
+        let _in_flight = writes.then(|| self.writes.begin());
         let rows: Vec<falkordb::Row> = loop {
             let mut graph = self.graph.clone();
             let params = params.clone();

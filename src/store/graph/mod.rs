@@ -10,6 +10,7 @@ pub mod index_build;
 pub mod liveness;
 pub mod neo4j;
 pub mod replay_bound;
+pub mod writes_in_flight;
 
 use async_trait::async_trait;
 use serde_json::{Map, Value};
