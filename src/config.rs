@@ -96,8 +96,9 @@ pub struct Config {
     /// [`Self::jobs_per_tenant`] leave workers free for the others.
     #[arg(long, env = "CANON_WORKERS", default_value_t = 8)]
     pub workers: usize,
-    /// Jobs one account runs at once (workflow calls, waited ones included); its other jobs
-    /// wait, so one tenant's backlog or hung model cannot hold every worker.
+    /// Jobs one account runs at once, of every kind (workflow calls, waited ones included,
+    /// seed jobs, embedding writes, evaluations); its other jobs wait, so one tenant's backlog
+    /// or hung model cannot hold every worker.
     #[arg(long, env = "CANON_JOBS_PER_TENANT", default_value_t = 2)]
     pub jobs_per_tenant: usize,
     /// How long a `wait=true` workflow call blocks before answering 202 with the running call.
