@@ -201,7 +201,9 @@ impl App {
         if requeued > 0 {
             tracing::warn!(requeued, "queued embedding again for pending items whose job had given up");
         }
-        let graph = Arc::new(GraphService::new(backends.engine.clone()));
+        let graph = Arc::new(
+            GraphService::new(backends.engine.clone()).with_max_centered_nodes(config.max_centered_nodes),
+        );
         graph.backfill_id_keys().await?;
         let records = backends.records.clone();
         graph.set_entity_events(Arc::new(crate::delivery::entity_events::RecordedEntityEvents {

@@ -161,6 +161,12 @@ pub struct Config {
     /// several instances that use no collection set it, since no Qdrant server runs there.
     #[arg(skip)]
     pub unshared_vectors_beside_others: bool,
+    /// Most entities a centred knowledge-graph read (`nodeID` + `maxDepth`) may reach, the
+    /// centre included; past it the read is refused (400 naming `maxDepth`). Not a setting
+    /// (no flag, no variable): always the production value but in tests, which lower it to
+    /// reach it without creating 10,000 relations.
+    #[arg(skip = crate::graph::relations::MAX_CENTERED_NODES)]
+    pub max_centered_nodes: usize,
 }
 
 impl Config {
@@ -205,6 +211,7 @@ impl Config {
             falkordb_hung_seconds: 30.0,
             log_format: "text".into(),
             unshared_vectors_beside_others: false,
+            max_centered_nodes: crate::graph::relations::MAX_CENTERED_NODES,
         }
     }
 
