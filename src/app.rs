@@ -227,6 +227,8 @@ impl App {
         // A process without job workers runs no call itself, waited or not.
         let calls = if config.workers > 0 { calls.running_waited_calls() } else { calls };
         let accuracy = crate::accuracy::AccuracyService { records: records.clone(), calls: calls.clone() };
+        let fs =
+            crate::fs::FsService::new(records.clone(), graph.clone()).with_scan_limit(config.fs_scan_limit);
         let state = AppState::new(Services {
             accuracy,
             calls,
@@ -267,6 +269,7 @@ impl App {
             metrics: Arc::new(Metrics::new()),
             vendor_dir: Arc::new(config.vendor_dir.clone()),
             schema_model: config.schema_model(),
+            fs,
         });
         crate::data_dir::warn_loose_modes(&config.data_dir);
         let listener = tokio::net::TcpListener::bind(config.listen).await?;

@@ -167,6 +167,11 @@ pub struct Config {
     /// reach it without creating 10,000 relations.
     #[arg(skip = crate::graph::relations::MAX_CENTERED_NODES)]
     pub max_centered_nodes: usize,
+    /// Candidates one `fs grep` request (a page or a `countOnly` count) reads at most before
+    /// answering with a cursor. Not a setting: the production value but in tests, which lower
+    /// it to reach it without parsing 20,000 sections.
+    #[arg(skip = crate::fs::SCAN_LIMIT)]
+    pub fs_scan_limit: usize,
 }
 
 impl Config {
@@ -212,6 +217,7 @@ impl Config {
             log_format: "text".into(),
             unshared_vectors_beside_others: false,
             max_centered_nodes: crate::graph::relations::MAX_CENTERED_NODES,
+            fs_scan_limit: crate::fs::SCAN_LIMIT,
         }
     }
 
