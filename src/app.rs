@@ -203,7 +203,9 @@ impl App {
         if requeued > 0 {
             tracing::warn!(requeued, "queued embedding again for pending items whose job had given up");
         }
-        let graph = Arc::new(GraphService::new(backends.engine.clone()));
+        let graph = Arc::new(
+            GraphService::new(backends.engine.clone()).with_max_centered_nodes(config.max_centered_nodes),
+        );
         graph.backfill_id_keys().await?;
         let records = backends.records.clone();
         graph.set_entity_events(Arc::new(crate::delivery::entity_events::RecordedEntityEvents {
@@ -227,6 +229,8 @@ impl App {
         // A process without job workers runs no call itself, waited or not.
         let calls = if config.workers > 0 { calls.running_waited_calls() } else { calls };
         let accuracy = crate::accuracy::AccuracyService { records: records.clone(), calls: calls.clone() };
+        let fs =
+            crate::fs::FsService::new(records.clone(), graph.clone()).with_scan_limit(config.fs_scan_limit);
         let state = AppState::new(Services {
             accuracy,
             calls,
@@ -267,6 +271,7 @@ impl App {
             metrics: Arc::new(Metrics::new()),
             vendor_dir: Arc::new(config.vendor_dir.clone()),
             schema_model: config.schema_model(),
+            fs,
         });
         crate::data_dir::warn_loose_modes(&config.data_dir);
         let listener = tokio::net::TcpListener::bind(config.listen).await?;

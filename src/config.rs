@@ -96,8 +96,9 @@ pub struct Config {
     /// [`Self::jobs_per_tenant`] leave workers free for the others.
     #[arg(long, env = "CANON_WORKERS", default_value_t = 8)]
     pub workers: usize,
-    /// Jobs one account runs at once (workflow calls, waited ones included); its other jobs
-    /// wait, so one tenant's backlog or hung model cannot hold every worker.
+    /// Jobs one account runs at once, of every kind (workflow calls, waited ones included,
+    /// seed jobs, embedding writes, evaluations); its other jobs wait, so one tenant's backlog
+    /// or hung model cannot hold every worker.
     #[arg(long, env = "CANON_JOBS_PER_TENANT", default_value_t = 2)]
     pub jobs_per_tenant: usize,
     /// How long a `wait=true` workflow call blocks before answering 202 with the running call.
@@ -160,6 +161,17 @@ pub struct Config {
     /// several instances that use no collection set it, since no Qdrant server runs there.
     #[arg(skip)]
     pub unshared_vectors_beside_others: bool,
+    /// Most entities a centred knowledge-graph read (`nodeID` + `maxDepth`) may reach, the
+    /// centre included; past it the read is refused (400 naming `maxDepth`). Not a setting
+    /// (no flag, no variable): always the production value but in tests, which lower it to
+    /// reach it without creating 10,000 relations.
+    #[arg(skip = crate::graph::relations::MAX_CENTERED_NODES)]
+    pub max_centered_nodes: usize,
+    /// Candidates one `fs grep` request (a page or a `countOnly` count) reads at most before
+    /// answering with a cursor. Not a setting: the production value but in tests, which lower
+    /// it to reach it without parsing 20,000 sections.
+    #[arg(skip = crate::fs::SCAN_LIMIT)]
+    pub fs_scan_limit: usize,
 }
 
 impl Config {
@@ -204,6 +216,8 @@ impl Config {
             falkordb_hung_seconds: 30.0,
             log_format: "text".into(),
             unshared_vectors_beside_others: false,
+            max_centered_nodes: crate::graph::relations::MAX_CENTERED_NODES,
+            fs_scan_limit: crate::fs::SCAN_LIMIT,
         }
     }
 

@@ -63,4 +63,6 @@ pub struct Services {
     pub vendor_dir: Arc<std::path::PathBuf>,
     /// The model refining `POST /v3/infer-schema` answers, when configured.
     pub schema_model: Option<crate::engines::llm::LlmConfig>,
+    /// `POST /v3/fs` (REST and MCP).
+    pub fs: crate::fs::FsService,
 }

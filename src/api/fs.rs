@@ -5,7 +5,7 @@ use super::extract::ApiJson;
 use crate::access::caller::Caller;
 use crate::access::state::AppState;
 use crate::fs::request::{self, FsRequest};
-use crate::fs::{FsResponse, FsService};
+use crate::fs::FsResponse;
 use axum::extract::State;
 use axum::Json;
 use serde_json::Value;
@@ -22,6 +22,5 @@ pub async fn navigate(
     ApiJson(body): ApiJson<Value>,
 ) -> Result<Json<FsResponse>, ApiError> {
     let request = request::parse(body)?;
-    let service = FsService::new(state.records.clone(), state.graph.clone());
-    Ok(Json(service.run(&caller.tenant, request).await?))
+    Ok(Json(state.fs.run(&caller.tenant, request).await?))
 }

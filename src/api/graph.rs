@@ -178,7 +178,9 @@ pub struct GraphParams {
     pub root_node_id: Option<String>,
     #[serde(rename = "focusNodeID")]
     pub focus_node_id: Option<String>,
-    /// Hops from the centre, 0..5 (default 2).
+    /// Hops from the centre, 0..5 (default 2). The entities within these hops, the centre
+    /// included, may number at most 10,000: past that the read is refused (400 naming
+    /// `maxDepth`), never cut short; ask for fewer hops or page the whole graph.
     #[param(value_type = Option<i32>)]
     pub max_depth: Option<String>,
     #[param(value_type = Option<i32>)]

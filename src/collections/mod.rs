@@ -466,7 +466,12 @@ impl CollectionsService {
                 &row.id,
                 &items,
                 &event_id,
-                JobSpec { kind: EMBED_JOB, payload: &payload, max_attempts: EMBED_ATTEMPTS },
+                JobSpec {
+                    kind: EMBED_JOB,
+                    payload: &payload,
+                    max_attempts: EMBED_ATTEMPTS,
+                    account_id: &tenant.account_id,
+                },
                 ids::now_millis(),
             )
             .await?;
@@ -510,7 +515,12 @@ impl CollectionsService {
                 &row.id,
                 &items,
                 &event_id,
-                JobSpec { kind: EMBED_JOB, payload: &payload, max_attempts: EMBED_ATTEMPTS },
+                JobSpec {
+                    kind: EMBED_JOB,
+                    payload: &payload,
+                    max_attempts: EMBED_ATTEMPTS,
+                    account_id: &tenant.account_id,
+                },
                 ids::now_millis(),
             )
             .await?;
@@ -726,7 +736,7 @@ impl CollectionsService {
                 "itemIDs": write.item_ids,
             });
             self.records.reset_attempts(&write.item_ids, &write.event_id).await?;
-            self.records.enqueue_job(EMBED_JOB, &payload, EMBED_ATTEMPTS).await?;
+            self.records.enqueue_job(EMBED_JOB, &payload, EMBED_ATTEMPTS, Some(&write.account_id)).await?;
         }
         Ok(writes.len())
     }

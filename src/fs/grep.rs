@@ -9,7 +9,7 @@
 //! both.
 
 use super::request::{self, FsRequest, Op};
-use super::{FsResponse, SCAN_LIMIT};
+use super::FsResponse;
 use crate::error::{ServiceError, ServiceResult};
 use crate::graph::Tenant;
 use crate::store::records::documents::{ItemQuery, ItemRow};
@@ -52,7 +52,13 @@ impl Matcher {
     }
 }
 
-pub async fn run(records: &Records, tenant: &Tenant, request: &FsRequest) -> ServiceResult<FsResponse> {
+/// Runs a grep that reads at most `scan_limit` candidates (see [`super::SCAN_LIMIT`]).
+pub async fn run(
+    records: &Records,
+    tenant: &Tenant,
+    request: &FsRequest,
+    scan_limit: usize,
+) -> ServiceResult<FsResponse> {
     let pattern = request.pattern.as_deref().unwrap_or_default();
     if pattern.is_empty() {
         return Err(ServiceError::invalid_field("pattern", "required for op grep"));
@@ -95,14 +101,13 @@ pub async fn run(records: &Records, tenant: &Tenant, request: &FsRequest) -> Ser
     let count_only = request.count_only.unwrap_or(false);
     // Plain any-case substring counts are the database's own (the index answers them).
     if count_only && ignore_case && matches!(matcher, Matcher::Substring { .. }) && request.cursor.is_none() {
-        let query = item_query(document_id.as_deref(), &scopes, literal.as_deref(), None);
+        let query = item_query(document_id.as_deref(), &scopes, literal.as_deref(), None, BATCH);
         let count = records.count_items(tenant.owner(), &query).await?;
         return Ok(FsResponse { count: Some(count), ..FsResponse::one(Op::Grep, json!([])) });
     }
     let limit = if count_only { usize::MAX } else { request::limit(request)? as usize };
-    // Counting checks every candidate, so it too stops after [`SCAN_LIMIT`] of them and
-    // hands back a cursor: no request scans a whole tenant.
-    let scan_limit = SCAN_LIMIT;
+    // Counting checks every candidate, so it too stops after `scan_limit` of them and hands
+    // back a cursor: no request scans a whole tenant.
     let mut hits: Vec<ItemRow> = Vec::new();
     let mut hit_ranges = Vec::new();
     let mut count = 0i64;
@@ -110,13 +115,15 @@ pub async fn run(records: &Records, tenant: &Tenant, request: &FsRequest) -> Ser
     let mut scanned = 0usize;
     let mut exhausted = false;
     while hits.len() <= limit && scanned < scan_limit {
-        let query = item_query(document_id.as_deref(), &scopes, literal.as_deref(), after.as_deref());
+        // The last batch is cut to the bound, so no request reads past it.
+        let asked = BATCH.min(u32::try_from(scan_limit - scanned).unwrap_or(BATCH));
+        let query = item_query(document_id.as_deref(), &scopes, literal.as_deref(), after.as_deref(), asked);
         let batch = records.search_items(tenant.owner(), &query).await?;
         if batch.is_empty() {
             exhausted = true;
             break;
         }
-        let full = batch.len() == BATCH as usize;
+        let full = batch.len() == asked as usize;
         for item in batch {
             scanned += 1;
             after = Some(item.id.clone());
@@ -142,7 +149,7 @@ pub async fn run(records: &Records, tenant: &Tenant, request: &FsRequest) -> Ser
             response.has_more = true;
             response.next_cursor = after;
             response.hint = Some(format!(
-                "counted the matches among the first {scanned} candidates (at most {SCAN_LIMIT} per \
+                "counted the matches among the first {scanned} candidates (at most {scan_limit} per \
                  request); pass nextCursor to count on and add the counts"
             ));
         }
@@ -183,8 +190,9 @@ fn item_query<'a>(
     scopes: &'a [String],
     literal: Option<&'a str>,
     after: Option<&'a str>,
+    limit: u32,
 ) -> ItemQuery<'a> {
-    ItemQuery { document_id, scopes, literal, after, limit: BATCH }
+    ItemQuery { document_id, scopes, literal, after, limit }
 }
 
 /// `(documentID, referenceID)` of the documents of these hits.

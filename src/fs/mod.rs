@@ -77,13 +77,22 @@ impl FsResponse {
 pub struct FsService {
     records: Records,
     graph: Arc<GraphService>,
+    /// Candidates a grep request reads at most ([`SCAN_LIMIT`] but in tests).
+    scan_limit: usize,
 }
 
 const FIND_ENTITIES: &str = include_str!("../../cypher/fs_find_entities.cypher");
 
 impl FsService {
     pub fn new(records: Records, graph: Arc<GraphService>) -> Self {
-        Self { records, graph }
+        Self { records, graph, scan_limit: SCAN_LIMIT }
+    }
+
+    /// This service with another bound on a grep request's reading (tests reach it with a
+    /// small one).
+    pub fn with_scan_limit(mut self, limit: usize) -> Self {
+        self.scan_limit = limit.max(1);
+        self
     }
 
     pub async fn run(&self, tenant: &Tenant, request: FsRequest) -> ServiceResult<FsResponse> {
@@ -93,7 +102,7 @@ impl FsService {
             Op::Cat => self.cat(tenant, &request).await,
             Op::Head => self.head(tenant, &request).await,
             Op::Stat => self.stat(tenant, &request).await,
-            Op::Grep => grep::run(&self.records, tenant, &request).await,
+            Op::Grep => grep::run(&self.records, tenant, &request, self.scan_limit).await,
             Op::Find => self.find(tenant, &request).await,
             Op::Open => self.open(tenant, &request).await,
             Op::Xref => self.xref(tenant, &request).await,

@@ -84,6 +84,9 @@ pub struct GraphService {
     window_memo: window::WindowMemo,
     /// Buckets read lately, by tenant and ID (see [`buckets::BUCKET_TRUST`]).
     recent_buckets: crate::memo::Memo<(Tenant, String), buckets::Bucket>,
+    /// Most entities a centred knowledge-graph read may reach (see
+    /// [`relations::MAX_CENTERED_NODES`]).
+    max_centered_nodes: usize,
 }
 
 impl GraphService {
@@ -95,7 +98,14 @@ impl GraphService {
             entity_events: std::sync::OnceLock::new(),
             window_memo: window::WindowMemo::default(),
             recent_buckets: crate::memo::Memo::new(buckets::BUCKET_TRUST, buckets::BUCKETS_REMEMBERED),
+            max_centered_nodes: relations::MAX_CENTERED_NODES,
         }
+    }
+
+    /// This service with another cap on centred reads (tests reach it with a small one).
+    pub fn with_max_centered_nodes(mut self, max: usize) -> Self {
+        self.max_centered_nodes = max.max(1);
+        self
     }
 
     pub fn engine(&self) -> &Arc<dyn CypherEngine> {

@@ -521,7 +521,8 @@ impl GraphService {
             if frontier.is_empty() {
                 break;
             }
-            let limit = MAX_CENTERED_NODES + 1;
+            let max = self.max_centered_nodes;
+            let limit = max + 1;
             let rows = self
                 .run(
                     tenant,
@@ -536,11 +537,11 @@ impl GraphService {
                     frontier.push(id);
                 }
             }
-            if rows.len() >= limit || depths.len() > MAX_CENTERED_NODES {
+            if rows.len() >= limit || depths.len() > max {
                 return Err(ServiceError::invalid_field(
                     "maxDepth",
                     format!(
-                        "the graph within {hop} hops of {center} reaches more than {MAX_CENTERED_NODES} \
+                        "the graph within {hop} hops of {center} reaches more than {max} \
                          entities; ask for fewer hops (maxDepth) or page the whole graph without nodeID"
                     ),
                 ));

@@ -102,7 +102,8 @@ impl SeedService {
         self.records
             .create_seed_job(&id, &tenant.account_id, tenant.environment.as_str(), &bucket_id, &rows)
             .await?;
-        self.records.enqueue_job(SEED_JOB_KIND, &serde_json::json!({ "seedJobID": id }), 10).await?;
+        let payload = serde_json::json!({ "seedJobID": id });
+        self.records.enqueue_job(SEED_JOB_KIND, &payload, 10, Some(&tenant.account_id)).await?;
         Ok(Submitted::Queued(SeedAccepted {
             status_url: format!("/v3/entities/seed/{id}"),
             seed_job_id: id,

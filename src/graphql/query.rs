@@ -136,7 +136,12 @@ impl QueryRoot {
         >,
         #[graphql(name = "nodeID", desc = "Centre entity: only the subgraph within `maxDepth` hops.")]
         node_id: Option<ID>,
-        #[graphql(default = 2, desc = "Hops from the centre, 0..5.")] max_depth: i32,
+        #[graphql(
+            default = 2,
+            desc = "Hops from the centre, 0..5. At most 10,000 entities (the centre included) may be \
+                    within them: past that the read is refused (code 400 naming `maxDepth`)."
+        )]
+        max_depth: i32,
         bucket: Option<String>,
         #[graphql(desc = "A relationID: the page after it.")] cursor: Option<String>,
         #[graphql(default = 50, desc = "Edges per page, 1..200.")] limit: i32,

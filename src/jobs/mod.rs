@@ -292,7 +292,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let records = Records::connect(&crate::data_dir::prepare_sqlite(dir.path()).unwrap()).await.unwrap();
         records.migrate().await.unwrap();
-        records.enqueue_job("stretches", &serde_json::json!({}), 1).await.unwrap();
+        records.enqueue_job("stretches", &serde_json::json!({}), 1, None).await.unwrap();
         let job = records.claim_job("w", LEASE_MS).await.unwrap().expect("the job");
         let id = job.id.clone();
         let handler = WritesInStretches { records: records.clone() };

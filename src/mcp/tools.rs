@@ -12,7 +12,6 @@ use crate::access::state::AppState;
 use crate::api::error::{ApiError, ErrorBody};
 use crate::error::{ServiceError, ServiceResult};
 use crate::fs::request::{self, Op};
-use crate::fs::FsService;
 use crate::graph::relations::{Direction, RelationsQuery, MAX_RELATIONS_PAGE, RELATIONS_PAGE};
 use axum::http::request::Parts;
 use rmcp::handler::server::tool::Extension;
@@ -43,9 +42,7 @@ impl CanonTools {
         body["op"] = json!(op.name());
         let run = async {
             let request = request::parse(body)?;
-            FsService::new(self.state.records.clone(), self.state.graph.clone())
-                .run(&caller.tenant, request)
-                .await
+            self.state.fs.run(&caller.tenant, request).await
         };
         Ok(answer(run.await))
     }

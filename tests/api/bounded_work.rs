@@ -2,7 +2,8 @@
 //! counts) and refused before it runs when over budget; lists have maxima; `fs cat` selects a
 //! bounded number of bounded paths; a view reads a bounded window from a bounded offset.
 
-use crate::helpers::{assert_error, json, spawn_app};
+use crate::helpers::{assert_error, json, spawn_app, spawn_app_with, TestApp};
+use canon::jobs::Handlers;
 use serde_json::{json, Value};
 
 #[tokio::test]
@@ -135,4 +136,130 @@ async fn a_hub_with_250_neighbours_answers_at_most_first_of_them_lowest_ids_firs
     let query = format!("{{ entity(id: \"{hub}\") {{ neighbors(depth: 2, first: 10) {{ id }} }} }}");
     let body = json(app.post("/graphql", json!({ "query": query })).await).await;
     assert_eq!(body["data"]["entity"]["neighbors"].as_array().unwrap().len(), 10, "{body}");
+}
+
+/// Sends `fs` requests from `body` on, following `nextCursor` to the end; returns each page.
+async fn fs_pages(app: &TestApp, body: Value) -> Vec<Value> {
+    let mut pages: Vec<Value> = Vec::new();
+    let mut request = body;
+    loop {
+        let response = app.post("/v3/fs", request.clone()).await;
+        assert_eq!(response.status(), 200, "{request}");
+        let page = json(response).await;
+        let next = page["nextCursor"].as_str().map(str::to_string);
+        pages.push(page);
+        match next {
+            Some(cursor) => request["cursor"] = json!(cursor),
+            None => return pages,
+        }
+        assert!(pages.len() < 10, "the cursor leads on forever: {pages:?}");
+    }
+}
+
+#[tokio::test]
+async fn fs_grep_reads_at_most_its_bound_of_candidates_a_request_and_its_cursor_leads_to_the_true_count() {
+    // The bound is 20,000 candidates; lowered here so that 250 clauses reach it (a document of
+    // 20,500 sections took 15 s to parse on SQLite, 21 s on PostgreSQL, over 30 s on Neo4j).
+    const BOUND: usize = 100;
+    const CLAUSES: usize = 250;
+    let app = spawn_app_with(Handlers::default(), |config| {
+        assert_eq!(config.fs_scan_limit, 20_000, "the production bound");
+        config.fs_scan_limit = BOUND;
+    })
+    .await;
+    app.parse_pipeline().await;
+    let clauses: String = (0..CLAUSES).map(|i| format!("Clause {i} binds the vendor.\n\n")).collect();
+    app.parse_text("long-1", &format!("SERVICE AGREEMENT\n\nVendor: Acme Corporation\n\n{clauses}")).await;
+    // The index counts a plain substring itself, whatever the number of items.
+    let body = json!({"op": "grep", "pattern": "binds the vendor", "countOnly": true});
+    let whole = json(app.post("/v3/fs", body).await).await;
+    assert_eq!((whole["count"].as_i64(), whole["hasMore"].as_bool()), (Some(CLAUSES as i64), Some(false)));
+
+    // A regular expression is checked item by item: the bound's worth a request, then a
+    // cursor; each cut page says so, and the counts add up to the true count.
+    let body = json!({"op": "grep", "pattern": r"clause \d+ binds", "regex": true, "countOnly": true});
+    let pages = fs_pages(&app, body).await;
+    let counts: Vec<i64> = pages.iter().map(|p| p["count"].as_i64().unwrap()).collect();
+    assert_eq!(counts, [100, 100, 50], "{pages:?}");
+    for page in &pages[..2] {
+        assert_eq!(page["hasMore"], true, "{page}");
+        let hint = page["hint"].as_str().unwrap_or_default();
+        assert!(hint.contains("first 100 candidates (at most 100 per request)"), "{page}");
+    }
+    assert_eq!((pages[2]["hasMore"].as_bool(), pages[2].get("hint")), (Some(false), None), "{}", pages[2]);
+
+    // A page of hits stops reading at the bound too, empty-handed if it must: an expression
+    // with no literal every match holds reads every item, and one clause matches.
+    let body = json!({"op": "grep", "pattern": r"clause (?:249|none) binds", "regex": true, "limit": 10});
+    let pages = fs_pages(&app, body).await;
+    assert!(pages.len() >= 3, "{pages:?}");
+    assert_eq!(pages[0]["data"], json!([]), "{}", pages[0]);
+    assert!(pages[0]["hint"].as_str().unwrap().contains("read 100 candidates"), "{}", pages[0]);
+    let hits: Vec<&Value> = pages.iter().flat_map(|p| p["data"].as_array().unwrap()).collect();
+    assert_eq!(hits.len(), 1, "{pages:?}");
+    assert_eq!(hits[0]["match"], "Clause 249 binds");
+}
+
+/// Seeds entities named `names` (fewer than 100: in the request); returns their IDs.
+async fn companies(app: &TestApp, names: &[String]) -> Vec<String> {
+    let rows: Vec<Value> = names.iter().map(|n| json!({ "canonical": n, "type": "Company" })).collect();
+    let seeded = app.seed(json!(rows)).await;
+    seeded["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["entityID"].as_str().unwrap().to_string())
+        .collect()
+}
+
+async fn relate(app: &TestApp, source: &str, target: &str) {
+    let body = json!({ "sourceEntityID": source, "targetEntityID": target, "relationType": "knows" });
+    assert_eq!(app.post("/v3/relations", body).await.status(), 200);
+}
+
+#[tokio::test]
+async fn a_centred_knowledge_graph_read_reaching_past_its_cap_of_entities_is_refused_naming_max_depth() {
+    // The cap is 10,000 entities; lowered here so that 22 entities reach it.
+    const CAP: usize = 20;
+    let app = spawn_app_with(Handlers::default(), |config| config.max_centered_nodes = CAP).await;
+    let names: Vec<String> = (0..CAP + 3).map(|i| format!("node {i:02}")).collect();
+    let ids = companies(&app, &names).await;
+    // A hub and CAP - 1 spokes: CAP entities one hop out, the hub included; two more behind
+    // the first spoke, two hops out.
+    let (hub, rest) = ids.split_first().unwrap();
+    let (spokes, far) = rest.split_at(CAP - 1);
+    for spoke in spokes {
+        relate(&app, hub, spoke).await;
+    }
+    for other in &far[..2] {
+        relate(&app, &spokes[0], other).await;
+    }
+    let within_one =
+        json(app.get(&format!("/v3/knowledge-graph?nodeID={hub}&maxDepth=1&limit=200")).await).await;
+    let nodes = within_one["nodes"].as_array().unwrap();
+    assert_eq!(nodes.len(), CAP, "the hub and its spokes: {within_one}");
+
+    let error =
+        assert_error(app.get(&format!("/v3/knowledge-graph?nodeID={hub}&maxDepth=2")).await, 400).await;
+    let message = error["message"].as_str().unwrap();
+    assert!(
+        message.contains("maxDepth") && message.contains(&format!("more than {CAP} entities")),
+        "{error}"
+    );
+    // GraphQL reads through the same walk.
+    let query = format!("{{ knowledgeGraph(nodeID: \"{hub}\", maxDepth: 2) {{ nodes {{ id }} }} }}");
+    let body = json(app.post("/graphql", json!({ "query": query })).await).await;
+    assert_eq!(body["errors"][0]["extensions"]["code"], 400, "{body}");
+    assert!(body["errors"][0]["message"].as_str().unwrap().contains("maxDepth"), "{body}");
+
+    // One more spoke and a single hop reaches past the cap as well.
+    relate(&app, hub, &far[2]).await;
+    assert_error(app.get(&format!("/v3/knowledge-graph?nodeID={hub}&maxDepth=1")).await, 400).await;
+
+    // The served API description states the cap and what a client sees past it.
+    let doc = json(app.get("/openapi.json").await).await;
+    let parameters = doc["paths"]["/v3/knowledge-graph"]["get"]["parameters"].as_array().unwrap();
+    let max_depth = parameters.iter().find(|p| p["name"] == "maxDepth").unwrap();
+    let described = max_depth["description"].as_str().unwrap_or_default();
+    assert!(described.contains("10,000") && described.contains("400"), "{max_depth}");
 }

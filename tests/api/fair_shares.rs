@@ -152,3 +152,96 @@ async fn a_tenant_whose_receiver_hangs_does_not_delay_another_tenants_deliveries
     );
     assert!(delay < Duration::from_secs(10), "B's delivery waited {delay:?} (A's sends time out after 15 s)");
 }
+
+/// An OpenAI-compatible embeddings endpoint that answers canon's start-up probe and then
+/// never answers again: every embedding job holds its worker until the 60 s timeout, as a
+/// tenant's backfill against a hung or very slow model would.
+async fn hung_embeddings_endpoint() -> String {
+    async fn embeddings(axum::Json(body): axum::Json<serde_json::Value>) -> axum::Json<serde_json::Value> {
+        if body["input"] != json!(["dimension probe"]) {
+            std::future::pending::<()>().await;
+        }
+        axum::Json(json!({ "object": "list", "data": [{ "index": 0, "embedding": [1.0, 0.0, 0.0, 0.0] }] }))
+    }
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    let router = axum::Router::new().route("/v1/embeddings", axum::routing::post(embeddings));
+    tokio::spawn(async move { axum::serve(listener, router).await });
+    format!("http://{address}")
+}
+
+/// A queued seed job's status as its tenant polls it.
+async fn seed_status(app: &TestApp, id: &str) -> String {
+    let body = json(app.get(&format!("/v3/entities/seed/{id}")).await).await;
+    body["status"].as_str().unwrap_or_else(|| panic!("{body}")).to_string()
+}
+
+#[tokio::test]
+async fn a_tenants_queued_seeds_embeddings_and_evaluations_take_its_share_not_every_worker() {
+    let url = hung_embeddings_endpoint().await;
+    let mut app = spawn_app_with(Handlers::default(), |config| {
+        config.allow_private_network = true;
+        config.embeddings_url = Some(url);
+        config.embeddings_model = "hung-model".into();
+    })
+    .await;
+    let (workers, per_tenant) = (app.config.workers, app.config.jobs_per_tenant);
+    // An output of tenant A's to evaluate later (a waited call runs in its request).
+    app.extract_function("quick", invoice_schema()).await;
+    app.pipeline("quick", &["quick"], &[]).await;
+    let (status, body) = app.call_text("quick", INVOICE, json!({}), true).await;
+    assert_eq!(status, 200, "{body}");
+    let output = body["call"]["outputs"][0].clone();
+
+    // Tenant A's backlog: more embedding writes than there are workers, each hung; then
+    // seed jobs (100 rows each: queued, not seeded in the request) and an evaluation.
+    let response = app.post("/v3/collections", json!({ "collectionName": "backfill" })).await;
+    assert_eq!(response.status(), 200);
+    for i in 0..2 * workers {
+        let items = json!({ "collectionName": "backfill", "items": [{ "data": format!("item {i}") }] });
+        assert_eq!(app.post("/v3/collections/items", items).await.status(), 202);
+    }
+    let mut seeds = Vec::new();
+    for batch in 0..workers {
+        let rows: Vec<_> = (0..100)
+            .map(|i| json!({ "canonical": format!("Company {batch}-{i}"), "type": "Company" }))
+            .collect();
+        let response = app.post("/v3/entities/bulk", json!({ "entities": rows })).await;
+        assert_eq!(response.status(), 202);
+        seeds.push(json(response).await["seedJobID"].as_str().unwrap().to_string());
+    }
+    let queued =
+        json(app.post("/v3/eval", json!({ "transformationIDs": [output["transformationID"]] })).await).await;
+    assert_eq!(queued["queued"], 1, "{queued}");
+    tokio::time::sleep(Duration::from_secs(1)).await;
+
+    // Tenant B's call runs on a worker A's backlog left free.
+    let tenant_b = app.new_key(Some("tenant-b"), Environment::Sandbox).await;
+    let tenant_a = std::mem::replace(&mut app.api_key, tenant_b);
+    app.extract_function("quick", invoice_schema()).await;
+    app.pipeline("quick", &["quick"], &[]).await;
+    let submitted = Instant::now();
+    let (status, body) = app.call_text("quick", INVOICE, json!({}), false).await;
+    assert_eq!(status, 202, "{body}");
+    let call = app.finished_call(body["call"]["callID"].as_str().unwrap()).await;
+    let delay = submitted.elapsed();
+    println!(
+        "fairness: tenant B's call finished {delay:?} after submission, behind tenant A's {} hung \
+         embedding writes, {} seed jobs and an evaluation ({workers} workers, {per_tenant} per tenant)",
+        2 * workers,
+        seeds.len()
+    );
+    assert_eq!(call["status"], "completed", "{call}");
+    assert!(delay < Duration::from_secs(15), "B waited {delay:?}");
+
+    // A holds its share with two hung embeddings: the rest of its backlog waits, pending.
+    // (Jobs that took a worker beside them ran before B's call, which was queued after.)
+    app.api_key = tenant_a;
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    for id in &seeds {
+        assert_eq!(seed_status(&app, id).await, "pending", "A's seed job {id} waits for A's share");
+    }
+    let event = output["eventID"].as_str().unwrap();
+    let results = json(app.get(&format!("/v3/eval/results?eventIDs={event}")).await).await;
+    assert_eq!(results["pending"][0]["eventID"], event, "A's evaluation waits for A's share: {results}");
+}

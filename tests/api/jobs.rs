@@ -73,8 +73,13 @@ async fn wait_for_status(
 #[tokio::test]
 async fn a_job_enqueued_before_a_stop_runs_after_the_restart() {
     let (mut app, recorder) = app_with_recorder(0).await;
-    let job =
-        app.app().state.records.enqueue_job("test.record", &json!({ "key": "survivor" }), 3).await.unwrap();
+    let job = app
+        .app()
+        .state
+        .records
+        .enqueue_job("test.record", &json!({ "key": "survivor" }), 3, None)
+        .await
+        .unwrap();
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert_eq!(app.app().state.records.job_state(&job).await.unwrap().unwrap().status, "queued");
     app.stop().await;
@@ -88,7 +93,7 @@ async fn a_job_enqueued_before_a_stop_runs_after_the_restart() {
 async fn a_job_held_by_a_worker_that_died_runs_again_after_restart() {
     let (mut app, recorder) = app_with_recorder(0).await;
     let records = app.app().state.records.clone();
-    let job = records.enqueue_job("test.record", &json!({ "key": "orphan" }), 3).await.unwrap();
+    let job = records.enqueue_job("test.record", &json!({ "key": "orphan" }), 3, None).await.unwrap();
     // A worker claims it and dies without finishing: its lease is all that is left.
     let claimed = records.claim_job("worker-that-died", 500).await.unwrap().expect("claimed");
     assert_eq!(claimed.id, job);
@@ -108,7 +113,7 @@ async fn a_failing_job_is_retried_with_backoff_until_it_succeeds() {
         .app()
         .state
         .records
-        .enqueue_job("test.record", &json!({ "key": "flaky", "failFirst": 2 }), 5)
+        .enqueue_job("test.record", &json!({ "key": "flaky", "failFirst": 2 }), 5, None)
         .await
         .unwrap();
     let state = wait_for_status(&app, &job, "done", Duration::from_secs(20)).await;
@@ -121,8 +126,10 @@ async fn a_failing_job_is_retried_with_backoff_until_it_succeeds() {
 async fn a_job_that_keeps_failing_stops_at_its_attempt_limit_with_the_error() {
     let (app, recorder) = app_with_recorder(1).await;
     let records = &app.app().state.records;
-    let job =
-        records.enqueue_job("test.record", &json!({ "key": "doomed", "failFirst": 99 }), 2).await.unwrap();
+    let job = records
+        .enqueue_job("test.record", &json!({ "key": "doomed", "failFirst": 99 }), 2, None)
+        .await
+        .unwrap();
     let state = wait_for_status(&app, &job, "failed", Duration::from_secs(10)).await;
     assert_eq!(state.attempts, 2);
     assert!(state.last_error.unwrap().contains("planned failure 2 of doomed"));
@@ -132,7 +139,7 @@ async fn a_job_that_keeps_failing_stops_at_its_attempt_limit_with_the_error() {
     assert_eq!(given_up.len(), 1, "{given_up:?}");
     assert_eq!(given_up[0].0, "doomed");
     assert!(given_up[0].1.contains("planned failure 2 of doomed"));
-    let unknown = records.enqueue_job("no.such.kind", &json!({}), 3).await.unwrap();
+    let unknown = records.enqueue_job("no.such.kind", &json!({}), 3, None).await.unwrap();
     let state = wait_for_status(&app, &unknown, "failed", Duration::from_secs(10)).await;
     assert!(state.last_error.unwrap().contains("no handler"));
 }
@@ -145,7 +152,7 @@ async fn each_job_runs_once_and_never_on_two_workers_at_a_time() {
     for i in 0..16 {
         jobs.push(
             records
-                .enqueue_job("test.record", &json!({ "key": format!("j{i}"), "sleepMs": 100 }), 3)
+                .enqueue_job("test.record", &json!({ "key": format!("j{i}"), "sleepMs": 100 }), 3, None)
                 .await
                 .unwrap(),
         );

@@ -93,7 +93,7 @@ async fn stopping_lets_a_running_job_finish_first() {
     handlers.register("test.slow", Arc::new(Slow));
     let mut app = spawn_app_with(handlers, |config| config.workers = 1).await;
     let records = app.app().state.records.clone();
-    let job = records.enqueue_job("test.slow", &serde_json::json!({}), 3).await.unwrap();
+    let job = records.enqueue_job("test.slow", &serde_json::json!({}), 3, None).await.unwrap();
     while records.job_state(&job).await.unwrap().unwrap().status != "running" {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }

@@ -111,7 +111,7 @@ impl Records {
         .execute(&mut *tx)
         .await?;
         let payload = serde_json::json!({ "eventID": event.id, "accountID": owner.account_id, "environment": owner.environment });
-        insert_job(&mut tx, job_kind, &payload, 3).await?;
+        insert_job(&mut tx, job_kind, &payload, 3, Some(owner.account_id)).await?;
         tx.commit().await?;
         Ok(Queued::Queued)
     }

@@ -67,6 +67,8 @@ pub struct JobSpec<'a> {
     pub kind: &'a str,
     pub payload: &'a serde_json::Value,
     pub max_attempts: i64,
+    /// The tenant that wrote the items: the embedding takes its share of the workers.
+    pub account_id: &'a str,
 }
 
 /// Which collections a listing of items covers.
@@ -271,7 +273,7 @@ impl Records {
             .await?;
         }
         touch_collection(&mut tx, collection_id, now).await?;
-        insert_job(&mut tx, job.kind, job.payload, job.max_attempts).await?;
+        insert_job(&mut tx, job.kind, job.payload, job.max_attempts, Some(job.account_id)).await?;
         tx.commit().await?;
         Ok(())
     }
@@ -311,7 +313,7 @@ impl Records {
             return Ok(missing);
         }
         touch_collection(&mut tx, collection_id, now).await?;
-        insert_job(&mut tx, job.kind, job.payload, job.max_attempts).await?;
+        insert_job(&mut tx, job.kind, job.payload, job.max_attempts, Some(job.account_id)).await?;
         tx.commit().await?;
         Ok(missing)
     }

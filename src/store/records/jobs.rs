@@ -12,13 +12,17 @@ use crate::ids;
 use sqlx::Row;
 
 /// Adds a job on `conn`, so it can share a transaction with the writes that call for it.
+/// `account`: the tenant whose work it is, so it takes that tenant's share of the workers;
+/// `None` only for work no tenant caused (no production kind today: tests' own kinds), which
+/// no cap holds back.
 pub async fn insert_job(
     conn: &mut sqlx::AnyConnection,
     kind: &str,
     payload: &serde_json::Value,
     max_attempts: i64,
+    account: Option<&str>,
 ) -> Result<String, RecordError> {
-    insert_job_claimed(conn, kind, payload, max_attempts, None, None).await
+    insert_job_claimed(conn, kind, payload, max_attempts, account, None).await
 }
 
 /// Who holds a job from the moment it is added, and for how long (its first attempt).
@@ -104,15 +108,17 @@ pub struct JobState {
 }
 
 impl Records {
-    /// Adds a job that runs as soon as a worker is free.
+    /// Adds a job that runs as soon as a worker is free (within `account`'s share, see
+    /// [`insert_job`]).
     pub async fn enqueue_job(
         &self,
         kind: &str,
         payload: &serde_json::Value,
         max_attempts: i64,
+        account: Option<&str>,
     ) -> Result<String, RecordError> {
         let mut conn = self.write().await?;
-        insert_job(&mut conn, kind, payload, max_attempts).await
+        insert_job(&mut conn, kind, payload, max_attempts, account).await
     }
 
     /// Claims the oldest runnable job for `worker` until `now + lease_ms`, of any account.
