@@ -147,7 +147,11 @@ impl Canon {
             bystander.requests,
             bystander.slowest
         );
-        assert!(bystander.failures.is_empty(), "{attack}: the other tenant's requests failed: {:?}", bystander.failures);
+        assert!(
+            bystander.failures.is_empty(),
+            "{attack}: the other tenant's requests failed: {:?}",
+            bystander.failures
+        );
         assert!(growth_mib <= RSS_GROWTH_LIMIT_MIB, "{attack}: canon's peak memory grew {growth_mib} MiB");
     }
 }
@@ -230,13 +234,24 @@ async fn beside<T>(canon: &Canon, key: &str, attack: impl Future<Output = T>) ->
     (result, other.await.expect("the other tenant's loop"))
 }
 
-fn bystander_requests(client: &Client, address: &str, key: &str) -> Vec<(&'static str, reqwest::RequestBuilder)> {
-    let request = |method: Method, path: &str| client.request(method, format!("{address}{path}")).header("x-api-key", key);
-    let note = Form::new().part("file", Part::bytes(b"Invoice number: INV-7\nTotal: $5.00\n".to_vec()).file_name("note.txt"));
+fn bystander_requests(
+    client: &Client,
+    address: &str,
+    key: &str,
+) -> Vec<(&'static str, reqwest::RequestBuilder)> {
+    let request = |method: Method, path: &str| {
+        client.request(method, format!("{address}{path}")).header("x-api-key", key)
+    };
+    let note = Form::new()
+        .part("file", Part::bytes(b"Invoice number: INV-7\nTotal: $5.00\n".to_vec()).file_name("note.txt"));
     let call = json!({"input": {"singleFile": {"inputContent": base64::engine::general_purpose::STANDARD.encode(INVOICE), "inputType": "text"}}});
     vec![
         ("list buckets", request(Method::GET, "/v3/buckets")),
-        ("graphql", request(Method::POST, "/graphql").json(&json!({"query": "{ knowledgeGraph(limit: 1) { nextCursor } }"}))),
+        (
+            "graphql",
+            request(Method::POST, "/graphql")
+                .json(&json!({"query": "{ knowledgeGraph(limit: 1) { nextCursor } }"})),
+        ),
         ("infer-schema", request(Method::POST, "/v3/infer-schema").multipart(note)),
         ("workflow call", request(Method::POST, "/v3/workflows/invoices/call?wait=true").json(&call)),
     ]
@@ -262,19 +277,25 @@ async fn canon_with_tenants(data: &Path) -> (Canon, Tenants) {
 /// The attacks, one after another on one canon process, each beside the other
 /// tenant's requests; after each, canon, FalkorDB and the other tenant are unharmed.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn each_attack_of_a_hostile_tenant_is_refused_naming_its_limit_while_canon_falkordb_and_another_tenant_carry_on() {
+async fn each_attack_of_a_hostile_tenant_is_refused_naming_its_limit_while_canon_falkordb_and_another_tenant_carry_on(
+) {
     let (hook, sent) = endless_receiver("200 OK").await;
     let data = tempfile::tempdir().unwrap();
     let (mut canon, tenants) = canon_with_tenants(data.path()).await;
     let attacker = tenants.attacker.as_str();
-    let send = json!({"functionName": "notify", "type": "send", "destinationType": "webhook", "webhookUrl": hook});
+    let send =
+        json!({"functionName": "notify", "type": "send", "destinationType": "webhook", "webhookUrl": hook});
     canon.workflow(attacker, "notify", &[send]).await;
     // One round of everything first, so what first uses allocate is in the baseline.
     let (_, warm) = beside(&canon, &tenants.other, async {}).await;
     assert!(warm.failures.is_empty(), "the other tenant's warm-up: {:?}", warm.failures);
     canon.call(attacker, "mail", b"From: a@a.example\r\nSubject: hi\r\n\r\nhello\r\n", "email", true).await;
     let baseline = memory_kib(canon.pid(), "VmHWM:");
-    println!("FIGURES baseline: canon pid {} VmHWM {baseline} KiB, FalkorDB pid {}", canon.pid(), canon.falkordb);
+    println!(
+        "FIGURES baseline: canon pid {} VmHWM {baseline} KiB, FalkorDB pid {}",
+        canon.pid(),
+        canon.falkordb
+    );
 
     // 1. An e-mail nested 3,000 deep to infer-schema: 422 naming the depth limit.
     let mail = nested_mail(3_000);
@@ -300,7 +321,8 @@ async fn each_attack_of_a_hostile_tenant_is_refused_naming_its_limit_while_canon
 
     // 3. A send answered with a 1 GiB body: 1 MiB kept, flagged truncated, the rest unread.
     sent.store(0, Ordering::Relaxed);
-    let (call, seen) = beside(&canon, &tenants.other, canon.call(attacker, "notify", b"hello", "text", true)).await;
+    let (call, seen) =
+        beside(&canon, &tenants.other, canon.call(attacker, "notify", b"hello", "text", true)).await;
     let text = call.to_string();
     assert_eq!(call["call"]["status"], "completed", "{}", &text[..text.len().min(2_000)]);
     let output = find(&call, "webhookOutput").expect("a send output");
@@ -312,7 +334,8 @@ async fn each_attack_of_a_hostile_tenant_is_refused_naming_its_limit_while_canon
     canon.assert_unharmed("send answered with a 1 GiB body", baseline, &seen);
 
     // 4. GraphQL with 1,000 aliased root fields: 400 stating the cost and the limit.
-    let aliases: String = (0..1_000).map(|i| format!("e{i}: entity(id: \"ent_{i}\") {{ entityID }} ")).collect();
+    let aliases: String =
+        (0..1_000).map(|i| format!("e{i}: entity(id: \"ent_{i}\") {{ entityID }} ")).collect();
     let query = json!({ "query": format!("{{ {aliases} }}") });
     let (response, seen) = beside(&canon, &tenants.other, canon.post(attacker, "/graphql", query)).await;
     assert_eq!(response.status(), 400);
@@ -399,7 +422,11 @@ async fn a_call_running_whenever_canon_is_killed_is_failed_after_five_starts_and
             if running || call["status"] == "failed" {
                 break call;
             }
-            assert!(Instant::now() < deadline, "start {}: the call is neither run nor failed: {call}", kills + 1);
+            assert!(
+                Instant::now() < deadline,
+                "start {}: the call is neither run nor failed: {call}",
+                kills + 1
+            );
             tokio::time::sleep(Duration::from_millis(50)).await;
         };
         if call["status"] == "failed" {
@@ -463,7 +490,10 @@ async fn after_kill_9_with_five_thousand_entities_and_five_hundred_calls_canon_a
     for batch in 0..5 {
         last_entity = seed_thousand(&canon, &key, batch).await;
     }
-    println!("FIGURES crash restart: 500 calls in {called:?}, seeded 5,000 entities in {:?}", seeded.elapsed());
+    println!(
+        "FIGURES crash restart: 500 calls in {called:?}, seeded 5,000 entities in {:?}",
+        seeded.elapsed()
+    );
 
     let falkordb = canon.falkordb;
     assert_eq!(falkordb_child(canon.pid()), Some(falkordb), "FalkorDB ran on as the same process");
@@ -498,7 +528,8 @@ async fn seed_thousand(canon: &Canon, key: &str, batch: usize) -> String {
     let rows: Vec<Value> = (0..1_000)
         .map(|i| json!({"canonical": format!("Crash Company {batch} {i}"), "type": "Company"}))
         .collect();
-    let response = canon.post(key, "/v3/entities/bulk", json!({"entities": rows, "onConflict": "merge"})).await;
+    let response =
+        canon.post(key, "/v3/entities/bulk", json!({"entities": rows, "onConflict": "merge"})).await;
     assert_eq!(response.status(), 202);
     let job: Value = response.json().await.unwrap();
     let id = job["seedJobID"].as_str().unwrap();
