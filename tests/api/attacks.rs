@@ -141,7 +141,7 @@ impl Canon {
         println!(
             "FIGURES {attack}: canon pid {} and FalkorDB pid {} unchanged; canon VmHWM {baseline_kib} -> \
              {peak} KiB (+{growth_mib} MiB, bound {RSS_GROWTH_LIMIT_MIB} MiB), VmRSS {resident} KiB; \
-             other tenant: {} requests beside it, all 200, slowest {:?}",
+             other tenant: {} requests beside it, all succeeded, slowest {:?}",
             self.pid(),
             self.falkordb,
             bystander.requests,
@@ -215,7 +215,15 @@ async fn beside<T>(canon: &Canon, key: &str, attack: impl Future<Output = T>) ->
             for (name, request) in bystander_requests(&client, &address, &key) {
                 let asked = Instant::now();
                 match request.send().await {
-                    Ok(response) if response.status() == 200 => {}
+                    Ok(response) if response.status() == 200 => {
+                        // A 200 whose body says the work failed is a failure too.
+                        let body: Value = response.json().await.unwrap_or_default();
+                        let failed = body.get("errors").is_some_and(|e| !e.is_null())
+                            || body["call"].get("status").is_some_and(|s| s != "completed");
+                        if failed {
+                            seen.failures.push(format!("{name}: {body}"));
+                        }
+                    }
                     Ok(response) => seen.failures.push(format!("{name}: {}", response.status())),
                     Err(err) => seen.failures.push(format!("{name}: {err}")),
                 }
