@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 use std::time::{Duration, Instant};
 
 /// An e-mail whose body is an attached message, `levels` deep (32 bytes a level).
-fn nested_mail(levels: usize) -> Vec<u8> {
+pub(crate) fn nested_mail(levels: usize) -> Vec<u8> {
     let mut mail =
         String::from("From: attacker@evil.example\r\nTo: intake@canon.example\r\nSubject: deep\r\n");
     for _ in 0..levels {

@@ -338,7 +338,10 @@ pub fn serve_process_with(
         .env("CANON_VENDOR_DIR", vendor_dir())
         .env("CANON_LISTEN", "127.0.0.1:0")
         .env("CANON_LOG_FORMAT", "json")
+        // SQLite records and its own FalkorDB child whatever the developer's environment says.
         .env_remove("CANON_DATABASE_URL")
+        .env_remove("CANON_NEO4J_URI")
+        .env_remove("CANON_FALKORDB_URL")
         .stdout(std::process::Stdio::piped())
         .spawn()
         .unwrap();

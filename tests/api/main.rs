@@ -1,6 +1,7 @@
 //! One integration-test binary for the whole HTTP surface, over real HTTP and real backends.
 
 mod accuracy;
+mod attacks;
 mod auth;
 mod backend_stalls;
 mod bounded_work;

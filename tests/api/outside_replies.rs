@@ -27,7 +27,7 @@ fn memory_kib(pid: u32, field: &str) -> u64 {
 /// A loopback receiver that reads each request, then answers `status` with a
 /// `HUGE_BODY`-byte body generated as it goes (nothing stored), until the client hangs up.
 /// Returns its URL and how many body bytes it managed to send.
-async fn endless_receiver(status: &'static str) -> (String, Arc<AtomicU64>) {
+pub(crate) async fn endless_receiver(status: &'static str) -> (String, Arc<AtomicU64>) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/hook", listener.local_addr().unwrap());
     let sent = Arc::new(AtomicU64::new(0));

@@ -432,11 +432,24 @@ async fn stop_stale_server(dir: &Path) {
     // SAFETY: plain kill(2) on a pid we just verified is a redis-server using our directory.
     unsafe { libc::kill(pid, libc::SIGTERM) };
     for _ in 0..100 {
-        if !Path::new(&format!("/proc/{pid}")).exists() {
+        if !running(pid) {
             return;
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
+}
+
+/// Whether process `pid` still runs. A FalkorDB whose canon was killed is an orphan: once it
+/// exits it stays a zombie until init reaps it, which some inits do only every few seconds
+/// (2 s seen here) or never. A zombie has let go of its files and socket, so it counts as gone:
+/// waiting for it to leave `/proc` delayed every start after a crash by that long.
+fn running(pid: i32) -> bool {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return false;
+    };
+    // `pid (comm) state …`: the command may hold spaces and parentheses, the state follows the last `)`.
+    let state = stat.rsplit_once(')').and_then(|(_, rest)| rest.split_whitespace().next());
+    !matches!(state, Some("Z" | "X") | None)
 }
 
 /// Waits until the child answers PING. While it answers `-LOADING` (decoding its files,
@@ -578,6 +591,26 @@ mod tests {
         assert!(!queries_to_replay(dir.path()), "a clean stop leaves the incremental file empty");
         std::fs::write(aof.join("appendonly.aof.3.incr.aof"), b"*3\r\n$11\r\nGRAPH.QUERY\r\n").unwrap();
         assert!(queries_to_replay(dir.path()));
+    }
+
+    #[test]
+    fn a_zombie_counts_as_stopped_and_a_live_process_as_running() {
+        let mut sleeper = std::process::Command::new("sleep").arg("30").spawn().unwrap();
+        let mut exited = std::process::Command::new("true").spawn().unwrap();
+        let (live, zombie) = (sleeper.id() as i32, exited.id() as i32);
+        // Not reaped yet: `true` stays a zombie in /proc until the wait below.
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while std::fs::read_to_string(format!("/proc/{zombie}/stat")).is_ok_and(|s| !s.contains(") Z ")) {
+            assert!(std::time::Instant::now() < deadline, "`true` exits");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert!(Path::new(&format!("/proc/{zombie}")).exists(), "the zombie is still in /proc");
+        assert!(!running(zombie), "a zombie is not running");
+        assert!(running(live), "a sleeping process is running");
+        sleeper.kill().unwrap();
+        sleeper.wait().unwrap();
+        exited.wait().unwrap();
+        assert!(!running(zombie), "a reaped process is not running");
     }
 
     #[test]
