@@ -3,6 +3,7 @@
 mod accuracy;
 mod auth;
 mod backend_stalls;
+mod backends_away;
 mod bounded_work;
 mod buckets;
 mod calls;
