@@ -248,7 +248,8 @@ async fn a_stalled_postgresql_gets_record_requests_a_503_with_retry_after_within
 }
 
 #[tokio::test]
-async fn a_postgresql_stopped_immediately_gets_record_requests_a_503_and_canon_recovers_when_it_starts_again() {
+async fn a_postgresql_stopped_immediately_gets_record_requests_a_503_and_canon_recovers_when_it_starts_again()
+{
     let Some(mut postgres) = Postgres::init() else { return };
     postgres.start();
     let app = canon_on(&postgres).await;
@@ -292,7 +293,10 @@ impl Neo4j {
             println!("SKIPPED: no Java to run a Neo4j");
             return None;
         }
-        let neo4j = Self { home: tempfile::Builder::new().prefix("canon-neo4j-").tempdir().unwrap(), port: free_port() };
+        let neo4j = Self {
+            home: tempfile::Builder::new().prefix("canon-neo4j-").tempdir().unwrap(),
+            port: free_port(),
+        };
         neo4j.start().then_some(neo4j)
     }
 
@@ -366,7 +370,8 @@ async fn past_bucket_memory() {
 /// One Neo4j start and one restart: SIGSTOP then SIGCONT, then kill -9 and a start on the same
 /// data, canon (the same process throughout) answering 503 meanwhile and 200 after.
 #[tokio::test]
-async fn a_stalled_or_restarted_neo4j_gets_graph_requests_a_503_with_retry_after_within_10_s_and_canon_recovers() {
+async fn a_stalled_or_restarted_neo4j_gets_graph_requests_a_503_with_retry_after_within_10_s_and_canon_recovers(
+) {
     let Some(neo4j) = Neo4j::start_new() else { return };
     let uri = neo4j.uri();
     let app = spawn_app_with(Handlers::default(), |config| {

@@ -67,8 +67,12 @@ impl Neo4jEngine {
     /// Connections open lazily: an unreachable server shows at the first query (`ping`), while a
     /// malformed URI fails here.
     pub async fn connect(uri: &str, user: &str, password: &str) -> Result<Self, GraphError> {
-        let config =
-            neo4rs::ConfigBuilder::default().uri(uri).user(user).password(password).build().map_err(map_error)?;
+        let config = neo4rs::ConfigBuilder::default()
+            .uri(uri)
+            .user(user)
+            .password(password)
+            .build()
+            .map_err(map_error)?;
         let graph = Graph::connect(config.clone()).await.map_err(map_error)?;
         let probe = Neo4jProbe::new(uri, user, password)?;
         Ok(Self {
@@ -80,13 +84,18 @@ impl Neo4jEngine {
 
     /// The current pool and its generation, a new one first when the last was retired.
     async fn current(&self) -> Result<(Graph, u64), neo4rs::Error> {
-        if let Some(current) = self.pool.lock().ok().filter(|pool| !pool.retired).map(|p| (p.graph.clone(), p.generation)) {
+        if let Some(current) =
+            self.pool.lock().ok().filter(|pool| !pool.retired).map(|p| (p.graph.clone(), p.generation))
+        {
             return Ok(current);
         }
         let fresh = Graph::connect(self.config.clone()).await?;
         let mut pool = self.pool.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         if pool.retired {
-            tracing::info!(generation = pool.generation + 1, "a new Neo4j connection pool after a statement was cut mid-exchange");
+            tracing::info!(
+                generation = pool.generation + 1,
+                "a new Neo4j connection pool after a statement was cut mid-exchange"
+            );
             *pool = Pool { graph: fresh, generation: pool.generation + 1, retired: false };
         }
         Ok((pool.graph.clone(), pool.generation))
