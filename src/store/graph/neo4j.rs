@@ -9,10 +9,13 @@
 //! recovers by itself when the server is back.
 //!
 //! A statement cut in the middle of its Bolt exchange (by that 503, by a client that hangs
-//! up) leaves its connection out of step: neo4rs hands it back to the pool on drop, and its
-//! RESET check would read the cut statement's leftover reply as its own, the next statement
-//! on it then reading an earlier one's rows. So a cut statement retires the whole pool: the
-//! next statement opens a new one, and the old connections close once nothing holds them.
+//! up) may leave its connection out of step: neo4rs hands it back to the pool on drop and
+//! checks it with one RESET, which reads the first reply waiting, so a cut statement's
+//! leftover SUCCESS passes the check and the next statement on that connection reads the
+//! RESET's reply as its own (no rows, silently). So a cut statement retires the whole pool:
+//! the next statement opens a new one, and the old connections close once nothing holds them.
+//! (A statement cut while the pool checks a connection, which is where a stalled server holds
+//! a new statement, never reaches that state: deadpool drops a connection cut mid-check.)
 
 use std::collections::HashMap;
 use std::time::Duration;
