@@ -109,6 +109,10 @@ impl Postgres {
             println!("SKIPPED: no PostgreSQL server under /usr/lib/postgresql (scripts/postgres.sh start installs it)");
             return None;
         };
+        if !server_command(Path::new("true")).status().is_ok_and(|status| status.success()) {
+            println!("SKIPPED: running as root without user namespaces, and PostgreSQL refuses root");
+            return None;
+        }
         let dir = tempfile::Builder::new().prefix("canon-pg-").tempdir().unwrap();
         let output = server_command(&bin.join("initdb"))
             .args(["--username=postgres", "--auth=trust", "--encoding=UTF8", "--locale=C.UTF-8", "-D"])
