@@ -5,10 +5,14 @@
 #                            line printed is its URL (bolt://127.0.0.1:PORT)
 #   scripts/neo4j.sh stop    stop it (its data stays for the next start)
 #   scripts/neo4j.sh url     print the URL without starting anything
+#   scripts/neo4j.sh build   build the launcher only (what `start` does on first use)
 # Idempotent: `start` on a running server prints the URL again. Everything lives in the build
 # cache ($CANON_CACHE_DIR, default ~/.cache/canon) under neo4j/: the launcher and its jars in
 # launcher/, the server's data and logs in server/.
-# CANON_NEO4J_PORT picks the port (default 7687). User `neo4j`, password $CANON_NEO4J_PASSWORD
+# CANON_NEO4J_PORT picks the port (default 7687); CANON_NEO4J_HOME the server's folder (data,
+# logs, PID file; default the build cache's neo4j/server), so a test can run a Neo4j of its own
+# beside the shared one. CANON_NEO4J_BUILD=0 makes `start` exit 3 instead of building the
+# launcher when it is not built yet. User `neo4j`, password $CANON_NEO4J_PASSWORD
 # (default `canon-test-password`): a test server, do not keep data you care about in it.
 #
 # The server is embedded Neo4j Community (org.neo4j:neo4j, DatabaseManagementServiceBuilder) in
@@ -23,7 +27,7 @@ PASSWORD=${CANON_NEO4J_PASSWORD:-canon-test-password}
 URL="bolt://127.0.0.1:$PORT"
 SRC=tools/neo4j-launcher
 BUILD=$CACHE/neo4j/launcher
-HOME_DIR=$CACHE/neo4j/server
+HOME_DIR=${CANON_NEO4J_HOME:-$CACHE/neo4j/server}
 PIDFILE=$HOME_DIR/launcher.pid
 LOG=$HOME_DIR/launcher.log
 
@@ -36,6 +40,10 @@ provision() {
     local hash
     hash=$(sources_hash)
     [ -f "$BUILD/stamp" ] && [ "$(cat "$BUILD/stamp")" = "$hash" ] && return 0
+    if [ "${CANON_NEO4J_BUILD:-1}" = 0 ]; then
+        say "the launcher is not built (and CANON_NEO4J_BUILD=0)"
+        exit 3
+    fi
     command -v java >/dev/null || { say "no java: Neo4j 5.26 needs Java 17 or newer"; exit 3; }
     command -v mvn >/dev/null || { say "no mvn: Maven builds the launcher (first use only)"; exit 3; }
     say "building the Neo4j launcher with Maven (first use; downloads Neo4j from Maven Central)"
@@ -104,8 +112,9 @@ case "${1:-}" in
 start) start ;;
 stop) stop ;;
 url) echo "$URL" ;;
+build) provision ;;
 *)
-    echo "usage: $0 start|stop|url" >&2
+    echo "usage: $0 start|stop|url|build" >&2
     exit 2
     ;;
 esac

@@ -86,7 +86,9 @@ impl From<RecordError> for ServiceError {
         }
         if is_overload(&err) {
             tracing::warn!(error = %err, "record store overloaded");
-            return ServiceError::Overloaded("the record store is busy right now; retry in a moment".into());
+            return ServiceError::Overloaded(
+                "the record store is busy or unreachable right now; retry in a moment".into(),
+            );
         }
         ServiceError::Internal(err.into())
     }

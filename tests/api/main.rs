@@ -4,6 +4,7 @@ mod accuracy;
 mod attacks;
 mod auth;
 mod backend_stalls;
+mod backends_away;
 mod bounded_work;
 mod buckets;
 mod calls;

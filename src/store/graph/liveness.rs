@@ -1,25 +1,30 @@
-//! Telling a slow FalkorDB query from a FalkorDB that stopped answering.
+//! Telling a slow graph query from a graph engine that stopped answering (FalkorDB or Neo4j).
 //!
-//! A stalled engine (SIGSTOP, or the upstream deadlock of its main thread against a graph's
-//! write lock) accepts queries and never answers: without a bound every request that needs
-//! the graph hangs, and the client's own response timeout (a minute) is far past what a
+//! A stalled engine (SIGSTOP, or the upstream deadlock of FalkorDB's main thread against a
+//! graph's write lock) accepts queries and never answers: without a bound every request that
+//! needs the graph hangs, and the client's own response timeout (a minute) is far past what a
 //! client waits. A plain short timeout would instead cut legitimate long statements (a bulk
 //! seed, an index build). So a query that has not answered after [`FIRST_CHECK`] makes canon
-//! ask the server, on a connection of its own, for `INFO server`: Redis answers that on its
-//! main thread, which a running query does not hold (queries run on FalkorDB's own threads).
+//! ask the server, on a connection of its own, a question it answers at once whatever it runs
+//! ([`Probe`]: `INFO server` on FalkorDB, which Redis answers on its main thread while queries
+//! run on FalkorDB's own threads; `RETURN 1` on Neo4j, on a Bolt session of its own).
 //! An answer means "busy": the query is waited for, checked again every [`CHECK_EVERY`]. No
 //! answer within [`PROBE_LIMIT`] means "stalled": the query ends with
 //! [`GraphError::Stalled`] (503 with `Retry-After`), within [`STALL_ANSWER`] of its start.
 //! While the last probe failed, later queries probe first (at most once per
 //! [`PROBE_FRESH`]) and fail at once instead of each waiting out the stall.
 //!
-//! Writes are not cut by a failed probe: a large write holds Redis' main lock while it
-//! commits (a million-node CREATE on a loaded machine kept `INFO` unanswered for over 2 s),
-//! so a silent server may be one finishing a write, and a 503 would tell the client that a
-//! write which then lands had failed. A write on a stalled server waits for the client's own
-//! response timeout (60 s, `GraphError::Unavailable`, 503) instead.
+//! Writes on FalkorDB are not cut by a failed probe: a large write holds Redis' main lock
+//! while it commits (a million-node CREATE on a loaded machine kept `INFO` unanswered for over
+//! 2 s), so a silent server may be one finishing a write, and a 503 would tell the client that
+//! a write which then lands had failed. A write on a stalled FalkorDB waits for the client's
+//! own response timeout (60 s, `GraphError::Unavailable`, 503) instead. Neo4j answers its probe
+//! on a thread of its own whatever a write holds, so there writes are cut like reads
+//! (`cuts_writes`); a write cut while the server was stalled may still commit when
+//! it resumes (as a write cut by any timeout may).
 
 use super::GraphError;
+use async_trait::async_trait;
 use falkordb::{ConnectionStrategy, FalkorAsyncClient, FalkorClientBuilder, FalkorConnectionInfo};
 use std::future::Future;
 use std::num::NonZeroU8;
@@ -37,32 +42,60 @@ const PROBE_FRESH: Duration = Duration::from_secs(1);
 /// The longest a query on a stalled server waits for its 503 (README, `### Limits`).
 pub const STALL_ANSWER: Duration = Duration::from_secs(7);
 
-/// Probes one FalkorDB server on a connection used by nothing else, so the probe never
-/// queues behind a query on a shared socket.
+/// A question the engine answers at once whatever it is running, asked on a connection used by
+/// nothing else, so it never queues behind a query on a shared socket.
+#[async_trait]
+pub trait Probe: Send + Sync + 'static {
+    /// Asks it once (connecting first when there is no connection); [`Liveness`] bounds the wait.
+    async fn ask(&self) -> Result<(), String>;
+    /// Drops the connection after a failed or cut question: a connection to a server that
+    /// died stays dead, and one cut mid-question is out of step, so the next question
+    /// connects anew (to the restarted server).
+    async fn forget(&self);
+}
+
+/// Probes one graph server and bounds queries by its verdict.
 pub struct Liveness {
-    info: FalkorConnectionInfo,
-    /// The probe's own client, dropped when a probe fails: a pooled connection to a server
-    /// that died stays dead, so the next probe connects anew (to the restarted server).
-    probe: tokio::sync::Mutex<Option<FalkorAsyncClient>>,
+    probe: Box<dyn Probe>,
+    /// The engine's name, for the log.
+    engine: &'static str,
+    /// Whether a failed probe ends writes too (see the module's docs).
+    cuts_writes: bool,
+    /// One probe at a time; the others reuse its verdict.
+    probing: tokio::sync::Mutex<()>,
     /// The last probe: when, and whether the server answered.
     last: std::sync::Mutex<Option<(Instant, bool)>>,
 }
 
 impl Liveness {
+    /// Liveness of a FalkorDB server, its probe connected now (an error when it does not answer).
     pub async fn connect(info: FalkorConnectionInfo) -> Result<Self, GraphError> {
         let probe =
             probe_client(info.clone()).await.map_err(|err| GraphError::Unavailable(err.to_string()))?;
-        Ok(Self { info, probe: tokio::sync::Mutex::new(Some(probe)), last: std::sync::Mutex::new(None) })
+        let probe = FalkorProbe { info, client: tokio::sync::Mutex::new(Some(probe)) };
+        Ok(Self::new(Box::new(probe), "FalkorDB", false))
+    }
+
+    /// Liveness by `probe`; `cuts_writes` when a failed probe means the engine cannot be
+    /// finishing a write (see the module's docs).
+    pub fn new(probe: Box<dyn Probe>, engine: &'static str, cuts_writes: bool) -> Self {
+        Self {
+            probe,
+            engine,
+            cuts_writes,
+            probing: tokio::sync::Mutex::new(()),
+            last: std::sync::Mutex::new(None),
+        }
     }
 
     /// Runs `work`, ending it with [`GraphError::Stalled`] when the server stops answering,
-    /// unless it `writes` (see the module's docs).
+    /// unless it `writes` on an engine whose writes are not cut (see the module's docs).
     pub async fn bound<T>(
         &self,
         writes: bool,
         work: impl Future<Output = Result<T, GraphError>>,
     ) -> Result<T, GraphError> {
-        if writes {
+        if writes && !self.cuts_writes {
             return work.await;
         }
         if self.last_failed() && !self.answering().await {
@@ -79,7 +112,7 @@ impl Liveness {
                 () = tokio::time::sleep_until(check_at) => {}
             }
             if !self.answering().await {
-                tracing::warn!(waited = ?started.elapsed(), "FalkorDB stopped answering; the query ends with 503");
+                tracing::warn!(engine = self.engine, waited = ?started.elapsed(), "graph engine stopped answering; the query ends with 503");
                 return Err(stalled(started.elapsed()));
             }
             check_at = Instant::now() + CHECK_EVERY;
@@ -90,37 +123,57 @@ impl Liveness {
         self.last.lock().map(|last| matches!(*last, Some((_, false)))).unwrap_or(false)
     }
 
-    /// Whether the server answers `INFO server` within [`PROBE_LIMIT`] (a fresh verdict of
+    /// Whether the server answers the probe within [`PROBE_LIMIT`] (a fresh verdict of
     /// another query's probe counts).
     async fn answering(&self) -> bool {
-        // One probe at a time; the others reuse its verdict.
-        let mut probe = self.probe.lock().await;
+        let _probing = self.probing.lock().await;
         let fresh = self.last.lock().ok().and_then(|last| *last).filter(|(at, _)| at.elapsed() < PROBE_FRESH);
         if let Some((_, answered)) = fresh {
             return answered;
         }
-        let reply = tokio::time::timeout(PROBE_LIMIT, async {
-            if probe.is_none() {
-                *probe = Some(probe_client(self.info.clone()).await?);
-            }
-            match probe.as_ref() {
-                Some(client) => client.redis_info(Some("server")).await.map(|_| ()),
-                None => Err(falkordb::FalkorDBError::NoConnection),
-            }
-        })
-        .await;
+        let reply = tokio::time::timeout(PROBE_LIMIT, self.probe.ask()).await;
         let answered = matches!(reply, Ok(Ok(())));
         if !answered {
-            *probe = None;
+            self.probe.forget().await;
         }
         let was_failing = self.last_failed();
         if let Ok(mut last) = self.last.lock() {
             *last = Some((Instant::now(), answered));
         }
         if answered && was_failing {
-            tracing::info!("FalkorDB answers again");
+            tracing::info!(engine = self.engine, "graph engine answers again");
+        } else if !answered && !was_failing {
+            let reason = match reply {
+                Ok(Err(error)) => error,
+                _ => format!("no answer within {PROBE_LIMIT:?}"),
+            };
+            tracing::warn!(engine = self.engine, %reason, "graph engine liveness probe failed");
         }
         answered
+    }
+}
+
+/// FalkorDB's probe: `INFO server` on a client of one connection.
+struct FalkorProbe {
+    info: FalkorConnectionInfo,
+    client: tokio::sync::Mutex<Option<FalkorAsyncClient>>,
+}
+
+#[async_trait]
+impl Probe for FalkorProbe {
+    async fn ask(&self) -> Result<(), String> {
+        let mut client = self.client.lock().await;
+        if client.is_none() {
+            *client = Some(probe_client(self.info.clone()).await.map_err(|err| err.to_string())?);
+        }
+        match client.as_ref() {
+            Some(client) => client.redis_info(Some("server")).await.map(drop).map_err(|err| err.to_string()),
+            None => Err(falkordb::FalkorDBError::NoConnection.to_string()),
+        }
+    }
+
+    async fn forget(&self) {
+        *self.client.lock().await = None;
     }
 }
 

@@ -1,5 +1,21 @@
 //! Neo4j 5 engine over Bolt (`neo4rs`): converts JSON parameters to Bolt values and Bolt rows
-//! back to JSON, nothing more.
+//! back to JSON, and keeps a Neo4j that stalls or restarts an answer (503), not a hang.
+//!
+//! A server that went away: a statement on a stalled Neo4j (SIGSTOP, a long GC pause) is cut
+//! by [`Liveness`] once a `RETURN 1` on a session of its own goes unanswered (503 with
+//! `Retry-After` within 7 s; at once while it stays silent). A killed server fails statements
+//! on their dead sockets; neo4rs checks a pooled connection with one RESET before reuse, and
+//! one that fails it (every one to a killed server) is dropped and replaced, so canon
+//! recovers by itself when the server is back.
+//!
+//! A statement cut in the middle of its Bolt exchange (by that 503, by a client that hangs
+//! up) may leave its connection out of step: neo4rs hands it back to the pool on drop and
+//! checks it with one RESET, which reads the first reply waiting, so a cut statement's
+//! leftover SUCCESS passes the check and the next statement on that connection reads the
+//! RESET's reply as its own (no rows, silently). So a cut statement retires the whole pool:
+//! the next statement opens a new one, and the old connections close once nothing holds them.
+//! (A statement cut while the pool checks a connection, which is where a stalled server holds
+//! a new statement, never reaches that state: deadpool drops a connection cut mid-check.)
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -8,6 +24,7 @@ use async_trait::async_trait;
 use neo4rs::{BoltBoolean, BoltFloat, BoltInteger, BoltList, BoltMap, BoltNull, BoltString, BoltType, Graph};
 use serde_json::{Map, Number, Value};
 
+use super::liveness::{Liveness, Probe};
 use super::{CypherEngine, GraphError, Params, Row};
 
 /// Indexes and uniqueness constraints, `;`-separated, each statement idempotent.
@@ -16,8 +33,9 @@ const SCHEMA: &str = include_str!("../../../cypher/schema/neo4j.cypher");
 /// Neo4j's status code for a write rejected by a uniqueness (or other) constraint.
 const CONSTRAINT_VIOLATION: &str = "Neo.ClientError.Schema.ConstraintValidationFailed";
 
-/// Longest wait for one statement, connecting and retries included (as FalkorDB's): a server
-/// that stalls becomes an `Unavailable` error (503) instead of a request that waits forever.
+/// Longest wait for one statement on a server that still answers its liveness probe,
+/// connecting and retries included (as FalkorDB's): a statement that never ends becomes an
+/// `Unavailable` error (503) instead of a request that waits forever.
 const STATEMENT_TIMEOUT: Duration = Duration::from_secs(60);
 /// Longest wait for `/readyz`'s ping: a stalled server must show as not ready quickly.
 const PING_TIMEOUT: Duration = Duration::from_secs(5);
@@ -31,7 +49,19 @@ const EQUIVALENT_SCHEMA_RULE: &str = "Neo.ClientError.Schema.EquivalentSchemaRul
 
 /// A Neo4j 5 server reached over Bolt, through `neo4rs`'s connection pool.
 pub struct Neo4jEngine {
+    config: neo4rs::Config,
+    /// The current pool, replaced after a statement was cut (see the module's docs).
+    pool: std::sync::Mutex<Pool>,
+    /// Ends a statement early when the server stops answering.
+    liveness: Liveness,
+}
+
+/// One generation of the connection pool.
+struct Pool {
     graph: Graph,
+    generation: u64,
+    /// A statement on it was cut mid-exchange: the next statement opens a new pool.
+    retired: bool,
 }
 
 impl Neo4jEngine {
@@ -40,13 +70,41 @@ impl Neo4jEngine {
     /// Connections open lazily: an unreachable server shows at the first query (`ping`), while a
     /// malformed URI fails here.
     pub async fn connect(uri: &str, user: &str, password: &str) -> Result<Self, GraphError> {
-        let graph = Graph::new(uri, user, password).await.map_err(map_error)?;
-        Ok(Self { graph })
+        let config = neo4rs::ConfigBuilder::default()
+            .uri(uri)
+            .user(user)
+            .password(password)
+            .build()
+            .map_err(map_error)?;
+        let graph = Graph::connect(config.clone()).await.map_err(map_error)?;
+        let probe = Neo4jProbe::new(uri, user, password)?;
+        Ok(Self {
+            config,
+            pool: std::sync::Mutex::new(Pool { graph, generation: 0, retired: false }),
+            liveness: Liveness::new(Box::new(probe), "Neo4j", true),
+        })
     }
-}
 
-impl Neo4jEngine {
-    /// One run of a statement, every row drained.
+    /// The current pool and its generation, a new one first when the last was retired.
+    async fn current(&self) -> Result<(Graph, u64), neo4rs::Error> {
+        if let Some(current) =
+            self.pool.lock().ok().filter(|pool| !pool.retired).map(|p| (p.graph.clone(), p.generation))
+        {
+            return Ok(current);
+        }
+        let fresh = Graph::connect(self.config.clone()).await?;
+        let mut pool = self.pool.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if pool.retired {
+            tracing::info!(
+                generation = pool.generation + 1,
+                "a new Neo4j connection pool after a statement was cut mid-exchange"
+            );
+            *pool = Pool { graph: fresh, generation: pool.generation + 1, retired: false };
+        }
+        Ok((pool.graph.clone(), pool.generation))
+    }
+
+    /// One run of a statement, every row drained. Dropped before it ends, it retires its pool.
     async fn run_once(
         &self,
         cypher: &str,
@@ -56,15 +114,88 @@ impl Neo4jEngine {
         for (name, value) in params {
             query = query.param(name, value.clone());
         }
-        // `execute` runs an auto-commit transaction, so the statement is atomic on its own.
-        let mut stream = self.graph.execute(query).await?;
-        // Drain every row before converting any: stopping mid-stream would leave it to chance
-        // (fetch batch size) whether the write was committed when a value fails to convert.
-        let mut raw = Vec::new();
-        while let Some(row) = stream.next().await? {
-            raw.push(row);
+        let (graph, generation) = self.current().await?;
+        let cut = RetireIfCut { pool: &self.pool, generation, armed: true };
+        let result = async {
+            // `execute` runs an auto-commit transaction, so the statement is atomic on its own.
+            let mut stream = graph.execute(query).await?;
+            // Drain every row before converting any: stopping mid-stream would leave it to
+            // chance (fetch batch size) whether the write was committed when a value fails to
+            // convert.
+            let mut raw = Vec::new();
+            while let Some(row) = stream.next().await? {
+                raw.push(row);
+            }
+            Ok(raw)
         }
-        Ok(raw)
+        .await;
+        cut.disarm();
+        result
+    }
+}
+
+/// Retires the pool of a statement dropped before its exchange ended (see the module's docs).
+struct RetireIfCut<'a> {
+    pool: &'a std::sync::Mutex<Pool>,
+    generation: u64,
+    armed: bool,
+}
+
+impl RetireIfCut<'_> {
+    fn disarm(mut self) {
+        self.armed = false;
+    }
+}
+
+impl Drop for RetireIfCut<'_> {
+    fn drop(&mut self) {
+        if self.armed {
+            if let Ok(mut pool) = self.pool.lock() {
+                if pool.generation == self.generation {
+                    pool.retired = true;
+                }
+            }
+        }
+    }
+}
+
+/// Neo4j's probe: `RETURN 1` on a pool of one connection of its own, made anew after a failure
+/// (a connection cut mid-question is out of step).
+struct Neo4jProbe {
+    config: neo4rs::Config,
+    graph: tokio::sync::Mutex<Option<Graph>>,
+}
+
+impl Neo4jProbe {
+    fn new(uri: &str, user: &str, password: &str) -> Result<Self, GraphError> {
+        let config = neo4rs::ConfigBuilder::default()
+            .uri(uri)
+            .user(user)
+            .password(password)
+            .max_connections(1)
+            .build()
+            .map_err(map_error)?;
+        Ok(Self { config, graph: tokio::sync::Mutex::new(None) })
+    }
+}
+
+#[async_trait]
+impl Probe for Neo4jProbe {
+    async fn ask(&self) -> Result<(), String> {
+        let mut graph = self.graph.lock().await;
+        if graph.is_none() {
+            // The pool connects at the first question (a stalled server accepts the TCP
+            // connection and never greets it: Liveness bounds the whole question).
+            *graph = Some(Graph::connect(self.config.clone()).await.map_err(|error| error.to_string())?);
+        }
+        let Some(graph) = graph.as_ref() else { return Err("no probe connection".into()) };
+        let mut rows = graph.execute(neo4rs::query("RETURN 1 AS ok")).await.map_err(|e| e.to_string())?;
+        while rows.next().await.map_err(|e| e.to_string())?.is_some() {}
+        Ok(())
+    }
+
+    async fn forget(&self) {
+        *self.graph.lock().await = None;
     }
 }
 
@@ -93,13 +224,17 @@ impl CypherEngine for Neo4jEngine {
                 }
             }
         };
-        match tokio::time::timeout(STATEMENT_TIMEOUT, attempts).await {
-            Ok(result) => result?.iter().map(row_to_json).collect(),
-            Err(_) => Err(GraphError::Unavailable(format!(
-                "Neo4j did not answer within {} s",
-                STATEMENT_TIMEOUT.as_secs()
-            ))),
-        }
+        let bounded = async {
+            match tokio::time::timeout(STATEMENT_TIMEOUT, attempts).await {
+                Ok(result) => result,
+                Err(_) => Err(GraphError::Unavailable(format!(
+                    "Neo4j did not answer within {} s",
+                    STATEMENT_TIMEOUT.as_secs()
+                ))),
+            }
+        };
+        let writes = super::index_build::writes(cypher);
+        self.liveness.bound(writes, bounded).await?.iter().map(row_to_json).collect()
     }
 
     async fn apply_schema(&self) -> Result<(), GraphError> {

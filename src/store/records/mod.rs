@@ -172,13 +172,26 @@ fn connect_options(url: &str) -> Result<AnyConnectOptions, RecordError> {
         .disable_statement_logging())
 }
 
+/// Longest wait for a connection: a free one of the pool, checked with a ping (PostgreSQL), or
+/// a new one. Past it the statement fails with `PoolTimedOut`, a 503 with `Retry-After`.
+/// It is what bounds a request on a PostgreSQL that went away: a stopped server refuses
+/// connections (sqlx tries again until this deadline), a stalled one (SIGSTOP) never answers
+/// the ping or the startup of a new connection. Under the 10 s for a 503, with room
+/// for the rest of the request (README, `### Limits`). A statement already running when the
+/// server stalls waits until it resumes: PostgreSQL's own `statement_timeout` cannot fire in
+/// a stopped server, and a client-side cut would also end legitimate long statements.
+/// SQLite keeps 10 s: a file cannot go away, and its few connections may all be busy a while.
+pub const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(7);
+const SQLITE_ACQUIRE_TIMEOUT: Duration = Duration::from_secs(10);
+
 /// A pool of at most `connections` to `url`, each connection set up for this service.
 async fn open_pool(url: &str, dialect: Dialect, connections: u32) -> Result<AnyPool, RecordError> {
     AnyPoolOptions::new()
         .max_connections(connections)
-        .acquire_timeout(Duration::from_secs(10))
+        .acquire_timeout(if dialect == Dialect::Sqlite { SQLITE_ACQUIRE_TIMEOUT } else { ACQUIRE_TIMEOUT })
         // A SQLite connection is a file, not a socket that can hang up: the ping sqlx sends
-        // before handing one out would only add a round trip to every statement.
+        // before handing one out would only add a round trip to every statement. On
+        // PostgreSQL it is what drops the connections a restarted server broke.
         .test_before_acquire(dialect != Dialect::Sqlite)
         .after_connect(move |conn, _| {
             Box::pin(async move {

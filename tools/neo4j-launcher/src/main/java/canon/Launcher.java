@@ -10,15 +10,27 @@ import org.neo4j.configuration.helpers.SocketAddress;
 import org.neo4j.dbms.api.DatabaseManagementService;
 import org.neo4j.dbms.api.DatabaseManagementServiceBuilder;
 import org.neo4j.graphdb.GraphDatabaseService;
+import org.neo4j.graphdb.QueryExecutionException;
 import org.neo4j.io.ByteUnit;
 
 /**
  * A Neo4j Community server for canon's tests: embedded Neo4j with only the Bolt connector, on
  * 127.0.0.1, authentication on. Arguments: HOME PORT PASSWORD. It runs until killed (SIGTERM
- * shuts the database down cleanly through the shutdown hook).
+ * shuts the database down cleanly through the shutdown hook). A failure while starting exits
+ * the JVM (status 1) instead of leaving a server that never said it listens.
  */
 public final class Launcher {
     public static void main(String[] args) throws Exception {
+        try {
+            start(args);
+        } catch (Throwable failure) {
+            failure.printStackTrace();
+            System.exit(1);
+        }
+        new CountDownLatch(1).await();
+    }
+
+    private static void start(String[] args) throws Exception {
         if (args.length != 3) {
             System.err.println("usage: Launcher HOME PORT PASSWORD");
             System.exit(2);
@@ -44,15 +56,22 @@ public final class Launcher {
         // The initial password of the `neo4j` user: set through the system database, as
         // `neo4j-admin dbms set-initial-password` would (only while it is still the default).
         GraphDatabaseService system = service.database(GraphDatabaseSettings.SYSTEM_DATABASE_NAME);
-        system.executeTransactionally(
-                "ALTER USER neo4j IF EXISTS SET PASSWORD $password CHANGE NOT REQUIRED",
-                java.util.Map.of("password", password));
+        try {
+            system.executeTransactionally(
+                    "ALTER USER neo4j IF EXISTS SET PASSWORD $password CHANGE NOT REQUIRED",
+                    java.util.Map.of("password", password));
+        } catch (QueryExecutionException refused) {
+            // A start on data an earlier start set up: the password is this one already, and
+            // Neo4j refuses to set a password to itself.
+            if (!String.valueOf(refused.getMessage()).contains("Old password and new password cannot be the same")) {
+                throw refused;
+            }
+        }
 
         // Answer one query before saying so: the caller waits on this line (and on Bolt).
         service.database(GraphDatabaseSettings.DEFAULT_DATABASE_NAME).executeTransactionally("RETURN 1");
         System.out.println("neo4j " + org.neo4j.kernel.internal.Version.getNeo4jVersion()
                 + " listening on bolt://127.0.0.1:" + port);
         System.out.flush();
-        new CountDownLatch(1).await();
     }
 }
