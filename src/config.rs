@@ -150,7 +150,9 @@ pub struct Config {
     #[arg(long, env = "CANON_INFER_SCHEMA_LLM_TIMEOUT_SECONDS", default_value_t = 60)]
     pub infer_schema_llm_timeout_seconds: u64,
     /// How long the embedded FalkorDB may give no answer at all (not even "loading") while
-    /// canon runs before it counts as hung and is restarted from its files.
+    /// canon runs before it counts as hung and is restarted from its files; and while it
+    /// starts, how long it may answer nothing while spending no CPU (a child building its
+    /// indexes is waited for however long that takes).
     #[arg(long, env = "CANON_FALKORDB_HUNG_SECONDS", value_parser = span_number, default_value_t = 30.0)]
     pub falkordb_hung_seconds: f64,
     /// Log format: `json` (structured, one object per line) or `text`.

@@ -10,8 +10,10 @@
 //! canon's start after a clean stop, indexes are rebuilt after loading, in the background
 //! (`DELAY_INDEXING`; writes wait for them, see `index_build`); with queries to replay, or
 //! when the supervisor relaunches a child, they are built first. Loading a large graph still
-//! takes time, so readiness waits as long as the child reports it is loading, and gives up
-//! only when it stops answering at all ([`wait_ready`]).
+//! takes time, so readiness waits as long as the child reports it is loading or, silent,
+//! spends CPU (building indexes first after a crash: minutes at a million entities, and a
+//! fixed limit made every restart fail the same way), and gives up only when it answers
+//! nothing and sleeps, as a deadlocked child does ([`wait_ready`]).
 //!
 //! FalkorDB 4.16 can deadlock while loading a snapshot (seen once in CI: the main thread
 //! waits forever on its graph registry lock after decoding the graph; the same files loaded
@@ -40,8 +42,8 @@ use std::time::Duration;
 use tokio::process::{Child, Command};
 use tokio::sync::{oneshot, watch, Mutex};
 
-/// How long the child may not answer at all (not even "loading") before canon gives up.
-const UNANSWERED_LIMIT: Duration = Duration::from_secs(20);
+/// CPU time a silent child must spend per second of waiting to count as busy, not stuck.
+const BUSY_CPU_SHARE: f64 = 0.1;
 /// How long one command may wait for its reply before readiness counts it unanswered.
 const REPLY_LIMIT: Duration = Duration::from_secs(2);
 /// Starts of a child that does not become ready before canon gives up.
@@ -101,7 +103,7 @@ impl EmbeddedFalkor {
                 .unwrap_or(Duration::MAX),
         };
         stop_stale_server(&launch.dir).await;
-        let child = Arc::new(Mutex::new(Some(launch.spawn_ready(UNANSWERED_LIMIT, true).await?)));
+        let child = Arc::new(Mutex::new(Some(launch.spawn_ready(true).await?)));
         let (stop_tx, stop_rx) = watch::channel(false);
         let writes = Arc::new(WritesInFlight::default());
         let supervisor = tokio::spawn(supervise(launch, child.clone(), stop_rx, writes.clone()));
@@ -156,11 +158,11 @@ impl Launch {
     /// (canon's own start, where the graph engine follows the build and holds writes until
     /// it ends; see `index_build`). A relaunch of a child that died while canon runs builds
     /// them first: nothing would hold the writes meanwhile.
-    async fn spawn_ready(&self, unanswered: Duration, background_indexing: bool) -> anyhow::Result<Child> {
+    async fn spawn_ready(&self, background_indexing: bool) -> anyhow::Result<Child> {
         let mut attempt = 1;
         loop {
             let mut child = self.spawn(background_indexing).await?;
-            match wait_ready(&self.socket, unanswered).await {
+            match wait_ready(&self.socket, child.id(), self.hung_limit).await {
                 Ok(()) => return Ok(child),
                 Err(err) if attempt < LAUNCH_ATTEMPTS => {
                     tracing::warn!(error = %err, attempt, "FalkorDB did not become ready; starting it again");
@@ -359,7 +361,7 @@ async fn supervise(
             continue;
         }
         let restarting = tokio::time::Instant::now();
-        match launch.spawn_ready(UNANSWERED_LIMIT, false).await {
+        match launch.spawn_ready(false).await {
             Ok(new_child) => {
                 tracing::warn!(pid = ?new_child.id(), took = ?restarting.elapsed(), "FalkorDB restarted and answering");
                 *guard = Some(new_child);
@@ -452,12 +454,15 @@ fn running(pid: i32) -> bool {
     !matches!(state, Some("Z" | "X") | None)
 }
 
-/// Waits until the child answers PING. While it answers `-LOADING` (decoding its files,
-/// rebuilding indexes) it is making progress and canon waits on, logging how far it got;
-/// `unanswered` bounds only the time it gives no answer at all.
-async fn wait_ready(socket: &Path, unanswered: Duration) -> anyhow::Result<()> {
+/// Waits until the child answers PING. While it answers `-LOADING` (decoding its files) or
+/// gives no answer but spends CPU (building its indexes before it answers, which takes
+/// minutes at a million entities after a crash) it is making progress and canon waits on,
+/// logging how far it got; `unanswered` bounds only the time it answers nothing and spends
+/// no CPU, which is what a deadlocked child does (its threads sleep on a lock).
+async fn wait_ready(socket: &Path, pid: Option<u32>, unanswered: Duration) -> anyhow::Result<()> {
     let mut deadline = tokio::time::Instant::now() + unanswered;
     let mut next_report = tokio::time::Instant::now() + Duration::from_secs(5);
+    let mut cpu = CpuWatch::new(pid);
     loop {
         match command(socket, "PING").await {
             Ok(reply) if reply.starts_with("+PONG") => return Ok(()),
@@ -470,13 +475,58 @@ async fn wait_ready(socket: &Path, unanswered: Duration) -> anyhow::Result<()> {
                     next_report = tokio::time::Instant::now() + Duration::from_secs(5);
                 }
             }
-            Ok(_) | Err(_) => {}
+            Ok(_) | Err(_) => {
+                if cpu.busy() {
+                    deadline = tokio::time::Instant::now() + unanswered;
+                    if tokio::time::Instant::now() >= next_report {
+                        tracing::info!("FalkorDB is busy (building its indexes) and does not answer yet");
+                        next_report = tokio::time::Instant::now() + Duration::from_secs(5);
+                    }
+                }
+            }
         }
         if tokio::time::Instant::now() > deadline {
             anyhow::bail!("FalkorDB did not answer on {} within {unanswered:?}", socket.display());
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+}
+
+/// Tells a child that works from one that waits: its CPU time, sampled about once a second.
+struct CpuWatch {
+    pid: Option<u32>,
+    last: Option<(tokio::time::Instant, f64)>,
+    busy: bool,
+}
+
+impl CpuWatch {
+    fn new(pid: Option<u32>) -> Self {
+        let last = pid.and_then(cpu_seconds).map(|cpu| (tokio::time::Instant::now(), cpu));
+        Self { pid, last, busy: false }
+    }
+
+    /// Whether the child spent at least [`BUSY_CPU_SHARE`] of the last sampled interval on CPU.
+    fn busy(&mut self) -> bool {
+        let (Some(pid), Some((at, cpu))) = (self.pid, self.last) else { return false };
+        if at.elapsed() < Duration::from_secs(1) {
+            return self.busy;
+        }
+        let Some(now) = cpu_seconds(pid) else { return false };
+        self.busy = now - cpu >= BUSY_CPU_SHARE * at.elapsed().as_secs_f64();
+        self.last = Some((tokio::time::Instant::now(), now));
+        self.busy
+    }
+}
+
+/// CPU time (user + system) a process has used, in seconds; `None` once it is gone.
+fn cpu_seconds(pid: u32) -> Option<f64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // After `pid (comm)`: state is the 1st field, utime the 12th, stime the 13th (proc(5)).
+    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+    let ticks = fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
+    // SAFETY: sysconf only reads a constant of the system.
+    let per_second = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    (per_second > 0).then(|| ticks as f64 / per_second as f64)
 }
 
 /// Rewrites the append-only file into one snapshot and waits for the rewrite to finish.
@@ -642,7 +692,7 @@ mod tests {
                 let _ = stream.write_all(reply).await;
             }
         });
-        wait_ready(&socket, Duration::from_millis(200)).await.expect("ready after loading");
+        wait_ready(&socket, None, Duration::from_millis(200)).await.expect("ready after loading");
         assert!(tokio::time::Instant::now() >= ready_at);
     }
 
@@ -660,7 +710,7 @@ mod tests {
             }
         });
         let waited = tokio::time::Instant::now();
-        let error = wait_ready(&socket, Duration::from_millis(200)).await.unwrap_err();
+        let error = wait_ready(&socket, None, Duration::from_millis(200)).await.unwrap_err();
         assert!(error.to_string().contains("did not answer"), "{error}");
         assert!(waited.elapsed() < REPLY_LIMIT * 3, "gave up after {:?}", waited.elapsed());
     }
@@ -668,7 +718,53 @@ mod tests {
     #[tokio::test]
     async fn readiness_gives_up_on_a_child_that_never_answers() {
         let dir = tempfile::tempdir().unwrap();
-        let error = wait_ready(&dir.path().join("none.sock"), Duration::from_millis(200)).await.unwrap_err();
+        let error =
+            wait_ready(&dir.path().join("none.sock"), None, Duration::from_millis(200)).await.unwrap_err();
         assert!(error.to_string().contains("did not answer"), "{error}");
+    }
+
+    /// A socket that closes each connection unanswered until `ready_at`, then answers PONG.
+    fn silent_until(socket: &Path, ready_at: tokio::time::Instant) {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::UnixListener::bind(socket).unwrap();
+        tokio::spawn(async move {
+            while let Ok((mut stream, _)) = listener.accept().await {
+                if tokio::time::Instant::now() >= ready_at {
+                    let mut buf = [0u8; 64];
+                    let _ = stream.read(&mut buf).await;
+                    let _ = stream.write_all(b"+PONG\r\n").await;
+                }
+            }
+        });
+    }
+
+    /// A child that answers nothing while it builds its indexes (after a crash, before it
+    /// answers) is waited for as long as it spends CPU; one that answers nothing and sleeps
+    /// (a deadlock) is given up on after the limit.
+    #[tokio::test]
+    async fn readiness_waits_for_a_silent_child_only_while_it_spends_cpu() {
+        let dir = tempfile::tempdir().unwrap();
+        let limit = Duration::from_millis(1_200);
+
+        let busy = dir.path().join("busy.sock");
+        let ready_at = tokio::time::Instant::now() + Duration::from_millis(3_000);
+        silent_until(&busy, ready_at);
+        let mut spinner =
+            std::process::Command::new("sh").args(["-c", "while :; do :; done"]).spawn().unwrap();
+        let waited = wait_ready(&busy, Some(spinner.id()), limit).await;
+        spinner.kill().unwrap();
+        spinner.wait().unwrap();
+        waited.expect("a busy child is waited for past the limit");
+        assert!(tokio::time::Instant::now() >= ready_at);
+
+        let stuck = dir.path().join("stuck.sock");
+        silent_until(&stuck, tokio::time::Instant::now() + Duration::from_secs(60));
+        let mut sleeper = std::process::Command::new("sleep").arg("30").spawn().unwrap();
+        let started = tokio::time::Instant::now();
+        let error = wait_ready(&stuck, Some(sleeper.id()), limit).await.unwrap_err();
+        sleeper.kill().unwrap();
+        sleeper.wait().unwrap();
+        assert!(error.to_string().contains("did not answer"), "{error}");
+        assert!(started.elapsed() < limit * 3, "gave up after {:?}", started.elapsed());
     }
 }
