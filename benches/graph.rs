@@ -1,16 +1,29 @@
 //! `make bench-graph` (cargo bench --bench graph): knowledge-graph speed, as ratios against
-//! the engine measured in the same run.
+//! the engine measured in the same run; `make bench-graph-neo4j` runs it on FalkorDB and then
+//! on Neo4j (`CANON_BENCH_NEO4J_URI`), each engine against its own statements.
 //!
 //! 1. Bulk seed entities/s at 100,000 entities through `POST /v3/entities/bulk` (seed jobs),
 //!    against the same UNWIND + MERGE statement (`cypher/entity_seed.cypher`) sent straight
-//!    to FalkorDB for the same number of rows (goal: ratio ≥ 0.9, the platform issue's).
+//!    to the engine for the same number of rows (goal: ratio ≥ 0.9, the platform issue's).
 //! 2. With 1,000,000 entities: review-queue page (limit 50) p50 / p99 (goal p99 ≤ 10 ms), the
-//!    knowledge-graph page p99 (goal ≤ 10 ms) and the start time on that graph (goal < 5 s),
-//!    with the time until its indexes are built (they are built after canon answers).
+//!    knowledge-graph page p99 (goal ≤ 10 ms) and, on FalkorDB, the start time on that graph
+//!    (goal < 5 s), with the time until its indexes are built (they are built after canon
+//!    answers), then the start after a crash (`kill -9` of FalkorDB, canon dropped without
+//!    its clean stop) with writes since the last snapshot left to replay (goal < 5 s).
+//! 3. Before both, on a tenant of its own: one merge-suggestion refresh of 10,000 people with
+//!    near-duplicate names, on each engine.
 //!
-//! `CANON_BENCH_SEED` and `CANON_BENCH_ENTITIES` change the two sizes.
+//! `CANON_BENCH_SEED` and `CANON_BENCH_ENTITIES` change the two sizes (on Neo4j
+//! `CANON_BENCH_NEO4J_SEED` and `CANON_BENCH_NEO4J_ENTITIES`, else the same);
+//! `CANON_BENCH_REFRESH` the refresh's (0 skips it), `CANON_BENCH_CRASH_WRITES` the entities
+//! written between the clean start and the crash (default 10,000). `CANON_BENCH_ENGINES`
+//! (`falkordb,neo4j`) picks the engines; with `CANON_BENCH_NEO4J_URI` both run, else FalkorDB.
+//! Neo4j's user and password: `CANON_BENCH_NEO4J_USER` (default `neo4j`) and
+//! `CANON_BENCH_NEO4J_PASSWORD`.
 
 mod common;
+#[path = "graph/refresh.rs"]
+mod refresh;
 
 use canon::graph::review::ReviewFilter;
 use canon::graph::Tenant;
@@ -25,8 +38,61 @@ use std::time::{Duration, Instant};
 async fn main() -> anyhow::Result<()> {
     let seed = size("CANON_BENCH_SEED", 100_000);
     let total = size("CANON_BENCH_ENTITIES", 1_000_000).max(seed);
-    let bench = common::start(|_| {}).await?;
+    let neo4j = std::env::var("CANON_BENCH_NEO4J_URI").ok().filter(|uri| !uri.is_empty());
+    let default_engines = if neo4j.is_some() { "falkordb,neo4j" } else { "falkordb" };
+    let engines = std::env::var("CANON_BENCH_ENGINES").unwrap_or_else(|_| default_engines.into());
+    let mut refreshes = Vec::new();
+    for engine in engines.split(',').map(str::trim) {
+        match engine {
+            "falkordb" => {
+                let bench = common::start(|config| config.neo4j_uri = None).await?;
+                println!("== FalkorDB (embedded)");
+                refreshes.extend(pass(bench, "FalkorDB", seed, total).await?);
+            }
+            "neo4j" => {
+                let uri = neo4j.clone().ok_or_else(|| anyhow::anyhow!("neo4j needs CANON_BENCH_NEO4J_URI"))?;
+                println!("== Neo4j ({uri})");
+                let bench = common::start(|config| {
+                    config.neo4j_uri = Some(uri);
+                    config.neo4j_user = std::env::var("CANON_BENCH_NEO4J_USER").unwrap_or_else(|_| "neo4j".into());
+                    config.neo4j_password = std::env::var("CANON_BENCH_NEO4J_PASSWORD").unwrap_or_default();
+                })
+                .await?;
+                let seed = size("CANON_BENCH_NEO4J_SEED", seed);
+                let total = size("CANON_BENCH_NEO4J_ENTITIES", total).max(seed);
+                refreshes.extend(pass(bench, "Neo4j", seed, total).await?);
+            }
+            other => anyhow::bail!("unknown engine {other:?} in CANON_BENCH_ENGINES (falkordb, neo4j)"),
+        }
+    }
+    if refreshes.len() > 1 {
+        println!("== merge-suggestion refresh, side by side");
+        for (engine, refresh) in &refreshes {
+            println!("{}", refresh.line(engine));
+        }
+    }
+    Ok(())
+}
+
+/// Every measurement on one engine; the refresh it timed, if any.
+async fn pass(
+    bench: common::Bench,
+    engine: &'static str,
+    seed: usize,
+    total: usize,
+) -> anyhow::Result<Option<(&'static str, refresh::Refresh)>> {
+    let falkordb = engine == "FalkorDB";
     let graph = bench.app.state.graph.clone();
+
+    // 3. The refresh first, while the graph is small (it reads only its own tenant).
+    let refresh_size = size("CANON_BENCH_REFRESH", 10_000);
+    let refreshed = if refresh_size > 0 {
+        let refresh = refresh::run(&bench, refresh_size).await?;
+        println!("{}", refresh.line(engine));
+        Some((engine, refresh))
+    } else {
+        None
+    };
 
     // 1a. Through the API.
     let started = Instant::now();
@@ -51,12 +117,13 @@ async fn main() -> anyhow::Result<()> {
     let api_rate = seed as f64 / started.elapsed().as_secs_f64();
 
     // 1b. The same statement straight to the engine, for another tenant.
-    let raw_tenant = Tenant { account_id: "acc_raw".into(), environment: Environment::Sandbox };
+    // A fresh account each run: Neo4j Community's one database outlives the run.
+    let raw_tenant = Tenant { account_id: canon::ids::new_id("acc"), environment: Environment::Sandbox };
     graph.ensure_tenant(&raw_tenant).await.map_err(|e| anyhow::anyhow!("{e}"))?;
     let started = Instant::now();
     raw_seed(&graph, &raw_tenant, 0..seed).await?;
     let raw_rate = seed as f64 / started.elapsed().as_secs_f64();
-    println!("bulk seed of {seed} entities: API {api_rate:.0}/s, engine {raw_rate:.0}/s");
+    println!("bulk seed of {seed} entities on {engine}: API {api_rate:.0}/s, engine {raw_rate:.0}/s");
     println!("  ratio API/engine: {:.2} (goal >= 0.9)", api_rate / raw_rate);
 
     // 2. Grow the API tenant to `total` entities (straight to the engine: faster), relate some.
@@ -85,7 +152,9 @@ async fn main() -> anyhow::Result<()> {
         .for_each(|r| async move { r.map(|_| ()).unwrap_or_else(|e| eprintln!("relation: {e}")) })
         .await;
     println!("setup: {edges} relation observations in {:.0} s", started.elapsed().as_secs_f64());
-    common::engine_settled(bench.data_dir()).await?;
+    if falkordb {
+        common::engine_settled(bench.data_dir()).await?;
+    }
 
     let (mut queue, mut pages) = (Vec::new(), Vec::new());
     let mut cursors = ids.clone();
@@ -192,6 +261,10 @@ async fn main() -> anyhow::Result<()> {
         ms(percentile(&mut graph_pages, 0.5)),
         ms(percentile(&mut graph_pages, 0.99))
     );
+    if !falkordb {
+        bench.stop().await;
+        return Ok(refreshed);
+    }
     let (bench, starts) = bench.restart().await?;
     println!(
         "start on {total} entities: canon answers in {:.2} s (goal < 5 s), FalkorDB alone with the same flags {:.2} s \
@@ -203,9 +276,52 @@ async fn main() -> anyhow::Result<()> {
         starts.canon_indexed.as_secs_f64(),
         starts.engine_indexing.as_secs_f64(),
     );
+
+    // A crash with writes since the last snapshot: the clean stop above compacted the
+    // append-only file, so these are what the next start replays.
+    let writes = size("CANON_BENCH_CRASH_WRITES", 10_000);
+    raw_seed(&bench.app.state.graph, &bench.tenant, total..total + writes).await?;
+    let replay = append_only_tail(bench.data_dir());
+    let (bench, crash) = bench.crash_restart().await?;
+    let count = bench
+        .app
+        .state
+        .graph
+        .engine()
+        .run(
+            "MATCH (e:Entity {accountID: $accountID}) RETURN count(e) AS n",
+            canon::params! { "accountID" => bench.tenant.account_id },
+        )
+        .await?;
+    println!(
+        "crash restart on {} entities (kill -9 of FalkorDB, canon dropped without its clean stop, {writes} \
+         entities written since the last snapshot, {:.1} MB of append-only file to replay): canon answers a \
+         graph read after {:.2} s (goal < 5 s; canon started after {:.2} s); {} entities of the tenant after",
+        total + writes,
+        replay as f64 / 1e6,
+        crash.answered.as_secs_f64(),
+        crash.spawned.as_secs_f64(),
+        count.first().map_or(Value::Null, |row| row["n"].clone()),
+    );
     bench.stop().await;
-    Ok(())
+    Ok(refreshed)
 }
+
+/// Bytes of FalkorDB's append-only increments (what a start replays after its snapshot).
+fn append_only_tail(data_dir: &std::path::Path) -> u64 {
+    let dir = data_dir.join("falkordb").join("appendonlydir");
+    std::fs::read_dir(dir)
+        .map(|files| {
+            files
+                .filter_map(Result::ok)
+                .filter(|f| f.file_name().to_string_lossy().ends_with(".incr.aof"))
+                .filter_map(|f| f.metadata().ok())
+                .map(|m| m.len())
+                .sum()
+        })
+        .unwrap_or(0)
+}
+
 
 /// Random entity IDs of the bench tenant, via the review queue's pages.
 async fn sample_ids(bench: &common::Bench, want: usize) -> anyhow::Result<Vec<String>> {

@@ -102,6 +102,58 @@ impl Bench {
         let canon_indexed = started.elapsed();
         Ok((bench, Starts { canon, canon_indexed, engine, engine_indexing }))
     }
+
+    /// Ends canon as a crash would: its FalkorDB child gets `kill -9` and canon is dropped
+    /// without its clean stop (no append-only-file rewrite, no snapshot), so the next start
+    /// replays what was written since the last rewrite. Then times canon starting again on
+    /// the same files until a graph read (a knowledge-graph page) answers.
+    pub async fn crash_restart(self) -> anyhow::Result<(Self, CrashStart)> {
+        let Bench { app, key, tenant, client, config, _data, .. } = self;
+        let pid = app.falkordb_pid().await.ok_or_else(|| anyhow::anyhow!("no FalkorDB child to kill"))?;
+        // Aborted first, so its supervisor does not relaunch the child it finds killed.
+        app.abort();
+        // SAFETY: a plain kill(2) of the child canon started.
+        unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+        let socket = config.data_dir.join("falkordb").join("falkordb.sock");
+        let gone = std::time::Instant::now();
+        while tokio::net::UnixStream::connect(&socket).await.is_ok() {
+            anyhow::ensure!(gone.elapsed() < Duration::from_secs(30), "the killed FalkorDB still answers");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        let started = std::time::Instant::now();
+        let app = App::spawn(&config, Handlers::default()).await?;
+        let spawned = started.elapsed();
+        let base = format!("http://{}", app.addr);
+        let bench = Bench { app, base, key, tenant, client, config, _data };
+        let deadline = started + Duration::from_secs(600);
+        loop {
+            let response = bench.get("/v3/knowledge-graph?limit=50").send().await?;
+            if response.status() == 200 {
+                break;
+            }
+            anyhow::ensure!(std::time::Instant::now() < deadline, "no graph read after 10 min: {}", response.status());
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        let answered = started.elapsed();
+        Ok((bench, CrashStart { spawned, answered }))
+    }
+
+    /// Another account with its own sandbox key, on the same canon (a tenant of its own).
+    pub async fn other_tenant(&self, name: &str) -> anyhow::Result<(Tenant, String)> {
+        let account = self.app.state.records.ensure_account(name).await?;
+        let (_, key) = self.app.state.records.create_key(&account.id, Environment::Sandbox, name).await?;
+        let tenant = Tenant { account_id: account.id, environment: Environment::Sandbox };
+        self.app.state.graph.ensure_tenant(&tenant).await.map_err(|e| anyhow::anyhow!("{e}"))?;
+        Ok((tenant, key))
+    }
+}
+
+/// Start times after a crash (see [`Bench::crash_restart`]).
+pub struct CrashStart {
+    /// `App::spawn` returned (FalkorDB loaded its files and answers).
+    pub spawned: Duration,
+    /// A graph read answered 200.
+    pub answered: Duration,
 }
 
 /// Start times on one set of files.
