@@ -15,7 +15,8 @@
 //!
 //! `CANON_BENCH_SEED` and `CANON_BENCH_ENTITIES` change the two sizes (on Neo4j
 //! `CANON_BENCH_NEO4J_SEED` and `CANON_BENCH_NEO4J_ENTITIES`, else the same);
-//! `CANON_BENCH_REFRESH` the refresh's (0 skips it), `CANON_BENCH_CRASH_WRITES` the entities
+//! `CANON_BENCH_GROW_SECONDS` stops growing past the seed after that long (the size reached
+//! is printed); `CANON_BENCH_REFRESH` the refresh's (0 skips it), `CANON_BENCH_CRASH_WRITES` the entities
 //! written between the clean start and the crash (default 10,000). `CANON_BENCH_ENGINES`
 //! (`falkordb,neo4j`) picks the engines; with `CANON_BENCH_NEO4J_URI` both run, else FalkorDB.
 //! Neo4j's user and password: `CANON_BENCH_NEO4J_USER` (default `neo4j`) and
@@ -96,24 +97,7 @@ async fn pass(
 
     // 1a. Through the API.
     let started = Instant::now();
-    let mut jobs = Vec::new();
-    for batch in (0..seed).collect::<Vec<_>>().chunks(10_000) {
-        let rows: Vec<Value> =
-            batch.iter().map(|i| json!({ "canonical": format!("Org {i:07}"), "type": "Company" })).collect();
-        let accepted: Value =
-            bench.post("/v3/entities/bulk", &json!({ "entities": rows })).send().await?.json().await?;
-        jobs.push(accepted["seedJobID"].as_str().ok_or_else(|| anyhow::anyhow!("{accepted}"))?.to_string());
-    }
-    for job in &jobs {
-        loop {
-            let status: Value = bench.get(&format!("/v3/entities/seed/{job}")).send().await?.json().await?;
-            if status["status"] == "completed" {
-                anyhow::ensure!(status["createdCount"] == 10_000, "{}", status["createdCount"]);
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-    }
+    api_seed(&bench, 0..seed).await?;
     let api_rate = seed as f64 / started.elapsed().as_secs_f64();
 
     // 1b. The same statement straight to the engine, for another tenant.
@@ -127,8 +111,20 @@ async fn pass(
     println!("  ratio API/engine: {:.2} (goal >= 0.9)", api_rate / raw_rate);
 
     // 2. Grow the API tenant to `total` entities (straight to the engine: faster), relate some.
+    // `CANON_BENCH_GROW_SECONDS` stops growing (at a multiple of 100,000) once that much time
+    // has gone: the size an engine reaches in a given time.
+    let budget = std::env::var("CANON_BENCH_GROW_SECONDS").ok().and_then(|v| v.parse::<f64>().ok());
     let started = Instant::now();
-    raw_seed(&graph, &bench.tenant, seed..total).await?;
+    let mut grown = seed;
+    while grown < total && budget.is_none_or(|budget| started.elapsed().as_secs_f64() < budget) {
+        let next = (grown + 100_000).min(total);
+        raw_seed(&graph, &bench.tenant, grown..next).await?;
+        grown = next;
+    }
+    if grown < total {
+        println!("setup: stopped growing at {grown} of {total} entities (CANON_BENCH_GROW_SECONDS)");
+    }
+    let total = grown;
     println!("setup: grew to {total} entities in {:.0} s", started.elapsed().as_secs_f64());
     let page: Value = bench.get("/v3/review-queue?limit=200").send().await?.json().await?;
     let some: Vec<String> = page["entities"]
@@ -277,10 +273,10 @@ async fn pass(
         starts.engine_indexing.as_secs_f64(),
     );
 
-    // A crash with writes since the last snapshot: the clean stop above compacted the
-    // append-only file, so these are what the next start replays.
+    // A crash with writes through the API since the last snapshot: the clean stop above
+    // compacted the append-only file, so these are what the next start replays.
     let writes = size("CANON_BENCH_CRASH_WRITES", 10_000);
-    raw_seed(&bench.app.state.graph, &bench.tenant, total..total + writes).await?;
+    api_seed(&bench, total..total + writes).await?;
     let replay = append_only_tail(bench.data_dir());
     let (bench, crash) = bench.crash_restart().await?;
     let count = bench
@@ -305,6 +301,31 @@ async fn pass(
     );
     bench.stop().await;
     Ok(refreshed)
+}
+
+/// Seeds companies "Org 0000042" for rows `range` through `POST /v3/entities/bulk`, 10,000 a
+/// job, and waits until every job has completed.
+async fn api_seed(bench: &common::Bench, range: std::ops::Range<usize>) -> anyhow::Result<()> {
+    let mut jobs = Vec::new();
+    for batch in range.collect::<Vec<_>>().chunks(10_000) {
+        let rows: Vec<Value> =
+            batch.iter().map(|i| json!({ "canonical": format!("Org {i:07}"), "type": "Company" })).collect();
+        let accepted: Value =
+            bench.post("/v3/entities/bulk", &json!({ "entities": rows })).send().await?.json().await?;
+        let job = accepted["seedJobID"].as_str().ok_or_else(|| anyhow::anyhow!("{accepted}"))?;
+        jobs.push((job.to_string(), batch.len()));
+    }
+    for (job, rows) in &jobs {
+        loop {
+            let status: Value = bench.get(&format!("/v3/entities/seed/{job}")).send().await?.json().await?;
+            if status["status"] == "completed" {
+                anyhow::ensure!(status["createdCount"] == *rows, "{}", status["createdCount"]);
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+    Ok(())
 }
 
 /// Bytes of FalkorDB's append-only increments (what a start replays after its snapshot).
