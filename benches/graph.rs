@@ -51,11 +51,13 @@ async fn main() -> anyhow::Result<()> {
                 refreshes.extend(pass(bench, "FalkorDB", seed, total).await?);
             }
             "neo4j" => {
-                let uri = neo4j.clone().ok_or_else(|| anyhow::anyhow!("neo4j needs CANON_BENCH_NEO4J_URI"))?;
+                let uri =
+                    neo4j.clone().ok_or_else(|| anyhow::anyhow!("neo4j needs CANON_BENCH_NEO4J_URI"))?;
                 println!("== Neo4j ({uri})");
                 let bench = common::start(|config| {
                     config.neo4j_uri = Some(uri);
-                    config.neo4j_user = std::env::var("CANON_BENCH_NEO4J_USER").unwrap_or_else(|_| "neo4j".into());
+                    config.neo4j_user =
+                        std::env::var("CANON_BENCH_NEO4J_USER").unwrap_or_else(|_| "neo4j".into());
                     config.neo4j_password = std::env::var("CANON_BENCH_NEO4J_PASSWORD").unwrap_or_default();
                 })
                 .await?;
@@ -342,7 +344,6 @@ fn append_only_tail(data_dir: &std::path::Path) -> u64 {
         })
         .unwrap_or(0)
 }
-
 
 /// Random entity IDs of the bench tenant, via the review queue's pages.
 async fn sample_ids(bench: &common::Bench, want: usize) -> anyhow::Result<Vec<String>> {

@@ -131,7 +131,11 @@ impl Bench {
             if response.status() == 200 {
                 break;
             }
-            anyhow::ensure!(std::time::Instant::now() < deadline, "no graph read after 10 min: {}", response.status());
+            anyhow::ensure!(
+                std::time::Instant::now() < deadline,
+                "no graph read after 10 min: {}",
+                response.status()
+            );
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
         let answered = started.elapsed();

@@ -48,8 +48,10 @@ impl Refresh {
 /// A made-up "given surname" from syllables, unique for each `i` but every tenth, which
 /// repeats the name before it with two letters of the surname swapped.
 fn near_duplicate(i: usize) -> String {
-    const SYLLABLES: [&str; 20] =
-        ["ka", "lo", "mi", "ra", "te", "su", "no", "vi", "da", "pe", "zo", "ha", "ri", "ba", "ne", "to", "gu", "sa", "le", "mo"];
+    const SYLLABLES: [&str; 20] = [
+        "ka", "lo", "mi", "ra", "te", "su", "no", "vi", "da", "pe", "zo", "ha", "ri", "ba", "ne", "to", "gu",
+        "sa", "le", "mo",
+    ];
     if i % 10 == 9 {
         let mut chars: Vec<char> = near_duplicate(i - 1).chars().collect();
         let at = chars.len() - 3;
