@@ -105,23 +105,32 @@ impl Bench {
 
     /// Ends canon as a crash would: its FalkorDB child gets `kill -9` and canon is dropped
     /// without its clean stop (no append-only-file rewrite, no snapshot), so the next start
-    /// replays what was written since the last rewrite. Then times canon starting again on
-    /// the same files until a graph read (a knowledge-graph page) answers.
-    pub async fn crash_restart(self) -> anyhow::Result<(Self, CrashStart)> {
+    /// replays what was written since the last rewrite. Times FalkorDB alone on those files
+    /// as canon launches it after a crash (indexes built before it answers), then canon
+    /// starting again on them until a graph read (a knowledge-graph page) answers; canon
+    /// failing to start is a result too (no bench is returned then).
+    pub async fn crash_restart(self) -> anyhow::Result<(Option<Self>, CrashStart)> {
         let Bench { app, key, tenant, client, config, _data, .. } = self;
         let pid = app.falkordb_pid().await.ok_or_else(|| anyhow::anyhow!("no FalkorDB child to kill"))?;
         // Aborted first, so its supervisor does not relaunch the child it finds killed.
         app.abort();
         // SAFETY: a plain kill(2) of the child canon started.
         unsafe { libc::kill(pid as i32, libc::SIGKILL) };
-        let socket = config.data_dir.join("falkordb").join("falkordb.sock");
+        let dir = config.data_dir.join("falkordb");
         let gone = std::time::Instant::now();
-        while tokio::net::UnixStream::connect(&socket).await.is_ok() {
+        while tokio::net::UnixStream::connect(dir.join("falkordb.sock")).await.is_ok() {
             anyhow::ensure!(gone.elapsed() < Duration::from_secs(30), "the killed FalkorDB still answers");
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
+        let engine = engine_start(&dir, &config.vendor_dir, false).await?;
         let started = std::time::Instant::now();
-        let app = App::spawn(&config, Handlers::default()).await?;
+        let app = match App::spawn(&config, Handlers::default()).await {
+            Ok(app) => app,
+            Err(err) => {
+                let failed = Err((started.elapsed(), format!("{err:#}")));
+                return Ok((None, CrashStart { engine, canon: failed }));
+            }
+        };
         let spawned = started.elapsed();
         let base = format!("http://{}", app.addr);
         let bench = Bench { app, base, key, tenant, client, config, _data };
@@ -139,7 +148,7 @@ impl Bench {
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
         let answered = started.elapsed();
-        Ok((bench, CrashStart { spawned, answered }))
+        Ok((Some(bench), CrashStart { engine, canon: Ok((spawned, answered)) }))
     }
 
     /// Another account with its own sandbox key, on the same canon (a tenant of its own).
@@ -154,10 +163,11 @@ impl Bench {
 
 /// Start times after a crash (see [`Bench::crash_restart`]).
 pub struct CrashStart {
-    /// `App::spawn` returned (FalkorDB loaded its files and answers).
-    pub spawned: Duration,
-    /// A graph read answered 200.
-    pub answered: Duration,
+    /// FalkorDB alone answering PING on the crashed files, indexes built first.
+    pub engine: Duration,
+    /// canon: `App::spawn` returned and a graph read answered 200; or how long it tried
+    /// and why it did not start.
+    pub canon: Result<(Duration, Duration), (Duration, String)>,
 }
 
 /// Start times on one set of files.
