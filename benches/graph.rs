@@ -8,8 +8,8 @@
 //! 2. With 1,000,000 entities: review-queue page (limit 50) p50 / p99 (goal p99 ≤ 10 ms), the
 //!    knowledge-graph page p99 (goal ≤ 10 ms) and, on FalkorDB, the start time on that graph
 //!    (goal < 5 s), with the time until its indexes are built (they are built after canon
-//!    answers), then the start after a crash (`kill -9` of FalkorDB, canon dropped without
-//!    its clean stop) with writes since the last snapshot left to replay (goal < 5 s).
+//!    answers), then the start after a crash (`kill -9` of `canon serve` and its FalkorDB)
+//!    with writes since the last snapshot left to replay (goal < 5 s).
 //! 3. Before both, on a tenant of its own: one merge-suggestion refresh of 10,000 people with
 //!    near-duplicate names, on each engine.
 //!
@@ -275,66 +275,67 @@ async fn pass(
         starts.engine_indexing.as_secs_f64(),
     );
 
-    // A crash with writes through the API since the last snapshot: the clean stop above
+    // A crash of `canon serve` (its own process: one in process cannot die as a crashed one
+    // does), with writes through the API since the last snapshot: the clean stop above
     // compacted the append-only file, so these are what the next start replays.
     let writes = size("CANON_BENCH_CRASH_WRITES", 10_000);
-    api_seed(&bench, total..total + writes).await?;
-    let replay = append_only_tail(bench.data_dir());
-    let (bench, crash) = bench.crash_restart().await?;
+    let serve = common::serve::Serve::start(bench).await?;
+    api_seed_at(&serve.client, &serve.base, &serve.key, total..total + writes).await?;
+    let replay = append_only_tail(serve.data_dir());
+    let (serve, crash) = serve.crash_restart().await?;
     let what = format!(
-        "crash restart on {} entities (kill -9 of FalkorDB, canon dropped without its clean stop, {writes} \
-         entities written through the API since the last snapshot, {:.1} MB of append-only file to replay)",
+        "crash restart on {} entities (kill -9 of canon serve and of its FalkorDB, {writes} entities written \
+         through the API since the last snapshot, {:.1} MB of append-only file to replay)",
         total + writes,
         replay as f64 / 1e6
     );
     let engine_alone = crash.engine.as_secs_f64();
-    let Some(bench) = bench else {
-        let (tried, err) = crash.canon.err().unwrap_or_default();
-        println!(
-            "{what}: canon did NOT start, it gave up after {:.2} s (goal: answering < 5 s): {err}; \
-             FalkorDB alone on the same files, building its indexes before it answers as canon launches \
-             it after a crash: {engine_alone:.2} s",
+    match crash.canon {
+        Ok(answered) => println!(
+            "{what}: canon answers a graph read {:.2} s after it is started again (goal < 5 s); FalkorDB alone \
+             on the same files, building its indexes before it answers as canon launches it after a crash: \
+             {engine_alone:.2} s",
+            answered.as_secs_f64()
+        ),
+        Err((tried, err)) => println!(
+            "{what}: canon did NOT answer, it gave up after {:.2} s (goal: answering < 5 s): {err}; FalkorDB \
+             alone on the same files, building its indexes before it answers as canon launches it after a \
+             crash: {engine_alone:.2} s",
             tried.as_secs_f64()
-        );
-        return Ok(refreshed);
-    };
-    let (spawned, answered) = crash.canon.unwrap_or_default();
-    let count = bench
-        .app
-        .state
-        .graph
-        .engine()
-        .run(
-            "MATCH (e:Entity {accountID: $accountID}) RETURN count(e) AS n",
-            canon::params! { "accountID" => bench.tenant.account_id },
-        )
-        .await?;
-    println!(
-        "{what}: canon answers a graph read after {:.2} s (goal < 5 s; canon started after {:.2} s; FalkorDB \
-         alone on the same files {engine_alone:.2} s); {} entities of the tenant after",
-        answered.as_secs_f64(),
-        spawned.as_secs_f64(),
-        count.first().map_or(Value::Null, |row| row["n"].clone()),
-    );
-    bench.stop().await;
+        ),
+    }
+    serve.stop().await;
     Ok(refreshed)
 }
 
 /// Seeds companies "Org 0000042" for rows `range` through `POST /v3/entities/bulk`, 10,000 a
 /// job, and waits until every job has completed.
 async fn api_seed(bench: &common::Bench, range: std::ops::Range<usize>) -> anyhow::Result<()> {
+    api_seed_at(&bench.client, &bench.base, &bench.key, range).await
+}
+
+/// [`api_seed`] against any canon: its URL and a key.
+async fn api_seed_at(
+    client: &reqwest::Client,
+    base: &str,
+    key: &str,
+    range: std::ops::Range<usize>,
+) -> anyhow::Result<()> {
+    let post =
+        |path: &str, body: &Value| client.post(format!("{base}{path}")).header("x-api-key", key).json(body);
+    let get = |path: &str| client.get(format!("{base}{path}")).header("x-api-key", key);
     let mut jobs = Vec::new();
     for batch in range.collect::<Vec<_>>().chunks(10_000) {
         let rows: Vec<Value> =
             batch.iter().map(|i| json!({ "canonical": format!("Org {i:07}"), "type": "Company" })).collect();
         let accepted: Value =
-            bench.post("/v3/entities/bulk", &json!({ "entities": rows })).send().await?.json().await?;
+            post("/v3/entities/bulk", &json!({ "entities": rows })).send().await?.json().await?;
         let job = accepted["seedJobID"].as_str().ok_or_else(|| anyhow::anyhow!("{accepted}"))?;
         jobs.push((job.to_string(), batch.len()));
     }
     for (job, rows) in &jobs {
         loop {
-            let status: Value = bench.get(&format!("/v3/entities/seed/{job}")).send().await?.json().await?;
+            let status: Value = get(&format!("/v3/entities/seed/{job}")).send().await?.json().await?;
             if status["status"] == "completed" {
                 anyhow::ensure!(status["createdCount"] == *rows, "{}", status["createdCount"]);
                 break;

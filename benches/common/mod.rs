@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod receiver;
+pub mod serve;
 
 use canon::app::App;
 use canon::config::Config;
@@ -103,54 +104,6 @@ impl Bench {
         Ok((bench, Starts { canon, canon_indexed, engine, engine_indexing }))
     }
 
-    /// Ends canon as a crash would: its FalkorDB child gets `kill -9` and canon is dropped
-    /// without its clean stop (no append-only-file rewrite, no snapshot), so the next start
-    /// replays what was written since the last rewrite. Times FalkorDB alone on those files
-    /// as canon launches it after a crash (indexes built before it answers), then canon
-    /// starting again on them until a graph read (a knowledge-graph page) answers; canon
-    /// failing to start is a result too (no bench is returned then).
-    pub async fn crash_restart(self) -> anyhow::Result<(Option<Self>, CrashStart)> {
-        let Bench { app, key, tenant, client, config, _data, .. } = self;
-        let pid = app.falkordb_pid().await.ok_or_else(|| anyhow::anyhow!("no FalkorDB child to kill"))?;
-        // Aborted first, so its supervisor does not relaunch the child it finds killed.
-        app.abort();
-        // SAFETY: a plain kill(2) of the child canon started.
-        unsafe { libc::kill(pid as i32, libc::SIGKILL) };
-        let dir = config.data_dir.join("falkordb");
-        let gone = std::time::Instant::now();
-        while tokio::net::UnixStream::connect(dir.join("falkordb.sock")).await.is_ok() {
-            anyhow::ensure!(gone.elapsed() < Duration::from_secs(30), "the killed FalkorDB still answers");
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-        let engine = engine_start(&dir, &config.vendor_dir, false).await?;
-        let started = std::time::Instant::now();
-        let app = match App::spawn(&config, Handlers::default()).await {
-            Ok(app) => app,
-            Err(err) => {
-                let failed = Err((started.elapsed(), format!("{err:#}")));
-                return Ok((None, CrashStart { engine, canon: failed }));
-            }
-        };
-        let spawned = started.elapsed();
-        let base = format!("http://{}", app.addr);
-        let bench = Bench { app, base, key, tenant, client, config, _data };
-        let deadline = started + Duration::from_secs(600);
-        loop {
-            let response = bench.get("/v3/knowledge-graph?limit=50").send().await?;
-            if response.status() == 200 {
-                break;
-            }
-            anyhow::ensure!(
-                std::time::Instant::now() < deadline,
-                "no graph read after 10 min: {}",
-                response.status()
-            );
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-        let answered = started.elapsed();
-        Ok((Some(bench), CrashStart { engine, canon: Ok((spawned, answered)) }))
-    }
-
     /// Another account with its own sandbox key, on the same canon (a tenant of its own).
     pub async fn other_tenant(&self, name: &str) -> anyhow::Result<(Tenant, String)> {
         let account = self.app.state.records.ensure_account(name).await?;
@@ -159,15 +112,6 @@ impl Bench {
         self.app.state.graph.ensure_tenant(&tenant).await.map_err(|e| anyhow::anyhow!("{e}"))?;
         Ok((tenant, key))
     }
-}
-
-/// Start times after a crash (see [`Bench::crash_restart`]).
-pub struct CrashStart {
-    /// FalkorDB alone answering PING on the crashed files, indexes built first.
-    pub engine: Duration,
-    /// canon: `App::spawn` returned and a graph read answered 200; or how long it tried
-    /// and why it did not start.
-    pub canon: Result<(Duration, Duration), (Duration, String)>,
 }
 
 /// Start times on one set of files.
