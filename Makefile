@@ -33,7 +33,7 @@ bench-graph-neo4j: provision
 	export CANON_NEO4J_PORT=$${CANON_NEO4J_PORT:-7688} \
 		CANON_NEO4J_HOME=$${CANON_NEO4J_HOME:-$${CANON_CACHE_DIR:-$$HOME/.cache/canon}/neo4j/bench} \
 		CANON_NEO4J_HEAP=$${CANON_NEO4J_HEAP:-2g} CANON_NEO4J_PAGECACHE_MB=$${CANON_NEO4J_PAGECACHE_MB:-2048}; \
-	uri=$$(./scripts/neo4j.sh start | tail -1) || exit 1; \
+	uri=$$(./scripts/neo4j.sh start | tail -1); [ -n "$$uri" ] || exit 1; \
 	CANON_BENCH_NEO4J_URI=$$uri CANON_BENCH_NEO4J_PASSWORD=$${CANON_NEO4J_PASSWORD:-canon-test-password} \
 		cargo bench --locked --bench graph; status=$$?; \
 	./scripts/neo4j.sh stop; rm -rf "$$CANON_NEO4J_HOME"; exit $$status
