@@ -3,7 +3,7 @@
 # are incremental.
 export CARGO_TARGET_DIR ?= $(HOME)/.cache/canon/target
 
-.PHONY: run test provision lint bench bench-graph bench-resolution bench-collections bench-graphql bench-calls bench-delivery bench-views bench-accuracy bench-fs
+.PHONY: run test provision lint bench bench-graph bench-graph-neo4j bench-resolution bench-collections bench-graphql bench-calls bench-delivery bench-views bench-accuracy bench-fs
 
 provision:
 	./scripts/provision.sh
@@ -25,6 +25,18 @@ bench: provision
 
 bench-graph: provision
 	cargo bench --locked --bench graph
+
+# The same bench on FalkorDB, then on a Neo4j of its own (scripts/neo4j.sh on another port
+# and folder than the tests' server, its memory raised for a million entities), stopped and
+# deleted afterwards. CANON_BENCH_NEO4J_ENTITIES sizes Neo4j's graph (default: the same 1M).
+bench-graph-neo4j: provision
+	export CANON_NEO4J_PORT=$${CANON_NEO4J_PORT:-7688} \
+		CANON_NEO4J_HOME=$${CANON_NEO4J_HOME:-$${CANON_CACHE_DIR:-$$HOME/.cache/canon}/neo4j/bench} \
+		CANON_NEO4J_HEAP=$${CANON_NEO4J_HEAP:-2g} CANON_NEO4J_PAGECACHE_MB=$${CANON_NEO4J_PAGECACHE_MB:-2048}; \
+	uri=$$(./scripts/neo4j.sh start | tail -1); [ -n "$$uri" ] || exit 1; \
+	CANON_BENCH_NEO4J_URI=$$uri CANON_BENCH_NEO4J_PASSWORD=$${CANON_NEO4J_PASSWORD:-canon-test-password} \
+		cargo bench --locked --bench graph; status=$$?; \
+	./scripts/neo4j.sh stop; rm -rf "$$CANON_NEO4J_HOME"; exit $$status
 
 bench-resolution: provision
 	SPLINK_PYTHON=$${SPLINK_PYTHON:-$$(./scripts/provision-splink.sh)} cargo bench --locked --bench resolution

@@ -1,16 +1,30 @@
 //! `make bench-graph` (cargo bench --bench graph): knowledge-graph speed, as ratios against
-//! the engine measured in the same run.
+//! the engine measured in the same run; `make bench-graph-neo4j` runs it on FalkorDB and then
+//! on Neo4j (`CANON_BENCH_NEO4J_URI`), each engine against its own statements.
 //!
 //! 1. Bulk seed entities/s at 100,000 entities through `POST /v3/entities/bulk` (seed jobs),
 //!    against the same UNWIND + MERGE statement (`cypher/entity_seed.cypher`) sent straight
-//!    to FalkorDB for the same number of rows (goal: ratio ≥ 0.9, the platform issue's).
+//!    to the engine for the same number of rows (goal: ratio ≥ 0.9, the platform issue's).
 //! 2. With 1,000,000 entities: review-queue page (limit 50) p50 / p99 (goal p99 ≤ 10 ms), the
-//!    knowledge-graph page p99 (goal ≤ 10 ms) and the start time on that graph (goal < 5 s),
-//!    with the time until its indexes are built (they are built after canon answers).
+//!    knowledge-graph page p99 (goal ≤ 10 ms) and, on FalkorDB, the start time on that graph
+//!    (goal < 5 s), with the time until its indexes are built (they are built after canon
+//!    answers), then the start after a crash (`kill -9` of `canon serve` and its FalkorDB)
+//!    with writes since the last snapshot left to replay (goal < 5 s).
+//! 3. Before both, on a tenant of its own: one merge-suggestion refresh of 10,000 people with
+//!    near-duplicate names, on each engine.
 //!
-//! `CANON_BENCH_SEED` and `CANON_BENCH_ENTITIES` change the two sizes.
+//! `CANON_BENCH_SEED` and `CANON_BENCH_ENTITIES` change the two sizes (on Neo4j
+//! `CANON_BENCH_NEO4J_SEED` and `CANON_BENCH_NEO4J_ENTITIES`, else the same);
+//! `CANON_BENCH_GROW_SECONDS` stops growing past the seed after that long (the size reached
+//! is printed); `CANON_BENCH_REFRESH` the refresh's (0 skips it), `CANON_BENCH_CRASH_WRITES` the entities
+//! written between the clean start and the crash (default 10,000). `CANON_BENCH_ENGINES`
+//! (`falkordb,neo4j`) picks the engines; with `CANON_BENCH_NEO4J_URI` both run, else FalkorDB.
+//! Neo4j's user and password: `CANON_BENCH_NEO4J_USER` (default `neo4j`) and
+//! `CANON_BENCH_NEO4J_PASSWORD`.
 
 mod common;
+#[path = "graph/refresh.rs"]
+mod refresh;
 
 use canon::graph::review::ReviewFilter;
 use canon::graph::Tenant;
@@ -25,43 +39,94 @@ use std::time::{Duration, Instant};
 async fn main() -> anyhow::Result<()> {
     let seed = size("CANON_BENCH_SEED", 100_000);
     let total = size("CANON_BENCH_ENTITIES", 1_000_000).max(seed);
-    let bench = common::start(|_| {}).await?;
+    let neo4j = std::env::var("CANON_BENCH_NEO4J_URI").ok().filter(|uri| !uri.is_empty());
+    let default_engines = if neo4j.is_some() { "falkordb,neo4j" } else { "falkordb" };
+    let engines = std::env::var("CANON_BENCH_ENGINES").unwrap_or_else(|_| default_engines.into());
+    let mut refreshes = Vec::new();
+    for engine in engines.split(',').map(str::trim) {
+        match engine {
+            "falkordb" => {
+                let bench = common::start(|config| config.neo4j_uri = None).await?;
+                println!("== FalkorDB (embedded)");
+                refreshes.extend(pass(bench, "FalkorDB", seed, total).await?);
+            }
+            "neo4j" => {
+                let uri =
+                    neo4j.clone().ok_or_else(|| anyhow::anyhow!("neo4j needs CANON_BENCH_NEO4J_URI"))?;
+                println!("== Neo4j ({uri})");
+                let bench = common::start(|config| {
+                    config.neo4j_uri = Some(uri);
+                    config.neo4j_user =
+                        std::env::var("CANON_BENCH_NEO4J_USER").unwrap_or_else(|_| "neo4j".into());
+                    config.neo4j_password = std::env::var("CANON_BENCH_NEO4J_PASSWORD").unwrap_or_default();
+                })
+                .await?;
+                let seed = size("CANON_BENCH_NEO4J_SEED", seed);
+                let total = size("CANON_BENCH_NEO4J_ENTITIES", total).max(seed);
+                refreshes.extend(pass(bench, "Neo4j", seed, total).await?);
+            }
+            other => anyhow::bail!("unknown engine {other:?} in CANON_BENCH_ENGINES (falkordb, neo4j)"),
+        }
+    }
+    if refreshes.len() > 1 {
+        println!("== merge-suggestion refresh, side by side");
+        for (engine, refresh) in &refreshes {
+            println!("{}", refresh.line(engine));
+        }
+    }
+    Ok(())
+}
+
+/// Every measurement on one engine; the refresh it timed, if any.
+async fn pass(
+    bench: common::Bench,
+    engine: &'static str,
+    seed: usize,
+    total: usize,
+) -> anyhow::Result<Option<(&'static str, refresh::Refresh)>> {
+    let falkordb = engine == "FalkorDB";
     let graph = bench.app.state.graph.clone();
+
+    // 3. The refresh first, while the graph is small (it reads only its own tenant).
+    let refresh_size = size("CANON_BENCH_REFRESH", 10_000);
+    let refreshed = if refresh_size > 0 {
+        let refresh = refresh::run(&bench, refresh_size).await?;
+        println!("{}", refresh.line(engine));
+        Some((engine, refresh))
+    } else {
+        None
+    };
 
     // 1a. Through the API.
     let started = Instant::now();
-    let mut jobs = Vec::new();
-    for batch in (0..seed).collect::<Vec<_>>().chunks(10_000) {
-        let rows: Vec<Value> =
-            batch.iter().map(|i| json!({ "canonical": format!("Org {i:07}"), "type": "Company" })).collect();
-        let accepted: Value =
-            bench.post("/v3/entities/bulk", &json!({ "entities": rows })).send().await?.json().await?;
-        jobs.push(accepted["seedJobID"].as_str().ok_or_else(|| anyhow::anyhow!("{accepted}"))?.to_string());
-    }
-    for job in &jobs {
-        loop {
-            let status: Value = bench.get(&format!("/v3/entities/seed/{job}")).send().await?.json().await?;
-            if status["status"] == "completed" {
-                anyhow::ensure!(status["createdCount"] == 10_000, "{}", status["createdCount"]);
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-    }
+    api_seed(&bench, 0..seed).await?;
     let api_rate = seed as f64 / started.elapsed().as_secs_f64();
 
     // 1b. The same statement straight to the engine, for another tenant.
-    let raw_tenant = Tenant { account_id: "acc_raw".into(), environment: Environment::Sandbox };
+    // A fresh account each run: Neo4j Community's one database outlives the run.
+    let raw_tenant = Tenant { account_id: canon::ids::new_id("acc"), environment: Environment::Sandbox };
     graph.ensure_tenant(&raw_tenant).await.map_err(|e| anyhow::anyhow!("{e}"))?;
     let started = Instant::now();
     raw_seed(&graph, &raw_tenant, 0..seed).await?;
     let raw_rate = seed as f64 / started.elapsed().as_secs_f64();
-    println!("bulk seed of {seed} entities: API {api_rate:.0}/s, engine {raw_rate:.0}/s");
+    println!("bulk seed of {seed} entities on {engine}: API {api_rate:.0}/s, engine {raw_rate:.0}/s");
     println!("  ratio API/engine: {:.2} (goal >= 0.9)", api_rate / raw_rate);
 
     // 2. Grow the API tenant to `total` entities (straight to the engine: faster), relate some.
+    // `CANON_BENCH_GROW_SECONDS` stops growing (at a multiple of 100,000) once that much time
+    // has gone: the size an engine reaches in a given time.
+    let budget = std::env::var("CANON_BENCH_GROW_SECONDS").ok().and_then(|v| v.parse::<f64>().ok());
     let started = Instant::now();
-    raw_seed(&graph, &bench.tenant, seed..total).await?;
+    let mut grown = seed;
+    while grown < total && budget.is_none_or(|budget| started.elapsed().as_secs_f64() < budget) {
+        let next = (grown + 100_000).min(total);
+        raw_seed(&graph, &bench.tenant, grown..next).await?;
+        grown = next;
+    }
+    if grown < total {
+        println!("setup: stopped growing at {grown} of {total} entities (CANON_BENCH_GROW_SECONDS)");
+    }
+    let total = grown;
     println!("setup: grew to {total} entities in {:.0} s", started.elapsed().as_secs_f64());
     let page: Value = bench.get("/v3/review-queue?limit=200").send().await?.json().await?;
     let some: Vec<String> = page["entities"]
@@ -85,7 +150,9 @@ async fn main() -> anyhow::Result<()> {
         .for_each(|r| async move { r.map(|_| ()).unwrap_or_else(|e| eprintln!("relation: {e}")) })
         .await;
     println!("setup: {edges} relation observations in {:.0} s", started.elapsed().as_secs_f64());
-    common::engine_settled(bench.data_dir()).await?;
+    if falkordb {
+        common::engine_settled(bench.data_dir()).await?;
+    }
 
     let (mut queue, mut pages) = (Vec::new(), Vec::new());
     let mut cursors = ids.clone();
@@ -192,6 +259,10 @@ async fn main() -> anyhow::Result<()> {
         ms(percentile(&mut graph_pages, 0.5)),
         ms(percentile(&mut graph_pages, 0.99))
     );
+    if !falkordb {
+        bench.stop().await;
+        return Ok(refreshed);
+    }
     let (bench, starts) = bench.restart().await?;
     println!(
         "start on {total} entities: canon answers in {:.2} s (goal < 5 s), FalkorDB alone with the same flags {:.2} s \
@@ -203,8 +274,91 @@ async fn main() -> anyhow::Result<()> {
         starts.canon_indexed.as_secs_f64(),
         starts.engine_indexing.as_secs_f64(),
     );
-    bench.stop().await;
+
+    // A crash of `canon serve` (its own process: one in process cannot die as a crashed one
+    // does), with writes through the API since the last snapshot: the clean stop above
+    // compacted the append-only file, so these are what the next start replays.
+    let writes = size("CANON_BENCH_CRASH_WRITES", 10_000);
+    let serve = common::serve::Serve::start(bench).await?;
+    api_seed_at(&serve.client, &serve.base, &serve.key, total..total + writes).await?;
+    let replay = append_only_tail(serve.data_dir());
+    let (serve, crash) = serve.crash_restart().await?;
+    let what = format!(
+        "crash restart on {} entities (kill -9 of canon serve and of its FalkorDB, {writes} entities written \
+         through the API since the last snapshot, {:.1} MB of append-only file to replay)",
+        total + writes,
+        replay as f64 / 1e6
+    );
+    let engine_alone = crash.engine.as_secs_f64();
+    match crash.canon {
+        Ok(answered) => println!(
+            "{what}: canon answers a graph read {:.2} s after it is started again (goal < 5 s); FalkorDB alone \
+             on the same files, building its indexes before it answers as canon launches it after a crash: \
+             {engine_alone:.2} s",
+            answered.as_secs_f64()
+        ),
+        Err((tried, err)) => println!(
+            "{what}: canon did NOT answer, it gave up after {:.2} s (goal: answering < 5 s): {err}; FalkorDB \
+             alone on the same files, building its indexes before it answers as canon launches it after a \
+             crash: {engine_alone:.2} s",
+            tried.as_secs_f64()
+        ),
+    }
+    serve.stop().await;
+    Ok(refreshed)
+}
+
+/// Seeds companies "Org 0000042" for rows `range` through `POST /v3/entities/bulk`, 10,000 a
+/// job, and waits until every job has completed.
+async fn api_seed(bench: &common::Bench, range: std::ops::Range<usize>) -> anyhow::Result<()> {
+    api_seed_at(&bench.client, &bench.base, &bench.key, range).await
+}
+
+/// [`api_seed`] against any canon: its URL and a key.
+async fn api_seed_at(
+    client: &reqwest::Client,
+    base: &str,
+    key: &str,
+    range: std::ops::Range<usize>,
+) -> anyhow::Result<()> {
+    let post =
+        |path: &str, body: &Value| client.post(format!("{base}{path}")).header("x-api-key", key).json(body);
+    let get = |path: &str| client.get(format!("{base}{path}")).header("x-api-key", key);
+    let mut jobs = Vec::new();
+    for batch in range.collect::<Vec<_>>().chunks(10_000) {
+        let rows: Vec<Value> =
+            batch.iter().map(|i| json!({ "canonical": format!("Org {i:07}"), "type": "Company" })).collect();
+        let accepted: Value =
+            post("/v3/entities/bulk", &json!({ "entities": rows })).send().await?.json().await?;
+        let job = accepted["seedJobID"].as_str().ok_or_else(|| anyhow::anyhow!("{accepted}"))?;
+        jobs.push((job.to_string(), batch.len()));
+    }
+    for (job, rows) in &jobs {
+        loop {
+            let status: Value = get(&format!("/v3/entities/seed/{job}")).send().await?.json().await?;
+            if status["status"] == "completed" {
+                anyhow::ensure!(status["createdCount"] == *rows, "{}", status["createdCount"]);
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
     Ok(())
+}
+
+/// Bytes of FalkorDB's append-only increments (what a start replays after its snapshot).
+fn append_only_tail(data_dir: &std::path::Path) -> u64 {
+    let dir = data_dir.join("falkordb").join("appendonlydir");
+    std::fs::read_dir(dir)
+        .map(|files| {
+            files
+                .filter_map(Result::ok)
+                .filter(|f| f.file_name().to_string_lossy().ends_with(".incr.aof"))
+                .filter_map(|f| f.metadata().ok())
+                .map(|m| m.len())
+                .sum()
+        })
+        .unwrap_or(0)
 }
 
 /// Random entity IDs of the bench tenant, via the review queue's pages.

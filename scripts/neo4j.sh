@@ -14,6 +14,9 @@
 # beside the shared one. CANON_NEO4J_BUILD=0 makes `start` exit 3 instead of building the
 # launcher when it is not built yet. User `neo4j`, password $CANON_NEO4J_PASSWORD
 # (default `canon-test-password`): a test server, do not keep data you care about in it.
+# CANON_NEO4J_HEAP (default 768m, the JVM's -Xmx) and CANON_NEO4J_PAGECACHE_MB (default 128)
+# size its memory: the defaults suit the tests; `make bench-graph-neo4j` raises both for a
+# million entities. They apply when the server starts (stop it first to change them).
 #
 # The server is embedded Neo4j Community (org.neo4j:neo4j, DatabaseManagementServiceBuilder) in
 # a small launcher run as its own `java` process with the JVM flags Neo4j's own launcher passes;
@@ -71,7 +74,7 @@ start() {
         # The flags of Neo4j's own launcher (neo4j-admin server console): its storage and
         # off-heap code reach into these JDK internals. A small heap: a test server on a
         # 2-core machine shared with the build.
-        setsid java -Xms256m -Xmx768m -XX:+UseG1GC -XX:-OmitStackTraceInFastThrow \
+        setsid java -Xms256m -Xmx"${CANON_NEO4J_HEAP:-768m}" -XX:+UseG1GC -XX:-OmitStackTraceInFastThrow \
             -XX:+UnlockExperimentalVMOptions -XX:+TrustFinalNonStaticFields \
             -XX:+DisableExplicitGC -Djdk.nio.maxCachedBufferSize=1024 -Dio.netty.tryReflectionSetAccessible=true \
             -Djdk.tls.ephemeralDHKeySize=2048 -Djdk.tls.rejectClientInitiatedRenegotiation=true \

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod receiver;
+pub mod serve;
 
 use canon::app::App;
 use canon::config::Config;
@@ -101,6 +102,15 @@ impl Bench {
         }
         let canon_indexed = started.elapsed();
         Ok((bench, Starts { canon, canon_indexed, engine, engine_indexing }))
+    }
+
+    /// Another account with its own sandbox key, on the same canon (a tenant of its own).
+    pub async fn other_tenant(&self, name: &str) -> anyhow::Result<(Tenant, String)> {
+        let account = self.app.state.records.ensure_account(name).await?;
+        let (_, key) = self.app.state.records.create_key(&account.id, Environment::Sandbox, name).await?;
+        let tenant = Tenant { account_id: account.id, environment: Environment::Sandbox };
+        self.app.state.graph.ensure_tenant(&tenant).await.map_err(|e| anyhow::anyhow!("{e}"))?;
+        Ok((tenant, key))
     }
 }
 

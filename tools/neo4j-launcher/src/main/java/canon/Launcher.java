@@ -47,8 +47,9 @@ public final class Launcher {
                 .setConfig(HttpConnector.enabled, false)
                 .setConfig(GraphDatabaseSettings.auth_enabled, true)
                 // A test server on a small shared machine: a small page cache and transaction
-                // memory, no anonymous usage report.
-                .setConfig(GraphDatabaseSettings.pagecache_memory, ByteUnit.mebiBytes(128))
+                // memory, no anonymous usage report. CANON_NEO4J_PAGECACHE_MB raises the cache
+                // for benchmarks (a million entities do not fit in 128 MiB).
+                .setConfig(GraphDatabaseSettings.pagecache_memory, ByteUnit.mebiBytes(pageCacheMb()))
                 .setConfig(GraphDatabaseSettings.udc_enabled, false)
                 .build();
         Runtime.getRuntime().addShutdownHook(new Thread(service::shutdown));
@@ -73,5 +74,10 @@ public final class Launcher {
         System.out.println("neo4j " + org.neo4j.kernel.internal.Version.getNeo4jVersion()
                 + " listening on bolt://127.0.0.1:" + port);
         System.out.flush();
+    }
+
+    private static long pageCacheMb() {
+        String value = System.getenv("CANON_NEO4J_PAGECACHE_MB");
+        return value == null || value.isBlank() ? 128 : Long.parseLong(value.trim());
     }
 }
