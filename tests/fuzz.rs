@@ -204,4 +204,3 @@ proptest! {
         let _ = canon::engines::decode("pdf", &pdf);
     }
 }
-
