@@ -6,7 +6,7 @@ use crate::helpers::{json, spawn_app_with, TestApp};
 use canon::jobs::Handlers;
 use canon::store::records::keys::Environment;
 use futures::StreamExt;
-use serde_json::json;
+use serde_json::{json, Value};
 use std::time::{Duration, Instant};
 
 /// Calls the flooding tenant queues (the issue's figure; the test raises the key's burst).
@@ -42,6 +42,20 @@ async fn calls_in(app: &TestApp, status: &str) -> i64 {
     body["totalCount"].as_i64().unwrap_or_else(|| panic!("{body}"))
 }
 
+/// Switches `app` to a new tenant B and submits one call of a workflow that completes on its
+/// own; returns tenant A's key, B's finished call and how long after submission it finished.
+async fn tenant_b_call(app: &mut TestApp) -> (String, Value, Duration) {
+    let tenant_b = app.new_key(Some("tenant-b"), Environment::Sandbox).await;
+    let tenant_a = std::mem::replace(&mut app.api_key, tenant_b);
+    app.extract_function("quick", invoice_schema()).await;
+    app.pipeline("quick", &["quick"], &[]).await;
+    let submitted = Instant::now();
+    let (status, body) = app.call_text("quick", INVOICE, json!({}), false).await;
+    assert_eq!(status, 202, "{body}");
+    let call = app.finished_call(body["call"]["callID"].as_str().unwrap()).await;
+    (tenant_a, call, submitted.elapsed())
+}
+
 #[tokio::test]
 async fn a_tenant_flooding_a_hung_model_does_not_delay_another_tenants_call() {
     let mut app = spawn_app_with(Handlers::default(), |config| {
@@ -66,15 +80,7 @@ async fn a_tenant_flooding_a_hung_model_does_not_delay_another_tenants_call() {
     assert!(running <= per_tenant as i64, "A runs at most its share ({per_tenant}): {running} running");
 
     // Tenant B: an account of its own, a workflow that completes on its own.
-    let tenant_b = app.new_key(Some("tenant-b"), Environment::Sandbox).await;
-    let tenant_a = std::mem::replace(&mut app.api_key, tenant_b);
-    app.extract_function("quick", invoice_schema()).await;
-    app.pipeline("quick", &["quick"], &[]).await;
-    let submitted = Instant::now();
-    let (status, body) = app.call_text("quick", INVOICE, json!({}), false).await;
-    assert_eq!(status, 202, "{body}");
-    let call = app.finished_call(body["call"]["callID"].as_str().unwrap()).await;
-    let delay = submitted.elapsed();
+    let (tenant_a, call, delay) = tenant_b_call(&mut app).await;
     println!(
         "fairness: tenant B's call finished {delay:?} after submission, behind tenant A's {FLOOD} \
          calls to a hung model ({workers} workers, {per_tenant} per tenant)"
@@ -216,15 +222,7 @@ async fn a_tenants_queued_seeds_embeddings_and_evaluations_take_its_share_not_ev
     tokio::time::sleep(Duration::from_secs(1)).await;
 
     // Tenant B's call runs on a worker A's backlog left free.
-    let tenant_b = app.new_key(Some("tenant-b"), Environment::Sandbox).await;
-    let tenant_a = std::mem::replace(&mut app.api_key, tenant_b);
-    app.extract_function("quick", invoice_schema()).await;
-    app.pipeline("quick", &["quick"], &[]).await;
-    let submitted = Instant::now();
-    let (status, body) = app.call_text("quick", INVOICE, json!({}), false).await;
-    assert_eq!(status, 202, "{body}");
-    let call = app.finished_call(body["call"]["callID"].as_str().unwrap()).await;
-    let delay = submitted.elapsed();
+    let (tenant_a, call, delay) = tenant_b_call(&mut app).await;
     println!(
         "fairness: tenant B's call finished {delay:?} after submission, behind tenant A's {} hung \
          embedding writes, {} seed jobs and an evaluation ({workers} workers, {per_tenant} per tenant)",
