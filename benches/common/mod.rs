@@ -256,3 +256,24 @@ pub async fn raw_seed_named(
     seeded.sort();
     Ok(seeded.into_iter().map(|(_, id)| id).collect())
 }
+
+/// A made-up "given surname" of syllables from the first `syllables` (at most 40) of a fixed
+/// list, unique for each `i` but every `copy_every`-th, which repeats the name before it with
+/// two letters of the surname swapped (a planted near copy).
+pub fn synthetic_name(i: usize, syllables: usize, copy_every: usize) -> String {
+    const SYLLABLES: [&str; 40] = [
+        "ka", "lo", "mi", "ra", "te", "su", "no", "vi", "da", "pe", "zo", "ha", "ri", "ba", "ne", "to", "gu",
+        "sa", "le", "mo", "fi", "ku", "ja", "de", "po", "wi", "ce", "xu", "yo", "bi", "ta", "ge", "nu", "ma",
+        "li", "ro", "ve", "si", "do", "qa",
+    ];
+    if i % copy_every == copy_every - 1 {
+        let mut chars: Vec<char> = synthetic_name(i - 1, syllables, copy_every).chars().collect();
+        let at = chars.len() - 3;
+        chars.swap(at, at + 1);
+        return chars.into_iter().collect();
+    }
+    // A fixed permutation of the index, so neighbours in ID order are not neighbours by name.
+    let x = (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(17);
+    let pick = |shift: u32| SYLLABLES[((x >> shift) % syllables as u64) as usize];
+    format!("{}{} {}{}{}{}", pick(0), pick(6), pick(12), pick(18), pick(24), pick(30))
+}

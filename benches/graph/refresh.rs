@@ -57,21 +57,7 @@ impl Refresh {
     }
 }
 
-/// A made-up "given surname" from syllables, unique for each `i` but every tenth, which
-/// repeats the name before it with two letters of the surname swapped.
+/// A made-up name of 20 syllables, every tenth a near copy of the one before.
 fn near_duplicate(i: usize) -> String {
-    const SYLLABLES: [&str; 20] = [
-        "ka", "lo", "mi", "ra", "te", "su", "no", "vi", "da", "pe", "zo", "ha", "ri", "ba", "ne", "to", "gu",
-        "sa", "le", "mo",
-    ];
-    if i % 10 == 9 {
-        let mut chars: Vec<char> = near_duplicate(i - 1).chars().collect();
-        let at = chars.len() - 3;
-        chars.swap(at, at + 1);
-        return chars.into_iter().collect();
-    }
-    // A fixed permutation of the index, so neighbours in ID order are not neighbours by name.
-    let x = (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(17);
-    let pick = |shift: u32| SYLLABLES[((x >> shift) % 20) as usize];
-    format!("{}{} {}{}{}{}", pick(0), pick(6), pick(12), pick(18), pick(24), pick(30))
+    common::synthetic_name(i, 20, 10)
 }

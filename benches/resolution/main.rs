@@ -207,25 +207,9 @@ async fn scale() -> anyhow::Result<()> {
     Ok(())
 }
 
-/// A made-up "given surname" from syllables, unique for each `i` but every hundredth, which
-/// repeats the name before it with two letters of the surname swapped.
+/// A made-up name of 40 syllables, every hundredth a near copy of the one before.
 fn synthetic_name(i: usize) -> String {
-    const SYLLABLES: [&str; 40] = [
-        "ka", "lo", "mi", "ra", "te", "su", "no", "vi", "da", "pe", "zo", "ha", "ri", "ba", "ne", "to", "gu",
-        "sa", "le", "mo", "fi", "ku", "ja", "de", "po", "wi", "ce", "xu", "yo", "bi", "ta", "ge", "nu", "ma",
-        "li", "ro", "ve", "si", "do", "qa",
-    ];
-    if i % 100 == 99 {
-        let name = synthetic_name(i - 1);
-        let mut chars: Vec<char> = name.chars().collect();
-        let at = chars.len() - 3;
-        chars.swap(at, at + 1);
-        return chars.into_iter().collect();
-    }
-    // A fixed permutation of the index, so neighbours in ID order are not neighbours by name.
-    let x = (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(17);
-    let pick = |shift: u32| SYLLABLES[((x >> shift) % 40) as usize];
-    format!("{}{} {}{}{}{}", pick(0), pick(6), pick(12), pick(18), pick(24), pick(30))
+    common::synthetic_name(i, 40, 100)
 }
 
 fn row(record: &SetRecord, mode: &str, type_name: &str) -> Value {
