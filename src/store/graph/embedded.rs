@@ -446,12 +446,15 @@ async fn stop_stale_server(dir: &Path) {
 /// (2 s seen here) or never. A zombie has let go of its files and socket, so it counts as gone:
 /// waiting for it to leave `/proc` delayed every start after a crash by that long.
 fn running(pid: i32) -> bool {
-    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-        return false;
-    };
-    // `pid (comm) state …`: the command may hold spaces and parentheses, the state follows the last `)`.
-    let state = stat.rsplit_once(')').and_then(|(_, rest)| rest.split_whitespace().next());
-    !matches!(state, Some("Z" | "X") | None)
+    let state = stat_fields(pid).and_then(|fields| fields.into_iter().next());
+    !matches!(state.as_deref(), Some("Z" | "X") | None)
+}
+
+/// The fields of `/proc/<pid>/stat` after `pid (comm)`, the state first (proc(5)); the command
+/// may hold spaces and parentheses, so they start after its last `)`. `None` once it is gone.
+fn stat_fields(pid: impl std::fmt::Display) -> Option<Vec<String>> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    Some(stat.rsplit_once(')')?.1.split_whitespace().map(str::to_string).collect())
 }
 
 /// Waits until the child answers PING. While it answers `-LOADING` (decoding its files) or
@@ -520,9 +523,8 @@ impl CpuWatch {
 
 /// CPU time (user + system) a process has used, in seconds; `None` once it is gone.
 fn cpu_seconds(pid: u32) -> Option<f64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // After `pid (comm)`: state is the 1st field, utime the 12th, stime the 13th (proc(5)).
-    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+    let fields = stat_fields(pid)?;
     let ticks = fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
     // SAFETY: sysconf only reads a constant of the system.
     let per_second = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
