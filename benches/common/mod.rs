@@ -195,7 +195,12 @@ pub async fn raw_seed(
     tenant: &Tenant,
     range: std::ops::Range<usize>,
 ) -> anyhow::Result<()> {
-    raw_seed_named(graph, tenant, range, "Company", &|i| format!("Org {i:07}")).await.map(|_| ())
+    raw_seed_named(graph, tenant, range, "Company", &org_name).await.map(|_| ())
+}
+
+/// The canonical name [`raw_seed`] gives row `i`.
+pub fn org_name(i: usize) -> String {
+    format!("Org {i:07}")
 }
 
 /// [`raw_seed`] with the type and each row's canonical name chosen by the caller; the seeded
