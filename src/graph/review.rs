@@ -115,26 +115,35 @@ impl GraphService {
             None => None,
         };
         let today = chrono::Utc::now().format("%Y-%m-%dT00:00:00").to_string();
-        let rows = self
-            .run(
-                tenant,
-                queries::REVIEW_COUNTS,
-                params! {
-                    "bucketID" => filter.bucket, "since" => filter.since, "typeIDs" => filter.type_ids,
-                    "typeNames" => type_names, "today" => today,
-                },
-            )
-            .await?;
-        let mut by_status: BTreeMap<String, i64> = STATUSES.iter().map(|s| (s.to_string(), 0)).collect();
-        let mut done_today = 0;
-        for row in &rows {
-            let status = str_col(row, "status");
-            let entities = row.get("entities").and_then(Value::as_i64).unwrap_or(0);
-            if matches!(status.as_str(), "approved" | "rejected") {
-                done_today += row.get("decidedToday").and_then(Value::as_i64).unwrap_or(0);
+        let filters = || {
+            params! {
+                "bucketID" => filter.bucket.clone(), "since" => filter.since.clone(),
+                "typeIDs" => filter.type_ids.clone(), "typeNames" => type_names.clone(),
             }
-            *by_status.entry(status).or_default() += entities;
-        }
+        };
+        // One count per status plus today's decisions, each answered from an index, side by
+        // side: one grouped count read every entity's status (see review_count_status.cypher).
+        let per_status = STATUSES.iter().map(|status| {
+            let mut params = filters();
+            params.insert("status".into(), Value::from(*status));
+            self.run(tenant, queries::REVIEW_COUNT_STATUS, params)
+        });
+        let mut today_params = filters();
+        today_params.insert("today".into(), Value::from(today));
+        let (counted, decided) = futures::future::try_join(
+            futures::future::try_join_all(per_status),
+            self.run(tenant, queries::REVIEW_DONE_TODAY, today_params),
+        )
+        .await?;
+        let first = |rows: &[serde_json::Map<String, Value>], column: &str| {
+            rows.first().and_then(|row| row.get(column)).and_then(Value::as_i64).unwrap_or(0)
+        };
+        let by_status: BTreeMap<String, i64> = STATUSES
+            .iter()
+            .zip(&counted)
+            .map(|(status, rows)| (status.to_string(), first(rows, "entities")))
+            .collect();
+        let done_today = first(&decided, "decidedToday");
         let left = by_status["extracted"] + by_status["proposed"];
         Ok(ReviewCounts { left, done_today, by_status })
     }
