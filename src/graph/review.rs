@@ -121,29 +121,22 @@ impl GraphService {
                 "typeIDs" => filter.type_ids.clone(), "typeNames" => type_names.clone(),
             }
         };
-        // One count per status plus today's decisions, each answered from an index, side by
-        // side: one grouped count read every entity's status (see review_count_status.cypher).
-        let per_status = STATUSES.iter().map(|status| {
-            let mut params = filters();
-            params.insert("status".into(), Value::from(*status));
-            self.run(tenant, queries::REVIEW_COUNT_STATUS, params)
-        });
-        let mut today_params = filters();
-        today_params.insert("today".into(), Value::from(today));
-        let (counted, decided) = futures::future::try_join(
-            futures::future::try_join_all(per_status),
-            self.run(tenant, queries::REVIEW_DONE_TODAY, today_params),
-        )
-        .await?;
-        let first = |rows: &[serde_json::Map<String, Value>], column: &str| {
+        // One count per status, then today's decisions, each answered from an index: one
+        // grouped count read every entity's status (see review_count_status.cypher). One after
+        // the other, so a big count holds one of the engine's threads, not all of them.
+        let count = |rows: Vec<serde_json::Map<String, Value>>, column: &str| {
             rows.first().and_then(|row| row.get(column)).and_then(Value::as_i64).unwrap_or(0)
         };
-        let by_status: BTreeMap<String, i64> = STATUSES
-            .iter()
-            .zip(&counted)
-            .map(|(status, rows)| (status.to_string(), first(rows, "entities")))
-            .collect();
-        let done_today = first(&decided, "decidedToday");
+        let mut by_status = BTreeMap::new();
+        for status in STATUSES {
+            let mut params = filters();
+            params.insert("status".into(), Value::from(*status));
+            let rows = self.run(tenant, queries::REVIEW_COUNT_STATUS, params).await?;
+            by_status.insert(status.to_string(), count(rows, "entities"));
+        }
+        let mut params = filters();
+        params.insert("today".into(), Value::from(today));
+        let done_today = count(self.run(tenant, queries::REVIEW_DONE_TODAY, params).await?, "decidedToday");
         let left = by_status["extracted"] + by_status["proposed"];
         Ok(ReviewCounts { left, done_today, by_status })
     }
