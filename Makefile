@@ -3,7 +3,7 @@
 # are incremental.
 export CARGO_TARGET_DIR ?= $(HOME)/.cache/canon/target
 
-.PHONY: run test provision lint bench bench-graph bench-graph-neo4j bench-resolution bench-collections bench-graphql bench-calls bench-delivery bench-views bench-accuracy bench-fs
+.PHONY: run test provision lint bench bench-graph bench-graph-neo4j bench-resolution bench-collections bench-graphql bench-calls bench-delivery bench-views bench-accuracy bench-fs bench-dashboard screenshots
 
 provision:
 	./scripts/provision.sh
@@ -61,3 +61,12 @@ bench-graphql: provision
 
 bench-fs: provision
 	cargo bench --locked --bench fs
+
+# The review dashboard in chromium at 1,000,000 entities (CANON_BENCH_ENTITIES): first queue
+# row and first suggestion card visible after navigation, beside the server time of each call.
+bench-dashboard: provision
+	cargo bench --locked --bench dashboard
+
+# The README's screenshots of the dashboard (docs/screenshots/), on a small seeded graph.
+screenshots: provision
+	CANON_DASHBOARD_SCREENSHOTS=$(CURDIR)/docs/screenshots cargo bench --locked --bench dashboard

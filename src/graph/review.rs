@@ -115,26 +115,28 @@ impl GraphService {
             None => None,
         };
         let today = chrono::Utc::now().format("%Y-%m-%dT00:00:00").to_string();
-        let rows = self
-            .run(
-                tenant,
-                queries::REVIEW_COUNTS,
-                params! {
-                    "bucketID" => filter.bucket, "since" => filter.since, "typeIDs" => filter.type_ids,
-                    "typeNames" => type_names, "today" => today,
-                },
-            )
-            .await?;
-        let mut by_status: BTreeMap<String, i64> = STATUSES.iter().map(|s| (s.to_string(), 0)).collect();
-        let mut done_today = 0;
-        for row in &rows {
-            let status = str_col(row, "status");
-            let entities = row.get("entities").and_then(Value::as_i64).unwrap_or(0);
-            if matches!(status.as_str(), "approved" | "rejected") {
-                done_today += row.get("decidedToday").and_then(Value::as_i64).unwrap_or(0);
+        let filters = || {
+            params! {
+                "bucketID" => filter.bucket.clone(), "since" => filter.since.clone(),
+                "typeIDs" => filter.type_ids.clone(), "typeNames" => type_names.clone(),
             }
-            *by_status.entry(status).or_default() += entities;
+        };
+        // One count per status, then today's decisions, each answered from an index: one
+        // grouped count read every entity's status (see review_count_status.cypher). One after
+        // the other, so a big count holds one of the engine's threads, not all of them.
+        let count = |rows: Vec<serde_json::Map<String, Value>>, column: &str| {
+            rows.first().and_then(|row| row.get(column)).and_then(Value::as_i64).unwrap_or(0)
+        };
+        let mut by_status = BTreeMap::new();
+        for status in STATUSES {
+            let mut params = filters();
+            params.insert("status".into(), Value::from(*status));
+            let rows = self.run(tenant, queries::REVIEW_COUNT_STATUS, params).await?;
+            by_status.insert(status.to_string(), count(rows, "entities"));
         }
+        let mut params = filters();
+        params.insert("today".into(), Value::from(today));
+        let done_today = count(self.run(tenant, queries::REVIEW_DONE_TODAY, params).await?, "decidedToday");
         let left = by_status["extracted"] + by_status["proposed"];
         Ok(ReviewCounts { left, done_today, by_status })
     }

@@ -215,7 +215,7 @@ async fn in_a_browser_the_queue_page_runs_its_script_and_asks_for_a_key_first() 
     let Some(dom) = chromium_dom(&format!("{}/review", app.address)).await else { return };
     // The script ran (under the page's CSP) and showed the sign-in form, the page still hidden.
     assert!(dom.contains("<form id=\"sign-in\">"), "{dom}");
-    assert!(dom.contains("<main id=\"page\" hidden"), "{dom}");
+    assert!(dom.contains("<div id=\"page\" hidden"), "{dom}");
 }
 
 #[tokio::test]

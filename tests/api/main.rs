@@ -16,6 +16,7 @@ mod contract;
 mod copies;
 mod curation;
 mod dashboard;
+mod dashboard_browser;
 mod datasets;
 mod decode_limits;
 mod delivery;

@@ -222,3 +222,50 @@ async fn a_page_skips_a_quiet_time_between_bursts_of_entities_in_a_few_statement
     let rest = json(app.get(&format!("/v3/review-queue?limit=2&cursor={}", late[1])).await).await;
     assert_eq!(ids(&rest), late[2..]);
 }
+
+/// The counters are one count per status (each from an index), so under a filter each must
+/// still agree with what the queue lists under the same filter.
+#[tokio::test]
+async fn the_queue_counters_under_a_type_or_bucket_filter_agree_with_the_queue() {
+    let app = spawn_app().await;
+    let person = app.create_type("Person", None).await;
+    let ada = app.entity("Ada Lovelace", "Person").await;
+    app.entity("Grace Hopper", "Person").await;
+    app.entity("Acme Anvils", "Company").await;
+    let other = app.create_bucket("archive").await;
+    let seeded = app
+        .post(
+            "/v3/entities/bulk",
+            json!({ "entities": [{ "canonical": "Globex", "type": "Company" }], "bucket": other }),
+        )
+        .await;
+    assert_eq!(seeded.status(), 200);
+    assert_eq!(
+        app.patch(&format!("/v3/entities/{ada}"), json!({ "status": "approved" })).await.status(),
+        200
+    );
+
+    let people = json(app.get(&format!("/v3/review-queue/counts?type={person}")).await).await;
+    assert_eq!((people["left"].as_i64(), people["doneToday"].as_i64()), (Some(1), Some(1)), "{people}");
+    assert_eq!(
+        (people["byStatus"]["approved"].as_i64(), people["byStatus"]["proposed"].as_i64()),
+        (Some(1), Some(1))
+    );
+    let listed = json(app.get(&format!("/v3/review-queue?type={person}")).await).await;
+    assert_eq!(ids(&listed).len() as i64, people["left"].as_i64().unwrap(), "{listed}");
+
+    let archived = json(app.get(&format!("/v3/review-queue/counts?bucket={other}")).await).await;
+    assert_eq!((archived["left"].as_i64(), archived["doneToday"].as_i64()), (Some(1), Some(0)), "{archived}");
+    let everything = json(app.get("/v3/review-queue/counts").await).await;
+    assert_eq!(
+        (everything["left"].as_i64(), everything["doneToday"].as_i64()),
+        (Some(3), Some(1)),
+        "{everything}"
+    );
+    let later = json(app.get("/v3/review-queue/counts?since=2999-01-01T00:00:00Z").await).await;
+    assert_eq!(
+        (later["left"].as_i64(), later["byStatus"]["approved"].as_i64()),
+        (Some(0), Some(0)),
+        "{later}"
+    );
+}

@@ -61,7 +61,8 @@ try {
     await until(`document.querySelector("#progress").textContent === "No open merge suggestions."`);
     console.log(JSON.stringify({ fields, survivor }));
   } else {
-    await until(`document.querySelectorAll("#queue tbody tr[data-entity-id]").length > 0`);
+    // The counters come after the rows (the page asks for them once the rows are shown).
+    await until(`document.querySelectorAll("#queue tbody tr[data-entity-id]").length > 0 && !!document.querySelector("[data-count=left] strong")`);
     const before = await evaluate(`document.querySelector("[data-count=left] strong").textContent`);
     const first = await evaluate(`document.querySelector("#queue tbody tr").dataset.entityId`);
     await send("Input.dispatchKeyEvent", { type: "keyDown", key: "v", text: "v" });
