@@ -41,7 +41,11 @@ pub fn load(dir: &Path, name: &str, part: u64) -> anyhow::Result<LabelledSet> {
         }
         groups.push((records.len()..records.len() + names.len()).collect::<Vec<_>>());
         for name in names {
-            records.push(SetRecord { canonical: name.clone(), attributes: BTreeMap::new(), splink: vec![name] });
+            records.push(SetRecord {
+                canonical: name.clone(),
+                attributes: BTreeMap::new(),
+                splink: vec![name],
+            });
         }
     }
     Ok(LabelledSet {

@@ -92,7 +92,8 @@ impl LabelledSet {
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let vendor = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("vendor");
-    let wanted = std::env::var("RESOLUTION_SETS").unwrap_or_else(|_| "1,2,3,4,acm,books,books-test,companies-test".into());
+    let wanted = std::env::var("RESOLUTION_SETS")
+        .unwrap_or_else(|_| "1,2,3,4,acm,books,books-test,companies-test".into());
     let wants = |name: &str| wanted.split(',').any(|w| !w.trim().is_empty() && name.ends_with(w.trim()));
     println!(
         "{:<10} {:<6} {:>7} {:<7} {:<10} {:>9} {:>6} {:>6} {:>6} {:>8}",

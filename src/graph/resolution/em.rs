@@ -362,7 +362,14 @@ mod tests {
 
     fn vector(name: usize, phone: usize, label: Option<bool>) -> Vector {
         let name_score = NAME_LEVELS[name].1;
-        Vector { name: Some(name), compared_name: name, name_score, levels: vec![Some(phone)], pair: None, label }
+        Vector {
+            name: Some(name),
+            compared_name: name,
+            name_score,
+            levels: vec![Some(phone)],
+            pair: None,
+            label,
+        }
     }
 
     fn phone() -> Vec<Field> {

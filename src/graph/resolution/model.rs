@@ -286,7 +286,9 @@ impl Model {
             .iter()
             .zip(&comparison.levels)
             .enumerate()
-            .filter_map(|(i, (model, level))| level.map(|l| model.weight_any(l) + self.value_bits(i, comparison)))
+            .filter_map(|(i, (model, level))| {
+                level.map(|l| model.weight_any(l) + self.value_bits(i, comparison))
+            })
             .fold(logit2(self.prior), |total, weight| total + weight);
         1.0 / (1.0 + (-total).exp2())
     }

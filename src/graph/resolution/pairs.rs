@@ -147,7 +147,14 @@ pub fn vector_of(explanation: &Value, fields: &[Field], matched: bool) -> Option
         .map(|f| level_of(&f.key).and_then(|level| f.kind.levels().iter().position(|l| *l == level)))
         .collect();
     let name_score = NAME_LEVELS[name].1;
-    Some(Vector { name: Some(name), compared_name: name, name_score, levels, pair: None, label: Some(matched) })
+    Some(Vector {
+        name: Some(name),
+        compared_name: name,
+        name_score,
+        levels,
+        pair: None,
+        label: Some(matched),
+    })
 }
 
 #[cfg(test)]

@@ -242,7 +242,8 @@ mod tests {
 
     #[test]
     fn a_shared_rare_city_adds_bits_and_a_shared_common_one_takes_them() {
-        let field = vec![Field { key: "city".into(), kind: crate::graph::resolution::comparisons::Kind::Exact }];
+        let field =
+            vec![Field { key: "city".into(), kind: crate::graph::resolution::comparisons::Kind::Exact }];
         let mut records: Vec<Record> =
             (0..18).map(|i| record(&format!("p{i}"), "x", &[("city", "Paris")])).collect();
         records.push(record("a", "x", &[("city", "Quimper ")]));
