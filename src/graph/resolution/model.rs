@@ -13,7 +13,7 @@
 //! rare-word adjustment of [`super::rarity`].
 
 use super::comparisons::{Field, Kind};
-use super::rarity::{self, SharedWord, TermFrequency};
+use super::rarity::{self, SharedValue, SharedWord, TermFrequency};
 use crate::graph::duplicates::{self, Candidate, Signals};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -89,6 +89,10 @@ pub struct Model {
     /// run has counted the type's words.
     pub name_rarity: Vec<Option<f64>>,
     pub fields: Vec<FieldModel>,
+    /// Per field, the chance two of the type's records agree on a value at random, from
+    /// which a shared value's adjustment is measured (see [`rarity::value_adjustment`]).
+    /// Empty (no adjustment) until a run has counted the type's values.
+    pub value_agreement: Vec<Option<f64>>,
 }
 
 /// A pair compared: the name signals and one level per field (`None`: a value missing).
@@ -99,6 +103,9 @@ pub struct Comparison {
     pub levels: Vec<Option<usize>>,
     /// The rarest word both names carry, when the type's words were counted.
     pub shared_word: Option<SharedWord>,
+    /// Per field, the value both records hold, when the type's values were counted (empty
+    /// otherwise).
+    pub shared_values: Vec<Option<SharedValue>>,
 }
 
 impl Comparison {
@@ -128,6 +135,7 @@ pub fn compare(a: &Record, b: &Record, fields: &[Field]) -> Comparison {
         same_core: !a.core.is_empty() && a.core == b.core,
         levels: levels(fields, &a.attributes, &b.attributes),
         shared_word: None,
+        shared_values: Vec::new(),
     }
 }
 
@@ -191,8 +199,9 @@ pub struct FieldWeight {
     pub m: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub u: Option<f64>,
-    /// The name's rare-word adjustment (included in `weight`): the rarest word both names
-    /// carry, the share of the type's names that carry it, and the bits it adds or takes.
+    /// The rare-word adjustment (included in `weight`): for the name, the rarest word both
+    /// names carry, the share of the type's names that carry it; for an attribute, the value
+    /// both records hold and the share of records holding it; and the bits it adds or takes.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub term_frequency: Option<TermFrequency>,
 }
@@ -218,6 +227,7 @@ impl Model {
             name_u: NAME_U.to_vec(),
             name_shift: vec![0.0; NAME_LEVELS.len()],
             name_rarity: Vec::new(),
+            value_agreement: Vec::new(),
             names_learnt: false,
             fields: fields
                 .iter()
@@ -241,9 +251,29 @@ impl Model {
             .fields
             .iter()
             .zip(&comparison.levels)
-            .filter_map(|(model, level)| level.map(|l| model.weight(l, name_level)))
+            .enumerate()
+            .filter_map(|(i, (model, level))| {
+                level.map(|l| model.weight(l, name_level) + self.value_bits(i, comparison))
+            })
             .fold(name_weight, |total, weight| total + weight);
         1.0 / (1.0 + (-total).exp2())
+    }
+
+    /// The rare-value adjustment of field `i` (see [`rarity::value_adjustment`]), when both
+    /// records hold one value and the type's values were counted.
+    fn value_bits(&self, i: usize, comparison: &Comparison) -> f64 {
+        self.value_frequency(i, comparison).map_or(0.0, |t| t.bits)
+    }
+
+    fn value_frequency(&self, i: usize, comparison: &Comparison) -> Option<TermFrequency> {
+        let shared = comparison.shared_values.get(i)?.as_ref()?;
+        let agreement = (*self.value_agreement.get(i)?)?;
+        Some(TermFrequency {
+            word: None,
+            value: Some(shared.value.clone()),
+            share: round(shared.share),
+            bits: rarity::value_adjustment(shared.share, agreement),
+        })
     }
 
     /// The probability the prior and the attributes give with the name left out (each
@@ -255,7 +285,10 @@ impl Model {
             .fields
             .iter()
             .zip(&comparison.levels)
-            .filter_map(|(model, level)| level.map(|l| model.weight_any(l)))
+            .enumerate()
+            .filter_map(|(i, (model, level))| {
+                level.map(|l| model.weight_any(l) + self.value_bits(i, comparison))
+            })
             .fold(logit2(self.prior), |total, weight| total + weight);
         1.0 / (1.0 + (-total).exp2())
     }
@@ -293,7 +326,8 @@ impl Model {
         let shared = comparison.shared_word.as_ref()?;
         let baseline = (*self.name_rarity.get(level)?)?;
         Some(TermFrequency {
-            word: shared.word.clone(),
+            word: Some(shared.word.clone()),
+            value: None,
             share: round(shared.share),
             bits: rarity::adjustment(shared, baseline),
         })
@@ -316,9 +350,10 @@ impl Model {
             term_frequency,
         }];
         let mut total = name_weight;
-        for (model, level) in self.fields.iter().zip(&comparison.levels) {
+        for (i, (model, level)) in self.fields.iter().zip(&comparison.levels).enumerate() {
             let Some(level) = *level else { continue };
-            let weight = model.weight(level, name_level);
+            let term_frequency = self.value_frequency(i, comparison);
+            let weight = model.weight(level, name_level) + term_frequency.as_ref().map_or(0.0, |t| t.bits);
             total += weight;
             fields.push(FieldWeight {
                 field: model.field.key.clone(),
@@ -327,7 +362,7 @@ impl Model {
                 weight: round(weight),
                 m: Some(round(model.m[level])),
                 u: Some(round(model.u[name_level][level])),
-                term_frequency: None,
+                term_frequency: term_frequency.map(|t| TermFrequency { bits: round(t.bits), ..t }),
             });
         }
         Explanation {

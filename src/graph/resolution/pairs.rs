@@ -7,7 +7,7 @@ use super::blocking;
 use super::comparisons::{fields_of, Field};
 use super::em::{self, Vector};
 use super::model::{compare, Comparison, Explanation, Model, Record, NAME_LEVELS};
-use super::rarity::{self, WordCounts};
+use super::rarity::{self, ValueCounts, WordCounts};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
@@ -66,11 +66,13 @@ pub fn score(records: &[Record], schemas: &BTreeMap<String, Value>, labels: &[La
         let pairs = blocking::candidate_pairs_with_reasons(&group, &fields);
         run.blocked += pairs.len();
         let counts = WordCounts::of(&group);
+        let values = ValueCounts::of(&group, &fields);
         let mut vectors: Vec<Vector> = Vec::with_capacity(pairs.len());
         let mut compared: Vec<(usize, usize, Comparison)> = Vec::with_capacity(pairs.len());
         for ((i, j), reasons) in pairs {
             let mut comparison = compare(&group[i], &group[j], &fields);
             comparison.shared_word = counts.rarest_shared(&group[i], &group[j]);
+            comparison.shared_values = values.shared(&group[i], &group[j], &fields);
             vectors.push(evidence(&comparison, reasons, (i, j), fields.is_empty()));
             compared.push((i, j, comparison));
         }
@@ -81,6 +83,7 @@ pub fn score(records: &[Record], schemas: &BTreeMap<String, Value>, labels: &[La
                 .filter_map(|l| vector_of(l.explanation, &fields, l.matched)),
         );
         let mut model = em::estimate(&group, &fields, &vectors);
+        model.value_agreement = values.agreement();
         model.name_rarity = rarity::baselines(
             NAME_LEVELS.len(),
             compared.iter().map(|(_, _, c)| (c.name_level(), c.shared_word.as_ref())),
@@ -126,6 +129,7 @@ fn evidence(
         name: (names_only || reasons != blocking::BY_NAME).then(|| comparison.name_level()),
         levels: comparison.levels.iter().enumerate().map(|(k, l)| if alone(k) { None } else { *l }).collect(),
         compared_name: comparison.name_level(),
+        name_score: comparison.name_score(),
         pair: Some(pair),
         label: None,
     }
@@ -142,7 +146,15 @@ pub fn vector_of(explanation: &Value, fields: &[Field], matched: bool) -> Option
         .iter()
         .map(|f| level_of(&f.key).and_then(|level| f.kind.levels().iter().position(|l| *l == level)))
         .collect();
-    Some(Vector { name: Some(name), compared_name: name, levels, pair: None, label: Some(matched) })
+    let name_score = NAME_LEVELS[name].1;
+    Some(Vector {
+        name: Some(name),
+        compared_name: name,
+        name_score,
+        levels,
+        pair: None,
+        label: Some(matched),
+    })
 }
 
 #[cfg(test)]
@@ -326,11 +338,42 @@ mod tests {
         assert_eq!(rare.comparison.name_score(), common.comparison.name_score(), "alike letters");
         assert!(rare.explanation.probability > common.explanation.probability);
         let adjustment = |p: &ScoredPair| p.explanation.fields[0].term_frequency.clone().expect("adjusted");
-        assert_eq!(adjustment(rare).word, "bdfghj");
-        assert_eq!(adjustment(common).word, "cnpsuv");
+        assert_eq!(adjustment(rare).word.as_deref(), Some("bdfghj"));
+        assert_eq!(adjustment(common).word.as_deref(), Some("cnpsuv"));
         assert!(adjustment(rare).bits > 0.0 && adjustment(common).bits < adjustment(rare).bits);
         let json = serde_json::to_value(&rare.explanation).unwrap();
         assert_eq!(json["fields"][0]["termFrequency"]["word"], "bdfghj", "{json}");
+    }
+
+    #[test]
+    fn a_shared_rare_city_raises_a_score_more_than_a_shared_common_one_and_says_so() {
+        // Two pairs alike letter for letter; one shares a city no other record holds, the
+        // other the city 40 other records hold too.
+        let mut records = vec![
+            record("x1", "kalo bdfghj", &[("city", "Quimper")]),
+            record("x2", "kalo bdfghjk", &[("city", "quimper")]),
+            record("y1", "mira cnpsuv", &[("city", "Paris")]),
+            record("y2", "mira cnpsuvw", &[("city", "paris")]),
+        ];
+        for i in 0..60 {
+            let city = if i < 40 { "paris".to_string() } else { format!("town {i}") };
+            records.push(record(&format!("f{i:02}"), &format!("filler {i} co"), &[("city", &city)]));
+        }
+        let schemas = BTreeMap::from([(
+            "company".to_string(),
+            json!({"properties": {"city": {"x-compare": "exact"}}}),
+        )]);
+        let run = score(&records, &schemas, &[], plain(0.0));
+        let pair = |a: usize, b: usize| run.pairs.iter().find(|p| p.a == a && p.b == b).expect("scored");
+        let (rare, common) = (pair(0, 1), pair(2, 3));
+        let city = |p: &ScoredPair| p.explanation.fields[1].term_frequency.clone().expect("adjusted");
+        assert_eq!(city(rare).value.as_deref(), Some("quimper"));
+        assert_eq!(city(common).value.as_deref(), Some("paris"));
+        assert!(city(rare).bits > 0.0 && city(common).bits < 0.0, "{:?} {:?}", city(rare), city(common));
+        assert!(rare.explanation.fields[1].weight > common.explanation.fields[1].weight);
+        let json = serde_json::to_value(&common.explanation).unwrap();
+        assert_eq!(json["fields"][1]["termFrequency"]["value"], "paris", "{json}");
+        assert!(json["fields"][1]["termFrequency"]["share"].as_f64().unwrap() > 0.6, "{json}");
     }
 
     #[test]

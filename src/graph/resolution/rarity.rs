@@ -12,9 +12,17 @@
 //! only common words fall. Clamped to [`MAX_BITS`] either way (as Splink floors a
 //! term frequency's u), so one word never decides a pair on its own.
 //!
+//! Attribute values get Splink's own adjustment: two records that hold the same value (after
+//! the comparison's normalisation: case, spaces, punctuation of an identifier) add
+//! log2(u / share), where share is the share of the type's records with a value that hold
+//! this one and u is the chance two such records agree at random (the sum of the squared
+//! shares): a shared rare city says more than a shared capital, a switchboard number that
+//! fifty records carry less than a direct line. Also clamped to [`MAX_BITS`].
+//!
 //! Everything here is symmetric (a shared word is shared both ways; ties go to the word
 //! that sorts first) and deterministic (counts, not samples).
 
+use super::comparisons::Field;
 use super::model::Record;
 use super::noise;
 use serde::Serialize;
@@ -41,8 +49,12 @@ pub struct SharedWord {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TermFrequency {
-    /// The rarest word both names carry.
-    pub word: String,
+    /// The rarest word both names carry (the name's adjustment).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub word: Option<String>,
+    /// The value both records hold, as compared (an attribute's adjustment).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub value: Option<String>,
     /// The share of the type's names that carry it.
     pub share: f64,
     /// Bits added to the name's weight (negative: a commoner word than such pairs share).
@@ -80,6 +92,74 @@ impl WordCounts {
             // BTreeSet order: equal shares go to the word that sorts first, both ways round.
             .min_by(|x, y| x.share.total_cmp(&y.share))
     }
+}
+
+/// How many of a type's records hold each value of each compared field.
+#[derive(Clone, Debug, Default)]
+pub struct ValueCounts {
+    /// Per field: records with a value, and the count of each value (as compared).
+    fields: Vec<(usize, HashMap<String, u32>)>,
+}
+
+/// The value two records share on a field and the share of records holding it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SharedValue {
+    pub value: String,
+    pub share: f64,
+}
+
+impl ValueCounts {
+    /// Counts each field's values over these records (in the comparison's form).
+    pub fn of(records: &[Record], fields: &[Field]) -> Self {
+        let fields = fields
+            .iter()
+            .map(|field| {
+                let mut counts: HashMap<String, u32> = HashMap::new();
+                let mut holders = 0;
+                for value in records.iter().filter_map(|r| field.kind.key(r.attributes.get(&field.key)?)) {
+                    holders += 1;
+                    *counts.entry(value).or_default() += 1;
+                }
+                (holders, counts)
+            })
+            .collect();
+        ValueCounts { fields }
+    }
+
+    /// Per field, the value both records hold (`None`: a value missing, or not the same).
+    pub fn shared(&self, a: &Record, b: &Record, fields: &[Field]) -> Vec<Option<SharedValue>> {
+        fields
+            .iter()
+            .zip(&self.fields)
+            .map(|(field, (holders, counts))| {
+                let x = field.kind.key(a.attributes.get(&field.key)?)?;
+                let y = field.kind.key(b.attributes.get(&field.key)?)?;
+                let count = *counts.get(&x).filter(|_| x == y)?;
+                Some(SharedValue { value: x, share: f64::from(count) / (*holders).max(1) as f64 })
+            })
+            .collect()
+    }
+
+    /// Per field, the chance two records with a value hold the same one: the sum of the
+    /// squared shares (`None`: no record holds one).
+    pub fn agreement(&self) -> Vec<Option<f64>> {
+        self.fields
+            .iter()
+            .map(|(holders, counts)| {
+                let n = *holders as f64;
+                // Summed in a fixed order: a map's order would move the last bits run to run.
+                let mut counts: Vec<u32> = counts.values().copied().collect();
+                counts.sort_unstable();
+                (*holders > 0).then(|| counts.iter().map(|&c| (f64::from(c) / n).powi(2)).sum::<f64>())
+            })
+            .collect()
+    }
+}
+
+/// The adjustment of an agreement on a value held by `share` of the records, on a field
+/// whose values agree at random with chance `agreement`: log2(agreement / share).
+pub fn value_adjustment(share: f64, agreement: f64) -> f64 {
+    (agreement.max(f64::MIN_POSITIVE).log2() + information(share)).clamp(-MAX_BITS, MAX_BITS)
 }
 
 /// Information of a shared word, in bits.
@@ -158,6 +238,27 @@ mod tests {
         assert_eq!(counts.rarest_shared(&records[0], &records[1]).unwrap().word, "boetie");
         // Two companies at one postcode in one country share no name word, "paris" aside.
         assert_eq!(counts.rarest_shared(&records[1], &records[2]).unwrap().word, "paris");
+    }
+
+    #[test]
+    fn a_shared_rare_city_adds_bits_and_a_shared_common_one_takes_them() {
+        let field =
+            vec![Field { key: "city".into(), kind: crate::graph::resolution::comparisons::Kind::Exact }];
+        let mut records: Vec<Record> =
+            (0..18).map(|i| record(&format!("p{i}"), "x", &[("city", "Paris")])).collect();
+        records.push(record("a", "x", &[("city", "Quimper ")]));
+        records.push(record("b", "x", &[("city", "quimper")]));
+        records.push(record("c", "x", &[]));
+        let counts = ValueCounts::of(&records, &field);
+        let agreement = counts.agreement()[0].unwrap();
+        let rare = counts.shared(&records[18], &records[19], &field)[0].clone().unwrap();
+        let common = counts.shared(&records[0], &records[1], &field)[0].clone().unwrap();
+        assert_eq!(rare, SharedValue { value: "quimper".into(), share: 0.1 });
+        assert_eq!(counts.shared(&records[19], &records[18], &field)[0], Some(rare.clone()), "symmetric");
+        assert_eq!(counts.shared(&records[0], &records[18], &field)[0], None, "not shared");
+        assert_eq!(counts.shared(&records[0], &records[20], &field)[0], None, "missing");
+        assert!(value_adjustment(rare.share, agreement) > 2.0);
+        assert!(value_adjustment(common.share, agreement) < 0.0);
     }
 
     #[test]
