@@ -211,6 +211,7 @@ impl App {
         graph.set_entity_events(Arc::new(crate::delivery::entity_events::RecordedEntityEvents {
             records: records.clone(),
         }));
+        graph.set_audit_log(records.clone());
         let egress = Egress::new(config.egress_policy())?;
         let cipher = Cipher::load(config.secrets_key.as_deref(), &config.data_dir)?;
         let rotation_window = std::time::Duration::from_secs_f64(config.webhook_rotation_hours * 3600.0);
