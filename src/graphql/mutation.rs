@@ -186,25 +186,39 @@ impl MutationRoot {
         ))
     }
 
-    /// Accept a merge suggestion: its second entity is merged into the first.
-    async fn accept_suggestion(&self, ctx: &Context<'_>, id: ID) -> async_graphql::Result<MergeResult> {
+    /// Accept a merge suggestion: its second entity is merged into the first. `blind`: decided
+    /// with the scores hidden (recorded with the decision).
+    async fn accept_suggestion(
+        &self,
+        ctx: &Context<'_>,
+        id: ID,
+        blind: Option<bool>,
+    ) -> async_graphql::Result<MergeResult> {
         let rc = request(ctx);
+        let blind = blind.unwrap_or(false);
         Ok(rc
             .state
             .suggestions
-            .accept(&rc.caller.tenant, &id, None, false, &rc.caller.actor())
+            .accept(&rc.caller.tenant, &id, None, blind, &rc.caller.actor())
             .await
             .gql()?
             .into())
     }
 
-    /// Dismiss a merge suggestion: the pair is not suggested again.
-    async fn dismiss_suggestion(&self, ctx: &Context<'_>, id: ID) -> async_graphql::Result<MergeSuggestion> {
+    /// Dismiss a merge suggestion: the pair is not suggested again. `blind`: decided with the
+    /// scores hidden (recorded with the decision).
+    async fn dismiss_suggestion(
+        &self,
+        ctx: &Context<'_>,
+        id: ID,
+        blind: Option<bool>,
+    ) -> async_graphql::Result<MergeSuggestion> {
         let rc = request(ctx);
+        let blind = blind.unwrap_or(false);
         Ok(rc
             .state
             .suggestions
-            .dismiss(&rc.caller.tenant, &id, false, &rc.caller.actor())
+            .dismiss(&rc.caller.tenant, &id, blind, &rc.caller.actor())
             .await
             .gql()?
             .into())
