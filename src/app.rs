@@ -204,7 +204,9 @@ impl App {
             tracing::warn!(requeued, "queued embedding again for pending items whose job had given up");
         }
         let graph = Arc::new(
-            GraphService::new(backends.engine.clone()).with_max_centered_nodes(config.max_centered_nodes),
+            GraphService::new(backends.engine.clone())
+                .with_max_centered_nodes(config.max_centered_nodes)
+                .with_bulk_limit(config.bulk_limit),
         );
         graph.backfill_id_keys().await?;
         let records = backends.records.clone();

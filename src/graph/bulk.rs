@@ -55,12 +55,12 @@ pub fn selection_of(ids: &[String]) -> String {
 }
 
 /// 422 naming the limit.
-pub fn over_limit(what: &str) -> ServiceError {
+pub fn over_limit(what: &str, limit: usize) -> ServiceError {
     ServiceError::Unprocessable {
         message: format!(
-            "the filter matches more than {BULK_LIMIT} {what}; a bulk decision changes at most {BULK_LIMIT}: narrow the filter"
+            "the filter matches more than {limit} {what}; a bulk decision changes at most {limit}: narrow the filter"
         ),
-        details: Some(serde_json::json!({ "field": "filter", "error": "over limit", "limit": BULK_LIMIT })),
+        details: Some(serde_json::json!({ "field": "filter", "error": "over limit", "limit": limit })),
     }
 }
 
@@ -112,20 +112,21 @@ impl GraphService {
             asked.into_iter().filter(|s| awaiting.contains(&s.as_str())).collect()
         };
         filter.cursor = None;
-        filter.limit = BULK_LIMIT as u32;
+        let limit = self.bulk_limit;
+        filter.limit = limit as u32;
         let ids = if filter.statuses.is_empty() {
             Vec::new()
         } else {
             self.queue_ids(tenant, filter.clone()).await?
         };
-        if ids.len() > BULK_LIMIT {
-            return Err(over_limit("entities"));
+        if ids.len() > limit {
+            return Err(over_limit("entities", limit));
         }
         let matched = selection_of(&ids);
         let mut outcome = BulkOutcome {
             matching: ids.len(),
             selection: matched,
-            limit: BULK_LIMIT,
+            limit,
             applied: false,
             summary: None,
             dismissed: None,
@@ -173,14 +174,15 @@ impl SuggestionService {
         }
         let matched: Vec<StoredSuggestion> =
             open.into_iter().filter(|s| live.contains(&s.entity_a) && live.contains(&s.entity_b)).collect();
-        if matched.len() > BULK_LIMIT {
-            return Err(over_limit("open merge suggestions"));
+        let limit = self.graph.bulk_limit;
+        if matched.len() > limit {
+            return Err(over_limit("open merge suggestions", limit));
         }
         let ids: Vec<String> = matched.iter().map(|s| s.id.clone()).collect();
         let mut outcome = BulkOutcome {
             matching: ids.len(),
             selection: selection_of(&ids),
-            limit: BULK_LIMIT,
+            limit,
             applied: false,
             summary: None,
             dismissed: None,

@@ -91,6 +91,8 @@ pub struct GraphService {
     /// Most entities a centred knowledge-graph read may reach (see
     /// [`relations::MAX_CENTERED_NODES`]).
     max_centered_nodes: usize,
+    /// Most one bulk decision over a filter changes (see [`bulk::BULK_LIMIT`]).
+    bulk_limit: usize,
 }
 
 impl GraphService {
@@ -104,12 +106,19 @@ impl GraphService {
             window_memo: window::WindowMemo::default(),
             recent_buckets: crate::memo::Memo::new(buckets::BUCKET_TRUST, buckets::BUCKETS_REMEMBERED),
             max_centered_nodes: relations::MAX_CENTERED_NODES,
+            bulk_limit: bulk::BULK_LIMIT,
         }
     }
 
     /// This service with another cap on centred reads (tests reach it with a small one).
     pub fn with_max_centered_nodes(mut self, max: usize) -> Self {
         self.max_centered_nodes = max.max(1);
+        self
+    }
+
+    /// This service with another bound on bulk decisions (tests reach it with a small one).
+    pub fn with_bulk_limit(mut self, limit: usize) -> Self {
+        self.bulk_limit = limit.max(1);
         self
     }
 

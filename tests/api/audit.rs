@@ -3,7 +3,8 @@
 //! decisions over "all matching this filter" that change exactly what was counted; with the
 //! dashboard pages driving the same calls in Chromium.
 
-use crate::helpers::{assert_error, json, spawn_app, TestApp};
+use crate::helpers::{assert_error, json, spawn_app, spawn_app_with, TestApp};
+use canon::jobs::Handlers;
 use reqwest::Method;
 use serde_json::{json, Value};
 
@@ -238,6 +239,39 @@ async fn a_bulk_validate_of_all_matching_a_filter_changes_exactly_the_counted_en
     assert_eq!(after["matching"], 0, "{after}");
     assert_error(app.post(path, json!({ "status": "merged", "filter": filter, "dryRun": true })).await, 400)
         .await;
+}
+
+#[tokio::test]
+async fn a_bulk_decision_over_more_than_the_limit_is_refused_naming_the_limit_and_changes_nothing() {
+    // The limit lowered from 10,000 to 3 (a test-only setting) to reach it.
+    let app = spawn_app_with(Handlers::default(), |config| config.bulk_limit = 3).await;
+    let bucket = app.create_bucket("many").await;
+    let ids = seed_into(&app, &bucket, &["Acme Anvils", "Globex Corporation", "Initech", "Umbrella"]).await;
+    let filter = json!({ "bucket": bucket });
+    let path = "/v3/review-queue/bulk-validate";
+    let refused = assert_error(
+        app.post(path, json!({ "status": "approved", "filter": filter, "dryRun": true })).await,
+        422,
+    )
+    .await;
+    assert!(refused["message"].as_str().unwrap().contains("at most 3"), "{refused}");
+    assert_eq!(refused["details"]["limit"], 3, "{refused}");
+    assert_error(
+        app.post(path, json!({ "status": "approved", "filter": filter, "selection": "sel_x" })).await,
+        422,
+    )
+    .await;
+    for id in &ids {
+        assert_eq!(status_of(&app, id).await, "proposed", "{id}");
+    }
+    // Three match once one is decided: counted and changed.
+    assert_eq!(
+        app.patch(&format!("/v3/entities/{}", ids[3]), json!({ "status": "rejected" })).await.status(),
+        200
+    );
+    let count =
+        json(app.post(path, json!({ "status": "approved", "filter": filter, "dryRun": true })).await).await;
+    assert_eq!((count["matching"].as_u64(), count["limit"].as_u64()), (Some(3), Some(3)), "{count}");
 }
 
 #[tokio::test]
