@@ -3,4 +3,4 @@
 MATCH (k:Key {id: $synonymID, entityID: $entityID, accountID: $accountID, environment: $environment})
 WHERE k.key IS NOT NULL AND k.source IN ['customer_defined', 'sme_approved']
 SET k.formerKey = k.key, k.key = null, k.deletedAt = $now
-RETURN k.id AS synonymID
+RETURN k.id AS synonymID, k.text AS text

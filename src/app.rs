@@ -204,13 +204,16 @@ impl App {
             tracing::warn!(requeued, "queued embedding again for pending items whose job had given up");
         }
         let graph = Arc::new(
-            GraphService::new(backends.engine.clone()).with_max_centered_nodes(config.max_centered_nodes),
+            GraphService::new(backends.engine.clone())
+                .with_max_centered_nodes(config.max_centered_nodes)
+                .with_bulk_limit(config.bulk_limit),
         );
         graph.backfill_id_keys().await?;
         let records = backends.records.clone();
         graph.set_entity_events(Arc::new(crate::delivery::entity_events::RecordedEntityEvents {
             records: records.clone(),
         }));
+        graph.set_audit_log(records.clone());
         let egress = Egress::new(config.egress_policy())?;
         let cipher = Cipher::load(config.secrets_key.as_deref(), &config.data_dir)?;
         let rotation_window = std::time::Duration::from_secs_f64(config.webhook_rotation_hours * 3600.0);

@@ -174,6 +174,10 @@ pub struct Config {
     /// it to reach it without parsing 20,000 sections.
     #[arg(skip = crate::fs::SCAN_LIMIT)]
     pub fs_scan_limit: usize,
+    /// Most entities or suggestions one bulk decision over a filter changes. Not a setting:
+    /// the production value but in tests, which lower it to reach it without 10,000 entities.
+    #[arg(skip = crate::graph::bulk::BULK_LIMIT)]
+    pub bulk_limit: usize,
 }
 
 impl Config {
@@ -220,6 +224,7 @@ impl Config {
             unshared_vectors_beside_others: false,
             max_centered_nodes: crate::graph::relations::MAX_CENTERED_NODES,
             fs_scan_limit: crate::fs::SCAN_LIMIT,
+            bulk_limit: crate::graph::bulk::BULK_LIMIT,
         }
     }
 

@@ -242,6 +242,8 @@ fn constrain_parameter(path: &str, parameter: &mut Value) {
         "cursor" => match path {
             "/v3/review-queue" => id_prefix("ent"),
             "/v3/knowledge-graph" | "/v3/entities/{id}/relations" => id_prefix("rel"),
+            // A timeline page's nextCursor: `<milliseconds>.<entry key>`.
+            "/v3/entities/{id}/timeline" => json!({ "pattern": r"^[0-9]{1,15}\.[A-Za-z0-9_.]+$" }),
             _ => return,
         },
         _ => return,
@@ -264,6 +266,10 @@ fn constrain_bodies(schemas: &mut Map<String, Value>) {
         ("BulkSeed", "onConflict", json!({ "enum": ["merge", null] })),
         ("BulkSeed", "entities", json!({ "minItems": 1, "maxItems": 10000 })),
         ("BulkValidate", "status", json!({ "enum": ["approved", "rejected"] })),
+        ("BulkValidateMatching", "status", json!({ "enum": ["approved", "rejected"] })),
+        ("QueueFilter", "status", json!({ "items": { "enum": review_statuses() } })),
+        ("QueueFilter", "since", json!({ "format": "date-time" })),
+        ("QueueFilter", "assignedTo", json!({ "pattern": "^(me|usr_.+)$" })),
         ("CreateCollection", "collectionName", json!({ "pattern": COLLECTION_NAME })),
         ("AddItems", "collectionName", json!({ "pattern": COLLECTION_NAME })),
         ("UpdateItems", "collectionName", json!({ "pattern": COLLECTION_NAME })),

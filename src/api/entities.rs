@@ -1,13 +1,14 @@
 //! REST transport for entities: bulk seed, curation, synonyms, merges.
 
 use super::error::{ApiError, ErrorBody};
-use super::extract::{ApiJson, ApiQuery};
+use super::extract::{limit_param, ApiJson, ApiQuery};
 use crate::access::caller::Caller;
 use crate::access::state::AppState;
 use crate::graph::entities::{Entity, EntityChanges, EntityUpdate, Synonym, ValidateResult};
 use crate::graph::merges::{MergeRecord, MergeResult};
 use crate::graph::seed::SeedRow;
 use crate::graph::seeding::{SeedAccepted, SeedResults, SeedStatus, Submitted};
+use crate::graph::timeline::TimelinePage;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
@@ -192,7 +193,10 @@ pub async fn add_synonym(
     let (entity_id, _) = state.graph.resolve_entity(&auth.tenant, &id, body.bucket.as_deref()).await?;
     let source = body.source.as_deref().unwrap_or("customer_defined");
     Ok(Json(
-        state.graph.add_synonym(&auth.tenant, &entity_id, &body.text, source, body.locale.as_deref()).await?,
+        state
+            .graph
+            .add_synonym(&auth.tenant, &entity_id, &body.text, source, body.locale.as_deref(), &auth.actor())
+            .await?,
     ))
 }
 
@@ -205,7 +209,7 @@ pub async fn remove_synonym(
     auth: Caller,
     Path((id, synonym_id)): Path<(String, String)>,
 ) -> Result<StatusCode, ApiError> {
-    state.graph.remove_synonym(&auth.tenant, &id, &synonym_id).await?;
+    state.graph.remove_synonym(&auth.tenant, &id, &synonym_id, &auth.actor()).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -259,4 +263,30 @@ pub async fn unmerge(
     Path(id): Path<String>,
 ) -> Result<Json<Entity>, ApiError> {
     Ok(Json(state.suggestions.unmerge(&auth.tenant, &id, &auth.actor()).await?))
+}
+
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct TimelineQuery {
+    /// A previous page's `nextCursor`: the page of older items after it.
+    pub cursor: Option<String>,
+    /// 1..200, default 50.
+    #[param(value_type = Option<i32>)]
+    pub limit: Option<String>,
+}
+
+/// The entity's audit timeline, newest first: status changes, merges and unmerges, synonym
+/// and name edits, type changes and merge-suggestion decisions, each with who (`actor`: a
+/// reviewer's user ID or an API key's ID) and when. A merged-away ID lists its own history.
+#[utoipa::path(get, path = "/v3/entities/{id}/timeline", tag = "entities", params(("id" = String, Path), TimelineQuery),
+    responses((status = 200, body = TimelinePage), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
+        (status = 404, body = ErrorBody)))]
+pub async fn timeline(
+    State(state): State<AppState>,
+    auth: Caller,
+    Path(id): Path<String>,
+    ApiQuery(query): ApiQuery<TimelineQuery>,
+) -> Result<Json<TimelinePage>, ApiError> {
+    let limit = limit_param(query.limit.as_deref(), 50, 200)? as usize;
+    Ok(Json(state.graph.timeline(&auth.tenant, &id, query.cursor.as_deref(), limit).await?))
 }

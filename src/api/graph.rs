@@ -5,6 +5,7 @@ use super::error::{ApiError, ErrorBody};
 use super::extract::{int_param, limit_param, list_param, time_param, ApiJson, ApiQuery};
 use crate::access::caller::Caller;
 use crate::access::state::AppState;
+use crate::graph::bulk::BulkOutcome;
 use crate::graph::entities::Mention;
 use crate::graph::relations::{
     Direction, EntityRelations, GraphQuery, KnowledgeGraph, NewMention, Relation, RelationsQuery,
@@ -88,6 +89,73 @@ pub async fn review_counts(
         ..ReviewFilter::default()
     };
     Ok(Json(state.graph.review_counts(&auth.tenant, &filter).await?))
+}
+
+/// The review queue's filters, as a body.
+#[derive(Deserialize, ToSchema, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct QueueFilter {
+    /// Statuses; default (and at most) `extracted` and `proposed`: others cannot change.
+    #[serde(default)]
+    pub status: Vec<String>,
+    /// `ety_…`: the effective type (assigned, else inferred by name).
+    #[serde(default, rename = "type")]
+    pub types: Vec<String>,
+    /// `me` or `usr_…`: entities whose effective type that user reviews.
+    pub assigned_to: Option<String>,
+    /// Created at or after (RFC 3339).
+    pub since: Option<String>,
+    pub bucket: Option<String>,
+}
+
+#[derive(Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct BulkValidateMatching {
+    /// `approved` or `rejected`.
+    pub status: String,
+    /// The queue filter whose entities change, as on `GET /v3/review-queue`.
+    #[serde(default)]
+    pub filter: QueueFilter,
+    /// Count only: how many would change, and the `selection` naming them.
+    #[serde(default)]
+    pub dry_run: bool,
+    /// The dry run's `selection`: required to apply; 409 when the filter matches another set
+    /// of entities than was counted.
+    pub selection: Option<String>,
+}
+
+/// Approve or reject every entity the queue filter matches ("all matching this filter"), at
+/// most 10,000 (more: 422 naming the limit). Count first with `dryRun: true`, show the count,
+/// then send its `selection` back: exactly the counted entities change.
+#[utoipa::path(post, path = "/v3/review-queue/bulk-validate", tag = "review", request_body = BulkValidateMatching,
+    responses((status = 200, body = BulkOutcome), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
+        (status = 409, description = "the filter matches other entities than were counted", body = ErrorBody),
+        (status = 422, description = "more than 10,000 match", body = ErrorBody)))]
+pub async fn bulk_validate_matching(
+    State(state): State<AppState>,
+    auth: Caller,
+    ApiJson(body): ApiJson<BulkValidateMatching>,
+) -> Result<Json<BulkOutcome>, ApiError> {
+    let filter = body.filter;
+    let queue = ReviewFilter {
+        statuses: list_param(&filter.status),
+        type_ids: effective_types(&state, &auth, &filter.types, filter.assigned_to.as_deref()).await?,
+        since: time_param("filter.since", filter.since.as_deref())?,
+        bucket: filter.bucket,
+        ..ReviewFilter::default()
+    };
+    let outcome = state
+        .graph
+        .validate_matching(
+            &auth.tenant,
+            queue,
+            &body.status,
+            body.dry_run,
+            body.selection.as_deref(),
+            &auth.actor(),
+        )
+        .await?;
+    Ok(Json(outcome))
 }
 
 /// The `type` and `assignedTo` filters as the effective type IDs to match (None: any).

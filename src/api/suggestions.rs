@@ -1,9 +1,10 @@
 //! REST transport for merge suggestions.
 
 use super::error::{ApiError, ErrorBody};
-use super::extract::{limit_param, ApiJson, ApiQuery};
+use super::extract::{bool_param, limit_param, ApiJson, ApiQuery};
 use crate::access::caller::Caller;
 use crate::access::state::AppState;
+use crate::graph::bulk::BulkOutcome;
 use crate::graph::merges::MergeResult;
 use crate::graph::suggestions::{RefreshResult, Suggestion, SuggestionOrder, SuggestionPage};
 use axum::extract::{Path, State};
@@ -67,6 +68,19 @@ pub async fn list(
 pub struct AcceptQuery {
     /// The entity that lives on (`ent_…`, one of the pair); the first when omitted.
     pub survivor: Option<String>,
+    /// `true`: decided blind, with the scores and explanation hidden (recorded with the
+    /// decision and on both entities' timelines).
+    #[param(value_type = Option<bool>)]
+    pub blind: Option<String>,
+}
+
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct DismissQuery {
+    /// `true`: decided blind, with the scores and explanation hidden (recorded with the
+    /// decision and on both entities' timelines).
+    #[param(value_type = Option<bool>)]
+    pub blind: Option<String>,
 }
 
 /// Accept a suggestion: the second entity is merged into the first (or into `survivor`).
@@ -80,7 +94,8 @@ pub async fn accept(
     ApiQuery(query): ApiQuery<AcceptQuery>,
 ) -> Result<Json<MergeResult>, ApiError> {
     let survivor = query.survivor.as_deref();
-    Ok(Json(state.suggestions.accept(&auth.tenant, &id, survivor, &auth.actor()).await?))
+    let blind = bool_param("blind", query.blind.as_deref())?.unwrap_or(false);
+    Ok(Json(state.suggestions.accept(&auth.tenant, &id, survivor, blind, &auth.actor()).await?))
 }
 
 /// Undo a decision on a suggestion: an accepted one is unmerged, and either is open again.
@@ -96,12 +111,56 @@ pub async fn reopen(
 }
 
 /// Dismiss a suggestion: the pair is not a duplicate and is not suggested again.
-#[utoipa::path(post, path = "/v3/merge-suggestions/{suggestionID}/dismiss", tag = "entities", params(("suggestionID" = String, Path)),
+#[utoipa::path(post, path = "/v3/merge-suggestions/{suggestionID}/dismiss", tag = "entities", params(("suggestionID" = String, Path), DismissQuery),
     responses((status = 200, body = Suggestion), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody)))]
 pub async fn dismiss(
     State(state): State<AppState>,
     auth: Caller,
     Path(id): Path<String>,
+    ApiQuery(query): ApiQuery<DismissQuery>,
 ) -> Result<Json<Suggestion>, ApiError> {
-    Ok(Json(state.suggestions.dismiss(&auth.tenant, &id, &auth.actor()).await?))
+    let blind = bool_param("blind", query.blind.as_deref())?.unwrap_or(false);
+    Ok(Json(state.suggestions.dismiss(&auth.tenant, &id, blind, &auth.actor()).await?))
+}
+
+#[derive(Deserialize, ToSchema, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct BulkDismiss {
+    /// Only this bucket's open suggestions (`bkt_…`); every bucket's when omitted.
+    pub bucket: Option<String>,
+    /// Count only: how many would be dismissed, and the `selection` naming them.
+    #[serde(default)]
+    pub dry_run: bool,
+    /// The dry run's `selection`: required to dismiss; 409 when the open suggestions changed
+    /// since it was counted.
+    pub selection: Option<String>,
+    /// Decided blind (recorded with each decision).
+    #[serde(default)]
+    pub blind: bool,
+}
+
+/// Dismiss every open merge suggestion the filter matches (those `GET /v3/merge-suggestions`
+/// lists), at most 10,000 (more: 422 naming the limit): count first with `dryRun`, then send
+/// its `selection` back; exactly the counted suggestions are dismissed.
+#[utoipa::path(post, path = "/v3/merge-suggestions/bulk-dismiss", tag = "entities", request_body = BulkDismiss,
+    responses((status = 200, body = BulkOutcome), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
+        (status = 409, description = "the matching suggestions changed since they were counted", body = ErrorBody),
+        (status = 422, description = "more than 10,000 match", body = ErrorBody)))]
+pub async fn bulk_dismiss(
+    State(state): State<AppState>,
+    auth: Caller,
+    ApiJson(body): ApiJson<BulkDismiss>,
+) -> Result<Json<BulkOutcome>, ApiError> {
+    let outcome = state
+        .suggestions
+        .dismiss_matching(
+            &auth.tenant,
+            body.bucket.as_deref(),
+            body.dry_run,
+            body.selection.as_deref(),
+            body.blind,
+            &auth.actor(),
+        )
+        .await?;
+    Ok(Json(outcome))
 }

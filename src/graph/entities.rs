@@ -6,13 +6,14 @@
 
 use super::events::StatusChange;
 use super::normalize::normalize;
-use super::{decode, queries, GraphService, Tenant};
+use super::{decode, queries, timeline, GraphService, Tenant};
 use crate::error::{ServiceError, ServiceResult};
 use crate::ids;
 use crate::params;
 use crate::store::graph::Row;
+use crate::store::records::audit::NewAuditEntry;
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
+use serde_json::{json, Map, Value};
 use utoipa::ToSchema;
 
 /// Who acts: a dashboard user, or an API key.
@@ -320,7 +321,7 @@ impl GraphService {
         crate::text::check_opt("locale", changes.locale.as_deref())?;
         let (entity_id, _) = self.resolve_entity(tenant, id, bucket).await?;
         for synonym_id in &changes.remove_synonym_ids {
-            self.remove_synonym(tenant, &entity_id, synonym_id).await?;
+            self.remove_synonym(tenant, &entity_id, synonym_id, actor).await?;
         }
         let mut not_added = Vec::new();
         if !changes.add_synonyms.is_empty() {
@@ -328,9 +329,13 @@ impl GraphService {
             // the answer says so instead of a silent 200.
             let entity = self.get_entity(tenant, &entity_id, None).await?;
             for text in &changes.add_synonyms {
-                let synonym = self
+                let (synonym, new) = self
                     .attach_name(tenant, &entity, text, "customer_defined", changes.locale.as_deref())
                     .await?;
+                if new {
+                    self.audit(tenant, vec![synonym_entry(&entity_id, "synonym_added", &synonym, actor)])
+                        .await;
+                }
                 if synonym.source == CANONICAL_SOURCE {
                     not_added.push(SynonymNotAdded {
                         text: text.trim().to_string(),
@@ -344,10 +349,10 @@ impl GraphService {
             }
         }
         if let Some(canonical) = &changes.canonical {
-            self.set_canonical(tenant, &entity_id, canonical).await?;
+            self.set_canonical(tenant, &entity_id, canonical, actor).await?;
         }
         if let Some(type_id) = &changes.assigned_type_id {
-            self.assign_type(tenant, &entity_id, type_id).await?;
+            self.assign_type(tenant, &entity_id, type_id, actor).await?;
         }
         if let Some(status) = &changes.status {
             let rows = self.set_status(tenant, std::slice::from_ref(&entity_id), None, status, actor).await?;
@@ -382,7 +387,7 @@ impl GraphService {
                 },
             )
             .await?;
-        let changes = rows
+        let changes: Vec<StatusChange> = rows
             .iter()
             .filter(|row| row.get("allowed").and_then(Value::as_bool) == Some(true))
             .map(|row| StatusChange {
@@ -394,6 +399,8 @@ impl GraphService {
                 reason: None,
             })
             .collect();
+        let history = changes.iter().map(|change| status_entry(change, actor)).collect();
+        self.audit(tenant, history).await;
         self.emit(tenant, changes).await;
         Ok(rows)
     }
@@ -456,9 +463,14 @@ impl GraphService {
         text: &str,
         source: &str,
         locale: Option<&str>,
+        actor: &Actor,
     ) -> ServiceResult<Synonym> {
         let entity = self.get_entity(tenant, entity_id, None).await?;
-        let synonym = self.attach_name(tenant, &entity, text, source, locale).await?;
+        let (synonym, new) = self.attach_name(tenant, &entity, text, source, locale).await?;
+        if new {
+            self.audit(tenant, vec![synonym_entry(&entity.entity_id, "synonym_added", &synonym, actor)])
+                .await;
+        }
         if synonym.source == CANONICAL_SOURCE {
             return Err(ServiceError::Conflict(format!(
                 "{:?} normalises to {:?}, a canonical name of entity {} (its own or that of an \
@@ -474,6 +486,7 @@ impl GraphService {
 
     /// Gives the entity a name: a new key, or the entity's own key of that normalised name as it
     /// is (a synonym or a canonical name); 409 when the name already belongs to another entity.
+    /// `true` with a key made now.
     async fn attach_name(
         &self,
         tenant: &Tenant,
@@ -481,7 +494,7 @@ impl GraphService {
         text: &str,
         source: &str,
         locale: Option<&str>,
-    ) -> ServiceResult<Synonym> {
+    ) -> ServiceResult<(Synonym, bool)> {
         if !SYNONYM_SOURCES.contains(&source) {
             return Err(ServiceError::invalid_field(
                 "source",
@@ -492,12 +505,13 @@ impl GraphService {
         let text = text.trim();
         let normalized = normalized_name("text", text)?;
         let key = resolution_key(tenant, &entity.bucket_id, &entity.type_name, &normalized);
+        let key_id = ids::new_id("esn");
         let rows = self
             .run(
                 tenant,
                 queries::ENTITY_ADD_KEY,
                 params! {
-                    "entityID" => entity.entity_id, "key" => key, "keyID" => ids::new_id("esn"),
+                    "entityID" => entity.entity_id, "key" => key, "keyID" => key_id,
                     "text" => text, "normalized" => normalized, "source" => source, "locale" => locale,
                     "now" => ids::now_rfc3339(),
                 },
@@ -511,7 +525,9 @@ impl GraphService {
                 "{text:?} already names entity {owner}; merge the two entities instead"
             )));
         }
-        decode(row)
+        let synonym: Synonym = decode(row)?;
+        let new = synonym.synonym_id == key_id;
+        Ok((synonym, new))
     }
 
     /// Removes a customer_defined or sme_approved synonym; extracted ones and the canonical
@@ -521,6 +537,7 @@ impl GraphService {
         tenant: &Tenant,
         entity_id: &str,
         synonym_id: &str,
+        actor: &Actor,
     ) -> ServiceResult<()> {
         let entity_id = self.resolve_entity(tenant, entity_id, None).await?.0;
         let rows = self
@@ -530,7 +547,9 @@ impl GraphService {
                 params! { "entityID" => entity_id, "synonymID" => synonym_id, "now" => ids::now_rfc3339() },
             )
             .await?;
-        if !rows.is_empty() {
+        if let Some(row) = rows.first() {
+            let details = json!({ "synonymID": synonym_id, "text": str_col(row, "text") });
+            self.audit(tenant, vec![timeline::entry(&entity_id, "synonym_removed", actor, details)]).await;
             return Ok(());
         }
         let existing = self
@@ -553,10 +572,16 @@ impl GraphService {
 
     /// Makes a name (attached first if new) the canonical one; the former canonical name
     /// stays as a customer_defined synonym.
-    async fn set_canonical(&self, tenant: &Tenant, entity_id: &str, canonical: &str) -> ServiceResult<()> {
+    async fn set_canonical(
+        &self,
+        tenant: &Tenant,
+        entity_id: &str,
+        canonical: &str,
+        actor: &Actor,
+    ) -> ServiceResult<()> {
         let entity = self.get_entity(tenant, entity_id, None).await?;
         let former = normalized_name("canonical", &entity.canonical)?;
-        let synonym = self.attach_name(tenant, &entity, canonical, "customer_defined", None).await?;
+        let (synonym, _) = self.attach_name(tenant, &entity, canonical, "customer_defined", None).await?;
         let key = |normalized: &str| resolution_key(tenant, &entity.bucket_id, &entity.type_name, normalized);
         self.run(
             tenant,
@@ -567,10 +592,18 @@ impl GraphService {
             },
         )
         .await?;
+        let details = json!({ "from": entity.canonical, "to": synonym.text });
+        self.audit(tenant, vec![timeline::entry(entity_id, "canonical_changed", actor, details)]).await;
         Ok(())
     }
 
-    async fn assign_type(&self, tenant: &Tenant, entity_id: &str, type_id: &str) -> ServiceResult<()> {
+    async fn assign_type(
+        &self,
+        tenant: &Tenant,
+        entity_id: &str,
+        type_id: &str,
+        actor: &Actor,
+    ) -> ServiceResult<()> {
         let entity = self.get_entity(tenant, entity_id, None).await?;
         let (type_id, effective_name) = if type_id.is_empty() {
             (None, entity.inferred_type.clone())
@@ -586,16 +619,32 @@ impl GraphService {
             .run(
                 tenant,
                 queries::ENTITY_ASSIGN_TYPE,
-                params! { "entityID" => entity_id, "typeID" => type_id, "keyPrefix" => prefix, "now" => ids::now_rfc3339() },
+                params! { "entityID" => entity_id, "typeID" => &type_id, "keyPrefix" => prefix, "now" => ids::now_rfc3339() },
             )
             .await;
         match result {
             Err(ServiceError::Internal(err)) if super::buckets::is_constraint(&err) => Err(ServiceError::Conflict(
                 format!("another entity of type {effective_name:?} already has one of this entity's names; merge them instead"),
             )),
-            other => other.map(|_| ()),
+            Err(other) => Err(other),
+            Ok(_) => {
+                let details = json!({ "typeID": type_id, "type": effective_name, "from": entity.type_name });
+                self.audit(tenant, vec![timeline::entry(entity_id, "type_changed", actor, details)]).await;
+                Ok(())
+            }
         }
     }
+}
+
+/// The timeline entry of a status change.
+pub(super) fn status_entry(change: &StatusChange, actor: &Actor) -> NewAuditEntry {
+    let details = json!({ "from": change.prior_status, "to": change.new_status, "reason": change.reason });
+    timeline::entry(&change.entity_id, "status_changed", actor, details)
+}
+
+fn synonym_entry(entity_id: &str, kind: &'static str, synonym: &Synonym, actor: &Actor) -> NewAuditEntry {
+    let details = json!({ "synonymID": synonym.synonym_id, "text": synonym.text, "source": synonym.source });
+    timeline::entry(entity_id, kind, actor, details)
 }
 
 /// A string column, empty when absent.

@@ -4,6 +4,7 @@
 //! by both.
 
 pub mod buckets;
+pub mod bulk;
 pub mod duplicates;
 pub mod entities;
 pub mod entity_types;
@@ -23,6 +24,7 @@ pub mod search;
 pub mod seed;
 pub mod seeding;
 pub mod suggestions;
+pub mod timeline;
 pub mod undo;
 pub mod window;
 
@@ -80,6 +82,8 @@ pub struct GraphService {
     queries_run: AtomicU64,
     /// Where entity lifecycle events go, once delivery is wired in.
     entity_events: std::sync::OnceLock<Arc<dyn events::EntityEvents>>,
+    /// Where curation history goes, once wired in (see [`timeline`]).
+    audit_log: std::sync::OnceLock<crate::store::records::Records>,
     /// Where each tenant's IDs of a kind begin (see [`window::DataStarts`]).
     window_memo: window::WindowMemo,
     /// Buckets read lately, by tenant and ID (see [`buckets::BUCKET_TRUST`]).
@@ -87,6 +91,8 @@ pub struct GraphService {
     /// Most entities a centred knowledge-graph read may reach (see
     /// [`relations::MAX_CENTERED_NODES`]).
     max_centered_nodes: usize,
+    /// Most one bulk decision over a filter changes (see [`bulk::BULK_LIMIT`]).
+    bulk_limit: usize,
 }
 
 impl GraphService {
@@ -96,15 +102,23 @@ impl GraphService {
             ready_tenants: Mutex::new(HashSet::new()),
             queries_run: AtomicU64::new(0),
             entity_events: std::sync::OnceLock::new(),
+            audit_log: std::sync::OnceLock::new(),
             window_memo: window::WindowMemo::default(),
             recent_buckets: crate::memo::Memo::new(buckets::BUCKET_TRUST, buckets::BUCKETS_REMEMBERED),
             max_centered_nodes: relations::MAX_CENTERED_NODES,
+            bulk_limit: bulk::BULK_LIMIT,
         }
     }
 
     /// This service with another cap on centred reads (tests reach it with a small one).
     pub fn with_max_centered_nodes(mut self, max: usize) -> Self {
         self.max_centered_nodes = max.max(1);
+        self
+    }
+
+    /// This service with another bound on bulk decisions (tests reach it with a small one).
+    pub fn with_bulk_limit(mut self, limit: usize) -> Self {
+        self.bulk_limit = limit.max(1);
         self
     }
 

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use utoipa::ToSchema;
 
 /// Filters of `GET /v3/review-queue`; they AND together.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct ReviewFilter {
     /// Statuses (default: extracted and proposed).
     pub statuses: Vec<String>,
@@ -51,6 +51,22 @@ pub const STATUSES: &[&str] = &["extracted", "proposed", "approved", "rejected",
 
 impl GraphService {
     pub async fn review_queue(&self, tenant: &Tenant, filter: ReviewFilter) -> ServiceResult<ReviewPage> {
+        let limit = filter.limit as usize;
+        let mut ids = self.queue_ids(tenant, filter).await?;
+        let has_more = ids.len() > limit;
+        ids.truncate(limit);
+        let entities = self.entity_details(tenant, &ids).await?;
+        let next_cursor = if has_more { ids.last().cloned() } else { None };
+        Ok(ReviewPage { entities, has_more, next_cursor })
+    }
+
+    /// The IDs of the queue's entities under `filter`, in order: `filter.limit` of them and,
+    /// when there are more, one or two past it.
+    pub(super) async fn queue_ids(
+        &self,
+        tenant: &Tenant,
+        filter: ReviewFilter,
+    ) -> ServiceResult<Vec<String>> {
         for status in &filter.statuses {
             if !STATUSES.contains(&status.as_str()) {
                 return Err(ServiceError::invalid_field(
@@ -99,12 +115,7 @@ impl GraphService {
                 },
             )
             .await?;
-        let mut ids: Vec<String> = rows.iter().map(|row| str_col(row, "entityID")).collect();
-        let has_more = ids.len() > limit;
-        ids.truncate(limit);
-        let entities = self.entity_details(tenant, &ids).await?;
-        let next_cursor = if has_more { ids.last().cloned() } else { None };
-        Ok(ReviewPage { entities, has_more, next_cursor })
+        Ok(rows.iter().map(|row| str_col(row, "entityID")).collect())
     }
 
     /// The counters of the queue under `filter`'s type, creation-time and bucket filters.

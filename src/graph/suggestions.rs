@@ -15,7 +15,7 @@ use crate::graph::merges::MergeResult;
 use crate::graph::resolution::model::{self, Model, Record};
 use crate::graph::resolution::pairs::{self, Floor, Label, ScoredPair};
 use crate::graph::resolution::{comparisons, names};
-use crate::graph::{queries, GraphService, Tenant};
+use crate::graph::{queries, timeline, GraphService, Tenant};
 use crate::params;
 use crate::store::records::suggestions::{NewSuggestion, StoredSuggestion};
 use crate::store::records::Records;
@@ -88,6 +88,12 @@ pub struct Suggestion {
     pub entities: Vec<SuggestedEntity>,
     #[serde(rename = "bucketID")]
     pub bucket_id: String,
+    /// Who decided (a user or API key ID, `auto-merge`); absent while open.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub decided_by: Option<String>,
+    /// The decision was taken blind: with the scores and explanation hidden (the dashboard's
+    /// blind mode). Always false while open.
+    pub blind: bool,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -431,12 +437,14 @@ impl SuggestionService {
     }
 
     /// Merges the pair: the second into the first, or into `survivor` when it names the
-    /// second (the reviewer chose which entity lives on).
+    /// second (the reviewer chose which entity lives on). `blind`: decided with the scores
+    /// hidden.
     pub async fn accept(
         &self,
         tenant: &Tenant,
         id: &str,
         survivor: Option<&str>,
+        blind: bool,
         actor: &Actor,
     ) -> ServiceResult<MergeResult> {
         let suggestion = self.open(tenant, id).await?;
@@ -454,16 +462,42 @@ impl SuggestionService {
         let (survivor, _) = self.graph.resolve_entity(tenant, kept, None).await?;
         let result =
             self.graph.merge_entities(tenant, &survivor, std::slice::from_ref(merged), actor).await?;
-        self.records.decide_suggestion(id, "accepted", &actor.label()).await?;
+        self.records.decide_suggestion(id, "accepted", &actor.label(), blind).await?;
+        self.record_decision(tenant, &suggestion, "suggestion_accepted", blind, actor).await;
         Ok(result)
     }
 
-    /// Marks the pair as not a duplicate; it will not be suggested again.
-    pub async fn dismiss(&self, tenant: &Tenant, id: &str, actor: &Actor) -> ServiceResult<Suggestion> {
+    /// Marks the pair as not a duplicate; it will not be suggested again. `blind`: decided
+    /// with the scores hidden.
+    pub async fn dismiss(
+        &self,
+        tenant: &Tenant,
+        id: &str,
+        blind: bool,
+        actor: &Actor,
+    ) -> ServiceResult<Suggestion> {
         let suggestion = self.open(tenant, id).await?;
-        self.records.decide_suggestion(id, "dismissed", &actor.label()).await?;
-        let decided = StoredSuggestion { status: "dismissed".into(), ..suggestion };
+        self.records.decide_suggestion(id, "dismissed", &actor.label(), blind).await?;
+        self.record_decision(tenant, &suggestion, "suggestion_dismissed", blind, actor).await;
+        let decided = StoredSuggestion {
+            status: "dismissed".into(),
+            decided_by: Some(actor.label()),
+            blind,
+            ..suggestion
+        };
         self.view(tenant, &decided).await?.ok_or_else(|| ServiceError::not_found("merge suggestion", id))
+    }
+
+    /// A decision (or its undoing) on both entities' timelines.
+    pub(super) async fn record_decision(
+        &self,
+        tenant: &Tenant,
+        suggestion: &StoredSuggestion,
+        kind: &'static str,
+        blind: bool,
+        actor: &Actor,
+    ) {
+        self.graph.audit(tenant, decision_entries(suggestion, kind, blind, actor)).await;
     }
 
     async fn open(&self, tenant: &Tenant, id: &str) -> ServiceResult<StoredSuggestion> {
@@ -494,6 +528,8 @@ impl SuggestionService {
             signals: stored.signals.clone(),
             status: stored.status.clone(),
             bucket_id: stored.bucket_id.clone(),
+            decided_by: stored.decided_by.clone(),
+            blind: stored.blind,
             entities: entities
                 .into_iter()
                 .map(|e| SuggestedEntity {
@@ -529,9 +565,27 @@ fn with_values(explanation: &model::Explanation, first: &Record, second: &Record
     value
 }
 
+/// A decision's timeline entries, one on each entity of the pair.
+pub(super) fn decision_entries(
+    suggestion: &StoredSuggestion,
+    kind: &'static str,
+    blind: bool,
+    actor: &Actor,
+) -> Vec<crate::store::records::audit::NewAuditEntry> {
+    let pair = [(&suggestion.entity_a, &suggestion.entity_b), (&suggestion.entity_b, &suggestion.entity_a)];
+    pair.into_iter()
+        .map(|(entity, other)| {
+            let details = json!({
+                "suggestionID": suggestion.id, "otherEntityID": other, "score": suggestion.score, "blind": blind,
+            });
+            timeline::entry(entity, kind, actor, details)
+        })
+        .collect()
+}
+
 /// A stored suggestion as it is once reopened.
 pub(super) fn reopened(stored: StoredSuggestion) -> StoredSuggestion {
-    StoredSuggestion { status: "open".into(), decided_by: None, ..stored }
+    StoredSuggestion { status: "open".into(), decided_by: None, blind: false, ..stored }
 }
 
 fn round(x: f64) -> f64 {

@@ -54,6 +54,7 @@ impl GraphService {
             actor_user_id: actor.user_id.clone(),
             reason: Some("decision undone".into()),
         };
+        self.audit(tenant, vec![super::entities::status_entry(&change, actor)]).await;
         self.emit(tenant, vec![change]).await;
         self.get_entity(tenant, id, None).await
     }
@@ -93,6 +94,7 @@ impl SuggestionService {
             _ => {}
         }
         self.records.reopen_suggestion(id, account, environment).await?;
+        self.record_decision(tenant, &stored, "suggestion_reopened", false, actor).await;
         let reopened = super::suggestions::reopened(stored);
         self.view(tenant, &reopened).await?.ok_or_else(|| {
             ServiceError::Conflict(format!("an entity of suggestion {id} has been merged away since"))

@@ -139,8 +139,12 @@ impl MutationRoot {
         let tenant = &rc.caller.tenant;
         let (entity_id, _) = rc.state.graph.resolve_entity(tenant, &id, bucket.as_deref()).await.gql()?;
         let source = source.as_deref().unwrap_or("customer_defined");
-        let synonym =
-            rc.state.graph.add_synonym(tenant, &entity_id, &text, source, locale.as_deref()).await.gql()?;
+        let synonym = rc
+            .state
+            .graph
+            .add_synonym(tenant, &entity_id, &text, source, locale.as_deref(), &rc.caller.actor())
+            .await
+            .gql()?;
         Ok(synonym.into())
     }
 
@@ -152,7 +156,7 @@ impl MutationRoot {
         #[graphql(name = "synonymID")] synonym_id: ID,
     ) -> async_graphql::Result<bool> {
         let rc = request(ctx);
-        rc.state.graph.remove_synonym(&rc.caller.tenant, &id, &synonym_id).await.gql()?;
+        rc.state.graph.remove_synonym(&rc.caller.tenant, &id, &synonym_id, &rc.caller.actor()).await.gql()?;
         Ok(true)
     }
 
@@ -182,15 +186,41 @@ impl MutationRoot {
         ))
     }
 
-    /// Accept a merge suggestion: its second entity is merged into the first.
-    async fn accept_suggestion(&self, ctx: &Context<'_>, id: ID) -> async_graphql::Result<MergeResult> {
+    /// Accept a merge suggestion: its second entity is merged into the first. `blind`: decided
+    /// with the scores hidden (recorded with the decision).
+    async fn accept_suggestion(
+        &self,
+        ctx: &Context<'_>,
+        id: ID,
+        blind: Option<bool>,
+    ) -> async_graphql::Result<MergeResult> {
         let rc = request(ctx);
-        Ok(rc.state.suggestions.accept(&rc.caller.tenant, &id, None, &rc.caller.actor()).await.gql()?.into())
+        let blind = blind.unwrap_or(false);
+        Ok(rc
+            .state
+            .suggestions
+            .accept(&rc.caller.tenant, &id, None, blind, &rc.caller.actor())
+            .await
+            .gql()?
+            .into())
     }
 
-    /// Dismiss a merge suggestion: the pair is not suggested again.
-    async fn dismiss_suggestion(&self, ctx: &Context<'_>, id: ID) -> async_graphql::Result<MergeSuggestion> {
+    /// Dismiss a merge suggestion: the pair is not suggested again. `blind`: decided with the
+    /// scores hidden (recorded with the decision).
+    async fn dismiss_suggestion(
+        &self,
+        ctx: &Context<'_>,
+        id: ID,
+        blind: Option<bool>,
+    ) -> async_graphql::Result<MergeSuggestion> {
         let rc = request(ctx);
-        Ok(rc.state.suggestions.dismiss(&rc.caller.tenant, &id, &rc.caller.actor()).await.gql()?.into())
+        let blind = blind.unwrap_or(false);
+        Ok(rc
+            .state
+            .suggestions
+            .dismiss(&rc.caller.tenant, &id, blind, &rc.caller.actor())
+            .await
+            .gql()?
+            .into())
     }
 }

@@ -521,6 +521,10 @@ pub struct MergeSuggestion {
     pub entities: Vec<SuggestedEntity>,
     #[graphql(name = "bucketID")]
     pub bucket_id: ID,
+    /// Who decided (a user or API key ID, `auto-merge`); null while open.
+    pub decided_by: Option<String>,
+    /// Decided blind, with the scores and explanation hidden; false while open.
+    pub blind: bool,
 }
 
 impl From<SuggestionRecord> for MergeSuggestion {
@@ -541,6 +545,8 @@ impl From<SuggestionRecord> for MergeSuggestion {
                 })
                 .collect(),
             bucket_id: ID(s.bucket_id),
+            decided_by: s.decided_by,
+            blind: s.blind,
         }
     }
 }

@@ -284,7 +284,7 @@ async fn entity_types_buckets_and_merge_suggestions_match_rest() {
 
     let suggestions = data(
         &app,
-        "{ mergeSuggestions { hasMore suggestions { suggestionID score signals status bucketID \
+        "{ mergeSuggestions { hasMore suggestions { suggestionID score signals status bucketID blind \
            entities { entityID canonical type mentionCount } } } }",
         json!({}),
     )
@@ -469,10 +469,15 @@ async fn curation_mutations_round_trip_and_errors_carry_rests_status() {
             .to_string()
     };
     let (initech, hooli) = (find("Initech Software"), find("Hooli Cloud"));
-    let dismissed =
-        data(&app, "mutation($s: ID!) { dismissSuggestion(id: $s) { status } }", json!({ "s": initech }))
-            .await;
+    let dismissed = data(
+        &app,
+        "mutation($s: ID!) { dismissSuggestion(id: $s, blind: true) { status blind decidedBy } }",
+        json!({ "s": initech }),
+    )
+    .await;
     assert_eq!(dismissed["dismissSuggestion"]["status"], "dismissed");
+    assert_eq!(dismissed["dismissSuggestion"]["blind"], true, "recorded as blind: {dismissed}");
+    assert!(dismissed["dismissSuggestion"]["decidedBy"].as_str().unwrap().starts_with("key_"), "{dismissed}");
     let again =
         gql(&app, "mutation($s: ID!) { dismissSuggestion(id: $s) { status } }", json!({ "s": initech }))
             .await;

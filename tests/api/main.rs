@@ -2,6 +2,7 @@
 
 mod accuracy;
 mod attacks;
+mod audit;
 mod auth;
 mod backend_stalls;
 mod backends_away;

@@ -155,7 +155,7 @@ function isTyping(event) {
 
 function onKey(event, handlers) {
   if (event.ctrlKey || event.metaKey || event.altKey || isTyping(event)) return;
-  if ($("#page").hidden || $("#keys").open) return;
+  if ($("#page").hidden || document.querySelector("dialog[open]")) return;
   if (event.key === "?") { $("#keys").showModal(); event.preventDefault(); return; }
   if (event.key === "/") {
     const first = $("#filters input, #filters select");
@@ -294,6 +294,8 @@ const Queue = {
       undo: Queue.undo,
       "bulk-validate": () => Queue.bulk("approved"),
       "bulk-reject": () => Queue.bulk("rejected"),
+      "all-validate": () => BulkAll.queue("approved"),
+      "all-reject": () => BulkAll.queue("rejected"),
     };
     for (const button of document.querySelectorAll("[data-action]")) {
       button.addEventListener("click", () => attempt(actions[button.dataset.action]));
@@ -370,7 +372,7 @@ const Suggestions = {
     const suggestion = Suggestions.current();
     if (!suggestion) return;
     const survivor = suggestion.entities[Suggestions.swapped ? 1 : 0];
-    await api("POST", `/v3/merge-suggestions/${encodeURIComponent(suggestion.suggestionID)}/accept?survivor=${encodeURIComponent(survivor.entityID)}`);
+    await api("POST", `/v3/merge-suggestions/${encodeURIComponent(suggestion.suggestionID)}/accept?survivor=${encodeURIComponent(survivor.entityID)}${blindParam("&")}`);
     remember({ kind: "suggestion", suggestionID: suggestion.suggestionID, label: `merge into ${survivor.canonical}` });
     say(`Merged into ${survivor.canonical}. Press z to undo.`);
     await Suggestions.load();
@@ -379,7 +381,7 @@ const Suggestions = {
   async dismiss() {
     const suggestion = Suggestions.current();
     if (!suggestion) return;
-    await api("POST", `/v3/merge-suggestions/${encodeURIComponent(suggestion.suggestionID)}/dismiss`);
+    await api("POST", `/v3/merge-suggestions/${encodeURIComponent(suggestion.suggestionID)}/dismiss${blindParam("?")}`);
     remember({ kind: "suggestion", suggestionID: suggestion.suggestionID, label: "dismissal" });
     say("Dismissed. Press z to undo.");
     await Suggestions.load();
@@ -395,6 +397,7 @@ const Suggestions = {
       skip: () => Suggestions.move(1),
       swap: () => { Suggestions.swapped = !Suggestions.swapped; return Suggestions.render(); },
       undo: Suggestions.undo,
+      "all-dismiss": () => BulkAll.suggestions(),
     };
     for (const button of document.querySelectorAll("[data-action]")) {
       button.addEventListener("click", () => attempt(actions[button.dataset.action]));
@@ -520,6 +523,7 @@ const EntityCard = {
       el("td", {}, m.undoneAt ? `${m.mergedAt} (undone ${m.undoneAt} by ${m.undoneBy})` : m.mergedAt),
       el("td", {}, `${m.keysMoved} names, ${m.mentionsMoved} mentions, ${m.relationsMoved} relations`),
       el("td", {}, m.undoneAt ? "undone" : el("button", { type: "button", onclick: () => attempt(() => EntityCard.unmerge(m)) }, "Undo merge")))));
+    await Timeline.load(entity.entityID);
   },
 
   async decide(status) {
@@ -574,12 +578,126 @@ const EntityCard = {
     $("#edit-name").addEventListener("submit", (event) => attempt(() => EntityCard.rename(event)));
     $("#edit-type").addEventListener("submit", (event) => attempt(() => EntityCard.retype(event)));
     $("#add-synonym").addEventListener("submit", (event) => attempt(() => EntityCard.addSynonym(event)));
+    $("#timeline-more").addEventListener("click", () => attempt(Timeline.more));
     document.addEventListener("keydown", (event) => onKey(event, {
       v: actions.validate,
       r: actions.reject,
       z: actions.undo,
       e: async () => $("#new-canonical").focus(),
     }));
+  },
+};
+
+// ---- audit timeline (GET /v3/entities/{id}/timeline), on the entity page ----
+
+const Timeline = {
+  entityID: null,
+  nextCursor: null,
+
+  async load(entityID) {
+    Timeline.entityID = entityID;
+    const page = await api("GET", `/v3/entities/${encodeURIComponent(entityID)}/timeline?limit=50`);
+    $("#timeline").replaceChildren(...page.items.map(Timeline.item));
+    if (!page.items.length) $("#timeline").append(el("li", {}, "Nothing recorded yet."));
+    Timeline.nextCursor = page.nextCursor || null;
+    $("#timeline-more").hidden = !Timeline.nextCursor;
+  },
+
+  async more() {
+    if (!Timeline.nextCursor) return;
+    const query = new URLSearchParams({ limit: "50", cursor: Timeline.nextCursor });
+    const page = await api("GET", `/v3/entities/${encodeURIComponent(Timeline.entityID)}/timeline?${query}`);
+    $("#timeline").append(...page.items.map(Timeline.item));
+    Timeline.nextCursor = page.nextCursor || null;
+    $("#timeline-more").hidden = !Timeline.nextCursor;
+  },
+
+  /** One entry as text: when, what, who (tenant text only through text nodes). */
+  item(entry) {
+    const details = entry.details || {};
+    return el("li", { "data-kind": entry.kind, "data-actor": entry.actor },
+      el("time", { datetime: entry.at }, entry.at), " ",
+      Timeline.describe(entry.kind, details),
+      details.blind ? el("span", { class: "blind-label" }, " (decided blind)") : "",
+      " ", el("span", { class: "actor" }, `by ${entry.actor}`));
+  },
+
+  describe(kind, d) {
+    const entity = (id) => el("a", { href: `/review/entities/${encodeURIComponent(id)}` }, id);
+    switch (kind) {
+      case "status_changed": return `Status ${d.from ?? "?"} → ${d.to}${d.reason ? ` (${d.reason})` : ""}`;
+      case "merged": return el("span", {}, "Merged ", entity(d.mergedID), " into ", entity(d.survivorID), ` (${d.mergeID})`);
+      case "unmerged": return el("span", {}, "Unmerged ", entity(d.mergedID), " from ", entity(d.survivorID), ` (${d.mergeID})`);
+      case "synonym_added": return `Synonym “${d.text}” added`;
+      case "synonym_removed": return `Synonym “${d.text}” removed`;
+      case "canonical_changed": return `Renamed “${d.from}” → “${d.to}”`;
+      case "type_changed": return `Type ${d.from ?? "none"} → ${d.type ?? "none"}`;
+      case "suggestion_accepted": return el("span", {}, "Merge suggestion with ", entity(d.otherEntityID), " accepted");
+      case "suggestion_dismissed": return el("span", {}, "Merge suggestion with ", entity(d.otherEntityID), " dismissed");
+      case "suggestion_reopened": return el("span", {}, "Merge suggestion with ", entity(d.otherEntityID), " reopened");
+      default: return kind;
+    }
+  },
+};
+
+// ---- blind labels: a decision taken in blind mode is recorded as blind ----
+
+/** `blind=true` after `separator` when the page is in blind mode, else nothing. */
+function blindParam(separator) {
+  return new URLSearchParams(location.search).get("blind") === "1" ? `${separator}blind=true` : "";
+}
+
+// ---- bulk over "all matching this filter": counted by the server, confirmed once ----
+
+/** Asks once in the page's own dialog (driveable, unlike window.confirm); true to go on. */
+function confirmDialog(text) {
+  const dialog = $("#confirm");
+  $("#confirm-text").textContent = text;
+  dialog.returnValue = "";
+  return new Promise((resolve) => {
+    dialog.addEventListener("close", () => resolve(dialog.returnValue === "confirm"), { once: true });
+    dialog.showModal();
+  });
+}
+
+const BulkAll = {
+  /** The queue's filters from the URL, as the bulk endpoint's `filter`. */
+  queueFilter() {
+    const params = new URLSearchParams(location.search);
+    const filter = {};
+    if (params.get("status")) filter.status = [params.get("status")];
+    if (params.get("type")) filter.type = [params.get("type")];
+    for (const name of ["bucket", "since", "assignedTo"]) if (params.get(name)) filter[name] = params.get(name);
+    return filter;
+  },
+
+  /** Counts, asks, then applies with the count's selection (409 if the set changed). */
+  async run(path, body, noun, verb, report) {
+    const counted = await api("POST", path, { ...body, dryRun: true });
+    if (!counted.matching) { say(`No ${noun} match this filter.`); return false; }
+    const n = counted.matching;
+    if (!await confirmDialog(`This will ${verb} ${n} ${noun} matching this filter (at most ${counted.limit} at once). Continue?`)) {
+      say("Nothing changed.");
+      return false;
+    }
+    const done = await api("POST", path, { ...body, selection: counted.selection });
+    say(report(done));
+    return true;
+  },
+
+  async queue(status) {
+    const verb = status === "approved" ? "validate" : "reject";
+    const changed = await BulkAll.run("/v3/review-queue/bulk-validate", { status, filter: BulkAll.queueFilter() },
+      "entities", verb, (done) => `${done.summary.validated} of ${done.matching} changed, ${done.summary.rejectedRow} refused.`);
+    if (changed) await Queue.load();
+  },
+
+  async suggestions() {
+    const bucket = new URLSearchParams(location.search).get("bucket") || undefined;
+    const blind = new URLSearchParams(location.search).get("blind") === "1";
+    const changed = await BulkAll.run("/v3/merge-suggestions/bulk-dismiss", { bucket, blind },
+      "open merge suggestions", "dismiss", (done) => `${done.dismissed} of ${done.matching} dismissed.`);
+    if (changed) await Suggestions.load();
   },
 };
 

@@ -6,6 +6,7 @@
 
 pub mod accuracy;
 pub mod accuracy_runs;
+pub mod audit;
 mod batch;
 pub mod calls;
 mod checkpoints;
@@ -268,6 +269,7 @@ macro_rules! all_migrations {
             17 => "0017_one_events_function_index",
             18 => "0018_instances",
             19 => "0019_fair_jobs",
+            20 => "0020_entity_audit",
         )
     };
 }

@@ -14,6 +14,8 @@ pub struct StoredSuggestion {
     pub signals: serde_json::Value,
     pub status: String,
     pub decided_by: Option<String>,
+    /// Decided with the scores hidden (the dashboard's blind mode).
+    pub blind: bool,
 }
 
 pub struct NewSuggestion<'a> {
@@ -28,7 +30,7 @@ pub struct NewSuggestion<'a> {
     pub status: &'a str,
 }
 
-const COLUMNS: &str = "id, bucket_id, entity_a, entity_b, score, signals, status, decided_by";
+const COLUMNS: &str = "id, bucket_id, entity_a, entity_b, score, signals, status, decided_by, blind";
 
 fn read(row: sqlx::any::AnyRow) -> StoredSuggestion {
     StoredSuggestion {
@@ -40,6 +42,7 @@ fn read(row: sqlx::any::AnyRow) -> StoredSuggestion {
         signals: serde_json::from_str(&row.get::<String, _>("signals")).unwrap_or_default(),
         status: row.get("status"),
         decided_by: row.get("decided_by"),
+        blind: row.get::<i64, _>("blind") != 0,
     }
 }
 
@@ -106,18 +109,58 @@ impl Records {
         Ok(row.map(read))
     }
 
-    /// Decides an open suggestion; `false` if it was no longer open.
-    pub async fn decide_suggestion(&self, id: &str, status: &str, by: &str) -> Result<bool, RecordError> {
+    /// Decides an open suggestion (`blind`: with the scores hidden); `false` if it was no
+    /// longer open.
+    pub async fn decide_suggestion(
+        &self,
+        id: &str,
+        status: &str,
+        by: &str,
+        blind: bool,
+    ) -> Result<bool, RecordError> {
         let done = sqlx::query(
-            "UPDATE merge_suggestions SET status = $1, decided_by = $2, decided_at = $3 WHERE id = $4 AND status = 'open'",
+            "UPDATE merge_suggestions SET status = $1, decided_by = $2, decided_at = $3, blind = $4 \
+             WHERE id = $5 AND status = 'open'",
         )
         .bind(status)
         .bind(by)
         .bind(ids::now_millis())
+        .bind(i64::from(blind))
         .bind(id)
         .execute(&mut *self.write().await?)
         .await?;
         Ok(done.rows_affected() == 1)
+    }
+
+    /// Dismisses these suggestions at once (those still open): how many were.
+    pub async fn dismiss_suggestions(
+        &self,
+        ids: &[String],
+        account_id: &str,
+        environment: &str,
+        by: &str,
+        blind: bool,
+    ) -> Result<u64, RecordError> {
+        let mut dismissed = 0;
+        for chunk in ids.chunks(1_000) {
+            let rows: Vec<serde_json::Value> = chunk.iter().map(|id| serde_json::json!([id])).collect();
+            let done = sqlx::query(&format!(
+                "UPDATE merge_suggestions SET status = 'dismissed', decided_by = $2, decided_at = $3, blind = $4 \
+                 WHERE account_id = $5 AND environment = $6 AND status = 'open' \
+                 AND id IN (SELECT e.value ->> 0 FROM {})",
+                super::outbox::json_rows(self.dialect, 1)
+            ))
+            .bind(serde_json::Value::Array(rows).to_string())
+            .bind(by)
+            .bind(ids::now_millis())
+            .bind(i64::from(blind))
+            .bind(account_id)
+            .bind(environment)
+            .execute(&mut *self.write().await?)
+            .await?;
+            dismissed += done.rows_affected();
+        }
+        Ok(dismissed)
     }
 
     /// Opens a decided suggestion again (the undo of a decision); `false` if it was open.
@@ -128,7 +171,7 @@ impl Records {
         environment: &str,
     ) -> Result<bool, RecordError> {
         let done = sqlx::query(
-            "UPDATE merge_suggestions SET status = 'open', decided_by = NULL, decided_at = NULL \
+            "UPDATE merge_suggestions SET status = 'open', decided_by = NULL, decided_at = NULL, blind = 0 \
              WHERE id = $1 AND account_id = $2 AND environment = $3 AND status <> 'open'",
         )
         .bind(id)
@@ -165,7 +208,7 @@ impl Records {
             "INSERT INTO merge_suggestions (id, account_id, environment, bucket_id, entity_a, entity_b, score, signals, \
              status, decided_by, decided_at, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11) \
              ON CONFLICT (account_id, environment, entity_a, entity_b) DO UPDATE SET status = $9, decided_by = $10, \
-             decided_at = $11, signals = $8",
+             decided_at = $11, signals = $8, blind = 0",
         )
         .bind(ids::new_id("msg"))
         .bind(new.account_id)
