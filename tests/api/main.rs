@@ -47,5 +47,6 @@ mod review;
 mod sdk;
 mod security;
 mod suggestions;
+mod suggestions_batched;
 mod views;
 mod workflows;

@@ -20,6 +20,7 @@ mod group_commit;
 pub mod instances;
 pub mod jobs;
 pub mod keys;
+pub mod name_embeddings;
 pub mod outbox;
 pub mod plans;
 pub mod progress;
@@ -268,6 +269,7 @@ macro_rules! all_migrations {
             17 => "0017_one_events_function_index",
             18 => "0018_instances",
             19 => "0019_fair_jobs",
+            20 => ("0020_name_embeddings"),
         )
     };
 }
