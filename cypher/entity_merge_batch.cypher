@@ -1,5 +1,5 @@
 // entity_merge.cypher for many pairs in one statement ($merges: [{survivorID, mergedID,
-// mergeID}]), each pair as that file merges one: a pair whose entities are no longer both
+// mergeID, bucketID}]), each pair as that file merges one: a pair whose entities are no longer both
 // live (a concurrent change) is left out of the result and nothing of it is written.
 // The caller sends no entity as `mergedID` that is a survivor or merged elsewhere in the same
 // list (survivors may repeat): each collect() below is a barrier across all pairs, so with
@@ -9,10 +9,13 @@ MERGE (lock:TenantLock {key: $accountID + '/' + $environment})
 SET lock.at = $now
 WITH 1 AS locked
 UNWIND $merges AS pair
+// Both in the pair's bucket (the survivor's, as read): with `m.bucketID = s.bucketID` Neo4j
+// found the survivor by the merged entity's bucket, an index seek over the whole bucket for
+// each pair.
 MATCH (s:Entity {id: pair.survivorID, accountID: $accountID, environment: $environment})
-WHERE s.mergedInto IS NULL
+WHERE s.mergedInto IS NULL AND s.bucketID = pair.bucketID
 MATCH (m:Entity {id: pair.mergedID, accountID: $accountID, environment: $environment})
-WHERE m.mergedInto IS NULL AND m.id <> s.id AND m.bucketID = s.bucketID
+WHERE m.mergedInto IS NULL AND m.id <> s.id AND m.bucketID = pair.bucketID
 CREATE (rec:Merge {id: pair.mergeID, survivorID: s.id, mergedID: m.id, accountID: $accountID,
   environment: $environment, previousStatus: m.status, mergedBy: $actor, mergedAt: $now})
 CREATE (m)-[mi:MERGED_INTO {mergeID: pair.mergeID}]->(s)

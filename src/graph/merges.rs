@@ -100,6 +100,7 @@ impl GraphService {
                     queries::ENTITY_MERGE,
                     params! {
                         "survivorID" => survivor_id, "mergedID" => merged_id, "mergeID" => merge_id,
+                        "bucketID" => survivor_bucket,
                         "actor" => actor.label(), "now" => ids::now_rfc3339(),
                     },
                 )
@@ -115,15 +116,15 @@ impl GraphService {
         Ok((survivor_id, merges))
     }
 
-    /// Merges each `(survivor, merged)` pair of live entity IDs (not resolved: the caller
-    /// knows them live), [`MERGES_PER_STATEMENT`] a statement: whether each was merged, in
-    /// order. A pair that was not (either entity no longer live, or in other buckets) wrote
-    /// nothing. No entity merged by one pair may appear in another pair; survivors may
+    /// Merges each `(survivor, merged, bucket)` of live entity IDs (not resolved: the caller
+    /// knows them live, both in `bucket`), [`MERGES_PER_STATEMENT`] a statement: whether each
+    /// was merged, in order. A pair that was not (either entity no longer live, or not in
+    /// `bucket`) wrote nothing. No entity merged by one pair may appear in another pair; survivors may
     /// repeat (see cypher/entity_merge_batch.cypher).
     pub async fn merge_pairs(
         &self,
         tenant: &Tenant,
-        pairs: &[(String, String)],
+        pairs: &[(String, String, String)],
         actor: &Actor,
     ) -> ServiceResult<Vec<bool>> {
         let mut done = Vec::with_capacity(pairs.len());
@@ -132,8 +133,10 @@ impl GraphService {
             let merges: Vec<serde_json::Value> = chunk
                 .iter()
                 .zip(&merge_ids)
-                .map(|((survivor, merged), id)| {
-                    serde_json::json!({ "survivorID": survivor, "mergedID": merged, "mergeID": id })
+                .map(|((survivor, merged, bucket), id)| {
+                    serde_json::json!({
+                        "survivorID": survivor, "mergedID": merged, "mergeID": id, "bucketID": bucket,
+                    })
                 })
                 .collect();
             let rows = self

@@ -290,7 +290,10 @@ impl SuggestionService {
         decisions.clear();
         let id = |i: usize| records[i].candidate.entity_id.clone();
         for group in merged.plan(&to_merge) {
-            let pairs: Vec<(String, String)> = group.iter().map(|m| (id(m.survivor), id(m.merged))).collect();
+            let pairs: Vec<(String, String, String)> = group
+                .iter()
+                .map(|m| (id(m.survivor), id(m.merged), records[m.survivor].candidate.bucket_id.clone()))
+                .collect();
             let done = self.graph.merge_pairs(tenant, &pairs, actor).await?;
             for (planned, done) in group.iter().zip(done) {
                 if done {

@@ -2,9 +2,9 @@
 //! statement, and each stays a merge of its own, recorded and undoable.
 
 use crate::helpers::{json, spawn_app, spawn_app_with, TestApp};
-use canon::jobs::Handlers;
 use canon::graph::entities::Actor;
 use canon::graph::Tenant;
+use canon::jobs::Handlers;
 use canon::store::records::keys::Environment;
 use serde_json::{json, Value};
 
@@ -109,7 +109,10 @@ async fn a_batch_of_merges_leaves_out_a_pair_merged_away_meanwhile_and_makes_the
     let manual = app.post(&format!("/v3/entities/{}/merge", ids[0]), json!({ "entityIDs": [ids[3]] })).await;
     assert_eq!(manual.status(), 200);
 
-    let pairs: Vec<(String, String)> = ids.chunks(2).map(|pair| (pair[0].clone(), pair[1].clone())).collect();
+    let bucket = json(app.get(&format!("/v3/entities/{}", ids[0])).await).await["bucketID"].clone();
+    let bucket = bucket.as_str().unwrap().to_string();
+    let pairs: Vec<(String, String, String)> =
+        ids.chunks(2).map(|pair| (pair[0].clone(), pair[1].clone(), bucket.clone())).collect();
     let done = graph.merge_pairs(&tenant, &pairs, &actor).await.unwrap();
     assert_eq!(done, vec![true, false, true]);
     // The pair left out wrote nothing: one merge only, the person's.
