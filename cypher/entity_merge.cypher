@@ -8,10 +8,12 @@
 MERGE (lock:TenantLock {key: $accountID + '/' + $environment})
 SET lock.at = $now
 WITH 1 AS locked
+// Both in $bucketID (the survivor's, as the service read it): with `m.bucketID = s.bucketID`
+// Neo4j found the survivor by the merged entity's bucket, an index seek over the whole bucket.
 MATCH (s:Entity {id: $survivorID, accountID: $accountID, environment: $environment})
-WHERE s.mergedInto IS NULL
+WHERE s.mergedInto IS NULL AND s.bucketID = $bucketID
 MATCH (m:Entity {id: $mergedID, accountID: $accountID, environment: $environment})
-WHERE m.mergedInto IS NULL AND m.id <> s.id AND m.bucketID = s.bucketID
+WHERE m.mergedInto IS NULL AND m.id <> s.id AND m.bucketID = $bucketID
 CREATE (rec:Merge {id: $mergeID, survivorID: s.id, mergedID: m.id, accountID: $accountID,
   environment: $environment, previousStatus: m.status, mergedBy: $actor, mergedAt: $now})
 CREATE (m)-[mi:MERGED_INTO {mergeID: $mergeID}]->(s)

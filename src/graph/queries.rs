@@ -62,6 +62,7 @@ cypher! {
     ENTITY_NEIGHBORS => "entity_neighbors",
     ENTITY_NODES => "entity_nodes",
     ENTITY_MERGE => "entity_merge",
+    ENTITY_MERGE_BATCH => "entity_merge_batch",
     ENTITY_UNMERGE => "entity_unmerge",
     ENTITY_MERGES => "entity_merges",
     MERGE_GET => "merge_get",

@@ -17,6 +17,7 @@ use crate::graph::resolution::pairs::{self, Floor, Label, ScoredPair};
 use crate::graph::resolution::{comparisons, names};
 use crate::graph::{queries, timeline, GraphService, Tenant};
 use crate::params;
+use crate::store::records::name_embeddings::NameSpace;
 use crate::store::records::suggestions::{NewSuggestion, StoredSuggestion};
 use crate::store::records::Records;
 use serde::Serialize;
@@ -30,6 +31,20 @@ use utoipa::ToSchema;
 /// lift, and embedding them all took longer than everything else in the refresh. Past the
 /// budget, pairs are compared by letters only (and the log says how many).
 const MEANING_BUDGET: usize = 50_000;
+
+/// Names a refresh embeds at most for pairs whose decision meaning cannot change (suggested
+/// either way: the cosine only rescores them). A tenant with fewer embeds them all, as
+/// before; at a million entities these were most of the names embedded.
+const SCORE_ONLY_BUDGET: usize = 5_000;
+
+/// What the embedding step of a refresh did.
+#[derive(Default)]
+struct MeaningRun {
+    /// Names embedded now.
+    embedded: usize,
+    /// Names whose vector an earlier refresh kept.
+    kept: usize,
+}
 
 #[derive(Clone)]
 pub struct SuggestionService {
@@ -183,10 +198,15 @@ impl SuggestionService {
         let run_blocked = run.blocked;
         let mut result = RefreshResult { compared: run.pairs.len(), ..RefreshResult::default() };
         let mut scored = run.pairs;
-        self.add_embedding_similarity(&records, &mut scored).await?;
+        let meaning = self.add_embedding_similarity(tenant, &records, &run.models, &mut scored).await?;
         let embedded_at = started.elapsed();
+        // Statements the recording sends to the graph (others' too, if any run meanwhile).
+        let graph_statements = self.graph.queries_run();
+        let mut merged = Merged::new(records.len());
+        let mut decisions = Vec::with_capacity(RECORDED_PER_ROUND);
         for pair in scored {
             let (a, b) = (&records[pair.a], &records[pair.b]);
+            let guarded = self.guarded(&run.models[&pair.type_key], &records, &pair);
             // Scored once on letters already; again only where the names' cosine joined.
             let explanation = match pair.comparison.signals.embedding_similarity {
                 Some(_) => run.models[&pair.type_key].score(&pair.comparison),
@@ -197,15 +217,11 @@ impl SuggestionService {
                 continue;
             }
             // The older entity (smaller, time-ordered ID) survives.
-            let (first, second) = if a.candidate.entity_id < b.candidate.entity_id { (a, b) } else { (b, a) };
-            let (na, nb) = (&a.candidate.normalized, &b.candidate.normalized);
-            // Short names, acronyms and one-word spelling variants are no evidence a machine
-            // should merge on: such a pair merges automatically only when its attributes
-            // alone make it sure ('green' / 'emma green' with the same birth date, ID and
-            // address), else it waits for a person.
-            let guarded =
-                (duplicates::is_short(na) || duplicates::is_short(nb) || names::one_word_variants(na, nb))
-                    && run.models[&pair.type_key].without_name(&pair.comparison) < self.auto_merge_threshold;
+            let (first, second) = if a.candidate.entity_id < b.candidate.entity_id {
+                (pair.a, pair.b)
+            } else {
+                (pair.b, pair.a)
+            };
             let automatic = score >= self.auto_merge_threshold && !guarded;
             let signals = &pair.comparison.signals;
             let signals_json = json!({
@@ -213,32 +229,14 @@ impl SuggestionService {
                 "sharedSurfaceForms": round(signals.shared_surface_forms),
                 "embeddingSimilarity": signals.embedding_similarity.map(round),
                 "type": a.candidate.type_name,
-                "explanation": with_values(&explanation, first, second),
+                "explanation": with_values(&explanation, &records[first], &records[second]),
             });
-            let new = NewSuggestion {
-                account_id: &tenant.account_id,
-                environment: tenant.environment.as_str(),
-                bucket_id: &first.candidate.bucket_id,
-                entity_a: &first.candidate.entity_id,
-                entity_b: &second.candidate.entity_id,
-                score: round(score),
-                signals: &signals_json,
-                status: if automatic { "accepted" } else { "open" },
-            };
-            if !self.records.insert_suggestion(new).await? {
-                continue;
-            }
-            if !automatic {
-                result.suggested += 1;
-                continue;
-            }
-            let (survivor, _) = self.graph.resolve_entity(tenant, &first.candidate.entity_id, None).await?;
-            let (merged, _) = self.graph.resolve_entity(tenant, &second.candidate.entity_id, None).await?;
-            if survivor != merged {
-                self.graph.merge_into(tenant, &survivor, &[merged], actor).await?;
-                result.auto_merged += 1;
+            decisions.push(Decision { first, second, score: round(score), signals: signals_json, automatic });
+            if decisions.len() == RECORDED_PER_ROUND {
+                self.record(tenant, &records, &mut decisions, &mut merged, actor, &mut result).await?;
             }
         }
+        self.record(tenant, &records, &mut decisions, &mut merged, actor, &mut result).await?;
         tracing::info!(
             entities = records.len(),
             blocked = run_blocked,
@@ -246,10 +244,80 @@ impl SuggestionService {
             read_s = read.as_secs_f64(),
             score_s = (scored_at - read).as_secs_f64(),
             embed_s = (embedded_at - scored_at).as_secs_f64(),
+            names_embedded = meaning.embedded,
+            names_kept = meaning.kept,
             record_s = (started.elapsed() - embedded_at).as_secs_f64(),
+            record_graph_statements = self.graph.queries_run() - graph_statements,
             "refresh done"
         );
         Ok(result)
+    }
+
+    /// Records one round of a refresh's decisions, in their order, and empties it: the
+    /// suggestions [`SUGGESTIONS_PER_STATEMENT`] a statement, then the automatic merges of the
+    /// pairs that were new, [`MERGES_PER_STATEMENT`] a statement. A crash loses at most the
+    /// merges of one round (their pairs stay accepted, as when a crash fell between a pair's
+    /// suggestion and its merge).
+    ///
+    /// [`SUGGESTIONS_PER_STATEMENT`]: crate::store::records::suggestions::SUGGESTIONS_PER_STATEMENT
+    /// [`MERGES_PER_STATEMENT`]: crate::graph::merges::MERGES_PER_STATEMENT
+    async fn record(
+        &self,
+        tenant: &Tenant,
+        records: &[Record],
+        decisions: &mut Vec<Decision>,
+        merged: &mut Merged,
+        actor: &Actor,
+        result: &mut RefreshResult,
+    ) -> ServiceResult<()> {
+        let new: Vec<NewSuggestion> = decisions
+            .iter()
+            .map(|d| NewSuggestion {
+                account_id: &tenant.account_id,
+                environment: tenant.environment.as_str(),
+                bucket_id: &records[d.first].candidate.bucket_id,
+                entity_a: &records[d.first].candidate.entity_id,
+                entity_b: &records[d.second].candidate.entity_id,
+                score: d.score,
+                signals: &d.signals,
+                status: if d.automatic { "accepted" } else { "open" },
+            })
+            .collect();
+        let fresh = self.records.insert_suggestions(&new).await?;
+        drop(new);
+        let mut to_merge = Vec::new();
+        for (decision, fresh) in decisions.iter().zip(fresh) {
+            match (fresh, decision.automatic) {
+                (false, _) => {}
+                (true, false) => result.suggested += 1,
+                (true, true) => to_merge.push((decision.first, decision.second)),
+            }
+        }
+        decisions.clear();
+        let id = |i: usize| records[i].candidate.entity_id.clone();
+        for group in merged.plan(&to_merge) {
+            let pairs: Vec<(String, String, String)> = group
+                .iter()
+                .map(|m| (id(m.survivor), id(m.merged), records[m.survivor].candidate.bucket_id.clone()))
+                .collect();
+            let done = self.graph.merge_pairs(tenant, &pairs, actor).await?;
+            for (planned, done) in group.iter().zip(done) {
+                if done {
+                    result.auto_merged += 1;
+                    continue;
+                }
+                // Changed since it was read (a person merged or unmerged one of them): the
+                // pair as one merge at a time does it, through whatever happened since.
+                let (first, second) = to_merge[planned.pair];
+                let (survivor, _) = self.graph.resolve_entity(tenant, &id(first), None).await?;
+                let (merged, _) = self.graph.resolve_entity(tenant, &id(second), None).await?;
+                if survivor != merged {
+                    self.graph.merge_into(tenant, &survivor, &[merged], actor).await?;
+                    result.auto_merged += 1;
+                }
+            }
+        }
+        Ok(())
     }
 
     /// A manual merge (`POST /v3/entities/{id}/merge`) that also teaches resolution: each
@@ -343,17 +411,49 @@ impl SuggestionService {
         Ok(self.records.record_decision(new, &actor.label()).await?)
     }
 
-    /// Fills in the cosine of the two names' embeddings for the scored pairs whose decision
-    /// it could change: not those already merging on letters (meaning only adds), and of the
-    /// rest the likeliest first, while the names to embed stay within [`MEANING_BUDGET`].
+    /// Short names, acronyms and one-word spelling variants are no evidence a machine should
+    /// merge on: such a pair merges automatically only when its attributes alone make it sure
+    /// ('green' / 'emma green' with the same birth date, ID and address), else it waits for a
+    /// person.
+    fn guarded(&self, model: &Model, records: &[Record], pair: &ScoredPair) -> bool {
+        let (na, nb) = (&records[pair.a].candidate.normalized, &records[pair.b].candidate.normalized);
+        (duplicates::is_short(na) || duplicates::is_short(nb) || names::one_word_variants(na, nb))
+            && model.without_name(&pair.comparison) < self.auto_merge_threshold
+    }
+
+    /// Fills in the cosine of the two names' embeddings for the scored pairs it could change:
+    /// not those already merging on letters (meaning only adds), nor pairs stored before (a
+    /// refresh never records a pair twice). Names go to the budget by what meaning can do:
+    /// first the pairs it can lift to a suggestion or an automatic merge ([`MEANING_BUDGET`]),
+    /// then, while few ([`SCORE_ONLY_BUDGET`]), those whose suggestion it would only rescore.
+    /// Vectors kept from earlier refreshes are reused, and new ones kept.
     async fn add_embedding_similarity(
         &self,
+        tenant: &Tenant,
         records: &[Record],
+        models: &BTreeMap<String, Model>,
         scored: &mut [ScoredPair],
-    ) -> ServiceResult<()> {
-        let Some(embedder) = &self.embedder else { return Ok(()) };
-        let open = |p: &ScoredPair| p.explanation.probability < self.auto_merge_threshold;
-        let (needed, over_budget) = names_to_embed(scored, self.auto_merge_threshold, MEANING_BUDGET);
+    ) -> ServiceResult<MeaningRun> {
+        let Some(embedder) = &self.embedder else { return Ok(MeaningRun::default()) };
+        let stored = self.records.suggestion_pairs(&tenant.account_id, tenant.environment.as_str()).await?;
+        let id = |i: usize| records[i].candidate.entity_id.clone();
+        let wanted: Vec<(usize, bool)> = scored
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| p.explanation.probability < self.auto_merge_threshold)
+            .filter(|(_, p)| {
+                let (a, b) = (id(p.a), id(p.b));
+                !stored.contains(&if a < b { (a, b) } else { (b, a) })
+            })
+            .map(|(k, p)| {
+                let decides = p.explanation.probability < self.suggest_threshold
+                    || (!self.guarded(&models[&p.type_key], records, p)
+                        && models[&p.type_key].best_case(&p.comparison) >= self.auto_merge_threshold);
+                (k, decides)
+            })
+            .collect();
+        drop(stored);
+        let (needed, over_budget) = names_to_embed(scored, &wanted, MEANING_BUDGET, SCORE_ONLY_BUDGET);
         if over_budget > 0 {
             tracing::info!(
                 over_budget,
@@ -375,22 +475,40 @@ impl SuggestionService {
                 .map_err(|err| ServiceError::Internal(anyhow::anyhow!("chunking a name: {err}")))?;
             texts.push(pieces.into_iter().next().unwrap_or_default());
         }
-        let mut vectors = std::collections::HashMap::new();
-        for (batch_ids, batch_texts) in needed.chunks(256).zip(texts.chunks(256)) {
+        let model = embedder.space().name;
+        let space = NameSpace {
+            account_id: &tenant.account_id,
+            environment: tenant.environment.as_str(),
+            model: &model,
+        };
+        let mut unique: Vec<String> = texts.clone();
+        unique.sort();
+        unique.dedup();
+        let mut by_text = self.records.name_embeddings(&space, &unique).await?;
+        let kept = by_text.len();
+        let missing: Vec<String> = unique.into_iter().filter(|t| !by_text.contains_key(t)).collect();
+        let mut computed = Vec::with_capacity(missing.len());
+        for batch in missing.chunks(256) {
             let embedded = embedder
-                .embed(batch_texts)
+                .embed(batch)
                 .await
                 .map_err(|err| ServiceError::Internal(anyhow::anyhow!("embedding names: {err}")))?;
-            vectors.extend(batch_ids.iter().copied().zip(embedded));
+            computed.extend(batch.iter().cloned().zip(embedded));
         }
-        for pair in scored.iter_mut().filter(|p| open(p)) {
+        self.records.keep_name_embeddings(&space, &computed).await?;
+        let embedded = computed.len();
+        by_text.extend(computed);
+        let vectors: std::collections::HashMap<usize, &Vec<f32>> =
+            needed.iter().zip(&texts).filter_map(|(&i, t)| Some((i, by_text.get(t)?))).collect();
+        for &(k, _) in &wanted {
+            let pair = &mut scored[k];
             if let (Some(a), Some(b)) = (vectors.get(&pair.a), vectors.get(&pair.b)) {
                 // Unit vectors: the dot product is the cosine.
-                let cosine: f64 = a.iter().zip(b).map(|(x, y)| f64::from(x * y)).sum();
+                let cosine: f64 = a.iter().zip(b.iter()).map(|(x, y)| f64::from(x * y)).sum();
                 pair.comparison.signals.embedding_similarity = Some(cosine);
             }
         }
-        Ok(())
+        Ok(MeaningRun { embedded, kept })
     }
 
     /// Open suggestions, best first, whose entities are both still live.
@@ -543,6 +661,72 @@ impl SuggestionService {
     }
 }
 
+/// Decisions a refresh holds before recording them (their explanations are the memory).
+const RECORDED_PER_ROUND: usize = 2_000;
+
+/// One pair a refresh suggests or merges: record indices, `first` the older entity.
+struct Decision {
+    first: usize,
+    second: usize,
+    score: f64,
+    signals: Value,
+    automatic: bool,
+}
+
+/// One merge of a plan: record indices of the live survivor and the entity merged into it,
+/// and the index of the pair it came from.
+#[derive(Debug, PartialEq)]
+struct PlannedMerge {
+    survivor: usize,
+    merged: usize,
+    pair: usize,
+}
+
+/// Which live entity each record has been merged into during a refresh (union–find over
+/// record indices; every record starts live: the candidates read are live entities).
+struct Merged(Vec<usize>);
+
+impl Merged {
+    fn new(records: usize) -> Self {
+        Self((0..records).collect())
+    }
+
+    fn find(&mut self, mut i: usize) -> usize {
+        while self.0[i] != i {
+            self.0[i] = self.0[self.0[i]];
+            i = self.0[i];
+        }
+        i
+    }
+
+    /// The merges `(first, second)` pairs make in order (the second's survivor into the
+    /// first's, as one merge at a time resolved them), in groups that can each be one
+    /// statement: no entity merged in a group is a survivor earlier in it. Pairs already one
+    /// entity make none.
+    fn plan(&mut self, pairs: &[(usize, usize)]) -> Vec<Vec<PlannedMerge>> {
+        let mut groups = Vec::new();
+        let mut group: Vec<PlannedMerge> = Vec::new();
+        let mut survivors = std::collections::HashSet::new();
+        for (pair, &(first, second)) in pairs.iter().enumerate() {
+            let (survivor, merged) = (self.find(first), self.find(second));
+            if survivor == merged {
+                continue;
+            }
+            self.0[merged] = survivor;
+            if survivors.contains(&merged) {
+                groups.push(std::mem::take(&mut group));
+                survivors.clear();
+            }
+            survivors.insert(survivor);
+            group.push(PlannedMerge { survivor, merged, pair });
+        }
+        if !group.is_empty() {
+            groups.push(group);
+        }
+        groups
+    }
+}
+
 /// The explanation with each field's two compared values, `valueA` from the suggestion's
 /// first entity and `valueB` from its second (the normalised name for `name`), so a reviewer
 /// sees what was compared without leaving the card.
@@ -592,18 +776,26 @@ fn round(x: f64) -> f64 {
     (x * 10_000.0).round() / 10_000.0
 }
 
-/// The records whose names a refresh embeds: both ends of each pair not already merging on
-/// letters, likeliest pair first, while they number at most `budget`; and how many such
-/// pairs did not fit. Equal scores keep pair order, so the same data embeds the same names.
-fn names_to_embed(scored: &[ScoredPair], auto_merge: f64, budget: usize) -> (Vec<usize>, usize) {
-    let mut likeliest: Vec<&ScoredPair> =
-        scored.iter().filter(|p| p.explanation.probability < auto_merge).collect();
-    likeliest.sort_by(|x, y| y.explanation.probability.total_cmp(&x.explanation.probability));
+/// The records whose names a refresh embeds, and how many wanted pairs did not fit.
+/// `wanted` holds pairs by index in `scored` and whether meaning can change their decision:
+/// those come first, likeliest first, while the names number at most `budget`; then the
+/// others, likeliest first, while they number at most `score_only`. A name already chosen
+/// costs nothing again. Equal scores keep pair order, so the same data embeds the same names.
+fn names_to_embed(
+    scored: &[ScoredPair],
+    wanted: &[(usize, bool)],
+    budget: usize,
+    score_only: usize,
+) -> (Vec<usize>, usize) {
+    let mut likeliest: Vec<(&ScoredPair, bool)> = wanted.iter().map(|&(k, d)| (&scored[k], d)).collect();
+    likeliest.sort_by(|(x, dx), (y, dy)| {
+        dy.cmp(dx).then_with(|| y.explanation.probability.total_cmp(&x.explanation.probability))
+    });
     let mut chosen = std::collections::BTreeSet::new();
     let mut over_budget = 0;
-    for pair in likeliest {
+    for (pair, decides) in likeliest {
         let new = [pair.a, pair.b].iter().filter(|i| !chosen.contains(*i)).count();
-        if chosen.len() + new > budget {
+        if chosen.len() + new > if decides { budget } else { score_only } {
             over_budget += 1;
             continue;
         }
@@ -667,19 +859,41 @@ mod tests {
     }
 
     #[test]
-    fn the_embedding_budget_goes_to_the_likeliest_pairs_and_skips_those_merging_on_letters() {
+    fn merges_are_planned_as_one_at_a_time_would_make_them_and_grouped_without_conflicts() {
+        let mut merged = Merged::new(6);
+        // 1 into 0, 2 into 0 (one group: survivors may repeat), then 0 into 3 (0 survived in
+        // this group: a new one), then (1, 2) are one entity already, then 4 into 3's survivor.
+        let plan = merged.plan(&[(0, 1), (0, 2), (3, 0), (1, 2), (4, 5), (5, 1)]);
+        let flat = |g: &[PlannedMerge]| g.iter().map(|m| (m.survivor, m.merged, m.pair)).collect::<Vec<_>>();
+        assert_eq!(plan.len(), 3, "{plan:?}");
+        assert_eq!(flat(&plan[0]), vec![(0, 1, 0), (0, 2, 1)]);
+        assert_eq!(flat(&plan[1]), vec![(3, 0, 2), (4, 5, 4)]);
+        // 5 was merged into 4 and 1 into 0 into 3: the survivors of both, and 4 survived above.
+        assert_eq!(flat(&plan[2]), vec![(4, 3, 5)]);
+        assert!((0..6).all(|i| merged.find(i) == 4));
+    }
+
+    #[test]
+    fn the_embedding_budget_goes_to_pairs_meaning_can_decide_then_the_likeliest() {
         let scored =
-            [pair(0, 1, 0.70), pair(2, 3, 0.90), pair(4, 5, 0.97), pair(1, 6, 0.85), pair(7, 8, 0.70)];
-        // Four names: (2,3) at 0.90, then (1,6) at 0.85; (4,5) merges anyway, the 0.70 pairs do not fit.
-        let (names, over) = names_to_embed(&scored, 0.95, 4);
-        assert_eq!(names, vec![1, 2, 3, 6]);
+            [pair(0, 1, 0.70), pair(2, 3, 0.90), pair(4, 5, 0.60), pair(1, 6, 0.85), pair(7, 8, 0.70)];
+        // (4,5) is the only pair meaning can decide: first, whatever its score; then (2,3) at
+        // 0.90 and (1,6) at 0.85; the 0.70 pairs do not fit four more names.
+        let wanted = [(0, false), (1, false), (2, true), (3, false), (4, false)];
+        let (names, over) = names_to_embed(&scored, &wanted, 100, 6);
+        assert_eq!(names, vec![1, 2, 3, 4, 5, 6]);
         assert_eq!(over, 2);
         // A name already chosen costs nothing again: (0,1) adds only 0.
-        let (names, over) = names_to_embed(&scored, 0.95, 5);
-        assert_eq!(names, vec![0, 1, 2, 3, 6]);
+        let (names, over) = names_to_embed(&scored, &wanted, 100, 7);
+        assert_eq!(names, vec![0, 1, 2, 3, 4, 5, 6]);
         assert_eq!(over, 1);
-        let (names, over) = names_to_embed(&scored, 0.95, 100);
+        // The decisive pair's own budget is apart from the others'.
+        let (names, over) = names_to_embed(&scored, &wanted, 1, 100);
         assert_eq!(names, vec![0, 1, 2, 3, 6, 7, 8]);
+        assert_eq!(over, 1);
+        // A pair not wanted (already stored, or merging on letters) is never embedded.
+        let (names, over) = names_to_embed(&scored, &wanted[..2], 100, 100);
+        assert_eq!(names, vec![0, 1, 2, 3]);
         assert_eq!(over, 0);
     }
 }

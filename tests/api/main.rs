@@ -49,5 +49,6 @@ mod review;
 mod sdk;
 mod security;
 mod suggestions;
+mod suggestions_batched;
 mod views;
 mod workflows;

@@ -21,6 +21,7 @@ mod group_commit;
 pub mod instances;
 pub mod jobs;
 pub mod keys;
+pub mod name_embeddings;
 pub mod outbox;
 pub mod plans;
 pub mod progress;
@@ -270,6 +271,7 @@ macro_rules! all_migrations {
             18 => "0018_instances",
             19 => "0019_fair_jobs",
             20 => "0020_entity_audit",
+            21 => ("0021_name_embeddings"),
         )
     };
 }

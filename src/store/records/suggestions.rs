@@ -30,6 +30,10 @@ pub struct NewSuggestion<'a> {
     pub status: &'a str,
 }
 
+/// Suggestions one INSERT writes at most (7 parameters each: far under SQLite's 32,766 and
+/// PostgreSQL's 65,535). One statement a suggestion was most of a large refresh's time.
+pub const SUGGESTIONS_PER_STATEMENT: usize = 500;
+
 const COLUMNS: &str = "id, bucket_id, entity_a, entity_b, score, signals, status, decided_by, blind";
 
 fn read(row: sqlx::any::AnyRow) -> StoredSuggestion {
@@ -70,6 +74,86 @@ impl Records {
         .execute(&mut *self.write().await?)
         .await?;
         Ok(done.rows_affected() == 1)
+    }
+
+    /// [`Records::insert_suggestion`] for many pairs of one tenant, [`SUGGESTIONS_PER_STATEMENT`]
+    /// a statement: whether each was new, in order. A pair seen before (or twice here) is
+    /// left as it was.
+    pub async fn insert_suggestions(&self, batch: &[NewSuggestion<'_>]) -> Result<Vec<bool>, RecordError> {
+        let mut fresh = Vec::with_capacity(batch.len());
+        for chunk in batch.chunks(SUGGESTIONS_PER_STATEMENT) {
+            fresh.extend(self.insert_suggestion_chunk(chunk).await?);
+        }
+        Ok(fresh)
+    }
+
+    async fn insert_suggestion_chunk(&self, chunk: &[NewSuggestion<'_>]) -> Result<Vec<bool>, RecordError> {
+        let Some(first) = chunk.first() else { return Ok(Vec::new()) };
+        // $1 account, $2 environment, $3 now; then 7 per row.
+        let values: Vec<String> = (0..chunk.len())
+            .map(|i| {
+                let p = |k: usize| format!("${}", 4 + i * 7 + k);
+                let status = p(6);
+                format!(
+                    "({}, $1, $2, {}, {}, {}, {}, {}, {status}, CASE WHEN {status} = 'open' THEN NULL ELSE 'auto-merge' END, \
+                     CASE WHEN {status} = 'open' THEN NULL ELSE $3 END, $3)",
+                    p(0),
+                    p(1),
+                    p(2),
+                    p(3),
+                    p(4),
+                    p(5)
+                )
+            })
+            .collect();
+        let sql = format!(
+            "INSERT INTO merge_suggestions (id, account_id, environment, bucket_id, entity_a, entity_b, score, signals, \
+             status, decided_by, decided_at, created_at) VALUES {} \
+             ON CONFLICT (account_id, environment, entity_a, entity_b) DO NOTHING RETURNING entity_a, entity_b",
+            values.join(", ")
+        );
+        let mut query =
+            sqlx::query(&sql).bind(first.account_id).bind(first.environment).bind(ids::now_millis());
+        for new in chunk {
+            debug_assert!(new.account_id == first.account_id && new.environment == first.environment);
+            query = query
+                .bind(ids::new_id("msg"))
+                .bind(new.bucket_id)
+                .bind(new.entity_a)
+                .bind(new.entity_b)
+                .bind(new.score)
+                .bind(new.signals.to_string())
+                .bind(new.status);
+        }
+        let rows = query.fetch_all(&mut *self.write().await?).await?;
+        let inserted: std::collections::HashSet<(String, String)> =
+            rows.into_iter().map(|row| (row.get("entity_a"), row.get("entity_b"))).collect();
+        // A pair twice in one chunk: only its first row counts as new.
+        let mut seen = std::collections::HashSet::new();
+        Ok(chunk
+            .iter()
+            .map(|new| {
+                let key = (new.entity_a.to_string(), new.entity_b.to_string());
+                inserted.contains(&key) && seen.insert(key)
+            })
+            .collect())
+    }
+
+    /// Every pair of the tenant stored, whatever its status: the pairs a refresh will not
+    /// record again (`(entity_a, entity_b)`, the older entity first).
+    pub async fn suggestion_pairs(
+        &self,
+        account_id: &str,
+        environment: &str,
+    ) -> Result<std::collections::HashSet<(String, String)>, RecordError> {
+        let rows = sqlx::query(
+            "SELECT entity_a, entity_b FROM merge_suggestions WHERE account_id = $1 AND environment = $2",
+        )
+        .bind(account_id)
+        .bind(environment)
+        .fetch_all(&self.pool)
+        .await?;
+        Ok(rows.into_iter().map(|row| (row.get("entity_a"), row.get("entity_b"))).collect())
     }
 
     /// Open suggestions of a tenant, best first, after `cursor` (a suggestion ID) in ID order
