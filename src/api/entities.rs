@@ -200,6 +200,25 @@ pub async fn add_synonym(
     ))
 }
 
+#[derive(Serialize, ToSchema)]
+pub struct SynonymList {
+    /// Oldest first; at most the first 500 by creation.
+    pub synonyms: Vec<Synonym>,
+}
+
+/// The entity's synonyms with their IDs and sources (`extracted`, `customer_defined`,
+/// `sme_approved`), oldest first: the first 500 by creation at most. Canonical names are not
+/// synonyms and are not listed. A merged-away ID lists the survivor's.
+#[utoipa::path(get, path = "/v3/entities/{id}/synonyms", tag = "entities", params(("id" = String, Path)),
+    responses((status = 200, body = SynonymList), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
+pub async fn list_synonyms(
+    State(state): State<AppState>,
+    auth: Caller,
+    Path(id): Path<String>,
+) -> Result<Json<SynonymList>, ApiError> {
+    Ok(Json(SynonymList { synonyms: state.graph.list_synonyms(&auth.tenant, &id).await? }))
+}
+
 /// Remove a `customer_defined` or `sme_approved` synonym (`extracted` ones: 409).
 #[utoipa::path(delete, path = "/v3/entities/{id}/synonyms/{synonymID}", tag = "entities",
     params(("id" = String, Path), ("synonymID" = String, Path)),

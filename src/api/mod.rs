@@ -99,7 +99,7 @@ fn v3() -> Router<AppState> {
         .route("/entities/bulk-validate", post(entities::bulk_validate))
         .route("/entities/seed/{id}", get(entities::seed_status))
         .route("/entities/{id}", get(entities::get).patch(entities::update))
-        .route("/entities/{id}/synonyms", post(entities::add_synonym))
+        .route("/entities/{id}/synonyms", get(entities::list_synonyms).post(entities::add_synonym))
         .route("/entities/{id}/synonyms/{synonymID}", delete(entities::remove_synonym))
         .route("/entities/{id}/relations", get(graph::entity_relations))
         .route("/entities/{id}/reopen", post(entities::reopen))

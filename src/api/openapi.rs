@@ -28,7 +28,7 @@ use utoipa::{Modify, OpenApi};
         entity_types::create, entity_types::list, entity_types::get, entity_types::update, entity_types::delete,
         reviewers::assign, reviewers::list, reviewers::remove, reviewers::assignments,
         entities::bulk, entities::seed_status, entities::get, entities::update, entities::bulk_validate,
-        entities::add_synonym, entities::remove_synonym, entities::merge, entities::merges, entities::unmerge, entities::reopen, entities::timeline,
+        entities::list_synonyms, entities::add_synonym, entities::remove_synonym, entities::merge, entities::merges, entities::unmerge, entities::reopen, entities::timeline,
         suggestions::refresh, suggestions::list, suggestions::accept, suggestions::dismiss, suggestions::reopen, suggestions::bulk_dismiss,
         graph::review_queue, graph::review_counts, graph::bulk_validate_matching, graph::entity_relations, graph::knowledge_graph, graph::create_relation, graph::create_mention,
         collections::create, collections::list, collections::delete, collections::add_items,

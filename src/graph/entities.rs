@@ -166,6 +166,9 @@ pub struct Synonym {
 /// Sources a caller may give a synonym.
 pub const SYNONYM_SOURCES: &[&str] = &["extracted", "customer_defined", "sme_approved"];
 
+/// How many synonyms `GET /v3/entities/{id}/synonyms` lists: the first by creation.
+pub const SYNONYMS_LISTED: i64 = 500;
+
 /// The source of the key of an entity's canonical name: never shown as a synonym.
 const CANONICAL_SOURCE: &str = "canonical";
 
@@ -528,6 +531,21 @@ impl GraphService {
         let synonym: Synonym = decode(row)?;
         let new = synonym.synonym_id == key_id;
         Ok((synonym, new))
+    }
+
+    /// The entity's synonyms with their IDs and sources, oldest first: at most
+    /// [`SYNONYMS_LISTED`] (an entity with more is rare; surfaceForms still names them all).
+    /// A canonical name is no synonym and is left out. A merged-away ID lists its survivor's.
+    pub async fn list_synonyms(&self, tenant: &Tenant, entity_id: &str) -> ServiceResult<Vec<Synonym>> {
+        let entity_id = self.resolve_entity(tenant, entity_id, None).await?.0;
+        let rows = self
+            .run(
+                tenant,
+                queries::ENTITY_SYNONYMS,
+                params! { "entityID" => entity_id, "limit" => SYNONYMS_LISTED },
+            )
+            .await?;
+        rows.into_iter().map(decode).collect()
     }
 
     /// Removes a customer_defined or sme_approved synonym; extracted ones and the canonical

@@ -50,5 +50,6 @@ mod sdk;
 mod security;
 mod suggestions;
 mod suggestions_batched;
+mod synonyms;
 mod views;
 mod workflows;

@@ -509,7 +509,6 @@ const EntityCard = {
     $("#canonical").textContent = entity.canonical;
     $("#facts").textContent = `${entity.entityID} · type ${entity.type || "none"} · status ${entity.status} · ${entity.mentionCount} mentions · bucket ${entity.bucketID}`;
     $("#new-canonical").value = entity.canonical;
-    $("#synonyms").replaceChildren(...entity.surfaceForms.map((form) => el("li", {}, form)));
     $("#mentions tbody").replaceChildren(...(entity.previewMentions || []).map((m) => el("tr", {},
       el("td", {}, m.surface), el("td", {}, m.referenceID || "—"), el("td", {}, m.page ?? "—"), el("td", {}, m.sectionLabel || "—"))));
     const edges = [...relations.outbound.map((e) => ["→", e, e.targetEntity]), ...relations.inbound.map((e) => ["←", e, e.sourceEntity])];
@@ -523,6 +522,7 @@ const EntityCard = {
       el("td", {}, m.undoneAt ? `${m.mergedAt} (undone ${m.undoneAt} by ${m.undoneBy})` : m.mergedAt),
       el("td", {}, `${m.keysMoved} names, ${m.mentionsMoved} mentions, ${m.relationsMoved} relations`),
       el("td", {}, m.undoneAt ? "undone" : el("button", { type: "button", onclick: () => attempt(() => EntityCard.unmerge(m)) }, "Undo merge")))));
+    await Synonyms.load(entity.entityID);
     await Timeline.load(entity.entityID);
   },
 
@@ -585,6 +585,38 @@ const EntityCard = {
       z: actions.undo,
       e: async () => $("#new-canonical").focus(),
     }));
+  },
+};
+
+// ---- synonyms on the entity page (GET and DELETE /v3/entities/{id}/synonyms) ----
+
+const Synonyms = {
+  /** The API's source values as a reviewer reads them. */
+  SOURCES: { extracted: "extracted", customer_defined: "customer-defined", sme_approved: "SME-approved" },
+
+  async load(entityID) {
+    const page = await api("GET", `/v3/entities/${encodeURIComponent(entityID)}/synonyms`);
+    $("#synonyms").replaceChildren(...page.synonyms.map((synonym) => Synonyms.item(entityID, synonym)));
+    if (!page.synonyms.length) $("#synonyms").append(el("li", {}, "No synonyms."));
+  },
+
+  /** One synonym with its source; a Remove button unless extraction made it (the API
+   * refuses those: 409). The text is tenant input: text nodes and attributes only. */
+  item(entityID, synonym) {
+    const removable = synonym.source !== "extracted";
+    return el("li", { "data-synonym-id": synonym.synonymID, "data-source": synonym.source },
+      el("span", { class: "synonym-text" }, synonym.text), " ",
+      el("span", { class: "synonym-source" }, `(${Synonyms.SOURCES[synonym.source] || synonym.source})`),
+      removable ? " " : null,
+      removable ? el("button", { type: "button", "aria-label": `Remove synonym ${synonym.text}`,
+        onclick: () => attempt(() => Synonyms.remove(entityID, synonym)) }, "Remove") : null);
+  },
+
+  async remove(entityID, synonym) {
+    const path = `/v3/entities/${encodeURIComponent(entityID)}/synonyms/${encodeURIComponent(synonym.synonymID)}`;
+    await api("DELETE", path);
+    say(`Synonym “${synonym.text}” removed.`);
+    await Synonyms.load(entityID);
   },
 };
 

@@ -1,0 +1,51 @@
+// The entity card's synonyms in Debian's chromium, driven by playwright-core (vendored by
+// `make provision` under vendor/browser; CANON_BROWSER_MODULES names that folder):
+//   synonyms.mjs BASE KEY ENTITY_ID TEXT
+// signs in through the form on the entity's page, reads its synonym list (text, source word,
+// whether a Remove button is offered), clicks the button named "Remove synonym TEXT", waits
+// for that synonym to leave the list, and prints JSON for the Rust caller
+// (tests/api/synonyms.rs) to check: {before, after, status, errors}.
+import { createRequire } from "node:module";
+import { join } from "node:path";
+
+const [base, key, entityID, text] = process.argv.slice(2);
+const modules = process.env.CANON_BROWSER_MODULES;
+if (!modules) throw new Error("CANON_BROWSER_MODULES must name vendor/browser (make provision)");
+const require = createRequire(join(modules, "node_modules") + "/");
+const { chromium } = require("playwright-core");
+
+const browser = await chromium.launch({
+  executablePath: process.env.CANON_CHROMIUM || "/usr/bin/chromium",
+  args: ["--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu"],
+});
+try {
+  console.log(JSON.stringify(await removeOne()));
+} finally {
+  await browser.close();
+}
+
+/** The list as a reviewer sees it: each item's text, source word and Remove button. */
+async function synonyms(page) {
+  return page.locator("#synonyms li[data-synonym-id]").evaluateAll((items) => items.map((li) => ({
+    text: li.querySelector(".synonym-text")?.textContent,
+    source: li.querySelector(".synonym-source")?.textContent,
+    remove: li.querySelector("button")?.getAttribute("aria-label") ?? null,
+  })));
+}
+
+async function removeOne() {
+  const page = await (await browser.newContext()).newPage();
+  const errors = [];
+  page.on("pageerror", (error) => errors.push(String(error)));
+  await page.goto(`${base}/review/entities/${encodeURIComponent(entityID)}`);
+  await page.getByLabel("API key or token").fill(key);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.waitForSelector("#synonyms li[data-synonym-id]");
+  const before = await synonyms(page);
+  await page.getByRole("button", { name: `Remove synonym ${text}`, exact: true }).click();
+  await page.waitForFunction((gone) => ![...document.querySelectorAll("#synonyms .synonym-text")]
+    .some((span) => span.textContent === gone), text);
+  const after = await synonyms(page);
+  const status = await page.locator("#status").textContent();
+  return { before, after, status, errors };
+}
