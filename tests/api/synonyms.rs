@@ -18,9 +18,12 @@ async fn acme(app: &TestApp) -> (String, [String; 3]) {
     };
     let added = add(json!({ "text": "ACME" })).await;
     let approved = add(json!({ "text": "Road Runner Supply", "source": "sme_approved" })).await;
-    let mention = app.post("/v3/mentions", json!({ "entityID": id, "surface": "Acme A.", "referenceID": "report.pdf" })).await;
+    let mention = app
+        .post("/v3/mentions", json!({ "entityID": id, "surface": "Acme A.", "referenceID": "report.pdf" }))
+        .await;
     assert_eq!(mention.status(), 200, "the mention is recorded");
-    let extracted = listed(app, &id).await.into_iter().find(|s| s["source"] == "extracted").expect("extracted one");
+    let extracted =
+        listed(app, &id).await.into_iter().find(|s| s["source"] == "extracted").expect("extracted one");
     let synonym_id = |s: &Value| s["synonymID"].as_str().expect("synonymID").to_string();
     (id.clone(), [synonym_id(&added), synonym_id(&approved), synonym_id(&extracted)])
 }
@@ -32,7 +35,10 @@ async fn listed(app: &TestApp, id: &str) -> Vec<Value> {
 }
 
 fn texts_and_sources(synonyms: &[Value]) -> Vec<(String, String)> {
-    synonyms.iter().map(|s| (s["text"].as_str().unwrap().into(), s["source"].as_str().unwrap().into())).collect()
+    synonyms
+        .iter()
+        .map(|s| (s["text"].as_str().unwrap().into(), s["source"].as_str().unwrap().into()))
+        .collect()
 }
 
 fn pairs(list: &[(&str, &str)]) -> Vec<(String, String)> {
@@ -47,7 +53,11 @@ async fn an_entitys_synonyms_are_listed_with_ids_and_sources_and_an_added_one_ca
     let first = listed(&app, &id).await;
     assert_eq!(
         texts_and_sources(&first),
-        pairs(&[("ACME", "customer_defined"), ("Road Runner Supply", "sme_approved"), ("Acme A.", "extracted")]),
+        pairs(&[
+            ("ACME", "customer_defined"),
+            ("Road Runner Supply", "sme_approved"),
+            ("Acme A.", "extracted")
+        ]),
         "oldest first, the canonical name not among them: {first:?}"
     );
     let ids: Vec<&str> = first.iter().map(|s| s["synonymID"].as_str().unwrap()).collect();
@@ -98,7 +108,13 @@ async fn a_reviewer_removes_a_synonym_from_the_entity_card_and_rest_no_longer_li
         .as_array()
         .expect("the list before")
         .iter()
-        .map(|s| (s["text"].as_str().unwrap().into(), s["source"].as_str().unwrap().into(), s["remove"].as_str().map(String::from)))
+        .map(|s| {
+            (
+                s["text"].as_str().unwrap().into(),
+                s["source"].as_str().unwrap().into(),
+                s["remove"].as_str().map(String::from),
+            )
+        })
         .collect();
     let row = |text: &str, source: &str, remove: bool| {
         (text.to_string(), format!("({source})"), remove.then(|| format!("Remove synonym {text}")))
@@ -113,10 +129,12 @@ async fn a_reviewer_removes_a_synonym_from_the_entity_card_and_rest_no_longer_li
         ],
         "{seen}"
     );
-    let after: Vec<&str> = seen["after"].as_array().unwrap().iter().map(|s| s["text"].as_str().unwrap()).collect();
+    let after: Vec<&str> =
+        seen["after"].as_array().unwrap().iter().map(|s| s["text"].as_str().unwrap()).collect();
     assert_eq!(after, ["Road Runner Supply", "Acme A.", markup], "{seen}");
     assert_eq!(seen["errors"], json!([]), "{seen}");
-    let texts: Vec<String> = listed(&app, &id).await.iter().map(|s| s["text"].as_str().unwrap().into()).collect();
+    let texts: Vec<String> =
+        listed(&app, &id).await.iter().map(|s| s["text"].as_str().unwrap().into()).collect();
     assert_eq!(texts, ["Road Runner Supply", "Acme A.", markup], "REST agrees the synonym is gone");
 }
 
