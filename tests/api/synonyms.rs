@@ -159,3 +159,24 @@ async fn browser(app: &TestApp, entity_id: &str, remove: &str) -> Option<Value> 
     assert!(output.status.success(), "synonyms.mjs: {}", String::from_utf8_lossy(&output.stderr));
     Some(serde_json::from_slice(&output.stdout).expect("the script's JSON"))
 }
+
+#[tokio::test]
+async fn a_merged_away_id_lists_the_survivors_synonyms_without_either_canonical_name() {
+    let app = spawn_app().await;
+    let (survivor, _) = acme(&app).await;
+    let merged = app.entity("Wile E. Coyote Supplies", "Company").await;
+    let response =
+        app.post(&format!("/v3/entities/{survivor}/merge"), json!({ "entityIDs": [merged] })).await;
+    assert_eq!(response.status(), 200, "merging");
+    let through_merged = texts_and_sources(&listed(&app, &merged).await);
+    assert_eq!(through_merged, texts_and_sources(&listed(&app, &survivor).await));
+    assert_eq!(
+        through_merged,
+        pairs(&[
+            ("ACME", "customer_defined"),
+            ("Road Runner Supply", "sme_approved"),
+            ("Acme A.", "extracted")
+        ]),
+        "the merged entity's canonical name is a canonical name still, not a synonym"
+    );
+}
