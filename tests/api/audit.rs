@@ -3,7 +3,7 @@
 //! decisions over "all matching this filter" that change exactly what was counted; with the
 //! dashboard pages driving the same calls in Chromium.
 
-use crate::helpers::{assert_error, json, spawn_app, spawn_app_with, TestApp};
+use crate::helpers::{assert_error, browser_script, json, spawn_app, spawn_app_with, TestApp};
 use canon::jobs::Handlers;
 use reqwest::Method;
 use serde_json::{json, Value};
@@ -312,20 +312,9 @@ async fn a_bulk_dismiss_of_all_open_suggestions_dismisses_exactly_the_counted_on
     assert_error(app.post(path, json!({ "selection": count["selection"] })).await, 409).await;
 }
 
-/// Runs `tests/browser/review_audit.mjs` in `mode`; None (and a SKIPPED line) without Chromium.
+/// Runs `tests/browser/review_audit.mjs` in `mode`; None (and a SKIPPED line) without a browser.
 async fn in_browser(app: &TestApp, credential: &str, mode: &str, arg: &str) -> Option<Value> {
-    if !std::path::Path::new("/usr/bin/chromium").exists() {
-        println!("SKIPPED: /usr/bin/chromium is missing; no browser run");
-        return None;
-    }
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/browser/review_audit.mjs");
-    let output = tokio::process::Command::new("node")
-        .args(["--experimental-websocket", "--no-warnings", script, &app.address, credential, mode, arg])
-        .output()
-        .await
-        .expect("node runs");
-    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
-    Some(serde_json::from_slice(&output.stdout).expect("the script's JSON"))
+    browser_script("review_audit.mjs", &[&app.address, credential, mode, arg]).await
 }
 
 #[tokio::test]

@@ -2,7 +2,7 @@
 //! Content-Security-Policy, its sign-in refuses a bad key, and the REST calls its keys make
 //! (validate, reject, accept, dismiss and their undo) change the queue and restore it.
 
-use crate::helpers::{assert_error, chromium_dom, json, spawn_app, TestApp};
+use crate::helpers::{assert_error, browser_script, chromium_dom, json, spawn_app, TestApp};
 use reqwest::Method;
 use serde_json::{json, Value};
 
@@ -218,23 +218,17 @@ async fn in_a_browser_the_queue_page_runs_its_script_and_asks_for_a_key_first() 
     assert!(dom.contains("<div id=\"page\" hidden"), "{dom}");
 }
 
+/// `review_keys.mjs` with this app's key (MODE "", "undo" or "suggestion"); None without a browser.
+async fn review_keys(app: &TestApp, mode: &str) -> Option<Value> {
+    browser_script("review_keys.mjs", &[&app.address, &app.api_key, mode]).await
+}
+
 #[tokio::test]
 async fn in_a_browser_a_reviewer_signs_in_validates_by_pressing_v_and_undoes_by_pressing_z() {
     let app = spawn_app().await;
-    if !std::path::Path::new("/usr/bin/chromium").exists() {
-        println!("SKIPPED: /usr/bin/chromium is missing; no browser run");
-        return;
-    }
     app.entity("Acme Anvils", "Company").await;
     app.entity("Globex Corporation", "Company").await;
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/browser/review_keys.mjs");
-    let output = tokio::process::Command::new("node")
-        .args(["--experimental-websocket", "--no-warnings", script, &app.address, &app.api_key])
-        .output()
-        .await
-        .expect("node runs");
-    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
-    let seen: Value = serde_json::from_slice(&output.stdout).expect("the script's JSON");
+    let Some(seen) = review_keys(&app, "").await else { return };
     assert_eq!((seen["before"].as_str(), seen["after"].as_str()), (Some("2"), Some("1")), "{seen}");
     // Checked through REST: the row the key acted on is approved and gone from the queue.
     let validated = seen["validated"].as_str().unwrap();
@@ -242,13 +236,7 @@ async fn in_a_browser_a_reviewer_signs_in_validates_by_pressing_v_and_undoes_by_
     assert!(!queue_ids(&app).await.contains(&validated.to_string()));
 
     // Again with `z` after `v`: the next row is validated, then put back as it was.
-    let output = tokio::process::Command::new("node")
-        .args(["--experimental-websocket", "--no-warnings", script, &app.address, &app.api_key, "undo"])
-        .output()
-        .await
-        .expect("node runs");
-    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
-    let seen: Value = serde_json::from_slice(&output.stdout).expect("the script's JSON");
+    let seen = review_keys(&app, "undo").await.unwrap();
     assert_eq!((seen["after"].as_str(), seen["last"].as_str()), (Some("0"), Some("1")), "{seen}");
     let undone = seen["validated"].as_str().unwrap();
     assert_eq!(json(app.get(&format!("/v3/entities/{undone}")).await).await["status"], "proposed");
@@ -258,21 +246,10 @@ async fn in_a_browser_a_reviewer_signs_in_validates_by_pressing_v_and_undoes_by_
 #[tokio::test]
 async fn in_a_browser_a_suggestion_card_draws_its_why_and_a_merges_into_the_named_survivor() {
     let app = spawn_app().await;
-    if !std::path::Path::new("/usr/bin/chromium").exists() {
-        println!("SKIPPED: /usr/bin/chromium is missing; no browser run");
-        return;
-    }
     let software = app.entity("Initech Software", "Company").await;
     let group = app.entity("Initech Software Group", "Company").await;
     assert_eq!(json(app.post("/v3/merge-suggestions/refresh", json!({})).await).await["suggested"], 1);
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/browser/review_keys.mjs");
-    let output = tokio::process::Command::new("node")
-        .args(["--experimental-websocket", "--no-warnings", script, &app.address, &app.api_key, "suggestion"])
-        .output()
-        .await
-        .expect("node runs");
-    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
-    let seen: Value = serde_json::from_slice(&output.stdout).expect("the script's JSON");
+    let Some(seen) = review_keys(&app, "suggestion").await else { return };
     let name_row = seen["fields"][0].as_str().unwrap();
     assert!(name_row.starts_with("name") && name_row.contains("initech software group"), "{seen}");
     let survivor = seen["survivor"].as_str().unwrap();

@@ -5,29 +5,12 @@
 //! leaves canon (every other origin is refused and recorded). Skipped, and said so, without
 //! chromium or the vendored playwright-core and axe-core (`make provision`, needs npm).
 
-use crate::helpers::{spawn_app, vendor_dir, TestApp};
+use crate::helpers::{browser_script, spawn_app, TestApp};
 use serde_json::Value;
 
 /// `pages.mjs MODE` against this app; None (SKIPPED printed) without a browser to run.
 async fn pages(app: &TestApp, mode: &str) -> Option<Value> {
-    let modules = vendor_dir().join("browser");
-    if !std::path::Path::new("/usr/bin/chromium").exists() {
-        println!("SKIPPED: /usr/bin/chromium is missing (apt-get install -y chromium); no browser run");
-        return None;
-    }
-    if !modules.join("node_modules/playwright-core/package.json").is_file() {
-        println!("SKIPPED: vendor/browser has no playwright-core (make provision; needs npm)");
-        return None;
-    }
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/browser/pages.mjs");
-    let output = tokio::process::Command::new("node")
-        .args([script, mode, &app.address, &app.api_key])
-        .env("CANON_BROWSER_MODULES", &modules)
-        .output()
-        .await
-        .expect("node runs");
-    assert!(output.status.success(), "pages.mjs {mode}: {}", String::from_utf8_lossy(&output.stderr));
-    Some(serde_json::from_slice(&output.stdout).expect("the script's JSON"))
+    browser_script("pages.mjs", &[mode, &app.address, &app.api_key]).await
 }
 
 #[tokio::test]

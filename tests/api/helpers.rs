@@ -367,6 +367,31 @@ pub fn provisioned(file: &str) -> bool {
     there
 }
 
+/// Runs `tests/browser/SCRIPT ARGS…` under node, driving Debian's chromium with the
+/// playwright-core `make provision` vendored (CANON_BROWSER_MODULES names it), and returns
+/// the JSON it printed; `None`, with SKIPPED printed, without chromium or playwright-core.
+pub async fn browser_script(script: &str, args: &[&str]) -> Option<Value> {
+    let modules = vendor_dir().join("browser");
+    if !std::path::Path::new("/usr/bin/chromium").exists() {
+        println!("SKIPPED: /usr/bin/chromium is missing (apt-get install -y chromium); no browser run");
+        return None;
+    }
+    if !modules.join("node_modules/playwright-core/package.json").is_file() {
+        println!("SKIPPED: vendor/browser has no playwright-core (make provision; needs npm)");
+        return None;
+    }
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/browser").join(script);
+    let output = tokio::process::Command::new("node")
+        .arg(path)
+        .args(args)
+        .env("CANON_BROWSER_MODULES", &modules)
+        .output()
+        .await
+        .expect("node runs");
+    assert!(output.status.success(), "{script} {args:?}: {}", String::from_utf8_lossy(&output.stderr));
+    Some(serde_json::from_slice(&output.stdout).expect("the script's JSON"))
+}
+
 /// The DOM of `url` once headless Chromium has run its scripts (up to 20 s of virtual time);
 /// `None`, with SKIPPED printed, without Debian's `/usr/bin/chromium`.
 pub async fn chromium_dom(url: &str) -> Option<String> {

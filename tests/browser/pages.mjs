@@ -9,15 +9,11 @@
 //   seed BASE KEY           only the graph (no browser), its IDs printed
 //   speed BASE KEY RUNS     ms from navigation to the first queue row / suggestion card
 //                           visible, RUNS times each, on a graph seeded before (no seeding)
-import { createRequire } from "node:module";
 import { join } from "node:path";
+import { launch, vendored } from "./browser.mjs";
 import { seedGraph } from "./seed.mjs";
 
 const [mode, base, key, extra] = process.argv.slice(2);
-const modules = process.env.CANON_BROWSER_MODULES;
-if (!modules) throw new Error("CANON_BROWSER_MODULES must name vendor/browser (make provision)");
-const require = createRequire(join(modules, "node_modules") + "/");
-const { chromium } = require("playwright-core");
 const origin = new URL(base).origin;
 
 const QUEUE_ROW = "#queue tbody tr[data-entity-id]";
@@ -28,10 +24,7 @@ if (mode === "seed") {
   console.log(JSON.stringify(seeded));
   process.exit(0);
 }
-const browser = await chromium.launch({
-  executablePath: process.env.CANON_CHROMIUM || "/usr/bin/chromium",
-  args: ["--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu"],
-});
+const browser = await launch();
 try {
   console.log(JSON.stringify(await { axe, offline, screenshots, speed }[mode](seeded)));
 } finally {
@@ -61,7 +54,7 @@ async function axe(seeded) {
   // The page's CSP allows no inline script; axe-core is injected by the test only.
   const context = await browser.newContext({ bypassCSP: true });
   const page = await context.newPage();
-  const source = require.resolve("axe-core/axe.min.js");
+  const source = vendored.resolve("axe-core/axe.min.js");
   const pages = {};
   await visit(page, seeded, async (name) => {
     await page.addScriptTag({ path: source });
