@@ -2,7 +2,7 @@
 //! removed one by one, and the same on the review dashboard's entity card in chromium
 //! (`tests/browser/synonyms.mjs`, skipped and said so without a browser).
 
-use crate::helpers::{assert_error, json, spawn_app, unique, vendor_dir, TestApp};
+use crate::helpers::{assert_error, browser_script, json, spawn_app, unique, TestApp};
 use canon::store::records::keys::Environment;
 use serde_json::{json, Value};
 
@@ -103,7 +103,8 @@ async fn a_reviewer_removes_a_synonym_from_the_entity_card_and_rest_no_longer_li
     let response = app.post(&format!("/v3/entities/{id}/synonyms"), json!({ "text": markup })).await;
     assert_eq!(response.status(), 200);
 
-    let Some(seen) = browser(&app, &id, "ACME").await else { return };
+    let args = [app.address.as_str(), app.api_key.as_str(), id.as_str(), "ACME"];
+    let Some(seen) = browser_script("synonyms.mjs", &args).await else { return };
     let shown: Vec<(String, String, Option<String>)> = seen["before"]
         .as_array()
         .expect("the list before")
@@ -136,28 +137,6 @@ async fn a_reviewer_removes_a_synonym_from_the_entity_card_and_rest_no_longer_li
     let texts: Vec<String> =
         listed(&app, &id).await.iter().map(|s| s["text"].as_str().unwrap().into()).collect();
     assert_eq!(texts, ["Road Runner Supply", "Acme A.", markup], "REST agrees the synonym is gone");
-}
-
-/// `synonyms.mjs` against this app; None (SKIPPED printed) without a browser to run.
-async fn browser(app: &TestApp, entity_id: &str, remove: &str) -> Option<Value> {
-    let modules = vendor_dir().join("browser");
-    if !std::path::Path::new("/usr/bin/chromium").exists() {
-        println!("SKIPPED: /usr/bin/chromium is missing (apt-get install -y chromium); no browser run");
-        return None;
-    }
-    if !modules.join("node_modules/playwright-core/package.json").is_file() {
-        println!("SKIPPED: vendor/browser has no playwright-core (make provision; needs npm)");
-        return None;
-    }
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/browser/synonyms.mjs");
-    let output = tokio::process::Command::new("node")
-        .args([script, &app.address, &app.api_key, entity_id, remove])
-        .env("CANON_BROWSER_MODULES", &modules)
-        .output()
-        .await
-        .expect("node runs");
-    assert!(output.status.success(), "synonyms.mjs: {}", String::from_utf8_lossy(&output.stderr));
-    Some(serde_json::from_slice(&output.stdout).expect("the script's JSON"))
 }
 
 #[tokio::test]

@@ -17,6 +17,7 @@ const [mode, base, key, extra] = process.argv.slice(2);
 const origin = new URL(base).origin;
 
 const QUEUE_ROW = "#queue tbody tr[data-entity-id]";
+const QUEUE_COUNTERS = "[data-count=left] strong";
 const CARD = "#card [data-survivor]";
 
 const seeded = mode === "speed" ? null : await seedGraph(base, key);
@@ -38,6 +39,8 @@ async function visit(page, seeded, onPage) {
   await page.getByLabel("API key or token").fill(key);
   await page.getByRole("button", { name: "Sign in" }).click();
   await page.waitForSelector(QUEUE_ROW);
+  // The counters come after the rows: leaving before them would cut their request short.
+  await page.waitForSelector(QUEUE_COUNTERS, { state: "attached" });
   await onPage("queue");
   await page.getByRole("link", { name: "Merge suggestions" }).click();
   await page.waitForSelector(`${CARD}`);

@@ -5,24 +5,10 @@
 // whether a Remove button is offered), clicks the button named "Remove synonym TEXT", waits
 // for that synonym to leave the list, and prints JSON for the Rust caller
 // (tests/api/synonyms.rs) to check: {before, after, status, errors}.
-import { createRequire } from "node:module";
-import { join } from "node:path";
+import { withPage, signIn } from "./browser.mjs";
 
 const [base, key, entityID, text] = process.argv.slice(2);
-const modules = process.env.CANON_BROWSER_MODULES;
-if (!modules) throw new Error("CANON_BROWSER_MODULES must name vendor/browser (make provision)");
-const require = createRequire(join(modules, "node_modules") + "/");
-const { chromium } = require("playwright-core");
-
-const browser = await chromium.launch({
-  executablePath: process.env.CANON_CHROMIUM || "/usr/bin/chromium",
-  args: ["--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu"],
-});
-try {
-  console.log(JSON.stringify(await removeOne()));
-} finally {
-  await browser.close();
-}
+console.log(JSON.stringify(await withPage(removeOne)));
 
 /** The list as a reviewer sees it: each item's text, source word and Remove button. */
 async function synonyms(page) {
@@ -33,13 +19,11 @@ async function synonyms(page) {
   })));
 }
 
-async function removeOne() {
-  const page = await (await browser.newContext()).newPage();
+async function removeOne(page) {
   const errors = [];
   page.on("pageerror", (error) => errors.push(String(error)));
   await page.goto(`${base}/review/entities/${encodeURIComponent(entityID)}`);
-  await page.getByLabel("API key or token").fill(key);
-  await page.getByRole("button", { name: "Sign in" }).click();
+  await signIn(page, key);
   await page.waitForSelector("#synonyms li[data-synonym-id]");
   const before = await synonyms(page);
   await page.getByRole("button", { name: `Remove synonym ${text}`, exact: true }).click();
