@@ -11,6 +11,9 @@ use super::{Dialect, RecordError, Records};
 use crate::ids;
 use sqlx::Row;
 
+/// The PostgreSQL advisory lock job claims take turns on (any fixed number of canon's own).
+const CLAIM_LOCK: i64 = 0x6361_6e6f_6e6a_6f62;
+
 /// Adds a job on `conn`, so it can share a transaction with the writes that call for it.
 /// `account`: the tenant whose work it is, so it takes that tenant's share of the workers;
 /// `None` only for work no tenant caused (no production kind today: tests' own kinds), which
@@ -146,8 +149,6 @@ impl Records {
             // SQLite serialises writers, so the UPDATE below is already atomic.
             Dialect::Sqlite => "",
         };
-        // On PostgreSQL two workers may each see an account one below its cap and both claim:
-        // the cap can be passed by one job per concurrent claimer, never held past.
         let sql = format!(
             "UPDATE jobs SET status = 'running', attempts = attempts + 1, \
                  interruptions = interruptions + CASE WHEN status = 'running' THEN 1 ELSE 0 END, \
@@ -161,13 +162,25 @@ impl Records {
                  ORDER BY run_at, id LIMIT 1 {lock}) \
              RETURNING id, kind, payload, attempts, max_attempts, interruptions"
         );
+        let mut tx = self.begin_write().await?;
+        if self.dialect == Dialect::Postgres {
+            // Claims take turns, across every instance on the database: two claimers could
+            // otherwise each see an account one below its cap and both claim (CI saw 3 of a
+            // share of 2). Under READ COMMITTED the claim's own snapshot, taken after the
+            // lock, sees every earlier claim. (SQLite serialises writers already.)
+            sqlx::query("SELECT 1 AS taken FROM (SELECT pg_advisory_xact_lock($1)) AS turn")
+                .bind(CLAIM_LOCK)
+                .execute(&mut *tx)
+                .await?;
+        }
         let row = sqlx::query(&sql)
             .bind(worker)
             .bind(now + lease_ms)
             .bind(now)
             .bind(per_account)
-            .fetch_optional(&mut *self.write().await?)
+            .fetch_optional(&mut *tx)
             .await?;
+        tx.commit().await?;
         Ok(row.map(|row| {
             let payload: String = row.get("payload");
             ClaimedJob {
