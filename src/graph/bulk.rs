@@ -41,6 +41,34 @@ pub struct BulkOutcome {
     pub dismissed: Option<usize>,
 }
 
+impl BulkOutcome {
+    /// The count of what a filter matched, `ids` (`what` they are), not applied yet; 422
+    /// naming the limit when there are more than `limit`.
+    fn counted(ids: &[String], limit: usize, what: &str) -> ServiceResult<Self> {
+        if ids.len() > limit {
+            return Err(over_limit(what, limit));
+        }
+        Ok(BulkOutcome {
+            matching: ids.len(),
+            selection: selection_of(ids),
+            limit,
+            applied: false,
+            summary: None,
+            dismissed: None,
+        })
+    }
+
+    /// Whether to apply the decision: not for a dry run; otherwise only with the reviewer's
+    /// `selection` of this very set ([`check_selection`]).
+    fn go_ahead(&self, dry_run: bool, selection: Option<&str>) -> ServiceResult<bool> {
+        if dry_run {
+            return Ok(false);
+        }
+        check_selection(selection, &self.selection, self.matching)?;
+        Ok(true)
+    }
+}
+
 /// A digest naming a set of IDs, whatever their order.
 pub fn selection_of(ids: &[String]) -> String {
     let mut sorted: Vec<&String> = ids.iter().collect();
@@ -119,22 +147,10 @@ impl GraphService {
         } else {
             self.queue_ids(tenant, filter.clone()).await?
         };
-        if ids.len() > limit {
-            return Err(over_limit("entities", limit));
-        }
-        let matched = selection_of(&ids);
-        let mut outcome = BulkOutcome {
-            matching: ids.len(),
-            selection: matched,
-            limit,
-            applied: false,
-            summary: None,
-            dismissed: None,
-        };
-        if dry_run {
+        let mut outcome = BulkOutcome::counted(&ids, limit, "entities")?;
+        if !outcome.go_ahead(dry_run, selection)? {
             return Ok(outcome);
         }
-        check_selection(selection, &outcome.selection, ids.len())?;
         let mut summary = ValidateSummary::default();
         for chunk in ids.chunks(CHUNK) {
             let done = self.bulk_validate(tenant, chunk, status, filter.bucket.as_deref(), actor).await?;
@@ -174,23 +190,11 @@ impl SuggestionService {
         }
         let matched: Vec<StoredSuggestion> =
             open.into_iter().filter(|s| live.contains(&s.entity_a) && live.contains(&s.entity_b)).collect();
-        let limit = self.graph.bulk_limit;
-        if matched.len() > limit {
-            return Err(over_limit("open merge suggestions", limit));
-        }
         let ids: Vec<String> = matched.iter().map(|s| s.id.clone()).collect();
-        let mut outcome = BulkOutcome {
-            matching: ids.len(),
-            selection: selection_of(&ids),
-            limit,
-            applied: false,
-            summary: None,
-            dismissed: None,
-        };
-        if dry_run {
+        let mut outcome = BulkOutcome::counted(&ids, self.graph.bulk_limit, "open merge suggestions")?;
+        if !outcome.go_ahead(dry_run, selection)? {
             return Ok(outcome);
         }
-        check_selection(selection, &outcome.selection, ids.len())?;
         let dismissed =
             self.records.dismiss_suggestions(&ids, account, environment, &actor.label(), blind).await?;
         let entries = matched
