@@ -16,6 +16,7 @@ mod connectors;
 mod contract;
 mod copies;
 mod curation;
+mod cut_statements;
 mod dashboard;
 mod dashboard_browser;
 mod datasets;
