@@ -285,6 +285,7 @@ impl GraphService {
                 WindowedPage {
                     prefix: "rel",
                     query: queries::KNOWLEDGE_GRAPH_EDGES,
+                    ordered: queries::KNOWLEDGE_GRAPH_EDGES_ORDERED,
                     id_column: "relationID",
                     unfiltered: every_edge,
                     filters: params! {

@@ -103,6 +103,7 @@ impl GraphService {
                 WindowedPage {
                     prefix: "ent",
                     query: queries::REVIEW_QUEUE,
+                    ordered: queries::REVIEW_QUEUE_ORDERED,
                     id_column: "entityID",
                     unfiltered: every_entity,
                     filters: params! {

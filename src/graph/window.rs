@@ -201,7 +201,12 @@ impl WindowMemo {
 /// One page of a query over time-ordered IDs (the review queue, the knowledge graph's edges).
 pub(crate) struct WindowedPage<'a> {
     pub prefix: &'static str,
+    /// The statement a window runs.
     pub query: &'static str,
+    /// The same page in one statement, on an engine whose index hands IDs out in order
+    /// ([`crate::store::graph::CypherEngine::orders_by_index`]): `query`'s filters after
+    /// `$after`, `ORDER BY` the ID, `LIMIT $limit`.
+    pub ordered: &'static str,
     /// The column holding each row's ID.
     pub id_column: &'static str,
     /// The query's parameters with every filter off (to find where the tenant's rows begin).
@@ -223,7 +228,11 @@ impl GraphService {
         tenant: &Tenant,
         page: WindowedPage<'_>,
     ) -> ServiceResult<Vec<Row>> {
-        let WindowedPage { prefix, query, id_column, unfiltered, filters, cursor, since_ms, limit } = page;
+        if self.engine.orders_by_index() {
+            return self.ordered_rows(tenant, page).await;
+        }
+        let WindowedPage { prefix, query, id_column, unfiltered, filters, cursor, since_ms, limit, .. } =
+            page;
         let start = self
             .page_start_ms(tenant, cursor, prefix, query, unfiltered, id_column)
             .await?
@@ -248,6 +257,18 @@ impl GraphService {
         self.window_memo.observe(tenant, prefix, &windows);
         walk.report(prefix, cursor.is_some());
         Ok(rows)
+    }
+
+    /// [`Self::windowed_rows`] in one statement: the rows after the cursor (and from a second
+    /// before `since`), `limit` and one more, when the engine reads IDs in index order.
+    async fn ordered_rows(&self, tenant: &Tenant, page: WindowedPage<'_>) -> ServiceResult<Vec<Row>> {
+        let WindowedPage { prefix, ordered, mut filters, cursor, since_ms, limit, .. } = page;
+        // Below every ID minted since then (IDs order as their creation times do).
+        let floor = id(prefix, u128::from(since_ms.saturating_sub(1_000)) * MS);
+        let after = cursor.map_or(floor.clone(), |cursor| cursor.to_string()).max(floor);
+        filters.insert("after".into(), Value::String(after));
+        filters.insert("limit".into(), Value::from(limit + 1));
+        self.run(tenant, ordered, filters).await
     }
 
     /// Where a page of `prefix` IDs starts its windows: 0 after a cursor (the windows start

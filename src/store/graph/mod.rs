@@ -2,7 +2,9 @@
 //!
 //! Engines are thin: they only turn JSON parameters into the engine's literal form and the
 //! engine's rows back into JSON. Everything else (which query, what it means) lives above
-//! them, so FalkorDB and Neo4j run byte-for-byte the same Cypher.
+//! them, so FalkorDB and Neo4j run byte-for-byte the same Cypher, but for the few pairs where
+//! one engine's index does what the other's cannot (`review_queue.cypher` beside
+//! `review_queue_ordered.cypher`: see [`CypherEngine::orders_by_index`]).
 
 pub mod embedded;
 pub mod falkordb;
@@ -57,6 +59,12 @@ pub trait CypherEngine: Send + Sync + 'static {
     /// it answers meanwhile, more slowly.
     fn building(&self) -> Option<String> {
         None
+    }
+    /// Whether a range index hands rows out in the indexed property's order, so a page
+    /// `ORDER BY id LIMIT n` after a cursor reads about n rows (Neo4j's does). FalkorDB's range
+    /// scan reads its whole range, out of order, so pages walk creation-time windows there.
+    fn orders_by_index(&self) -> bool {
+        false
     }
     /// Engine name as shown in `/readyz`.
     fn name(&self) -> &'static str;

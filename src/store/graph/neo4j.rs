@@ -13,7 +13,8 @@
 //! checks it with one RESET, which reads the first reply waiting, so a cut statement's
 //! leftover SUCCESS passes the check and the next statement on that connection reads the
 //! RESET's reply as its own (no rows, silently). So a cut statement retires the whole pool:
-//! the next statement opens a new one, and the old connections close once nothing holds them.
+//! the next statement opens a new one, and the old connections close once nothing holds them
+//! (tests/api/cut_statements.rs: without it, a bucket that exists read as 404 after such cuts).
 //! (A statement cut while the pool checks a connection, which is where a stalled server holds
 //! a new statement, never reaches that state: deadpool drops a connection cut mid-check.)
 
@@ -257,6 +258,10 @@ impl CypherEngine for Neo4jEngine {
                 PING_TIMEOUT.as_secs()
             ))),
         }
+    }
+
+    fn orders_by_index(&self) -> bool {
+        true
     }
 
     fn name(&self) -> &'static str {

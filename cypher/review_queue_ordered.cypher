@@ -1,0 +1,19 @@
+// Neo4j's review_queue.cypher: the page's candidates after $after in entityID order, read in
+// one statement. Neo4j's range index on Entity.id (the entity_id constraint's) hands the IDs
+// out in order, so the statement stops at the page's end ($limit rows that pass the filters);
+// FalkorDB's does not (a range scan reads its whole range, out of order), so there the service
+// walks creation-time windows with review_queue.cypher, a statement each, which on Neo4j cost
+// more round trips than the rows they read. The filters are review_queue.cypher's.
+// The hint keeps the plan: cached from its first run, one made on a small tenant (seek the
+// tenant, then sort) would read and sort a whole large tenant for every page.
+MATCH (e:Entity)
+USING INDEX e:Entity(id)
+WHERE e.id > $after
+  AND e.accountID = $accountID AND e.environment = $environment
+  AND e.status IN $statuses
+  AND ($bucketID IS NULL OR e.bucketID = $bucketID)
+  AND ($since IS NULL OR e.createdAt >= $since)
+  AND ($typeIDs IS NULL OR e.typeID IN $typeIDs OR (e.typeID IS NULL AND e.typeName IN $typeNames))
+RETURN e.id AS entityID
+ORDER BY e.id
+LIMIT $limit
