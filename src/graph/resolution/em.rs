@@ -235,10 +235,33 @@ fn conditional_u(
         .unzip()
 }
 
+/// Each record's likeliest partner: the other end of its best pair.
+fn partners(best: &[Option<(f64, usize)>], vectors: &[Vector]) -> Vec<Option<usize>> {
+    best.iter()
+        .enumerate()
+        .map(|(end, best)| {
+            let (a, b) = vectors[best.as_ref()?.1].pair?;
+            Some(if a == end { b } else { a })
+        })
+        .collect()
+}
+
+/// Whether a candidate pair is surely not a match by its names: neither record is the
+/// other's likeliest partner, nor do both have the same one. A person may have several
+/// duplicates (Febrl3: up to nine records of one person); counted as non-matches, the second
+/// and third made like names look common among strangers (u of "equal" 0.0012 against
+/// 0.00005 on Febrl4, names-only F1 0.55) and weak. Attributes keep the stricter rule (see
+/// [`conditional_u`]): five books of one series share their likeliest partner too, and are
+/// what an attribute's u must learn from.
+fn apart(partner: &[Option<usize>], a: usize, b: usize) -> bool {
+    let step = |x: usize| partner[x];
+    step(a) != Some(b) && step(b) != Some(a) && (step(a).is_none() || step(a) != step(b))
+}
+
 /// The name's u over the candidate pairs: of a record's candidate pairs only the one whose
-/// name scores highest may be its match (about one duplicate a record); the pairs that are
-/// neither record's best, with the dismissed labels, are counted as non-matches. Smoothed
-/// towards the random pairs' u and never below it at an agreeing level.
+/// name scores highest may be its match, and pairs of records that share that likeliest
+/// partner (see [`apart`]); the other pairs, with the dismissed labels, are counted as
+/// non-matches. Smoothed towards the random pairs' u and never below it at an agreeing level.
 fn candidate_name_u(random: &[f64], records: usize, vectors: &[Vector]) -> Vec<f64> {
     let mut best: Vec<Option<(f64, usize)>> = vec![None; records];
     for (n, vector) in vectors.iter().enumerate() {
@@ -249,15 +272,12 @@ fn candidate_name_u(random: &[f64], records: usize, vectors: &[Vector]) -> Vec<f
             }
         }
     }
+    let partner = partners(&best, vectors);
     let mut counts = vec![0.0; NAME_LEVELS.len()];
-    for (n, vector) in vectors.iter().enumerate() {
+    for vector in vectors {
         counts[vector.compared_name] += match (vector.label, vector.pair) {
             (Some(false), _) => LABEL_WEIGHT,
-            (None, Some((a, b)))
-                if best[a].map(|(_, m)| m) != Some(n) && best[b].map(|(_, m)| m) != Some(n) =>
-            {
-                1.0
-            }
+            (None, Some((a, b))) if apart(&partner, a, b) => 1.0,
             _ => continue,
         };
     }
@@ -554,5 +574,32 @@ mod tests {
         let (m, u) = ([0.1, 0.2, 0.7], [0.8, 0.15, 0.05]);
         assert_eq!(monotone_m(&m, &u), m.to_vec());
         assert_eq!(monotone_u(&m, &u), u.to_vec());
+    }
+
+    #[test]
+    fn a_persons_second_duplicate_is_not_counted_among_strangers() {
+        // Records 0, 1 and 2 are one person written three ways (their names "equal"), and
+        // 3..40 strangers whose candidate pairs differ. 1 and 2 are each other's second
+        // choice, never best: they were counted as strangers with equal names, and equal
+        // names looked common among strangers.
+        let pair = |a: usize, b: usize, level: usize, score: f64| Vector {
+            name: Some(level),
+            compared_name: level,
+            name_score: score,
+            levels: Vec::new(),
+            pair: Some((a, b)),
+            label: None,
+        };
+        let strangers: Vec<Vector> = (3..40).map(|i| pair(i, i + 1, 0, 0.3)).collect();
+        let mut one_person = vec![pair(0, 1, 4, 0.99), pair(0, 2, 4, 0.98)];
+        one_person.extend(strangers.iter().cloned());
+        // Two more people, each written twice.
+        one_person.extend([pair(41, 42, 4, 0.99), pair(43, 44, 4, 0.99)]);
+        let without_third = candidate_name_u(&NAME_U, 45, &one_person);
+        one_person.push(pair(1, 2, 4, 0.97));
+        assert_eq!(candidate_name_u(&NAME_U, 45, &one_person), without_third);
+        // Like names of two people who each have a likelier duplicate still count.
+        one_person.push(pair(41, 43, 4, 0.97));
+        assert!(candidate_name_u(&NAME_U, 45, &one_person)[4] > without_third[4]);
     }
 }
