@@ -30,30 +30,30 @@ struct Share {
 #[derive(Default)]
 pub struct Shares {
     accounts: HashMap<String, Share>,
-    /// The account of each held delivery.
-    holders: HashMap<String, String>,
     last_empty_skipping_claim: Option<Instant>,
 }
 
 impl Shares {
-    /// Holds `delivery` of `account`; returns the account's send permits to send it under.
-    pub fn hold(&mut self, delivery: &str, account: &str) -> Arc<Semaphore> {
-        self.holders.insert(delivery.to_string(), account.to_string());
-        let share = self
-            .accounts
-            .entry(account.to_string())
-            .or_insert_with(|| Share { held: 0, sends: Arc::new(Semaphore::new(SENDS_PER_ACCOUNT)) });
+    /// Holds a delivery of `account`; returns the account's send permits to send it under.
+    pub fn hold(&mut self, account: &str) -> Arc<Semaphore> {
+        let share = match self.accounts.get_mut(account) {
+            Some(share) => share,
+            None => self
+                .accounts
+                .entry(account.to_string())
+                .or_insert_with(|| Share { held: 0, sends: Arc::new(Semaphore::new(SENDS_PER_ACCOUNT)) }),
+        };
         share.held += 1;
         share.sends.clone()
     }
 
-    /// `delivery`'s attempt ended: its account holds one fewer (and nothing, once none).
-    pub fn release(&mut self, delivery: &str) {
-        let Some(account) = self.holders.remove(delivery) else { return };
-        if let Some(share) = self.accounts.get_mut(&account) {
+    /// A held delivery of `account` ended its attempt: the account holds one fewer (and
+    /// nothing, once none).
+    pub fn release(&mut self, account: &str) {
+        if let Some(share) = self.accounts.get_mut(account) {
             share.held = share.held.saturating_sub(1);
             if share.held == 0 {
-                self.accounts.remove(&account);
+                self.accounts.remove(account);
             }
         }
     }
@@ -86,23 +86,23 @@ mod tests {
     #[test]
     fn an_account_holding_its_share_is_skipped_until_one_of_its_deliveries_ends() {
         let mut shares = Shares::default();
-        for n in 0..HELD_PER_ACCOUNT {
-            shares.hold(&format!("a{n}"), "flooding");
+        for _ in 0..HELD_PER_ACCOUNT {
+            shares.hold("flooding");
         }
-        shares.hold("b0", "quiet");
+        shares.hold("quiet");
         assert_eq!(shares.next_claim(HELD).0, vec!["flooding".to_string()]);
         assert_eq!(shares.next_claim(HELD).1, HELD_PER_ACCOUNT, "one claim adds at most a share");
-        shares.release("a0");
+        shares.release("flooding");
         assert!(shares.next_claim(HELD).0.is_empty());
-        shares.release("b0");
+        shares.release("quiet");
         assert_eq!(shares.accounts.len(), 1, "an account holding nothing is forgotten");
     }
 
     #[test]
     fn a_skipping_claim_that_found_nothing_rests_before_the_next() {
         let mut shares = Shares::default();
-        for n in 0..HELD_PER_ACCOUNT {
-            shares.hold(&format!("a{n}"), "flooding");
+        for _ in 0..HELD_PER_ACCOUNT {
+            shares.hold("flooding");
         }
         shares.claimed(true, 0);
         assert_eq!(shares.next_claim(HELD).1, 0);

@@ -4,6 +4,14 @@
 //! mid-send leaves a lease that runs out, and the row is sent again (receivers dedupe by
 //! `eventID`).
 //!
+//! By the batch: one loop per process claims due rows and records finished attempts in one
+//! transaction a turn (a claim is one statement on PostgreSQL, two on SQLite, for any number
+//! of rows; recording is one UPDATE, plus one INSERT when some attempt did not deliver at
+//! once), and the sends sign with the environment's secrets as cached for
+//! [`KEY_CACHE_TTL`](crate::secrets::signing::KEY_CACHE_TTL) (1 s): a secret generated,
+//! rotated or revoked through this process signs (or stops signing) the next send at once;
+//! through another process sharing the record store, within that second.
+//!
 //! Per destination:
 //! - `webhook`: `POST webhookURL`, the event's stored body as is, `content-type:
 //!   application/json`, `svc-signature` when the environment has a signing secret; 15 s
@@ -132,7 +140,9 @@ impl DeliveryWorker {
         };
         let slots = Arc::new(Semaphore::new(IN_FLIGHT));
         let held = Arc::new(Semaphore::new(HELD));
-        let (finished_tx, mut finished_rx) = mpsc::channel::<Finished>(HELD);
+        // Each finished attempt with its delivery's account.
+        let (finished_tx, mut finished_rx) = mpsc::channel::<(String, Finished)>(HELD);
+        let worker = Arc::new(self);
         let mut finished = Vec::with_capacity(HELD);
         let mut shares = Shares::default();
         let mut stopping = false;
@@ -144,24 +154,24 @@ impl DeliveryWorker {
             }
             if !stopping && !finished.is_empty() && finished.len() < GATHER {
                 // Group commit: a turn's commit costs about the same for 1 row as for 100
-                // (each writes the same few pages), so a turn waits briefly for more.
-                let until = tokio::time::Instant::now() + GATHER_FOR;
-                while finished.len() < GATHER {
-                    tokio::select! {
-                        Some(done) = finished_rx.recv() => finished.push(done),
-                        _ = tokio::time::sleep_until(until) => break,
-                    }
+                // (each writes the same few pages), so a turn waits briefly for more. It
+                // sleeps rather than waiting on the channel: a waiting receiver is woken by
+                // every send, a thread switch per delivery.
+                tokio::time::sleep(GATHER_FOR).await;
+                while let Ok(done) = finished_rx.try_recv() {
+                    finished.push(done);
                 }
             }
-            for done in &finished {
-                shares.release(&done.delivery_id);
+            for (account, _) in &finished {
+                shares.release(account);
             }
             let free = if stopping { 0 } else { held.available_permits() };
             let (skip, limit) = shares.next_claim(free);
             let mut claimed = Vec::new();
             if !finished.is_empty() || limit > 0 {
                 let now = ids::now_millis();
-                let turn = outbox.settle_and_claim(&finished, now, LEASE_MS, limit as i64, &skip);
+                let attempts: Vec<Finished> = finished.drain(..).map(|(_, done)| done).collect();
+                let turn = outbox.settle_and_claim(&attempts, now, LEASE_MS, limit as i64, &skip);
                 match turn.await {
                     Ok(rows) => claimed = rows,
                     Err(err) => tracing::warn!(error = %err, "recording and claiming deliveries failed"),
@@ -169,30 +179,44 @@ impl DeliveryWorker {
                 if limit > 0 {
                     shares.claimed(!skip.is_empty(), claimed.len());
                 }
-                finished.clear();
             }
             if stopping && held.available_permits() == HELD && finished_rx.is_empty() {
                 break;
             }
             let idle = claimed.is_empty();
-            for delivery in claimed {
-                let hold = held.clone().try_acquire_owned().expect("claimed no more than are free");
-                let share = shares.hold(&delivery.id, &delivery.account_id);
-                let (worker, slots, finished_tx) = (self.clone(), slots.clone(), finished_tx.clone());
+            if !idle {
+                let batch: Vec<_> = claimed
+                    .into_iter()
+                    .map(|delivery| {
+                        let hold = held.clone().try_acquire_owned().expect("claimed no more than are free");
+                        let share = shares.hold(&delivery.account_id);
+                        (delivery, hold, share)
+                    })
+                    .collect();
+                let (worker, slots, finished_tx) = (worker.clone(), slots.clone(), finished_tx.clone());
+                // One task hands the turn's deliveries to the sends' runtime, which spawns them
+                // from within: spawning each from this thread woke a runtime thread each time.
                 sends.spawn(async move {
-                    let done = {
-                        // The account's share first: waiting for it holds no slot another
-                        // account could send in.
-                        let _share = share.acquire_owned().await.expect("an account's sends stay open");
-                        let _sending = slots.acquire_owned().await.expect("the send slots stay open");
-                        worker.attempt(delivery).await
-                    };
-                    // Handed in before the hold ends, so a stop waits for it to be written.
-                    let _ = finished_tx.send(done).await;
-                    drop(hold);
+                    for (delivery, hold, share) in batch {
+                        let (worker, slots, finished_tx) =
+                            (worker.clone(), slots.clone(), finished_tx.clone());
+                        tokio::spawn(async move {
+                            let account = delivery.account_id.clone();
+                            let done = {
+                                // The account's share first: waiting for it holds no slot
+                                // another account could send in.
+                                let _share =
+                                    share.acquire_owned().await.expect("an account's sends stay open");
+                                let _sending = slots.acquire_owned().await.expect("the send slots stay open");
+                                worker.attempt(delivery).await
+                            };
+                            // Handed in before the hold ends, so a stop waits for it to be written.
+                            let _ = finished_tx.send((account, done)).await;
+                            drop(hold);
+                        });
+                    }
                 });
-            }
-            if idle {
+            } else {
                 // Until a send finishes, new work may be due, or the stop.
                 tokio::select! {
                     Some(done) = finished_rx.recv() => finished.push(done),
@@ -233,7 +257,7 @@ impl DeliveryWorker {
                 None => "failed",
             },
         };
-        Finished { delivery_id: delivery.id, number, attempt, status }
+        Finished { delivery_id: delivery.id, row: delivery.row, number, attempt, status }
     }
 
     async fn send(&self, delivery: &Claimed) -> Answer {

@@ -12,10 +12,10 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// What a receiver got: the `svc-signature` header and the raw body.
-type Received = Arc<Mutex<Vec<(String, String)>>>;
+pub(crate) type Received = Arc<Mutex<Vec<(String, String)>>>;
 
 /// A loopback receiver answering each request with the next status of `answers` (then 200).
-async fn receiver(answers: Vec<u16>) -> (String, Received) {
+pub(crate) async fn receiver(answers: Vec<u16>) -> (String, Received) {
     let received: Received = Arc::default();
     let answers = Arc::new(Mutex::new(answers.into_iter()));
     let log = received.clone();
@@ -34,7 +34,7 @@ async fn receiver(answers: Vec<u16>) -> (String, Received) {
     (format!("http://{address}/hook"), received)
 }
 
-async fn spawn_delivering_app(configure: impl FnOnce(&mut canon::config::Config)) -> TestApp {
+pub(crate) async fn spawn_delivering_app(configure: impl FnOnce(&mut canon::config::Config)) -> TestApp {
     spawn_app_with(Handlers::default(), |config| {
         config.allow_private_network = true; // receivers listen on loopback
         config.delivery_retry_scale = 0.002; // 10 s → 20 ms
@@ -67,7 +67,7 @@ impl TestApp {
         json(response).await["subscriptionID"].as_str().unwrap().to_string()
     }
 
-    async fn generate_secret(&self) -> String {
+    pub(crate) async fn generate_secret(&self) -> String {
         let response = self
             .request(Method::POST, "/v3/webhook-secret")
             .header("content-type", "application/json")
@@ -98,7 +98,7 @@ async fn wait_for(received: &Received, count: usize) -> Vec<(String, String)> {
 
 /// A delivery log once none of its deliveries is pending (an attempt is recorded just after
 /// the destination answered).
-async fn settled_log(app: &TestApp, path: &str) -> Value {
+pub(crate) async fn settled_log(app: &TestApp, path: &str) -> Value {
     for _ in 0..200 {
         let log = json(app.get(path).await).await;
         if log["deliveries"].as_array().is_some_and(|all| all.iter().all(|d| d["status"] != "pending")) {
@@ -109,7 +109,7 @@ async fn settled_log(app: &TestApp, path: &str) -> Value {
     panic!("{path} still pending");
 }
 
-fn now() -> i64 {
+pub(crate) fn now() -> i64 {
     chrono::Utc::now().timestamp()
 }
 

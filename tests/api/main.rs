@@ -22,6 +22,7 @@ mod dashboard_browser;
 mod datasets;
 mod decode_limits;
 mod delivery;
+mod delivery_batches;
 mod docs;
 mod engines;
 mod entities;

@@ -272,6 +272,7 @@ macro_rules! all_migrations {
             19 => "0019_fair_jobs",
             20 => "0020_entity_audit",
             21 => ("0021_name_embeddings"),
+            22 => "0022_pending_deliveries_index",
         )
     };
 }

@@ -7,7 +7,6 @@ use super::collections::Owner;
 use super::{Dialect, RecordError, Records};
 use sqlx::any::AnyRow;
 use sqlx::Row;
-use std::collections::HashMap;
 
 /// What an event is, for choosing the subscriptions it goes to.
 pub enum EventSource<'a> {
@@ -87,6 +86,8 @@ pub(super) fn enqueued<'a>(
 #[derive(Clone, Debug)]
 pub struct Claimed {
     pub id: String,
+    /// The row's rowid on SQLite, where the outbox finds its rows by it.
+    pub row: Option<i64>,
     pub account_id: String,
     pub environment: String,
     pub subscription_id: String,
@@ -116,6 +117,8 @@ pub struct Attempt {
 #[derive(Clone, Debug)]
 pub struct Finished {
     pub delivery_id: String,
+    /// [`Claimed::row`].
+    pub row: Option<i64>,
     /// The attempt's number (1 for the first).
     pub number: i64,
     pub attempt: Attempt,
@@ -157,66 +160,68 @@ pub(super) fn json_rows(dialect: Dialect, n: usize) -> String {
     }
 }
 
-/// Writes finished attempts. A first attempt that delivered (nearly all of them) is kept on
-/// its delivery's row, all of a turn's in one UPDATE; every other attempt is a row of
-/// `delivery_attempts`, its delivery updated one by one. The attempt rows go in one INSERT
-/// (its `WHERE TRUE` keeps SQLite from reading `ON CONFLICT` as a join's `ON`).
+/// Writes finished attempts: one UPDATE sets every finished delivery's state, whatever its
+/// outcome. A first attempt that delivered (nearly all of them) is kept on its delivery's own
+/// row by that same UPDATE; every other attempt is also a row of `delivery_attempts`, all of a
+/// turn's in one INSERT (its `WHERE TRUE` keeps SQLite from reading `ON CONFLICT` as a join's
+/// `ON`). A turn is then two statements at most, however many deliveries it records.
 async fn settle(
     tx: &mut super::writer::WriteTx,
     dialect: Dialect,
     finished: &[Finished],
 ) -> Result<(), RecordError> {
-    let (first, others): (Vec<&Finished>, Vec<&Finished>) = finished.iter().partition(|done| {
-        done.status == "delivered" && done.number == 1 && done.attempt.next_retry_at.is_none()
-    });
-    if !first.is_empty() {
-        // attempts + 1 is 1 here: only the worker holding the lease counts.
-        let sql = format!(
-            "UPDATE deliveries SET status = 'delivered', attempts = attempts + 1, \
-                 next_attempt_at = CAST(e.value ->> 1 AS BIGINT), lease_until = 0, \
-                 updated_at = CAST(e.value ->> 1 AS BIGINT), first_attempted_at = CAST(e.value ->> 1 AS BIGINT), \
-                 first_status_code = CAST(e.value ->> 2 AS BIGINT), first_latency_ms = CAST(e.value ->> 3 AS BIGINT), \
-                 first_response_excerpt = e.value ->> 4 \
-             FROM {} WHERE deliveries.id = e.value ->> 0",
-            json_rows(dialect, 1)
-        );
-        let rows = first
-            .iter()
-            .map(|done| {
-                let attempt = &done.attempt;
-                serde_json::json!([
-                    done.delivery_id,
-                    attempt.at,
-                    attempt.status_code,
-                    attempt.latency_ms,
-                    attempt.response_excerpt
-                ])
-            })
-            .collect();
-        // The excerpt is whatever the destination answered: a NUL in it would fail the whole
-        // turn on PostgreSQL (text cannot hold one), for every tenant's deliveries in it.
-        let rows = super::events::without_nul(serde_json::Value::Array(rows));
-        sqlx::query(&sql).bind(rows.to_string()).execute(&mut **tx).await?;
-    }
-    if others.is_empty() {
+    if finished.is_empty() {
         return Ok(());
     }
-    for done in &others {
-        let attempt = &done.attempt;
-        sqlx::query(
-            "UPDATE deliveries SET status = $2, attempts = $3, next_attempt_at = $4, lease_until = 0, updated_at = $5 \
-             WHERE id = $1",
-        )
-        .bind(&done.delivery_id)
-        .bind(done.status)
-        .bind(done.number)
-        .bind(attempt.next_retry_at.unwrap_or(attempt.at))
-        .bind(attempt.at)
-        .execute(&mut **tx)
-        .await?;
-    }
-    let rows: Vec<serde_json::Value> = others
+    let kept_on_row = |done: &Finished| {
+        done.status == "delivered" && done.number == 1 && done.attempt.next_retry_at.is_none()
+    };
+    // `"y"` at 5 marks an attempt kept on the row (a string reads the same with `->>` on
+    // both stores; a JSON boolean does not).
+    let sql = format!(
+        "UPDATE deliveries SET status = e.value ->> 1, attempts = CAST(e.value ->> 2 AS BIGINT), \
+             next_attempt_at = CAST(e.value ->> 3 AS BIGINT), lease_until = 0, \
+             updated_at = CAST(e.value ->> 4 AS BIGINT), \
+             first_attempted_at = CASE WHEN e.value ->> 5 = 'y' THEN CAST(e.value ->> 4 AS BIGINT) ELSE first_attempted_at END, \
+             first_status_code = CASE WHEN e.value ->> 5 = 'y' THEN CAST(e.value ->> 6 AS BIGINT) ELSE first_status_code END, \
+             first_latency_ms = CASE WHEN e.value ->> 5 = 'y' THEN CAST(e.value ->> 7 AS BIGINT) ELSE first_latency_ms END, \
+             first_response_excerpt = CASE WHEN e.value ->> 5 = 'y' THEN e.value ->> 8 ELSE first_response_excerpt END \
+         FROM {} WHERE {}",
+        json_rows(dialect, 1),
+        // SQLite finds its rows by rowid, without a walk down the ID's index; the ID must
+        // match too, should the rowids have been renumbered since the claim (a VACUUM); its
+        // unary `+` keeps SQLite from walking the ID's index instead.
+        match dialect {
+            Dialect::Sqlite => "deliveries.rowid = e.value ->> 9 AND +deliveries.id = e.value ->> 0",
+            Dialect::Postgres => "deliveries.id = e.value ->> 0",
+        }
+    );
+    let rows = finished
         .iter()
+        .map(|done| {
+            let attempt = &done.attempt;
+            let kept = kept_on_row(done);
+            serde_json::json!([
+                done.delivery_id,
+                done.status,
+                done.number,
+                attempt.next_retry_at.unwrap_or(attempt.at),
+                attempt.at,
+                kept.then_some("y"),
+                attempt.status_code,
+                attempt.latency_ms,
+                attempt.response_excerpt,
+                done.row
+            ])
+        })
+        .collect();
+    // The excerpt is whatever the destination answered: a NUL in it would fail the whole
+    // turn on PostgreSQL (text cannot hold one), for every tenant's deliveries in it.
+    let rows = super::events::without_nul(serde_json::Value::Array(rows));
+    sqlx::query(&sql).bind(rows.to_string()).execute(&mut **tx).await?;
+    let logged: Vec<serde_json::Value> = finished
+        .iter()
+        .filter(|done| !kept_on_row(done))
         .map(|done| {
             let attempt = &done.attempt;
             serde_json::json!([
@@ -231,6 +236,9 @@ async fn settle(
             ])
         })
         .collect();
+    if logged.is_empty() {
+        return Ok(());
+    }
     let sql = format!(
         "INSERT INTO delivery_attempts (delivery_id, attempt, attempted_at, status_code, latency_ms, \
              response_excerpt, error, next_retry_at) \
@@ -240,19 +248,25 @@ async fn settle(
          FROM {} WHERE TRUE ON CONFLICT (delivery_id, attempt) DO NOTHING",
         json_rows(dialect, 1)
     );
-    let rows = super::events::without_nul(serde_json::Value::Array(rows));
+    let rows = super::events::without_nul(serde_json::Value::Array(logged));
     sqlx::query(&sql).bind(rows.to_string()).execute(&mut **tx).await?;
     Ok(())
 }
 
-/// Takes the leases of up to `limit` due deliveries and reads what they carry: the claim is
-/// one statement (the event's body comes back with each leased row), the destinations one
-/// more per turn (a turn's rows nearly always share a handful of subscriptions; reading them
-/// per row had been four lookups and four more values to copy for every delivery).
+/// Takes the leases of up to `limit` due deliveries and reads what they carry (the event's
+/// body, the subscription's destination), all of them as one JSON array in one row: a row per
+/// delivery had cost the store's thread a hand-over (and a wake of this one) for each, and
+/// this side a decoded row of a dozen columns.
+///
+/// On PostgreSQL that is one statement, the UPDATE … RETURNING aggregated; its outer condition
+/// is checked again on each row it updates, so two instances never lease the same row. SQLite
+/// cannot aggregate what an UPDATE returns, so there the due rows are read first and leased by
+/// rowid second: the transaction took the write lock when it began (`BEGIN IMMEDIATE`), so no
+/// other process writes between the two.
 ///
 /// A leased row's next attempt is due when its lease runs out (should this attempt be lost),
 /// so `next_attempt_at` moves there: the due scan, which walks `next_attempt_at` in order,
-/// then never steps over rows in flight. Before, each claim walked past every leased row.
+/// then never steps over rows in flight.
 async fn claim(
     tx: &mut super::writer::WriteTx,
     dialect: Dialect,
@@ -261,92 +275,124 @@ async fn claim(
     limit: i64,
     skip: &[String],
 ) -> Result<Vec<Claimed>, RecordError> {
-    // The outer check must find its rows by ID: SQLite otherwise walks the `status` index
-    // over every pending delivery for each claim (the unary `+` keeps it off that index),
-    // which made draining 30,000 deliveries three times slower per row than 2,000.
-    let pending = match dialect {
-        Dialect::Sqlite => "+status = 'pending'",
-        Dialect::Postgres => "status = 'pending'",
-    };
+    // The due scan, its limit at `$limit` and the skipped accounts (if any) at `$limit + 1`.
     // Accounts holding their share are passed over (the scan then walks past their due rows,
     // which is why the worker asks for it sparingly); with none, the claim is the plain one.
-    let skipping = if skip.is_empty() {
-        String::new()
-    } else {
-        format!("AND account_id NOT IN ({}) ", json_strings(dialect, 4))
+    let due = |key: &str, limit_at: usize| {
+        let skipping = if skip.is_empty() {
+            String::new()
+        } else {
+            format!("AND account_id NOT IN ({}) ", json_strings(dialect, limit_at + 1))
+        };
+        format!(
+            "SELECT {key} FROM deliveries \
+             WHERE status = 'pending' AND next_attempt_at <= $1 AND lease_until <= $1 {skipping}\
+             ORDER BY next_attempt_at LIMIT ${limit_at}"
+        )
     };
-    let sql = format!(
-        "UPDATE deliveries SET lease_until = $2, next_attempt_at = $2 \
-         WHERE id IN (SELECT id FROM deliveries \
-                      WHERE status = 'pending' AND next_attempt_at <= $1 AND lease_until <= $1 {skipping}\
-                      ORDER BY next_attempt_at LIMIT $3) \
-           AND {pending} AND lease_until <= $1 \
-         RETURNING id, account_id, environment, subscription_id, destination, attempts, event_id, \
-             (SELECT e.body FROM events e WHERE e.id = deliveries.event_id) AS body"
-    );
-    let mut query = sqlx::query(&sql).bind(now).bind(now + lease_ms).bind(limit);
-    if !skip.is_empty() {
-        query = query.bind(serde_json::json!(skip).to_string());
+    let carried = "d.id, d.account_id, d.environment, d.subscription_id, d.destination, d.attempts, \
+         d.event_id, e.body, s.webhook_url, s.s3_bucket, s.s3_file_path, s.google_drive_folder_id";
+    let joins =
+        "LEFT JOIN events e ON e.id = d.event_id LEFT JOIN subscriptions s ON s.id = d.subscription_id";
+    let skip_json = (!skip.is_empty()).then(|| serde_json::json!(skip).to_string());
+    let claimed: Option<String> = match dialect {
+        Dialect::Postgres => {
+            let sql = format!(
+                "WITH d AS (UPDATE deliveries SET lease_until = $2, next_attempt_at = $2 \
+                            WHERE id IN ({}) AND status = 'pending' AND lease_until <= $1 \
+                            RETURNING id, account_id, environment, subscription_id, destination, attempts, event_id) \
+                 SELECT CAST(json_agg(json_build_array({carried})) AS TEXT) AS claimed FROM d {joins}",
+                due("id", 3)
+            );
+            let mut query = sqlx::query(&sql).bind(now).bind(now + lease_ms).bind(limit);
+            if let Some(skip) = &skip_json {
+                query = query.bind(skip.clone());
+            }
+            query.fetch_one(&mut **tx).await?.get("claimed")
+        }
+        Dialect::Sqlite => {
+            let sql = format!(
+                "SELECT json_group_array(json_array(d.rowid, {carried})) AS claimed \
+                 FROM ({}) AS due JOIN deliveries d ON d.rowid = due.rid {joins}",
+                due("rowid AS rid", 2)
+            );
+            let mut query = sqlx::query(&sql).bind(now).bind(limit);
+            if let Some(skip) = &skip_json {
+                query = query.bind(skip.clone());
+            }
+            query.fetch_one(&mut **tx).await?.get("claimed")
+        }
+    };
+    let Some(claimed) = claimed else { return Ok(Vec::new()) };
+    let mut rows: Vec<serde_json::Value> = serde_json::from_str(&claimed)
+        .map_err(|err| RecordError::Unavailable(format!("a claim read back: {err}")))?;
+    let rowids: Vec<Option<i64>> = match dialect {
+        Dialect::Sqlite => rows
+            .iter_mut()
+            .map(|row| row.as_array_mut().and_then(|fields| fields.remove(0).as_i64()))
+            .collect(),
+        Dialect::Postgres => vec![None; rows.len()],
+    };
+    if dialect == Dialect::Sqlite && !rows.is_empty() {
+        sqlx::query(
+            "UPDATE deliveries SET lease_until = $1, next_attempt_at = $1 \
+             WHERE rowid IN (SELECT value FROM json_each($2))",
+        )
+        .bind(now + lease_ms)
+        .bind(serde_json::json!(rowids).to_string())
+        .execute(&mut **tx)
+        .await?;
     }
-    let rows = query.fetch_all(&mut **tx).await?;
-    if rows.is_empty() {
-        return Ok(Vec::new());
-    }
-    let mut subscription_ids: Vec<String> = rows.iter().map(|row| row.get("subscription_id")).collect();
-    subscription_ids.sort_unstable();
-    subscription_ids.dedup();
-    let sql = format!(
-        "SELECT id, webhook_url, s3_bucket, s3_file_path, google_drive_folder_id FROM subscriptions \
-         WHERE id IN ({})",
-        json_strings(dialect, 1)
-    );
-    let found =
-        sqlx::query(&sql).bind(serde_json::json!(subscription_ids).to_string()).fetch_all(&mut **tx).await?;
-    let destinations: HashMap<String, Destination> = found
-        .iter()
-        .map(|row| {
-            let destination = Destination {
-                webhook_url: row.get("webhook_url"),
-                s3_bucket: row.get("s3_bucket"),
-                s3_file_path: row.get("s3_file_path"),
-                google_drive_folder_id: row.get("google_drive_folder_id"),
-            };
-            (row.get("id"), destination)
-        })
-        .collect();
-    // In the order RETURNING gives: they are all sent at once. A delivery whose event is gone
-    // has nothing to carry and is left out; one whose subscription is gone has no destination
-    // (its attempt says so).
-    Ok(rows
-        .iter()
-        .filter_map(|row| {
-            let subscription_id: String = row.get("subscription_id");
-            let destination = destinations.get(&subscription_id).cloned().unwrap_or_default();
-            Some(Claimed {
-                id: row.get("id"),
-                account_id: row.get("account_id"),
-                environment: row.get("environment"),
-                subscription_id,
-                destination: row.get("destination"),
-                attempts: row.get("attempts"),
-                event_id: row.get("event_id"),
-                body: row.get::<Option<String>, _>("body")?,
-                webhook_url: destination.webhook_url,
-                s3_bucket: destination.s3_bucket,
-                s3_file_path: destination.s3_file_path,
-                google_drive_folder_id: destination.google_drive_folder_id,
-            })
-        })
-        .collect())
+    // A delivery whose event is gone has nothing to carry and is left out (leased); one whose
+    // subscription is gone has no destination (its attempt says so).
+    Ok(rows.into_iter().zip(rowids).filter_map(|(fields, row)| claimed_from(fields, row)).collect())
 }
 
-/// Where a subscription sends, as a claim reads it.
-#[derive(Clone, Default)]
-struct Destination {
-    webhook_url: Option<String>,
-    s3_bucket: Option<String>,
-    s3_file_path: Option<String>,
-    google_drive_folder_id: Option<String>,
+/// A claimed delivery from its JSON array (in the order of `claim`'s columns).
+fn claimed_from(fields: serde_json::Value, row: Option<i64>) -> Option<Claimed> {
+    type Fields = (
+        String,
+        String,
+        String,
+        String,
+        String,
+        i64,
+        String,
+        Option<String>,
+        Option<String>,
+        Option<String>,
+        Option<String>,
+        Option<String>,
+    );
+    let (
+        id,
+        account_id,
+        environment,
+        subscription_id,
+        destination,
+        attempts,
+        event_id,
+        body,
+        webhook_url,
+        s3_bucket,
+        s3_file_path,
+        google_drive_folder_id,
+    ): Fields = serde_json::from_value(fields).ok()?;
+    Some(Claimed {
+        id,
+        row,
+        account_id,
+        environment,
+        subscription_id,
+        destination,
+        attempts,
+        event_id,
+        body: body?,
+        webhook_url,
+        s3_bucket,
+        s3_file_path,
+        google_drive_folder_id,
+    })
 }
 
 fn delivery(row: &AnyRow) -> DeliveryRecord {
