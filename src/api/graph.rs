@@ -47,15 +47,16 @@ pub async fn review_queue(
     auth: Caller,
     ApiQuery(query): ApiQuery<ReviewQuery>,
 ) -> Result<Json<ReviewPage>, ApiError> {
-    let type_ids = effective_types(&state, &auth, &query.types, query.assigned_to.as_deref()).await?;
-    let filter = ReviewFilter {
-        statuses: list_param(&query.status),
-        type_ids,
-        since: time_param("since", query.since.as_deref())?,
-        cursor: query.cursor,
+    let limit = limit_param(query.limit.as_deref(), 50, 200)?;
+    let fields = QueueFilter {
+        status: query.status,
+        types: query.types,
+        assigned_to: query.assigned_to,
+        since: query.since,
         bucket: query.bucket,
-        limit: limit_param(query.limit.as_deref(), 50, 200)?,
     };
+    let filter =
+        ReviewFilter { cursor: query.cursor, limit, ..queue_filter(&state, &auth, fields, "since").await? };
     Ok(Json(state.graph.review_queue(&auth.tenant, filter).await?))
 }
 
@@ -82,12 +83,14 @@ pub async fn review_counts(
     auth: Caller,
     ApiQuery(query): ApiQuery<CountsQuery>,
 ) -> Result<Json<ReviewCounts>, ApiError> {
-    let filter = ReviewFilter {
-        type_ids: effective_types(&state, &auth, &query.types, query.assigned_to.as_deref()).await?,
-        since: time_param("since", query.since.as_deref())?,
+    let fields = QueueFilter {
+        types: query.types,
+        assigned_to: query.assigned_to,
+        since: query.since,
         bucket: query.bucket,
-        ..ReviewFilter::default()
+        ..QueueFilter::default()
     };
+    let filter = queue_filter(&state, &auth, fields, "since").await?;
     Ok(Json(state.graph.review_counts(&auth.tenant, &filter).await?))
 }
 
@@ -136,14 +139,7 @@ pub async fn bulk_validate_matching(
     auth: Caller,
     ApiJson(body): ApiJson<BulkValidateMatching>,
 ) -> Result<Json<BulkOutcome>, ApiError> {
-    let filter = body.filter;
-    let queue = ReviewFilter {
-        statuses: list_param(&filter.status),
-        type_ids: effective_types(&state, &auth, &filter.types, filter.assigned_to.as_deref()).await?,
-        since: time_param("filter.since", filter.since.as_deref())?,
-        bucket: filter.bucket,
-        ..ReviewFilter::default()
-    };
+    let queue = queue_filter(&state, &auth, body.filter, "filter.since").await?;
     let outcome = state
         .graph
         .validate_matching(
@@ -159,23 +155,26 @@ pub async fn bulk_validate_matching(
 }
 
 /// The `type` and `assignedTo` filters as the effective type IDs to match (None: any).
-async fn effective_types(
+/// The service's queue filter from a request's filter fields (a query or a body alike);
+/// `since_name` names the field in an error.
+async fn queue_filter(
     state: &AppState,
     auth: &Caller,
-    types: &[String],
-    assigned_to: Option<&str>,
-) -> Result<Option<Vec<String>>, ApiError> {
-    let types = list_param(types);
-    let mut type_ids = (!types.is_empty()).then_some(types);
-    if let Some(assigned) = assigned_to {
-        let me = auth.user.as_ref().map(|u| u.user_id.as_str());
-        let reviewed = state.reviewers.reviewed_types(&auth.tenant, me, assigned).await?;
-        type_ids = Some(match type_ids {
-            Some(ids) => ids.into_iter().filter(|id| reviewed.contains(id)).collect(),
-            None => reviewed,
-        });
-    }
-    Ok(type_ids)
+    filter: QueueFilter,
+    since_name: &str,
+) -> Result<ReviewFilter, ApiError> {
+    let me = auth.user.as_ref().map(|u| u.user_id.as_str());
+    let type_ids = state
+        .reviewers
+        .queue_types(&auth.tenant, me, list_param(&filter.types), filter.assigned_to.as_deref())
+        .await?;
+    Ok(ReviewFilter {
+        statuses: list_param(&filter.status),
+        type_ids,
+        since: time_param(since_name, filter.since.as_deref())?,
+        bucket: filter.bucket,
+        ..ReviewFilter::default()
+    })
 }
 
 #[derive(Deserialize, IntoParams)]

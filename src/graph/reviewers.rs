@@ -188,4 +188,22 @@ impl ReviewerService {
         };
         Ok(self.assigned_types(tenant, user_id).await?.into_iter().map(|a| a.type_id).collect())
     }
+
+    /// The review queue's type filter: the `types` asked for (empty: any), narrowed to those
+    /// `assigned_to` reviews when given. None is any type.
+    pub async fn queue_types(
+        &self,
+        tenant: &Tenant,
+        me: Option<&str>,
+        types: Vec<String>,
+        assigned_to: Option<&str>,
+    ) -> ServiceResult<Option<Vec<String>>> {
+        let asked = (!types.is_empty()).then_some(types);
+        let Some(assigned) = assigned_to else { return Ok(asked) };
+        let reviewed = self.reviewed_types(tenant, me, assigned).await?;
+        Ok(Some(match asked {
+            Some(ids) => ids.into_iter().filter(|id| reviewed.contains(id)).collect(),
+            None => reviewed,
+        }))
+    }
 }

@@ -39,15 +39,13 @@ async fn review_filter(
     limit: u32,
 ) -> async_graphql::Result<ReviewFilter> {
     let types: Vec<String> = filter.types.unwrap_or_default().into_iter().map(|id| id.0).collect();
-    let mut type_ids = (!types.is_empty()).then_some(types);
-    if let Some(assigned) = filter.assigned_to.as_deref() {
-        let me = rc.caller.user.as_ref().map(|u| u.user_id.as_str());
-        let reviewed = rc.state.reviewers.reviewed_types(&rc.caller.tenant, me, assigned).await.gql()?;
-        type_ids = Some(match type_ids {
-            Some(ids) => ids.into_iter().filter(|id| reviewed.contains(id)).collect(),
-            None => reviewed,
-        });
-    }
+    let me = rc.caller.user.as_ref().map(|u| u.user_id.as_str());
+    let type_ids = rc
+        .state
+        .reviewers
+        .queue_types(&rc.caller.tenant, me, types, filter.assigned_to.as_deref())
+        .await
+        .gql()?;
     let statuses = match filter.status {
         Some(list) if !list.is_empty() => list,
         _ => default_statuses.iter().map(|s| s.to_string()).collect(),
