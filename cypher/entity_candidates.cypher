@@ -1,10 +1,14 @@
 // Live, unrejected entities with what duplicate detection compares: effective type and its
 // attributeSchema, bucket, the canonical name as written, the normalised name, every
-// normalised surface form and the attributes. In ID order, so a refresh is reproducible.
+// normalised surface form and the attributes. In ID order, so a refresh is reproducible; a
+// page of at most $limit after $after (null: from the start), entities limited before their
+// keys are read, so a page costs its own rows and not the tenant's.
 MATCH (e:Entity {accountID: $accountID, environment: $environment})
 WHERE e.mergedInto IS NULL AND e.status <> 'rejected'
   AND ($bucketID IS NULL OR e.bucketID = $bucketID)
   AND ($ids IS NULL OR e.id IN $ids)
+  AND ($after IS NULL OR e.id > $after)
+WITH e ORDER BY e.id LIMIT $limit
 OPTIONAL MATCH (t:EntityType {id: e.typeID})
 OPTIONAL MATCH (k:Key {entityID: e.id})
 WHERE k.key IS NOT NULL

@@ -245,6 +245,7 @@ impl App {
                 auto_merge_threshold: config.auto_merge_threshold,
                 suggest_threshold: config.suggest_threshold,
                 embedder: Some(backends.embedder.clone()),
+                candidates_page: config.refresh_page.max(1),
             },
             functions: crate::functions::FunctionsService::new(
                 records.clone(),

@@ -178,6 +178,10 @@ pub struct Config {
     /// the production value but in tests, which lower it to reach it without 10,000 entities.
     #[arg(skip = crate::graph::bulk::BULK_LIMIT)]
     pub bulk_limit: usize,
+    /// Entities a merge-suggestion refresh reads per statement. Not a setting: tests lower it
+    /// to cross pages without 50,000 entities.
+    #[arg(skip = crate::graph::suggestions::CANDIDATES_PAGE)]
+    pub refresh_page: usize,
 }
 
 impl Config {
@@ -225,6 +229,7 @@ impl Config {
             max_centered_nodes: crate::graph::relations::MAX_CENTERED_NODES,
             fs_scan_limit: crate::fs::SCAN_LIMIT,
             bulk_limit: crate::graph::bulk::BULK_LIMIT,
+            refresh_page: crate::graph::suggestions::CANDIDATES_PAGE,
         }
     }
 

@@ -37,6 +37,10 @@ const MEANING_BUDGET: usize = 50_000;
 /// before; at a million entities these were most of the names embedded.
 const SCORE_ONLY_BUDGET: usize = 5_000;
 
+/// Entities a refresh reads per statement. One statement over a million entities ran past
+/// the graph client's 60-second bound (a 503); a page stays well inside it on a busy engine.
+pub const CANDIDATES_PAGE: usize = 50_000;
+
 /// What the embedding step of a refresh did.
 #[derive(Default)]
 struct MeaningRun {
@@ -56,6 +60,8 @@ pub struct SuggestionService {
     pub suggest_threshold: f64,
     /// Compares names by meaning too, when present.
     pub embedder: Option<Arc<dyn Embedder>>,
+    /// Entities a refresh reads per statement ([`CANDIDATES_PAGE`] but in tests).
+    pub candidates_page: usize,
 }
 
 /// What one detection run did.
@@ -159,16 +165,7 @@ impl SuggestionService {
         actor: &Actor,
     ) -> ServiceResult<RefreshResult> {
         let started = std::time::Instant::now();
-        let rows = self
-            .graph
-            .run_query(
-                tenant,
-                queries::ENTITY_CANDIDATES,
-                params! { "bucketID" => bucket, "ids" => None::<Vec<String>> },
-            )
-            .await?;
-        let (mut records, schemas) = resolution_records(&rows);
-        drop(rows);
+        let (mut records, schemas) = self.read_candidates(tenant, bucket).await?;
         records.sort_by(|a, b| a.candidate.entity_id.cmp(&b.candidate.entity_id));
         let decided =
             self.records.decided_suggestions(&tenant.account_id, tenant.environment.as_str()).await?;
@@ -366,15 +363,35 @@ impl SuggestionService {
         tenant: &Tenant,
         ids: Vec<String>,
     ) -> ServiceResult<(Vec<Record>, BTreeMap<String, Value>)> {
-        let rows = self
-            .graph
-            .run_query(
-                tenant,
-                queries::ENTITY_CANDIDATES,
-                params! { "bucketID" => None::<String>, "ids" => ids },
-            )
-            .await?;
+        let limit = ids.len() as i64;
+        let params = params! { "bucketID" => None::<String>, "ids" => ids, "after" => None::<String>, "limit" => limit };
+        let rows = self.graph.run_query(tenant, queries::ENTITY_CANDIDATES, params).await?;
         Ok(resolution_records(&rows))
+    }
+
+    /// Every live candidate of the tenant (or of one bucket), read a page at a time in ID order.
+    async fn read_candidates(
+        &self,
+        tenant: &Tenant,
+        bucket: Option<&str>,
+    ) -> ServiceResult<(Vec<Record>, BTreeMap<String, Value>)> {
+        let (mut records, mut schemas) = (Vec::new(), BTreeMap::new());
+        let mut after: Option<String> = None;
+        loop {
+            let params = params! {
+                "bucketID" => bucket, "ids" => None::<Vec<String>>, "after" => after.clone(),
+                "limit" => self.candidates_page as i64,
+            };
+            let rows = self.graph.run_query(tenant, queries::ENTITY_CANDIDATES, params).await?;
+            let full = rows.len() >= self.candidates_page;
+            let (page, page_schemas) = resolution_records(&rows);
+            after = page.last().map(|r| r.candidate.entity_id.clone());
+            records.extend(page);
+            schemas.extend(page_schemas);
+            if !full || after.is_none() {
+                return Ok((records, schemas));
+            }
+        }
     }
 
     /// Stores a person's decision on a pair with the comparison it was made on.

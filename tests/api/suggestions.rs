@@ -1,6 +1,7 @@
 //! Merge suggestions: automatic merges above one threshold, suggestions between two.
 
-use crate::helpers::{assert_error, json, spawn_app, TestApp};
+use crate::helpers::{assert_error, json, spawn_app, spawn_app_with, TestApp};
+use canon::jobs::Handlers;
 use serde_json::{json, Value};
 
 async fn refresh(app: &TestApp) -> Value {
@@ -22,7 +23,18 @@ fn pair_of(suggestion: &Value) -> Vec<String> {
 
 #[tokio::test]
 async fn near_certain_duplicates_merge_automatically_and_likely_ones_wait_for_review() {
-    let app = spawn_app().await;
+    merges_and_suggestions_among_companies(&spawn_app().await).await;
+}
+
+#[tokio::test]
+async fn a_refresh_reading_its_entities_a_page_at_a_time_finds_the_pairs_across_pages() {
+    // One entity per statement: every pair spans two pages.
+    let app = spawn_app_with(Handlers::default(), |config| config.refresh_page = 1).await;
+    merges_and_suggestions_among_companies(&app).await;
+}
+
+/// Seven names of which one pair merges automatically and one waits for review.
+async fn merges_and_suggestions_among_companies(app: &TestApp) {
     let globex = app.entity("Globex Corporation International", "Company").await;
     let typo = app.entity("Globex Corporaton International", "Company").await;
     app.entity("Initech Software", "Company").await;
@@ -31,10 +43,10 @@ async fn near_certain_duplicates_merge_automatically_and_likely_ones_wait_for_re
     app.entity("Jordan River", "Place").await;
     app.entity("Jordan Rivers", "Person").await;
 
-    let result = refresh(&app).await;
+    let result = refresh(app).await;
     assert_eq!(result["autoMerged"], 1, "{result}");
     assert_eq!(result["suggested"], 1, "{result}");
-    assert_eq!(resolved(&app, &typo).await, resolved(&app, &globex).await);
+    assert_eq!(resolved(app, &typo).await, resolved(app, &globex).await);
     let history = json(app.get(&format!("/v3/entities/{globex}/merges")).await).await;
     assert_eq!(
         history["merges"].as_array().unwrap().len(),
