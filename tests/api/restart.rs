@@ -140,8 +140,12 @@ async fn a_start_gives_entities_and_relations_created_before_id_keys_their_keys_
     run("MATCH (m:GraphMigration) DELETE m", vec![]).await;
     let ids = |page: serde_json::Value| crate::helpers::strings(&page["entities"], "entityID");
     let edges = |page: serde_json::Value| crate::helpers::strings(&page["edges"], "relationID");
-    assert!(ids(json(app.get("/v3/review-queue").await).await).is_empty(), "without keys, in no window");
-    assert!(edges(json(app.get("/v3/knowledge-graph").await).await).is_empty());
+    // Pages that walk creation-time windows by key (FalkorDB) miss them; pages read in ID
+    // order straight from the index (Neo4j) need no key, and list them before the start too.
+    if !engine.orders_by_index() {
+        assert!(ids(json(app.get("/v3/review-queue").await).await).is_empty(), "without keys, in no window");
+        assert!(edges(json(app.get("/v3/knowledge-graph").await).await).is_empty());
+    }
     app.restart().await;
     assert_eq!(ids(json(app.get("/v3/review-queue").await).await), created);
     assert_eq!(edges(json(app.get("/v3/knowledge-graph").await).await), vec![relation]);
