@@ -43,6 +43,15 @@ impl ServiceError {
         }
     }
 
+    /// A refused control character (see `text`), at its 1-based position in characters.
+    pub fn forbidden_character(field: &str, found: char, position: usize) -> Self {
+        let message = format!(
+            "must not contain control characters (U+{:04X} at character {position}); tab and newline are the only ones allowed",
+            u32::from(found)
+        );
+        ServiceError::invalid_field(field, message)
+    }
+
     pub fn not_found(resource: &'static str, id: impl Into<String>) -> Self {
         ServiceError::NotFound { resource, id: id.into() }
     }
@@ -53,7 +62,7 @@ impl From<GraphError> for ServiceError {
         match err {
             // Input no service checked: still the caller's to fix, never a crash or a 500.
             GraphError::Unsendable { parameter, found, position } => {
-                ServiceError::invalid_field(&parameter, crate::text::forbidden_message(found, position))
+                ServiceError::forbidden_character(&parameter, found, position)
             }
             GraphError::Unavailable(reason) => {
                 tracing::warn!(%reason, "graph store unavailable");

@@ -6,6 +6,8 @@
 
 use crate::error::ServiceError;
 use crate::ids;
+// The cursor is a storage type (lists seek by it); requests are parsed into it here.
+pub use crate::store::records::filters::Cursor;
 
 /// `sortOrder`: `asc` (the default) or `desc`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -25,14 +27,6 @@ impl Order {
             }
         }
     }
-}
-
-/// Where a page starts.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Cursor {
-    First,
-    After(String),
-    Before(String),
 }
 
 /// A validated page request.

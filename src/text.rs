@@ -19,21 +19,11 @@ pub fn first_forbidden(value: &str) -> Option<(usize, char)> {
     value.chars().enumerate().find(|(_, c)| is_forbidden(*c)).map(|(i, c)| (i + 1, c))
 }
 
-/// What a client reads about a refused character.
-pub fn forbidden_message(found: char, position: usize) -> String {
-    format!(
-        "must not contain control characters (U+{:04X} at character {position}); tab and newline are the only ones allowed",
-        u32::from(found)
-    )
-}
-
 /// Refuses control characters in `value`, naming `field`.
 pub fn check(field: &str, value: &str) -> ServiceResult<()> {
     match first_forbidden(value) {
         None => Ok(()),
-        Some((position, found)) => {
-            Err(ServiceError::invalid_field(field, forbidden_message(found, position)))
-        }
+        Some((position, found)) => Err(ServiceError::forbidden_character(field, found, position)),
     }
 }
 

@@ -2,10 +2,10 @@
 
 use super::batch::{Batch, Statement};
 use super::collections::Owner;
+use super::filters::Cursor;
 use super::filters::{page_rows, placeholders, value_rows, Filter};
 use super::jobs::{new_job, JobClaim};
 use super::{RecordError, Records};
-use crate::pagination::Cursor;
 use sqlx::any::AnyRow;
 use sqlx::Row;
 use std::collections::HashMap;

@@ -2,9 +2,9 @@
 //! value per (row key, column).
 
 use super::collections::Owner;
+use super::filters::Cursor;
 use super::filters::{page_rows, Filter};
 use super::{RecordError, Records};
-use crate::pagination::Cursor;
 use serde_json::Value;
 use sqlx::any::AnyRow;
 use sqlx::Row;

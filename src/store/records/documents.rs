@@ -234,8 +234,8 @@ impl Records {
             filter.raw(&format!("created_at >= {since}"));
         }
         let cursor = match query.after {
-            Some(id) => crate::pagination::Cursor::After(id.to_string()),
-            None => crate::pagination::Cursor::First,
+            Some(id) => super::filters::Cursor::After(id.to_string()),
+            None => super::filters::Cursor::First,
         };
         let sql = filter.page_sql(DOC_COLUMNS, "documents", "id", &cursor, true, query.limit);
         let rows = filter.bind(sqlx::query(&sql)).fetch_all(&self.pool).await?;
@@ -319,8 +319,8 @@ impl Records {
     ) -> Result<Vec<ItemRow>, RecordError> {
         let mut filter = self.item_filter(owner, query);
         let cursor = match query.after {
-            Some(id) => crate::pagination::Cursor::After(id.to_string()),
-            None => crate::pagination::Cursor::First,
+            Some(id) => super::filters::Cursor::After(id.to_string()),
+            None => super::filters::Cursor::First,
         };
         let sql = filter.page_sql(ITEM_COLUMNS, "document_items", "id", &cursor, true, query.limit);
         let rows = filter.bind(sqlx::query(&sql)).fetch_all(&self.pool).await?;

@@ -2,10 +2,10 @@
 //! kept for traces). The stored body is the event exactly as the API returns it.
 
 use super::collections::Owner;
+use super::filters::Cursor;
 use super::filters::{page_rows, placeholders, Filter};
 use super::outbox::{self, EventSource};
 use super::{RecordError, Records};
-use crate::pagination::Cursor;
 use serde_json::Value;
 use sqlx::Row;
 use std::collections::HashMap;

@@ -1,10 +1,17 @@
 //! A WHERE clause built from optional list filters, with numbered placeholders, for the
 //! list endpoints whose filters all AND together, and their ID-cursor pages.
 
-use crate::pagination::Cursor;
 use sqlx::any::AnyArguments;
 use sqlx::query::Query;
 use sqlx::Any;
+
+/// Where a page starts.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Cursor {
+    First,
+    After(String),
+    Before(String),
+}
 
 enum Bind {
     Text(String),

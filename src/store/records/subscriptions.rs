@@ -1,9 +1,9 @@
 //! Storage of subscriptions (which events go where) and of the webhook signing secret.
 
 use super::collections::Owner;
+use super::filters::Cursor;
 use super::filters::{page_rows, Filter};
 use super::{RecordError, Records};
-use crate::pagination::Cursor;
 use sqlx::any::AnyRow;
 use sqlx::Row;
 

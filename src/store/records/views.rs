@@ -5,9 +5,9 @@
 //! `jsonb_extract_path`; only a page of rows, or at most 200 groups, ever comes back.
 
 use super::collections::Owner;
+use super::filters::Cursor;
 use super::filters::{page_rows, Filter};
 use super::{Dialect, RecordError, Records};
-use crate::pagination::Cursor;
 use serde_json::Value;
 use sqlx::any::AnyArguments;
 use sqlx::any::AnyRow;
