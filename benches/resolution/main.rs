@@ -140,6 +140,10 @@ async fn measure(set: &LabelledSet) -> anyhow::Result<()> {
                 predicted.len()
             );
         };
+        if std::env::var("RESOLUTION_QUICK").is_ok() {
+            quick(set, mode);
+            continue;
+        }
         if n == 0 {
             // The plain Jaro–Winkler of the names, at the threshold best on the answers.
             let started = Instant::now();
@@ -456,6 +460,109 @@ fn print_calibration(set: &LabelledSet, mode: &str) {
         scored.len(),
         curve.join(" ")
     );
+}
+
+/// With `RESOLUTION_QUICK=1`, instead of the service's run: the model's pairs at the default
+/// thresholds (letters only, no guard), as pairs and as clusters of the automatic ones, to
+/// iterate on the model in seconds.
+fn quick(set: &LabelledSet, mode: &str) {
+    print_model(set, mode);
+    let schemas = if mode == "all" {
+        BTreeMap::from([(set.type_name.to_lowercase(), set.schema.clone())])
+    } else {
+        BTreeMap::new()
+    };
+    let run =
+        pairs::score(&records_of(set), &schemas, &[], pairs::Floor { probability: 0.8, meaning: false });
+    let at = |t: f64| -> Pairs {
+        run.pairs
+            .iter()
+            .filter(|p| p.explanation.probability >= t)
+            .map(|p| (p.a.min(p.b), p.a.max(p.b)))
+            .collect()
+    };
+    let mut parent: Vec<usize> = (0..set.records.len()).collect();
+    fn root(parent: &mut [usize], mut i: usize) -> usize {
+        while parent[i] != i {
+            parent[i] = parent[parent[i]];
+            i = parent[i];
+        }
+        i
+    }
+    // As seeding does: a record whose name names an entity already joins it (see
+    // `model::seed_joins`), then the automatic merges.
+    let fields = comparisons::fields_of(schemas.get(&set.type_name.to_lowercase()));
+    let mut first_of: HashMap<String, usize> = HashMap::new();
+    let mut seeded = Vec::new();
+    for (i, record) in set.records.iter().enumerate() {
+        let attributes = if mode == "all" { record.attributes.clone() } else { BTreeMap::new() };
+        let attributes: BTreeMap<String, String> =
+            attributes.into_iter().filter(|(_, v)| !v.is_empty()).collect();
+        match first_of.get(&normalize(&record.canonical)) {
+            Some(&j) => {
+                let theirs: BTreeMap<String, String> = if mode == "all" {
+                    set.records[j].attributes.clone().into_iter().filter(|(_, v)| !v.is_empty()).collect()
+                } else {
+                    BTreeMap::new()
+                };
+                if canon::graph::resolution::model::seed_joins(&fields, &attributes, &theirs) {
+                    seeded.push((j, i));
+                }
+            }
+            None => {
+                first_of.insert(normalize(&record.canonical), i);
+            }
+        }
+    }
+    for &(a, b) in seeded.iter().chain(&at(0.95)) {
+        let (x, y) = (root(&mut parent, a), root(&mut parent, b));
+        parent[x.max(y)] = x.min(y);
+    }
+    let mut groups: HashMap<usize, Vec<usize>> = HashMap::new();
+    for i in 0..set.records.len() {
+        let r = root(&mut parent, i);
+        groups.entry(r).or_default().push(i);
+    }
+    let clustered = all_pairs(groups.values());
+    for (stage, predicted) in [("pairs@.95", at(0.95)), ("seed+clust", clustered), ("pairs@.80", at(0.8))] {
+        let predicted = set.judged(&predicted);
+        let (p, r, f1) = quality(&predicted, &set.truth);
+        println!(
+            "{:<10} {mode:<6} quick   {stage:<10} {:>9} {p:>6.3} {r:>6.3} {f1:>6.3}",
+            set.name,
+            predicted.len()
+        );
+        if stage == "pairs@.95" {
+            list_errors(set, stage, &predicted);
+            let limit: usize =
+                std::env::var("RESOLUTION_ERRORS").ok().and_then(|n| n.parse().ok()).unwrap_or(0);
+            let wrong = run.pairs.iter().filter(|p| {
+                let pair = (p.a.min(p.b), p.a.max(p.b));
+                p.explanation.probability >= 0.95 && predicted.contains(&pair) && !set.truth.contains(&pair)
+            });
+            for p in wrong.take(limit) {
+                let parts: Vec<String> = p
+                    .explanation
+                    .fields
+                    .iter()
+                    .map(|f| {
+                        let tf = f.term_frequency.as_ref().map_or(0.0, |t| t.bits);
+                        format!("{}={}:{:.1}(tf {tf:.1})", f.field, f.level, f.weight)
+                    })
+                    .collect();
+                println!(
+                    "  why {} / {}: prior {:.1} {}",
+                    set.records[p.a].canonical,
+                    set.records[p.b].canonical,
+                    p.explanation.prior_weight,
+                    parts.join(" ")
+                );
+            }
+        }
+    }
+    if std::env::var("RESOLUTION_CURVE").is_ok() {
+        print_calibration(set, mode);
+    }
 }
 
 /// With `RESOLUTION_MODEL=1`, the model a refresh estimates for these records (no labels).

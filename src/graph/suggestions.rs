@@ -867,6 +867,8 @@ mod tests {
             comparison: Comparison {
                 signals,
                 same_core: false,
+                same_words: false,
+                same_content: false,
                 levels: vec![],
                 shared_word: None,
                 shared_values: vec![],

@@ -310,11 +310,14 @@ mod tests {
         assert!(series_pairs.len() >= 40 * 10, "{} series pairs scored", series_pairs.len());
         let merged = series_pairs.iter().filter(|p| p.explanation.probability >= 0.95).count();
         assert_eq!(merged, 0, "{model:?}");
-        // A shared author still says more when the titles do not look alike.
+        // A shared author never says more when the titles look alike. (It said 2 bits less
+        // while a series' books, linked by their likeliest partners, counted among strangers
+        // for the author's u; they no longer do, as one person's several records do not: the
+        // series is kept apart by the name's u from the candidate pairs instead.)
         let equal_author = 3;
         let different = model.fields[0].weight(equal_author, 0);
         let level = series_pairs[0].comparison.name_level();
-        assert!(different > model.fields[0].weight(equal_author, level) + 2.0, "{model:?}");
+        assert!(different >= model.fields[0].weight(equal_author, level), "{model:?}");
     }
 
     #[test]
