@@ -13,7 +13,8 @@
 //! 3. Before both, on a tenant of its own: one merge-suggestion refresh of 10,000 people with
 //!    near-duplicate names, on each engine.
 //!
-//! `CANON_BENCH_SEED` and `CANON_BENCH_ENTITIES` change the two sizes (on Neo4j
+//! `CANON_BENCH_WARM` sets the rows seeded on a tenant of their own before the seed is timed
+//! (default 20,000). `CANON_BENCH_SEED` and `CANON_BENCH_ENTITIES` change the two sizes (on Neo4j
 //! `CANON_BENCH_NEO4J_SEED` and `CANON_BENCH_NEO4J_ENTITIES`, else the same);
 //! `CANON_BENCH_EDGES` the relations the knowledge-graph page reads over (default 20,000; past
 //! 20,000 they join all the grown entities and are written straight to the engine);
@@ -100,12 +101,13 @@ async fn pass(
         None
     };
 
-    // 0. The seed statement once on a throwaway tenant before either side is timed: its first
-    // runs on a fresh server plan it and warm the engine's JIT, which the API side, timed
-    // first, paid alone (on a fresh Neo4j the ratio read 0.43 where a warm one read 0.69-0.80).
+    // 0. The seed statement on a throwaway tenant before either side is timed: its first runs
+    // on a fresh server plan it and warm the engine's JIT, which the API side, timed first,
+    // paid alone (on a fresh Neo4j the ratio read 0.43-0.50 after 5,000 rows of warming, where
+    // a server warmed by earlier runs read 0.74-0.86 in the same hour).
     let warm_tenant = Tenant { account_id: canon::ids::new_id("acc"), environment: Environment::Sandbox };
     graph.ensure_tenant(&warm_tenant).await.map_err(|e| anyhow::anyhow!("{e}"))?;
-    raw_seed(&graph, &warm_tenant, 0..5_000).await?;
+    raw_seed(&graph, &warm_tenant, 0..size("CANON_BENCH_WARM", 20_000)).await?;
 
     // 1a. Through the API.
     let started = Instant::now();
