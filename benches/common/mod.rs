@@ -307,3 +307,13 @@ pub fn synthetic_name(i: usize, syllables: usize, copy_every: usize) -> String {
     let pick = |shift: u32| SYLLABLES[((x >> shift) % syllables as u64) as usize];
     format!("{}{} {}{}{}{}", pick(0), pick(6), pick(12), pick(18), pick(24), pick(30))
 }
+
+/// CPU seconds (user and system) this process has used so far, from /proc (Linux; 0 elsewhere).
+pub fn cpu_seconds() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // Fields after the command's closing parenthesis: utime and stime are the 12th and 13th.
+    let fields: Vec<&str> =
+        stat.rsplit_once(')').map(|(_, rest)| rest.split_whitespace().collect()).unwrap_or_default();
+    let ticks = |i: usize| fields.get(i).and_then(|f| f.parse::<f64>().ok()).unwrap_or(0.0);
+    (ticks(11) + ticks(12)) / 100.0
+}

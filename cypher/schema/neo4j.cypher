@@ -38,3 +38,10 @@ CREATE INDEX id_blocks_since IF NOT EXISTS FOR (m:IdBlocks) ON (m.tenantKey);
 // first, so on Neo4j, which locks per node as it writes, they run one at a time per tenant as
 // they do on FalkorDB. Unique, or two first seeds could each MERGE a lock of their own.
 CREATE CONSTRAINT tenant_lock_key IF NOT EXISTS FOR (l:TenantLock) REQUIRE l.key IS UNIQUE;
+// The review queue's and the knowledge graph's pages in ID order within one tenant
+// (review_queue_ordered.cypher, knowledge_graph_edges_ordered.cypher): seeking the tenant's
+// part of the index, a page reads its own rows only. Seeking Entity.id / RELATES_TO.id alone, a
+// page read every other tenant's rows after its cursor (a new tenant's first page read all
+// older tenants': 1.4 s beside a tenant of 1,000,000 entities).
+CREATE INDEX entity_tenant_id IF NOT EXISTS FOR (e:Entity) ON (e.accountID, e.environment, e.id);
+CREATE INDEX relation_tenant_id IF NOT EXISTS FOR ()-[r:RELATES_TO]-() ON (r.accountID, r.environment, r.id);

@@ -301,6 +301,7 @@ impl GraphService {
                 row.insert("expected".into(), expected);
                 rows.push(Value::Object(row));
             }
+            let began = std::time::Instant::now();
             let outcome = self
                 .engine
                 .run(queries::ENTITY_SEED, {
@@ -313,6 +314,7 @@ impl GraphService {
                     p
                 })
                 .await;
+            tracing::debug!(rows = pending.len(), took = ?began.elapsed(), "seed statement");
             match outcome {
                 Ok(written) => {
                     for row in written {

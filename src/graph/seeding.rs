@@ -161,16 +161,29 @@ impl SeedService {
         while processed < job.rows.len() {
             let end = (processed + JOB_CHUNK).min(job.rows.len());
             let rows = &job.rows[processed..end];
-            let seeding = self.graph.seed_rows_unannounced(&tenant, &job.bucket_id, rows, &job.id, processed);
-            let (results, proposed) = match unrecorded.take() {
+            let began = std::time::Instant::now();
+            let seeding = async {
+                let seeded =
+                    self.graph.seed_rows_unannounced(&tenant, &job.bucket_id, rows, &job.id, processed).await;
+                (seeded, began.elapsed())
+            };
+            let (tenant, job_id) = (&tenant, job.id.as_str());
+            let recording = |chunk| async move {
+                let recorded = self.record(tenant, job_id, chunk).await;
+                (recorded, began.elapsed())
+            };
+            let ((seeded, seed_time), record_time) = match unrecorded.take() {
                 Some(chunk) => {
-                    let (seeded, recorded) = tokio::join!(seeding, self.record(&tenant, &job.id, chunk));
+                    let (seeded, (recorded, took)) = tokio::join!(seeding, recording(chunk));
                     recorded?;
-                    seeded
+                    (seeded, Some(took))
                 }
-                None => seeding.await,
-            }
-            .map_err(|err| anyhow::anyhow!("{err}"))?;
+                None => (seeding.await, None),
+            };
+            // Where a chunk's time goes (CANON_LOG=canon::graph::seeding=debug): seeding it, and
+            // recording the chunk before it beside that.
+            tracing::debug!(job = id, rows = rows.len(), ?seed_time, ?record_time, "seed chunk");
+            let (results, proposed) = seeded.map_err(|err| anyhow::anyhow!("{err}"))?;
             let status = if end == job.rows.len() { "completed" } else { "processing" };
             unrecorded = Some(SeededChunk { status, first_row: processed, results, proposed });
             processed = end;
@@ -206,6 +219,27 @@ struct SeededChunk {
 impl JobHandler for SeedService {
     async fn run(&self, payload: Value) -> anyhow::Result<()> {
         let id = payload["seedJobID"].as_str().ok_or_else(|| anyhow::anyhow!("payload without seedJobID"))?;
-        self.run_job(id).await
+        let outcome = self.run_job(id).await;
+        if let Err(error) = &outcome {
+            // Shown while the job waits for its retry; its next saved chunk clears it.
+            self.note_failure(id, false, &format!("{error:#}; retrying")).await;
+        }
+        outcome
+    }
+
+    async fn gave_up(&self, payload: Value, error: &str) {
+        if let Some(id) = payload["seedJobID"].as_str() {
+            self.note_failure(id, true, error).await;
+        }
+    }
+}
+
+impl SeedService {
+    /// Records a run's failure on the seed job (see `note_seed_failure`); a failure to record
+    /// it is logged, the job's own error being the one that matters.
+    async fn note_failure(&self, id: &str, failed: bool, error: &str) {
+        if let Err(err) = self.records.note_seed_failure(id, failed, error).await {
+            tracing::error!(error = %err, seed_job = id, "cannot record the seed job's failure");
+        }
     }
 }

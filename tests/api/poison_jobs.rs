@@ -11,9 +11,14 @@ const STOPPED_FIVE_TIMES: &str = "the worker stopped while running this job 5 ti
 
 /// The ID of the job that runs `call_id`.
 async fn job_of(app: &TestApp, call_id: &str) -> String {
+    job_with(app, json!({ "callID": call_id })).await
+}
+
+/// The ID of the job whose payload is `payload`.
+async fn job_with(app: &TestApp, payload: Value) -> String {
     let pool = sqlx::AnyPool::connect(&app.config.records_url()).await.unwrap();
     let id: String = sqlx::query_scalar("SELECT id FROM jobs WHERE payload = $1")
-        .bind(json!({ "callID": call_id }).to_string())
+        .bind(payload.to_string())
         .fetch_one(&pool)
         .await
         .unwrap();
@@ -101,4 +106,34 @@ async fn a_call_whose_worker_stopped_fewer_times_than_its_limit_runs_to_completi
     assert_eq!(call["errors"], json!([]));
     let state = app.app().state.records.job_state(&job).await.unwrap().expect("the job");
     assert_eq!((state.status.as_str(), state.attempts), ("done", 5));
+}
+
+#[tokio::test]
+async fn a_seed_job_given_up_reads_failed_with_the_reason_instead_of_staying_in_progress() {
+    let mut app = spawn_app_with(Handlers::default(), |config| config.workers = 0).await;
+    let rows: Vec<Value> =
+        (0..150).map(|i| json!({ "canonical": format!("Poison {i}"), "type": "Company" })).collect();
+    let response = app.post("/v3/entities/bulk", json!({ "entities": rows })).await;
+    assert_eq!(response.status(), 202);
+    let id = json(response).await["seedJobID"].as_str().unwrap().to_string();
+    let job = job_with(&app, json!({ "seedJobID": id })).await;
+    // A seed job may run 10 times; each time canon dies while it runs.
+    for attempt in 1..=10 {
+        die_while_running(&mut app, &job, attempt).await;
+    }
+    app.stop().await;
+    app.config.workers = 1;
+    app.start().await;
+    let stopped = "the worker stopped while running this job 10 times; it is not retried";
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let status = json(app.get(&format!("/v3/entities/seed/{id}")).await).await;
+        if status["status"] == "failed" {
+            assert_eq!(status["error"], stopped, "{status}");
+            assert_eq!(status["processedRows"], 0, "{status}");
+            break;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "the seed job is still {status}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
 }

@@ -106,15 +106,7 @@ impl Neo4jEngine {
     }
 
     /// One run of a statement, every row drained. Dropped before it ends, it retires its pool.
-    async fn run_once(
-        &self,
-        cypher: &str,
-        params: &[(&str, BoltType)],
-    ) -> Result<Vec<neo4rs::Row>, neo4rs::Error> {
-        let mut query = neo4rs::query(cypher);
-        for (name, value) in params {
-            query = query.param(name, value.clone());
-        }
+    async fn run_once(&self, query: neo4rs::Query) -> Result<Vec<neo4rs::Row>, neo4rs::Error> {
         let (graph, generation) = self.current().await?;
         let cut = RetireIfCut { pool: &self.pool, generation, armed: true };
         let result = async {
@@ -203,14 +195,20 @@ impl Probe for Neo4jProbe {
 #[async_trait]
 impl CypherEngine for Neo4jEngine {
     async fn run(&self, cypher: &str, params: Params) -> Result<Vec<Row>, GraphError> {
-        let mut bolt = Vec::with_capacity(params.len());
-        for (name, value) in &params {
-            bolt.push((name.as_str(), to_bolt(value)?));
-        }
+        // Each run converts the parameters afresh: a clone of converted ones cost as much, and
+        // runs after the first are rare, while a seed's rows are a deep value (its copies were
+        // a good part of canon's CPU per seeded row).
+        let query = || -> Result<neo4rs::Query, GraphError> {
+            let mut query = neo4rs::query(cypher);
+            for (name, value) in &params {
+                query = query.param(name, to_bolt(value)?);
+            }
+            Ok(query)
+        };
         let attempts = async {
             let mut pause = FIRST_RETRY_PAUSE;
             loop {
-                match self.run_once(cypher, &bolt).await {
+                match self.run_once(query()?).await {
                     // Neo4j locks as it writes (FalkorDB runs writes one at a time): concurrent
                     // statements may deadlock, and Neo4j then fails one of them with a
                     // transient error. Its auto-commit transaction was rolled back, so running

@@ -225,6 +225,23 @@ impl Records {
         tx.commit().await?;
         Ok(())
     }
+
+    /// Records why a seed job's run failed: `status` `failed` once it is given up, else its
+    /// status is kept (a retry follows) and the error says what the last attempt met, so a
+    /// client polling it sees the failure instead of a job that never moves.
+    pub async fn note_seed_failure(&self, id: &str, failed: bool, error: &str) -> Result<(), RecordError> {
+        sqlx::query(
+            "UPDATE seed_jobs SET status = CASE WHEN $1 THEN 'failed' ELSE status END, error = $2, \
+             updated_at = $3 WHERE id = $4",
+        )
+        .bind(failed)
+        .bind(error)
+        .bind(ids::now_millis())
+        .bind(id)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
 }
 
 fn parse(text: &str) -> Vec<serde_json::Value> {
