@@ -215,21 +215,35 @@ struct SeededChunk {
     proposed: Vec<crate::graph::events::StatusChange>,
 }
 
+/// What a tenant reads on a seed job whose run failed. The cause (a store's error) is logged
+/// with the job's ID, never shown: it may name the server's internals.
+const RUN_FAILED: &str = "writing the rows failed on the server's side; the job is retried";
+const GAVE_UP: &str = "writing the rows failed on the server's side at every attempt; the rows after processedRows were not seeded: send them again";
+
 #[async_trait]
 impl JobHandler for SeedService {
     async fn run(&self, payload: Value) -> anyhow::Result<()> {
         let id = payload["seedJobID"].as_str().ok_or_else(|| anyhow::anyhow!("payload without seedJobID"))?;
         let outcome = self.run_job(id).await;
         if let Err(error) = &outcome {
+            tracing::warn!(error = format!("{error:#}"), seed_job = id, "seed run failed; it is retried");
             // Shown while the job waits for its retry; its next saved chunk clears it.
-            self.note_failure(id, false, &format!("{error:#}; retrying")).await;
+            self.note_failure(id, false, RUN_FAILED).await;
         }
         outcome
     }
 
     async fn gave_up(&self, payload: Value, error: &str) {
         if let Some(id) = payload["seedJobID"].as_str() {
-            self.note_failure(id, true, error).await;
+            tracing::error!(error, seed_job = id, "seed job given up");
+            self.note_failure(id, true, GAVE_UP).await;
+        }
+    }
+
+    /// `message` is written for the tenant (how often the worker stopped): shown as it is.
+    async fn abandoned(&self, payload: Value, message: &str) {
+        if let Some(id) = payload["seedJobID"].as_str() {
+            self.note_failure(id, true, message).await;
         }
     }
 }
