@@ -10,7 +10,6 @@
 
 mod common;
 
-use canon::store::records::events::NewEvent;
 use futures::StreamExt;
 use serde_json::{json, Value};
 use std::time::Instant;
@@ -63,32 +62,11 @@ async fn main() -> anyhow::Result<()> {
     // Throughput: `outbox` events recorded at once, then drained by the workers.
     receiver.clear().await?;
     receiver.hold().await?;
-    let owner = bench.tenant.owner();
-    let mut bodies = Vec::with_capacity(outbox);
-    for n in 0..outbox {
-        let id = canon::ids::new_ksuid();
-        let event = json!({"eventID": id, "eventType": "transform", "functionName": "shaper", "n": n,
-                           "createdAt": canon::ids::now_rfc3339(), "transformedContent": {"invoiceNumber": "INV-42"}});
-        bodies.push(event.to_string());
-        let key = format!("bench-{n}");
-        let new = NewEvent {
-            id: &id,
-            event_type: "transform",
-            body: &event,
-            call_id: "wc_bench",
-            function_call_id: &key,
-            workflow_id: "wf_bench",
-            workflow_name: "flow",
-            function_id: &function_id,
-            function_name: "shaper",
-            function_version_num: 1,
-            reference_id: "",
-            intermediate: false,
-            dedupe_key: &key,
-            now: canon::ids::now_millis(),
-        };
-        bench.app.state.records.record_pipeline_event(owner, new).await?;
-    }
+    let records = &bench.app.state.records;
+    let recorded =
+        common::events::record_terminal_events(records, bench.tenant.owner(), &function_id, "bench", outbox)
+            .await?;
+    let bodies: Vec<String> = recorded.into_iter().map(|(_, body)| body).collect();
     let started = Instant::now();
     receiver.release().await?;
     receiver.wait_for(outbox).await?;

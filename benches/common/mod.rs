@@ -2,6 +2,7 @@
 
 #![allow(dead_code)]
 
+pub mod events;
 pub mod receiver;
 pub mod serve;
 

@@ -38,6 +38,7 @@ use crate::secrets::SecretsService;
 use crate::store::records::keys::Environment;
 use crate::store::records::outbox::{Attempt, Claimed, Finished};
 use crate::store::records::Records;
+use futures::stream::{FuturesUnordered, StreamExt};
 use reqwest::Method;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -194,27 +195,32 @@ impl DeliveryWorker {
                     })
                     .collect();
                 let (worker, slots, finished_tx) = (worker.clone(), slots.clone(), finished_tx.clone());
-                // One task hands the turn's deliveries to the sends' runtime, which spawns them
-                // from within: spawning each from this thread woke a runtime thread each time.
+                // The turn's deliveries are sent by one task of the sends' runtime, as a plain
+                // client drives its requests: a task spawned for each (from this thread, or from
+                // a task there) cost a task's allocation, a copy of its large future and often a
+                // wake of the other runtime thread per delivery.
                 sends.spawn(async move {
-                    for (delivery, hold, share) in batch {
-                        let (worker, slots, finished_tx) =
-                            (worker.clone(), slots.clone(), finished_tx.clone());
-                        tokio::spawn(async move {
-                            let account = delivery.account_id.clone();
-                            let done = {
-                                // The account's share first: waiting for it holds no slot
-                                // another account could send in.
-                                let _share =
-                                    share.acquire_owned().await.expect("an account's sends stay open");
-                                let _sending = slots.acquire_owned().await.expect("the send slots stay open");
-                                worker.attempt(delivery).await
-                            };
-                            // Handed in before the hold ends, so a stop waits for it to be written.
-                            let _ = finished_tx.send((account, done)).await;
-                            drop(hold);
-                        });
-                    }
+                    let mut attempts: FuturesUnordered<_> = batch
+                        .into_iter()
+                        .map(|(delivery, hold, share)| {
+                            let (worker, slots, finished_tx) = (&worker, &slots, &finished_tx);
+                            async move {
+                                let account = delivery.account_id.clone();
+                                let done = {
+                                    // The account's share first: waiting for it holds no slot
+                                    // another account could send in.
+                                    let _share =
+                                        share.acquire_owned().await.expect("an account's sends stay open");
+                                    let _sending = slots.acquire().await.expect("the send slots stay open");
+                                    worker.attempt(delivery).await
+                                };
+                                // Handed in before the hold ends, so a stop waits for it to be written.
+                                let _ = finished_tx.send((account, done)).await;
+                                drop(hold);
+                            }
+                        })
+                        .collect();
+                    while attempts.next().await.is_some() {}
                 });
             } else {
                 // Until a send finishes, new work may be due, or the stop.
@@ -228,10 +234,10 @@ impl DeliveryWorker {
         outbox.close().await;
     }
 
-    async fn attempt(&self, delivery: Claimed) -> Finished {
+    async fn attempt(&self, mut delivery: Claimed) -> Finished {
         let started = Instant::now();
         let at = ids::now_millis();
-        let (outcome, status_code, excerpt, error) = self.send(&delivery).await;
+        let (outcome, status_code, excerpt, error) = self.send(&mut delivery).await;
         let number = delivery.attempts + 1;
         let mut attempt = Attempt {
             at,
@@ -260,15 +266,17 @@ impl DeliveryWorker {
         Finished { delivery_id: delivery.id, row: delivery.row, number, attempt, status }
     }
 
-    async fn send(&self, delivery: &Claimed) -> Answer {
+    async fn send(&self, delivery: &mut Claimed) -> Answer {
         let tenant = Tenant {
             account_id: delivery.account_id.clone(),
             environment: Environment::parse(&delivery.environment).unwrap_or(Environment::Sandbox),
         };
         let result = match delivery.destination.as_str() {
             "webhook" => self.webhook(&tenant, delivery).await,
-            "s3" => self.object(&tenant, delivery).await,
-            "google_drive" => self.drive(&tenant, delivery).await,
+            // Boxed: every delivery's future is as large as the largest of these, and webhooks
+            // are nearly all of them.
+            "s3" => Box::pin(self.object(&tenant, delivery)).await,
+            "google_drive" => Box::pin(self.drive(&tenant, delivery)).await,
             other => Err(format!("unknown destination {other:?}")),
         };
         match result {
@@ -277,7 +285,8 @@ impl DeliveryWorker {
         }
     }
 
-    async fn webhook(&self, tenant: &Tenant, delivery: &Claimed) -> Result<Answer, String> {
+    /// Sends the body (taken from `delivery`: each attempt is claimed afresh).
+    async fn webhook(&self, tenant: &Tenant, delivery: &mut Claimed) -> Result<Answer, String> {
         let url = delivery.webhook_url.as_deref().ok_or("the subscription has no webhookURL any more")?;
         let keys = self.secrets.signing_keys(tenant).await?;
         let mut request = self
@@ -291,8 +300,8 @@ impl DeliveryWorker {
             request =
                 request.header(signature::HEADER, signature::sign(now, delivery.body.as_bytes(), &keys));
         }
-        let response =
-            request.body(delivery.body.clone()).send().await.map_err(|err| crate::egress::describe(&err))?;
+        let body = std::mem::take(&mut delivery.body);
+        let response = request.body(body).send().await.map_err(|err| crate::egress::describe(&err))?;
         Ok(answer(response).await)
     }
 

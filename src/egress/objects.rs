@@ -40,8 +40,9 @@ pub fn relative_folder(text: &str) -> Result<PathBuf, String> {
 }
 
 /// Writes `body` as a new file at `<root>/<tenant_folder>/<relative>`; every folder on the
-/// way is created or checked to stay under the tenant's folder. Blocking: run it off the
-/// async workers.
+/// way is created or checked to stay under the tenant's folder. The file appears at its name
+/// whole or not at all; a name already taken is left as it is (`AlreadyExists`). Blocking:
+/// run it off the async workers.
 pub fn write_new(root: &Path, tenant_folder: &Path, relative: &Path, body: &[u8]) -> io::Result<PathBuf> {
     fs::create_dir_all(root)?;
     let root = root.canonicalize()?;
@@ -61,6 +62,20 @@ pub fn write_new(root: &Path, tenant_folder: &Path, relative: &Path, body: &[u8]
         }
     }
     let path = folder.join(file_name);
+    // Written whole under a temporary name beside it, then linked to its name: a reader (or a
+    // restart after a crash) never finds the object empty or cut short, and a link fails on a
+    // name already taken, so an existing object is never overwritten, nor a link followed.
+    let temporary = folder.join(format!(".{}.{}.partial", file_name.to_string_lossy(), ulid::Ulid::new()));
+    let written = write_whole(&temporary, body).and_then(|()| fs::hard_link(&temporary, &path));
+    let _ = fs::remove_file(&temporary);
+    written?;
+    // The new name itself survives a crash once its folder is synced.
+    fs::File::open(&folder)?.sync_all()?;
+    Ok(path)
+}
+
+/// `body` as the new file `path` (never through a link), on disk when this returns.
+fn write_whole(path: &Path, body: &[u8]) -> io::Result<()> {
     let mut options = fs::OpenOptions::new();
     options.write(true).create_new(true);
     #[cfg(unix)]
@@ -68,10 +83,9 @@ pub fn write_new(root: &Path, tenant_folder: &Path, relative: &Path, body: &[u8]
         use std::os::unix::fs::OpenOptionsExt;
         options.custom_flags(libc::O_NOFOLLOW).mode(0o600);
     }
-    let mut file = options.open(&path)?;
+    let mut file = options.open(path)?;
     file.write_all(body)?;
-    file.sync_data()?;
-    Ok(path)
+    file.sync_data()
 }
 
 /// Enters (creating when missing) the folder `next`, which must stay under `fence`.
@@ -140,5 +154,40 @@ mod tests {
         std::os::unix::fs::symlink(root.path().join("acc_2/sandbox/x"), home.join("theirs")).unwrap();
         assert!(write_new(root.path(), tenant, Path::new("theirs/e.json"), b"{}").is_err());
         assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn an_object_appears_whole_or_not_at_all_and_is_never_overwritten() {
+        let root = tempfile::tempdir().unwrap();
+        let tenant = Path::new("acc_1/sandbox");
+        let body = vec![b'x'; 32 * 1024 * 1024];
+        let file = root.path().join("acc_1/sandbox/out/big.json");
+        let watching = std::sync::atomic::AtomicBool::new(true);
+        std::thread::scope(|scope| {
+            // A reader looking while it is written sees no file or the whole of it.
+            let reader = scope.spawn(|| {
+                let mut seen = Vec::new();
+                while watching.load(std::sync::atomic::Ordering::Relaxed) {
+                    if let Ok(meta) = std::fs::metadata(&file) {
+                        seen.push(meta.len());
+                    }
+                }
+                seen
+            });
+            write_new(root.path(), tenant, Path::new("out/big.json"), &body).unwrap();
+            watching.store(false, std::sync::atomic::Ordering::Relaxed);
+            let seen = reader.join().unwrap();
+            assert!(seen.iter().all(|len| *len == body.len() as u64), "partial sizes seen: {:?}", {
+                let mut partial: Vec<_> = seen.into_iter().filter(|len| *len != body.len() as u64).collect();
+                partial.dedup();
+                partial
+            });
+        });
+        let err = write_new(root.path(), tenant, Path::new("out/big.json"), b"{}").unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::AlreadyExists);
+        assert_eq!(std::fs::metadata(&file).unwrap().len(), body.len() as u64, "left as it was");
+        let names: Vec<_> =
+            std::fs::read_dir(file.parent().unwrap()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(names, vec![std::ffi::OsString::from("big.json")], "no temporary file is left behind");
     }
 }

@@ -6,11 +6,14 @@ use crate::helpers::{json, unique, TestApp};
 use axum::http::{HeaderMap, StatusCode};
 use canon::delivery::signature;
 use canon::store::records::collections::Owner;
-use canon::store::records::events::NewEvent;
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+
+// The benchmark's events (benches and tests are crates of their own).
+#[path = "../../benches/common/events.rs"]
+mod events;
 
 /// Events recorded at once: more than one turn of the outbox takes at its smallest.
 const EVENTS: usize = 40;
@@ -46,32 +49,9 @@ async fn receiver(flaky: bool) -> (String, Arrivals) {
 /// Records `EVENTS` terminal events of `function_id` back to back; returns their bodies by ID.
 async fn record_events(app: &TestApp, function_id: &str) -> BTreeMap<String, String> {
     let owner = Owner { account_id: &app.account_id, environment: "sandbox" };
-    let mut bodies = BTreeMap::new();
-    for n in 0..EVENTS {
-        let id = canon::ids::new_ksuid();
-        let body = json!({"eventID": id, "eventType": "transform", "functionName": "shaper", "n": n,
-                          "transformedContent": {"invoiceNumber": format!("INV-{n}")}});
-        let key = format!("batch-{n}");
-        let event = NewEvent {
-            id: &id,
-            event_type: "transform",
-            body: &body,
-            call_id: "wc_batch",
-            function_call_id: &key,
-            workflow_id: "wf_batch",
-            workflow_name: "batch",
-            function_id,
-            function_name: "shaper",
-            function_version_num: 1,
-            reference_id: "",
-            intermediate: false,
-            dedupe_key: &key,
-            now: canon::ids::now_millis(),
-        };
-        app.app().state.records.record_pipeline_event(owner, event).await.expect("event recorded");
-        bodies.insert(id, body.to_string());
-    }
-    bodies
+    let records = &app.app().state.records;
+    let recorded = events::record_terminal_events(records, owner, function_id, "batch", EVENTS).await;
+    recorded.expect("events recorded").into_iter().collect()
 }
 
 /// Waits until `arrivals` holds `count` requests, then a little longer for any extra one.

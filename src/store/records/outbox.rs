@@ -4,9 +4,12 @@
 
 use super::batch::Statement;
 use super::collections::Owner;
+use super::writer::{self, SingleWriter, Writer};
 use super::{Dialect, RecordError, Records};
 use sqlx::any::AnyRow;
 use sqlx::Row;
+use std::sync::Arc;
+use tokio::sync::Mutex;
 
 /// What an event is, for choosing the subscriptions it goes to.
 pub enum EventSource<'a> {
@@ -82,12 +85,13 @@ pub(super) fn enqueued<'a>(
     .arg(i64::from(is_error))
 }
 
-/// A delivery a worker holds: where it goes and what it carries.
-#[derive(Clone, Debug)]
+/// A delivery a worker holds: where it goes and what it carries. A claim reads it as a JSON
+/// array of its fields in this order.
+#[derive(Clone, Debug, serde::Deserialize)]
 pub struct Claimed {
-    pub id: String,
     /// The row's rowid on SQLite, where the outbox finds its rows by it.
     pub row: Option<i64>,
+    pub id: String,
     pub account_id: String,
     pub environment: String,
     pub subscription_id: String,
@@ -160,54 +164,23 @@ pub(super) fn json_rows(dialect: Dialect, n: usize) -> String {
     }
 }
 
-/// Writes finished attempts: one UPDATE sets every finished delivery's state, whatever its
-/// outcome. A first attempt that delivered (nearly all of them) is kept on its delivery's own
-/// row by that same UPDATE; every other attempt is also a row of `delivery_attempts`, all of a
-/// turn's in one INSERT (its `WHERE TRUE` keeps SQLite from reading `ON CONFLICT` as a join's
-/// `ON`). A turn is then two statements at most, however many deliveries it records.
-async fn settle(
-    tx: &mut super::writer::WriteTx,
-    dialect: Dialect,
-    finished: &[Finished],
-) -> Result<(), RecordError> {
-    if finished.is_empty() {
-        return Ok(());
-    }
+/// A turn's finished attempts as the JSON parameters of [`settle_sql`] (every delivery's new
+/// state) and [`log_sql`] (the attempts not kept on their delivery's row; `None` when none).
+fn settled_rows(finished: &[Finished]) -> (String, Option<String>) {
     let kept_on_row = |done: &Finished| {
         done.status == "delivered" && done.number == 1 && done.attempt.next_retry_at.is_none()
     };
-    // `"y"` at 5 marks an attempt kept on the row (a string reads the same with `->>` on
-    // both stores; a JSON boolean does not).
-    let sql = format!(
-        "UPDATE deliveries SET status = e.value ->> 1, attempts = CAST(e.value ->> 2 AS BIGINT), \
-             next_attempt_at = CAST(e.value ->> 3 AS BIGINT), lease_until = 0, \
-             updated_at = CAST(e.value ->> 4 AS BIGINT), \
-             first_attempted_at = CASE WHEN e.value ->> 5 = 'y' THEN CAST(e.value ->> 4 AS BIGINT) ELSE first_attempted_at END, \
-             first_status_code = CASE WHEN e.value ->> 5 = 'y' THEN CAST(e.value ->> 6 AS BIGINT) ELSE first_status_code END, \
-             first_latency_ms = CASE WHEN e.value ->> 5 = 'y' THEN CAST(e.value ->> 7 AS BIGINT) ELSE first_latency_ms END, \
-             first_response_excerpt = CASE WHEN e.value ->> 5 = 'y' THEN e.value ->> 8 ELSE first_response_excerpt END \
-         FROM {} WHERE {}",
-        json_rows(dialect, 1),
-        // SQLite finds its rows by rowid, without a walk down the ID's index; the ID must
-        // match too, should the rowids have been renumbered since the claim (a VACUUM); its
-        // unary `+` keeps SQLite from walking the ID's index instead.
-        match dialect {
-            Dialect::Sqlite => "deliveries.rowid = e.value ->> 9 AND +deliveries.id = e.value ->> 0",
-            Dialect::Postgres => "deliveries.id = e.value ->> 0",
-        }
-    );
-    let rows = finished
+    let states = finished
         .iter()
         .map(|done| {
             let attempt = &done.attempt;
-            let kept = kept_on_row(done);
             serde_json::json!([
                 done.delivery_id,
                 done.status,
                 done.number,
                 attempt.next_retry_at.unwrap_or(attempt.at),
                 attempt.at,
-                kept.then_some("y"),
+                kept_on_row(done).then_some("y"),
                 attempt.status_code,
                 attempt.latency_ms,
                 attempt.response_excerpt,
@@ -215,10 +188,6 @@ async fn settle(
             ])
         })
         .collect();
-    // The excerpt is whatever the destination answered: a NUL in it would fail the whole
-    // turn on PostgreSQL (text cannot hold one), for every tenant's deliveries in it.
-    let rows = super::events::without_nul(serde_json::Value::Array(rows));
-    sqlx::query(&sql).bind(rows.to_string()).execute(&mut **tx).await?;
     let logged: Vec<serde_json::Value> = finished
         .iter()
         .filter(|done| !kept_on_row(done))
@@ -236,163 +205,152 @@ async fn settle(
             ])
         })
         .collect();
-    if logged.is_empty() {
-        return Ok(());
-    }
-    let sql = format!(
+    // The excerpt is whatever the destination answered: a NUL in it would fail the whole
+    // turn on PostgreSQL (text cannot hold one), for every tenant's deliveries in it.
+    let json = |rows| super::events::without_nul(serde_json::Value::Array(rows)).to_string();
+    let logged = (!logged.is_empty()).then(|| json(logged));
+    (json(states), logged)
+}
+
+/// One UPDATE sets every finished delivery's state (rows of [`settled_rows`] at `$n`),
+/// whatever its outcome. A first attempt that delivered (nearly all of them) is kept on its
+/// delivery's own row by that same UPDATE; every other attempt is also a row of
+/// `delivery_attempts` ([`log_sql`]). A turn then writes two statements at most, however many
+/// deliveries it records.
+fn settle_sql(dialect: Dialect, n: usize) -> String {
+    // `"y"` at 5 marks an attempt kept on the row (a string reads the same with `->>` on
+    // both stores; a JSON boolean does not).
+    format!(
+        "UPDATE deliveries SET status = e.value ->> 1, attempts = CAST(e.value ->> 2 AS BIGINT), \
+             next_attempt_at = CAST(e.value ->> 3 AS BIGINT), lease_until = 0, \
+             updated_at = CAST(e.value ->> 4 AS BIGINT), \
+             first_attempted_at = CASE WHEN e.value ->> 5 = 'y' THEN CAST(e.value ->> 4 AS BIGINT) ELSE first_attempted_at END, \
+             first_status_code = CASE WHEN e.value ->> 5 = 'y' THEN CAST(e.value ->> 6 AS BIGINT) ELSE first_status_code END, \
+             first_latency_ms = CASE WHEN e.value ->> 5 = 'y' THEN CAST(e.value ->> 7 AS BIGINT) ELSE first_latency_ms END, \
+             first_response_excerpt = CASE WHEN e.value ->> 5 = 'y' THEN e.value ->> 8 ELSE first_response_excerpt END \
+         FROM {} WHERE {}",
+        json_rows(dialect, n),
+        // SQLite finds its rows by rowid, without a walk down the ID's index; the ID must
+        // match too, should the rowids have been renumbered since the claim (a VACUUM); its
+        // unary `+` keeps SQLite from walking the ID's index instead.
+        match dialect {
+            Dialect::Sqlite => "deliveries.rowid = e.value ->> 9 AND +deliveries.id = e.value ->> 0",
+            Dialect::Postgres => "deliveries.id = e.value ->> 0",
+        }
+    )
+}
+
+/// All of a turn's attempts that are not kept on their delivery's row, in one INSERT (its
+/// `WHERE TRUE` keeps SQLite from reading `ON CONFLICT` as a join's `ON`).
+fn log_sql(dialect: Dialect, n: usize) -> String {
+    format!(
         "INSERT INTO delivery_attempts (delivery_id, attempt, attempted_at, status_code, latency_ms, \
              response_excerpt, error, next_retry_at) \
          SELECT e.value ->> 0, CAST(e.value ->> 1 AS BIGINT), CAST(e.value ->> 2 AS BIGINT), \
              CAST(e.value ->> 3 AS BIGINT), CAST(e.value ->> 4 AS BIGINT), e.value ->> 5, e.value ->> 6, \
              CAST(e.value ->> 7 AS BIGINT) \
          FROM {} WHERE TRUE ON CONFLICT (delivery_id, attempt) DO NOTHING",
-        json_rows(dialect, 1)
-    );
-    let rows = super::events::without_nul(serde_json::Value::Array(logged));
-    sqlx::query(&sql).bind(rows.to_string()).execute(&mut **tx).await?;
-    Ok(())
+        json_rows(dialect, n)
+    )
 }
 
-/// Takes the leases of up to `limit` due deliveries and reads what they carry (the event's
-/// body, the subscription's destination), all of them as one JSON array in one row: a row per
-/// delivery had cost the store's thread a hand-over (and a wake of this one) for each, and
-/// this side a decoded row of a dozen columns.
-///
-/// On PostgreSQL that is one statement, the UPDATE … RETURNING aggregated; its outer condition
-/// is checked again on each row it updates, so two instances never lease the same row. SQLite
-/// cannot aggregate what an UPDATE returns, so there the due rows are read first and leased by
-/// rowid second: the transaction took the write lock when it began (`BEGIN IMMEDIATE`), so no
-/// other process writes between the two.
-///
-/// A leased row's next attempt is due when its lease runs out (should this attempt be lost),
-/// so `next_attempt_at` moves there: the due scan, which walks `next_attempt_at` in order,
-/// then never steps over rows in flight.
-async fn claim(
-    tx: &mut super::writer::WriteTx,
-    dialect: Dialect,
-    now: i64,
-    lease_ms: i64,
-    limit: i64,
-    skip: &[String],
-) -> Result<Vec<Claimed>, RecordError> {
-    // The due scan, its limit at `$limit` and the skipped accounts (if any) at `$limit + 1`.
-    // Accounts holding their share are passed over (the scan then walks past their due rows,
-    // which is why the worker asks for it sparingly); with none, the claim is the plain one.
-    let due = |key: &str, limit_at: usize| {
-        let skipping = if skip.is_empty() {
-            String::new()
-        } else {
-            format!("AND account_id NOT IN ({}) ", json_strings(dialect, limit_at + 1))
-        };
-        format!(
-            "SELECT {key} FROM deliveries \
-             WHERE status = 'pending' AND next_attempt_at <= $1 AND lease_until <= $1 {skipping}\
-             ORDER BY next_attempt_at LIMIT ${limit_at}"
-        )
-    };
-    let carried = "d.id, d.account_id, d.environment, d.subscription_id, d.destination, d.attempts, \
-         d.event_id, e.body, s.webhook_url, s.s3_bucket, s.s3_file_path, s.google_drive_folder_id";
-    let joins =
-        "LEFT JOIN events e ON e.id = d.event_id LEFT JOIN subscriptions s ON s.id = d.subscription_id";
-    let skip_json = (!skip.is_empty()).then(|| serde_json::json!(skip).to_string());
-    let claimed: Option<String> = match dialect {
-        Dialect::Postgres => {
-            let sql = format!(
-                "WITH d AS (UPDATE deliveries SET lease_until = $2, next_attempt_at = $2 \
-                            WHERE id IN ({}) AND status = 'pending' AND lease_until <= $1 \
-                            RETURNING id, account_id, environment, subscription_id, destination, attempts, event_id) \
-                 SELECT CAST(json_agg(json_build_array({carried})) AS TEXT) AS claimed FROM d {joins}",
-                due("id", 3)
-            );
-            let mut query = sqlx::query(&sql).bind(now).bind(now + lease_ms).bind(limit);
-            if let Some(skip) = &skip_json {
-                query = query.bind(skip.clone());
-            }
-            query.fetch_one(&mut **tx).await?.get("claimed")
-        }
-        Dialect::Sqlite => {
-            let sql = format!(
-                "SELECT json_group_array(json_array(d.rowid, {carried})) AS claimed \
-                 FROM ({}) AS due JOIN deliveries d ON d.rowid = due.rid {joins}",
-                due("rowid AS rid", 2)
-            );
-            let mut query = sqlx::query(&sql).bind(now).bind(limit);
-            if let Some(skip) = &skip_json {
-                query = query.bind(skip.clone());
-            }
-            query.fetch_one(&mut **tx).await?.get("claimed")
-        }
-    };
+/// What a claim reads of each leased delivery `d`, in [`Claimed`]'s field order after `row`,
+/// and from where ([`CARRIED_FROM`] after the leased rows).
+const CARRIED: &str = "d.id, d.account_id, d.environment, d.subscription_id, d.destination, d.attempts, \
+     d.event_id, e.body, s.webhook_url, s.s3_bucket, s.s3_file_path, s.google_drive_folder_id";
+/// A delivery whose event is gone has nothing to carry and is left out of the aggregate
+/// (`FILTER (WHERE e.id IS NOT NULL)`) but leased all the same, so it does not stay at the
+/// head of the due scan; one whose subscription is gone has no destination (its attempt says so).
+const CARRIED_FROM: &str =
+    "LEFT JOIN events e ON e.id = d.event_id LEFT JOIN subscriptions s ON s.id = d.subscription_id";
+
+/// The due scan: `key` of up to `$limit_at` due deliveries, oldest due first, passing over
+/// the accounts listed at `$skip_at` (if any; the scan then walks past their due rows, which
+/// is why the worker asks for it sparingly).
+fn due_sql(dialect: Dialect, key: &str, now_at: usize, limit_at: usize, skip_at: Option<usize>) -> String {
+    let skipping =
+        skip_at.map(|n| format!("AND account_id NOT IN ({}) ", json_strings(dialect, n))).unwrap_or_default();
+    format!(
+        "SELECT {key} FROM deliveries \
+         WHERE status = 'pending' AND next_attempt_at <= ${now_at} AND lease_until <= ${now_at} {skipping}\
+         ORDER BY next_attempt_at LIMIT ${limit_at}"
+    )
+}
+
+/// Claimed deliveries from a claim's JSON array of arrays (each in [`Claimed`]'s field order).
+fn claimed_from(claimed: Option<String>) -> Result<Vec<Claimed>, RecordError> {
     let Some(claimed) = claimed else { return Ok(Vec::new()) };
-    let mut rows: Vec<serde_json::Value> = serde_json::from_str(&claimed)
-        .map_err(|err| RecordError::Unavailable(format!("a claim read back: {err}")))?;
-    let rowids: Vec<Option<i64>> = match dialect {
-        Dialect::Sqlite => rows
-            .iter_mut()
-            .map(|row| row.as_array_mut().and_then(|fields| fields.remove(0).as_i64()))
-            .collect(),
-        Dialect::Postgres => vec![None; rows.len()],
-    };
-    if dialect == Dialect::Sqlite && !rows.is_empty() {
-        sqlx::query(
-            "UPDATE deliveries SET lease_until = $1, next_attempt_at = $1 \
-             WHERE rowid IN (SELECT value FROM json_each($2))",
-        )
-        .bind(now + lease_ms)
-        .bind(serde_json::json!(rowids).to_string())
-        .execute(&mut **tx)
-        .await?;
-    }
-    // A delivery whose event is gone has nothing to carry and is left out (leased); one whose
-    // subscription is gone has no destination (its attempt says so).
-    Ok(rows.into_iter().zip(rowids).filter_map(|(fields, row)| claimed_from(fields, row)).collect())
+    serde_json::from_str(&claimed)
+        .map_err(|err| RecordError::Unavailable(format!("a claim read back: {err}")))
 }
 
-/// A claimed delivery from its JSON array (in the order of `claim`'s columns).
-fn claimed_from(fields: serde_json::Value, row: Option<i64>) -> Option<Claimed> {
-    type Fields = (
-        String,
-        String,
-        String,
-        String,
-        String,
-        i64,
-        String,
-        Option<String>,
-        Option<String>,
-        Option<String>,
-        Option<String>,
-        Option<String>,
-    );
-    let (
-        id,
-        account_id,
-        environment,
-        subscription_id,
-        destination,
-        attempts,
-        event_id,
-        body,
-        webhook_url,
-        s3_bucket,
-        s3_file_path,
-        google_drive_folder_id,
-    ): Fields = serde_json::from_value(fields).ok()?;
-    Some(Claimed {
-        id,
-        row,
-        account_id,
-        environment,
-        subscription_id,
-        destination,
-        attempts,
-        event_id,
-        body: body?,
-        webhook_url,
-        s3_bucket,
-        s3_file_path,
-        google_drive_folder_id,
-    })
+/// A turn on SQLite: its statements' parameters.
+struct Turn {
+    states: Option<String>,
+    logged: Option<String>,
+    now: i64,
+    lease_until: i64,
+    limit: i64,
+    skip: Option<String>,
+}
+
+impl Turn {
+    /// The turn as two queries: `BEGIN IMMEDIATE`, the settling statements and the claim's
+    /// read as one, the leases and `COMMIT` as the other (one query when it claims nothing).
+    /// Each statement sent on its own was a round trip to SQLite's thread, five a turn, and a
+    /// turn's rows wait for all of them (`make bench-delivery`: BEGIN alone took 0.5 ms a turn
+    /// on the loaded machine).
+    ///
+    /// SQLite cannot aggregate what an UPDATE returns, so the claim reads the due rows first
+    /// and leases them by rowid second: the transaction took the write lock when it began,
+    /// so no other process writes between the two.
+    async fn on_sqlite(self, single: &Arc<Mutex<SingleWriter>>) -> Result<Vec<Claimed>, RecordError> {
+        // $1 the states, $2 the logged attempts, $3 now, $4 the limit, $5 the skipped accounts.
+        let mut sql = String::from("BEGIN IMMEDIATE;\n");
+        if self.states.is_some() {
+            sql.push_str(&settle_sql(Dialect::Sqlite, 1));
+            sql.push_str(";\n");
+        }
+        if self.logged.is_some() {
+            sql.push_str(&log_sql(Dialect::Sqlite, 2));
+            sql.push_str(";\n");
+        }
+        if self.limit > 0 {
+            sql.push_str(&format!(
+                "SELECT json_group_array(d.rowid) AS leased, \
+                     json_group_array(json_array(d.rowid, {CARRIED})) FILTER (WHERE e.id IS NOT NULL) AS claimed \
+                 FROM ({}) AS due JOIN deliveries d ON d.rowid = due.rid {CARRIED_FROM}",
+                due_sql(Dialect::Sqlite, "rowid AS rid", 3, 4, self.skip.as_ref().map(|_| 5)),
+            ));
+        } else {
+            sql.push_str("COMMIT");
+        }
+        let query = sqlx::query(&sql)
+            .bind(self.states)
+            .bind(self.logged)
+            .bind(self.now)
+            .bind(self.limit)
+            .bind(self.skip);
+        let mut writer = writer::take_turn(single).await?;
+        writer.open = true;
+        let mut rows = query.fetch_all(&mut writer.conn).await;
+        let mut claimed = None;
+        if let (Ok(read), true) = (&rows, self.limit > 0) {
+            let leased: Option<String> = read.first().and_then(|row| row.try_get("leased").ok());
+            claimed = read.first().and_then(|row| row.try_get("claimed").ok());
+            let lease = "UPDATE deliveries SET lease_until = $1, next_attempt_at = $1 \
+                         WHERE rowid IN (SELECT value FROM json_each($2));\nCOMMIT";
+            let leasing = sqlx::query(lease).bind(self.lease_until).bind(leased).fetch_all(&mut writer.conn);
+            rows = leasing.await;
+        }
+        if rows.is_err() {
+            // A statement failed with the transaction open.
+            let _ = sqlx::query("ROLLBACK").execute(&mut writer.conn).await;
+        }
+        writer.open = false;
+        rows?;
+        claimed_from(claimed)
+    }
 }
 
 fn delivery(row: &AnyRow) -> DeliveryRecord {
@@ -424,8 +382,15 @@ impl Records {
     /// Records finished attempts and claims up to `limit` due deliveries for `lease_ms`, in
     /// one write transaction: the delivery worker is then one writer, not two taking turns at
     /// SQLite's write lock (whose busy wait sleeps for milliseconds). Two processes never hold
-    /// the same row: the claim's outer condition is checked again on each row it updates.
-    /// Deliveries of the accounts in `skip` (holding their share already) are not claimed.
+    /// the same row. Deliveries of the accounts in `skip` (holding their share already) are
+    /// not claimed.
+    ///
+    /// The claim takes the rows' leases and reads what they carry (the event's body, the
+    /// subscription's destination) as one JSON array in one row: a row per delivery had cost
+    /// the store's thread a hand-over (and a wake of this one) for each, and this side a
+    /// decoded row of a dozen columns. A leased row's next attempt is due when its lease runs
+    /// out (should this attempt be lost), so `next_attempt_at` moves there: the due scan,
+    /// which walks `next_attempt_at` in order, then never steps over rows in flight.
     pub async fn settle_and_claim(
         &self,
         finished: &[Finished],
@@ -439,15 +404,50 @@ impl Records {
             // SQLite's write lock from everyone else (the CLI's writes among them).
             return Ok(Vec::new());
         }
-        let mut tx = self.begin_write().await?;
-        settle(&mut tx, self.dialect, finished).await?;
-        let claimed = if limit > 0 {
-            claim(&mut tx, self.dialect, now, lease_ms, limit, skip).await?
+        let (states, logged) = if finished.is_empty() {
+            (None, None)
         } else {
-            Vec::new()
+            let (states, logged) = settled_rows(finished);
+            (Some(states), logged)
         };
-        tx.commit().await?;
-        Ok(claimed)
+        let skip = (!skip.is_empty()).then(|| serde_json::json!(skip).to_string());
+        match &self.writer {
+            Writer::Single { conn, .. } => {
+                let turn = Turn { states, logged, now, lease_until: now + lease_ms, limit, skip };
+                turn.on_sqlite(conn).await
+            }
+            Writer::Pool(_) => {
+                let mut tx = self.begin_write().await?;
+                for (sql, rows) in [(settle_sql(self.dialect, 1), states), (log_sql(self.dialect, 1), logged)]
+                {
+                    if let Some(rows) = rows {
+                        sqlx::query(&sql).bind(rows).execute(&mut *tx).await?;
+                    }
+                }
+                let claimed = if limit > 0 {
+                    // One statement: the UPDATE … RETURNING aggregated. Its outer condition is
+                    // checked again on each row it updates, so two instances never lease the
+                    // same row.
+                    let sql = format!(
+                        "WITH d AS (UPDATE deliveries SET lease_until = $2, next_attempt_at = $2 \
+                                    WHERE id IN ({}) AND status = 'pending' AND lease_until <= $1 \
+                                    RETURNING id, account_id, environment, subscription_id, destination, attempts, event_id) \
+                         SELECT CAST(json_agg(json_build_array(CAST(NULL AS BIGINT), {CARRIED})) \
+                             FILTER (WHERE e.id IS NOT NULL) AS TEXT) AS claimed FROM d {CARRIED_FROM}",
+                        due_sql(self.dialect, "id", 1, 3, skip.as_ref().map(|_| 4)),
+                    );
+                    let mut query = sqlx::query(&sql).bind(now).bind(now + lease_ms).bind(limit);
+                    if let Some(skip) = skip {
+                        query = query.bind(skip);
+                    }
+                    claimed_from(query.fetch_one(&mut *tx).await?.get("claimed"))?
+                } else {
+                    Vec::new()
+                };
+                tx.commit().await?;
+                Ok(claimed)
+            }
+        }
     }
 
     async fn any_due(&self, now: i64) -> Result<bool, RecordError> {
