@@ -603,16 +603,22 @@ mod tests {
         assert_eq!(monotone_u(&m, &u), u.to_vec());
     }
 
-    #[test]
-    fn a_persons_third_and_fourth_records_are_not_counted_among_strangers_for_an_attribute() {
-        let pair = |a: usize, b: usize, name: usize, phone: usize| Vector {
-            name: Some(name),
+    /// A candidate pair of records `a` and `b` at name level `name` and phone level `phone`;
+    /// `name_is_evidence`: false when blocking chose the pair on the name alone.
+    fn candidate(a: usize, b: usize, name: usize, phone: usize, name_is_evidence: bool) -> Vector {
+        Vector {
+            name: name_is_evidence.then_some(name),
             compared_name: name,
             name_score: NAME_LEVELS[name].1,
             levels: vec![Some(phone)],
             pair: Some((a, b)),
             label: None,
-        };
+        }
+    }
+
+    #[test]
+    fn a_persons_third_and_fourth_records_are_not_counted_among_strangers_for_an_attribute() {
+        let pair = |a, b, name, phone| candidate(a, b, name, phone, true);
         // Records 0..4 are one person: every two of them have equal names and phones.
         let mut vectors = Vec::new();
         for a in 0..4 {
@@ -639,14 +645,7 @@ mod tests {
 
     #[test]
     fn with_attributes_the_names_u_comes_from_the_candidate_pairs_too() {
-        let pair = |a: usize, b: usize, name: usize, phone: usize| Vector {
-            name: None,
-            compared_name: name,
-            name_score: NAME_LEVELS[name].1,
-            levels: vec![Some(phone)],
-            pair: Some((a, b)),
-            label: None,
-        };
+        let pair = |a, b, name, phone| candidate(a, b, name, phone, false);
         // Couples with equal names and phones, and equal names across couples with phones
         // differing: among these candidates an equal name is common whether it matches or
         // not (two editions of one title), though rare among random pairs.
