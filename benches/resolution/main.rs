@@ -434,13 +434,7 @@ fn blocking_recall(set: &LabelledSet, mode: &str) -> f64 {
 /// and the expected calibration error (the bins' |mean probability - share| weighted by
 /// their pairs).
 fn print_calibration(set: &LabelledSet, mode: &str) {
-    let schemas = if mode == "all" {
-        BTreeMap::from([(set.type_name.to_lowercase(), set.schema.clone())])
-    } else {
-        BTreeMap::new()
-    };
-    let run =
-        pairs::score(&records_of(set), &schemas, &[], pairs::Floor { probability: 0.0, meaning: false });
+    let run = score_offline(set, mode, 0.0);
     let scored: Vec<(f64, bool)> = run
         .pairs
         .iter()
@@ -467,13 +461,7 @@ fn print_calibration(set: &LabelledSet, mode: &str) {
 /// iterate on the model in seconds.
 fn quick(set: &LabelledSet, mode: &str) {
     print_model(set, mode);
-    let schemas = if mode == "all" {
-        BTreeMap::from([(set.type_name.to_lowercase(), set.schema.clone())])
-    } else {
-        BTreeMap::new()
-    };
-    let run =
-        pairs::score(&records_of(set), &schemas, &[], pairs::Floor { probability: 0.8, meaning: false });
+    let run = score_offline(set, mode, 0.8);
     let at = |t: f64| -> Pairs {
         run.pairs
             .iter()
@@ -491,7 +479,7 @@ fn quick(set: &LabelledSet, mode: &str) {
     }
     // As seeding does: a record whose name names an entity already joins it (see
     // `model::seed_joins`), then the automatic merges.
-    let fields = comparisons::fields_of(schemas.get(&set.type_name.to_lowercase()));
+    let fields = comparisons::fields_of((mode == "all").then_some(&set.schema));
     let mut first_of: HashMap<String, usize> = HashMap::new();
     let mut seeded = Vec::new();
     for (i, record) in set.records.iter().enumerate() {
@@ -565,18 +553,23 @@ fn quick(set: &LabelledSet, mode: &str) {
     }
 }
 
-/// With `RESOLUTION_MODEL=1`, the model a refresh estimates for these records (no labels).
-fn print_model(set: &LabelledSet, mode: &str) {
-    if std::env::var("RESOLUTION_MODEL").is_err() {
-        return;
-    }
+/// The model's own run over the set's records, as a refresh scores them (no labels, letters
+/// only), keeping pairs at or above `floor`; `mode` `all` compares the set's attributes too.
+fn score_offline(set: &LabelledSet, mode: &str, floor: f64) -> pairs::Run {
     let schemas = if mode == "all" {
         BTreeMap::from([(set.type_name.to_lowercase(), set.schema.clone())])
     } else {
         BTreeMap::new()
     };
-    let floor = pairs::Floor { probability: 0.8, meaning: false };
-    let run = pairs::score(&records_of(set), &schemas, &[], floor);
+    pairs::score(&records_of(set), &schemas, &[], pairs::Floor { probability: floor, meaning: false })
+}
+
+/// With `RESOLUTION_MODEL=1`, the model a refresh estimates for these records (no labels).
+fn print_model(set: &LabelledSet, mode: &str) {
+    if std::env::var("RESOLUTION_MODEL").is_err() {
+        return;
+    }
+    let run = score_offline(set, mode, 0.8);
     for (type_key, model) in &run.models {
         println!("  model {type_key} ({} candidate pairs): {model:?}", run.blocked);
     }
