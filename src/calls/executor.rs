@@ -10,6 +10,7 @@
 //! and emits no event twice.
 
 use super::progress::{self, Emission, EmittedBy, FinishedNow, Kept, Progress, RUN_SHOWN_AFTER};
+use super::shapes::RunInfo;
 use super::{linking, shapes, CallService, Ended, InputFile, Plan};
 use crate::documents::{structure, DocumentService, ParsedBy};
 use crate::engines::{self, EngineError, Outcome, Payload, SplitItem};
@@ -192,19 +193,6 @@ struct Activation {
     item_offset: i64,
     item_count: i64,
     reference_id: String,
-}
-
-/// What every event of a run has in common.
-pub struct RunInfo<'a> {
-    pub call: &'a CallRow,
-    pub plan: &'a Plan,
-    pub node: &'a str,
-    pub function: &'a FunctionVersion,
-    pub function_call_id: &'a str,
-    pub try_number: i64,
-    pub reference_id: &'a str,
-    pub duration_seconds: f64,
-    pub inbound_email: Option<Value>,
 }
 
 struct Execution<'a> {

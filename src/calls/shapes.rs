@@ -1,10 +1,24 @@
 //! The JSON of events, calls and traces, in the spec's shapes (and `bem-sdk`'s where the
 //! spec says "not shown").
 
-use super::executor::RunInfo;
+use super::Plan;
+use crate::functions::model::FunctionVersion;
 use crate::ids;
 use crate::store::records::calls::{CallRow, FunctionCallRow};
 use serde_json::{json, Map, Value};
+
+/// What every event of a run has in common.
+pub struct RunInfo<'a> {
+    pub call: &'a CallRow,
+    pub plan: &'a Plan,
+    pub node: &'a str,
+    pub function: &'a FunctionVersion,
+    pub function_call_id: &'a str,
+    pub try_number: i64,
+    pub reference_id: &'a str,
+    pub duration_seconds: f64,
+    pub inbound_email: Option<Value>,
+}
 
 /// The transformation ID of a run: the run's own ID under the `tr_` prefix, so mentions
 /// linked from a run and its event name the same transformation.

@@ -11,7 +11,7 @@
 //! thread of its own with a large (lazily committed) stack, so what the scan lets through
 //! (at most ~2,000 levels) cannot reach the end of the stack either.
 
-use super::inputs::{attachment_type, decode_with, decoding_error, text_document};
+use super::inputs::{attachment_type, decode_with, text_document};
 use super::limits::{exceeded, Budget, MAX_EMAIL_DEPTH, MAX_EMAIL_PARTS};
 use super::{html, Document, EmailHeaders, EngineError};
 use mail_parser::{Message, MessageParser, MimeHeaders, PartType};
@@ -31,14 +31,14 @@ pub fn decode(bytes: &[u8], budget: &mut Budget) -> Result<Document, EngineError
             .spawn_scoped(scope, || {
                 let message = MessageParser::default()
                     .parse(bytes)
-                    .ok_or_else(|| decoding_error("not an e-mail message (no headers found)"))?;
+                    .ok_or_else(|| EngineError::decoding("not an e-mail message (no headers found)"))?;
                 check_shape(&message, budget)?;
                 let depth = budget.email_depth;
                 decode_message(&message, depth, budget)
             })
-            .map_err(|err| decoding_error(format!("starting the e-mail decoder: {err}")))?;
+            .map_err(|err| EngineError::decoding(format!("starting the e-mail decoder: {err}")))?;
         // A panic in the parser is this file's failure, not the server's.
-        parsing.join().map_err(|_| decoding_error("the e-mail could not be parsed"))?
+        parsing.join().map_err(|_| EngineError::decoding("the e-mail could not be parsed"))?
     })
 }
 
@@ -74,7 +74,7 @@ fn scan(raw: &[u8]) -> Result<(), EngineError> {
         let message = has(b"message") && (has(b"rfc822") || has(b"global"));
         let digest_part = digest && !has(b"content-type");
         if (message || digest_part) && (has(b"base64") || has(b"quoted-printable")) {
-            return Err(decoding_error(
+            return Err(EngineError::decoding(
                 "an attached message (message/rfc822) is base64 or quoted-printable encoded; \
                  RFC 2046 allows only 7bit, 8bit or binary for attached messages: attach it unencoded",
             ));

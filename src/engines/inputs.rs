@@ -72,10 +72,6 @@ pub(super) fn decode_with(
     Ok(document)
 }
 
-pub fn decoding_error(message: impl Into<String>) -> EngineError {
-    EngineError::new("input_decoding", message)
-}
-
 fn utf8(bytes: &[u8]) -> String {
     let text = String::from_utf8_lossy(bytes);
     text.strip_prefix('\u{feff}').unwrap_or(&text).to_string()
@@ -89,7 +85,7 @@ pub(super) fn text_document(input_type: &str, text: String) -> Document {
 /// can make ~100 times the file, stops at what is left of the budget.
 fn decode_json(bytes: &[u8], budget: &Budget) -> Result<Document, EngineError> {
     let value: Value = serde_json::from_slice(bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(bytes))
-        .map_err(|err| decoding_error(format!("invalid JSON: {err}")))?;
+        .map_err(|err| EngineError::decoding(format!("invalid JSON: {err}")))?;
     let mut text = CappedWriter { bytes: Vec::new(), left: budget.left() };
     serde_json::to_writer_pretty(&mut text, &value).map_err(|_| output_exceeded())?;
     let text = String::from_utf8(text.bytes).unwrap_or_default();
@@ -105,7 +101,7 @@ fn decode_csv(bytes: &[u8]) -> Result<Document, EngineError> {
             format!("{MAX_CSV_CELLS} cells (csvCells); split the file"),
         ));
     }
-    let rows = csv::rows(&text).map_err(|err| decoding_error(format!("invalid CSV: {err}")))?;
+    let rows = csv::rows(&text).map_err(|err| EngineError::decoding(format!("invalid CSV: {err}")))?;
     Ok(Document { rows: Some(rows), ..text_document("csv", text) })
 }
 

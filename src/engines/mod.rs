@@ -131,6 +131,11 @@ impl EngineError {
     pub fn new(kind: impl Into<String>, message: impl Into<String>) -> Self {
         Self { kind: kind.into(), message: message.into() }
     }
+
+    /// An input that could not be read as its type says (`input_decoding`).
+    pub fn decoding(message: impl Into<String>) -> Self {
+        Self::new("input_decoding", message)
+    }
 }
 
 /// What engines may reach.

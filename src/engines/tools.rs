@@ -7,7 +7,6 @@
 //! wall-clock timeout, and its output is read only up to a bound: a tool past a limit fails
 //! this file, never the server.
 
-use super::inputs::decoding_error;
 use super::limits::exceeded;
 use super::EngineError;
 use std::fs::File;
@@ -53,7 +52,7 @@ pub fn pdf_pages<T>(
     let input = folder.write("input.pdf", bytes)?;
     let pages = folder.0.join("pages");
     std::fs::create_dir(&pages)
-        .map_err(|err| decoding_error(format!("creating a temporary folder: {err}")))?;
+        .map_err(|err| EngineError::decoding(format!("creating a temporary folder: {err}")))?;
     let mut command = Command::new("pdftoppm");
     command
         .args(["-r", &dpi.to_string(), "-png", "-l", &MAX_OCR_PAGES.to_string()])
@@ -61,14 +60,14 @@ pub fn pdf_pages<T>(
         .arg(pages.join("page"));
     run(command, &folder, None, PDF_TIMEOUT, "pdftoppm", "poppler-utils")?;
     let mut files: Vec<PathBuf> = std::fs::read_dir(&pages)
-        .map_err(|err| decoding_error(format!("reading rendered pages: {err}")))?
+        .map_err(|err| EngineError::decoding(format!("reading rendered pages: {err}")))?
         .filter_map(|entry| entry.ok().map(|e| e.path()))
         .collect();
     // pdftoppm pads page numbers to one width, so names sort in page order.
     files.sort();
     files
         .iter()
-        .map(|file| each(&std::fs::read(file).map_err(|err| decoding_error(err.to_string()))?))
+        .map(|file| each(&std::fs::read(file).map_err(|err| EngineError::decoding(err.to_string()))?))
         .collect()
 }
 
@@ -86,11 +85,12 @@ pub fn ocr(input_type: &str, bytes: &[u8]) -> Result<String, EngineError> {
 
 /// A tool's text output, read up to [`TOOL_OUTPUT_BYTES`] (past it: the file's error).
 fn read(path: &Path, tool: &str) -> Result<String, EngineError> {
-    let file = File::open(path).map_err(|err| decoding_error(format!("reading {tool} output: {err}")))?;
+    let file =
+        File::open(path).map_err(|err| EngineError::decoding(format!("reading {tool} output: {err}")))?;
     let mut bytes = Vec::new();
     file.take(TOOL_OUTPUT_BYTES + 1)
         .read_to_end(&mut bytes)
-        .map_err(|err| decoding_error(format!("reading {tool} output: {err}")))?;
+        .map_err(|err| EngineError::decoding(format!("reading {tool} output: {err}")))?;
     if bytes.len() as u64 > TOOL_OUTPUT_BYTES {
         return Err(exceeded(
             format!("{tool} made more text of this file than the tool output limit"),
@@ -146,18 +146,18 @@ fn run(
     package: &str,
 ) -> Result<(), EngineError> {
     let stdout = match stdout {
-        Some(path) => Stdio::from(File::create(path).map_err(|err| decoding_error(err.to_string()))?),
+        Some(path) => Stdio::from(File::create(path).map_err(|err| EngineError::decoding(err.to_string()))?),
         None => Stdio::null(),
     };
     let stderr = folder.0.join("stderr.txt");
-    let stderr_file = File::create(&stderr).map_err(|err| decoding_error(err.to_string()))?;
+    let stderr_file = File::create(&stderr).map_err(|err| EngineError::decoding(err.to_string()))?;
     limit_child(&mut command);
     let mut child =
         command.stdin(Stdio::null()).stdout(stdout).stderr(stderr_file).spawn().map_err(|err| {
             if err.kind() == std::io::ErrorKind::NotFound {
-                decoding_error(format!("{tool} is not installed (Debian package: {package})"))
+                EngineError::decoding(format!("{tool} is not installed (Debian package: {package})"))
             } else {
-                decoding_error(format!("{tool} could not start: {err}"))
+                EngineError::decoding(format!("{tool} could not start: {err}"))
             }
         })?;
     let started = Instant::now();
@@ -173,7 +173,7 @@ fn run(
                 ));
             }
             Ok(None) => std::thread::sleep(Duration::from_millis(10)),
-            Err(err) => return Err(decoding_error(format!("{tool}: {err}"))),
+            Err(err) => return Err(EngineError::decoding(format!("{tool}: {err}"))),
         }
     };
     if status.success() {
@@ -184,7 +184,7 @@ fn run(
     }
     let message = read(&stderr, tool).unwrap_or_default();
     let message = message.lines().rfind(|l| !l.trim().is_empty()).unwrap_or("no message").trim();
-    Err(decoding_error(format!(
+    Err(EngineError::decoding(format!(
         "{tool} failed ({status}): {message} (it runs with at most {} MiB of memory)",
         TOOL_MEMORY / (1024 * 1024)
     )))
@@ -200,14 +200,14 @@ impl Folder {
         std::fs::DirBuilder::new()
             .mode(0o700)
             .create(&path)
-            .map_err(|err| decoding_error(format!("creating a temporary folder: {err}")))?;
+            .map_err(|err| EngineError::decoding(format!("creating a temporary folder: {err}")))?;
         Ok(Self(path))
     }
 
     fn write(&self, name: &str, bytes: &[u8]) -> Result<PathBuf, EngineError> {
         let path = self.0.join(name);
         std::fs::write(&path, bytes)
-            .map_err(|err| decoding_error(format!("writing a temporary file: {err}")))?;
+            .map_err(|err| EngineError::decoding(format!("writing a temporary file: {err}")))?;
         Ok(path)
     }
 }

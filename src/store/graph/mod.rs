@@ -12,6 +12,7 @@ pub mod index_build;
 pub mod liveness;
 pub mod neo4j;
 pub mod replay_bound;
+mod resp;
 pub mod writes_in_flight;
 
 use async_trait::async_trait;

@@ -10,7 +10,7 @@
 //! written while a rewrite ran (a rewrite runs in a forked child; on a large graph rewrites
 //! follow each other under a steady write load).
 
-use super::embedded::{command, info_field};
+use super::resp::{command, info_field};
 use std::path::Path;
 
 /// Queries written since the last snapshot past which the supervisor asks for a rewrite.
