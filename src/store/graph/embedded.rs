@@ -31,7 +31,6 @@
 //! answers, and a killed process's written pages survive. A busy child still answers PING
 //! (queries run on FalkorDB's own threads; loading answers `-LOADING`).
 
-use super::falkordb::RESPONSE_TIMEOUT;
 use super::resp::{command, command_within, info_field};
 use super::writes_in_flight::WritesInFlight;
 use crate::config::Config;
@@ -305,12 +304,6 @@ fn die_with_canon(command: &mut Command) {
 #[cfg(not(target_os = "linux"))]
 fn die_with_canon(_command: &mut Command) {}
 
-/// Whether a silence that began after `answered` may be a write still committing: one that was
-/// already waiting then and has not reached its own response timeout (see [`WritesInFlight`]).
-fn excused_by_a_write(writes: &WritesInFlight, answered: tokio::time::Instant) -> bool {
-    writes.newest_sent_by(answered).is_some_and(|sent| sent.elapsed() < RESPONSE_TIMEOUT)
-}
-
 /// Restarts the child whenever it exits unexpectedly or stops answering, until told to stop.
 async fn supervise(
     launch: Launch,
@@ -340,7 +333,7 @@ async fn supervise(
             // The status says how: a signal (9: killed, maybe by the OOM killer; 6: aborted;
             // 11: crashed, its stack in falkordb.log) or an exit code.
             tracing::error!(?pid, %status, log = %launch.log().display(), "FalkorDB exited unexpectedly; restarting it");
-        } else if answered.elapsed() >= launch.hung_limit && excused_by_a_write(&writes, answered) {
+        } else if answered.elapsed() >= launch.hung_limit && writes.excuse_silence_since(answered) {
             if excused_silence.replace(answered) != Some(answered) {
                 tracing::warn!(unanswered = ?answered.elapsed(), "FalkorDB is silent while a write of canon's runs; waiting for it");
             }
