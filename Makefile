@@ -29,10 +29,16 @@ bench-graph: provision
 # The same bench on FalkorDB, then on a Neo4j of its own (scripts/neo4j.sh on another port
 # and folder than the tests' server, its memory raised for a million entities), stopped and
 # deleted afterwards. CANON_BENCH_NEO4J_ENTITIES sizes Neo4j's graph (default: the same 1M).
+# Its JVM: a fixed heap touched at start, and ZGC, whose pauses stay under a millisecond where
+# G1's young collections (Neo4j allocates ~300 MB/s serving pages) paused 10-30 ms every
+# second or so, a page caught in one among the slowest (gc.log in CANON_NEO4J_HOME).
 bench-graph-neo4j: provision
 	export CANON_NEO4J_PORT=$${CANON_NEO4J_PORT:-7688} \
 		CANON_NEO4J_HOME=$${CANON_NEO4J_HOME:-$${CANON_CACHE_DIR:-$$HOME/.cache/canon}/neo4j/bench} \
 		CANON_NEO4J_HEAP=$${CANON_NEO4J_HEAP:-2g} CANON_NEO4J_PAGECACHE_MB=$${CANON_NEO4J_PAGECACHE_MB:-2048}; \
+	export CANON_NEO4J_HEAP_MIN=$${CANON_NEO4J_HEAP_MIN:-$$CANON_NEO4J_HEAP} \
+		CANON_NEO4J_GC=$${CANON_NEO4J_GC:--XX:+UseZGC} \
+		CANON_NEO4J_JAVA_OPTS=$${CANON_NEO4J_JAVA_OPTS:--XX:+AlwaysPreTouch}; \
 	uri=$$(./scripts/neo4j.sh start | tail -1); [ -n "$$uri" ] || exit 1; \
 	CANON_BENCH_NEO4J_URI=$$uri CANON_BENCH_NEO4J_PASSWORD=$${CANON_NEO4J_PASSWORD:-canon-test-password} \
 		cargo bench --locked --bench graph; status=$$?; \

@@ -175,6 +175,20 @@ async fn pass(
     let (mut queue, mut pages) = (Vec::new(), Vec::new());
     let mut cursors = ids.clone();
     cursors.extend(some);
+    // A few pages of each kind first, untimed: the first runs of a page's statement after the
+    // setup's writes (re)plan it and JIT-compile it on the same two cores (on Neo4j the first
+    // three timed pages were the run's slowest, 20-26 ms, in two runs of three).
+    for cursor in cursors.choose_multiple(&mut rand::thread_rng(), 20) {
+        bench.get(&format!("/v3/review-queue?limit=50&cursor={cursor}")).send().await?.bytes().await?;
+    }
+    let mut cursor: Option<String> = None;
+    for _ in 0..20 {
+        let path = cursor.map_or("/v3/knowledge-graph?limit=50".into(), |c| {
+            format!("/v3/knowledge-graph?limit=50&cursor={c}")
+        });
+        let page: Value = bench.get(&path).send().await?.json().await?;
+        cursor = page["nextCursor"].as_str().map(String::from);
+    }
     for (n, cursor) in cursors.choose_multiple(&mut rand::thread_rng(), 200).enumerate() {
         let path = if n % 10 == 0 {
             "/v3/review-queue?limit=50".to_string()
@@ -193,22 +207,24 @@ async fn pass(
             ..ReviewFilter::default()
         };
         let page_cursor = filter.cursor.clone();
-        let t = Instant::now();
+        let (t, at) = (Instant::now(), chrono::Utc::now());
         graph.review_queue(&bench.tenant, filter).await.map_err(|e| anyhow::anyhow!("{e}"))?;
-        pages.push((t.elapsed(), n, page_cursor));
+        pages.push((t.elapsed(), n, page_cursor, at));
     }
     let mut service: Vec<Duration> = pages.iter().map(|(took, ..)| *took).collect();
     // Which pages make the tail (a first page walks from the kept start; the others from a
-    // cursor), when in the run they came, and the same page again: as slow again means the
-    // page itself is costly, fast means a passing stall.
+    // cursor), when in the run they came (the wall clock too, to find a pause of the engine's
+    // in its log), and the same page again: as slow again means the page itself is costly,
+    // fast means a passing stall.
     pages.sort_by_key(|k| std::cmp::Reverse(k.0));
     let mut slowest = Vec::new();
-    for (took, n, cursor) in pages.into_iter().take(3) {
+    for (took, n, cursor, at) in pages.into_iter().take(3) {
         let kind = if cursor.is_none() { "first page" } else { "cursor" };
         let filter = ReviewFilter { cursor, limit: 50, ..ReviewFilter::default() };
         let t = Instant::now();
         graph.review_queue(&bench.tenant, filter).await.map_err(|e| anyhow::anyhow!("{e}"))?;
-        slowest.push(format!("{} ms ({kind}, #{n}; again {} ms)", ms(took), ms(t.elapsed())));
+        let at = at.format("%H:%M:%S%.3f");
+        slowest.push(format!("{} ms ({kind}, #{n} at {at}; again {} ms)", ms(took), ms(t.elapsed())));
     }
     println!(
         "review queue page (limit 50) of {total} entities: p50 {} ms, p99 {} ms (goal p99 <= 10 ms); \
@@ -223,7 +239,8 @@ async fn pass(
     // window at its narrowest (from the cursor to just past the page's last row, found by an
     // untimed wider statement; on Neo4j the page's one ordered statement), then the page's
     // entity records. The limit the service works against.
-    let (mut window_times, mut details_times) = (Vec::new(), Vec::new());
+    let (mut window_times, mut details_times, mut details_at) = (Vec::new(), Vec::new(), Vec::new());
+    let mut one_statement = Vec::new();
     let window_params = |from: &str, to: &str| {
         let params = json!({
             "accountID": bench.tenant.account_id, "environment": "sandbox",
@@ -254,10 +271,26 @@ async fn pass(
         window_times.push(t.elapsed());
         let ids: Vec<String> =
             rows.iter().filter_map(|r| r["entityID"].as_str().map(String::from)).take(50).collect();
-        let t = Instant::now();
+        let (t, at) = (Instant::now(), chrono::Utc::now());
         graph.entity_details(&bench.tenant, &ids).await.map_err(|e| anyhow::anyhow!("{e}"))?;
         details_times.push(t.elapsed());
+        details_at.push((t.elapsed(), at));
+        if graph.engine().orders_by_index() {
+            // What the service sends on Neo4j: the IDs and their records in one statement.
+            let mut params = window_params(cursor, &past_last);
+            params.insert("after".into(), json!(cursor));
+            params.insert("limit".into(), json!(51));
+            let t = Instant::now();
+            graph.engine().run(canon::graph::queries::REVIEW_QUEUE_PAGE_ORDERED, params).await?;
+            one_statement.push(t.elapsed());
+        }
     }
+    details_at.sort_by_key(|k| std::cmp::Reverse(k.0));
+    let details_slowest: Vec<String> = details_at
+        .iter()
+        .take(3)
+        .map(|(took, at)| format!("{} ms at {}", ms(*took), at.format("%H:%M:%S%.3f")))
+        .collect();
     println!(
         "  a page's statements straight to the engine: IDs p50 {} ms p99 {} ms, entity records p50 {} ms p99 {} ms",
         ms(percentile(&mut window_times, 0.5)),
@@ -265,6 +298,15 @@ async fn pass(
         ms(percentile(&mut details_times, 0.5)),
         ms(percentile(&mut details_times, 0.99))
     );
+    println!("  slowest entity records statements: {}", details_slowest.join(", "));
+    if !one_statement.is_empty() {
+        println!(
+            "  the page's one statement (IDs and records, as the service sends it on Neo4j) straight to the engine: \
+             p50 {} ms p99 {} ms",
+            ms(percentile(&mut one_statement, 0.5)),
+            ms(percentile(&mut one_statement, 0.99))
+        );
+    }
     let mut graph_pages = Vec::new();
     let mut cursor: Option<String> = None;
     for _ in 0..100 {

@@ -17,6 +17,10 @@
 # CANON_NEO4J_HEAP (default 768m, the JVM's -Xmx) and CANON_NEO4J_PAGECACHE_MB (default 128)
 # size its memory: the defaults suit the tests; `make bench-graph-neo4j` raises both for a
 # million entities. They apply when the server starts (stop it first to change them).
+# CANON_NEO4J_HEAP_MIN is the starting heap (-Xms, default 256m), CANON_NEO4J_GC the collector
+# (default -XX:+UseG1GC), CANON_NEO4J_JAVA_OPTS more JVM flags (the bench's, see the Makefile).
+# The JVM logs its collections and safepoints to gc.log in the server's folder (at most two
+# files of 10 MB): a pause there at the time of a slow statement is the JVM's, not canon's.
 #
 # The server is embedded Neo4j Community (org.neo4j:neo4j, DatabaseManagementServiceBuilder) in
 # a small launcher run as its own `java` process with the JVM flags Neo4j's own launcher passes;
@@ -74,7 +78,10 @@ start() {
         # The flags of Neo4j's own launcher (neo4j-admin server console): its storage and
         # off-heap code reach into these JDK internals. A small heap: a test server on a
         # 2-core machine shared with the build.
-        setsid java -Xms256m -Xmx"${CANON_NEO4J_HEAP:-768m}" -XX:+UseG1GC -XX:-OmitStackTraceInFastThrow \
+        # shellcheck disable=SC2086 # CANON_NEO4J_JAVA_OPTS is a list of flags
+        setsid java -Xms"${CANON_NEO4J_HEAP_MIN:-256m}" -Xmx"${CANON_NEO4J_HEAP:-768m}" \
+            -Xlog:gc,safepoint:file="$HOME_DIR/gc.log":time,uptime,level,tags:filecount=2,filesize=10m \
+            "${CANON_NEO4J_GC:--XX:+UseG1GC}" -XX:-OmitStackTraceInFastThrow \
             -XX:+UnlockExperimentalVMOptions -XX:+TrustFinalNonStaticFields \
             -XX:+DisableExplicitGC -Djdk.nio.maxCachedBufferSize=1024 -Dio.netty.tryReflectionSetAccessible=true \
             -Djdk.tls.ephemeralDHKeySize=2048 -Djdk.tls.rejectClientInitiatedRenegotiation=true \
@@ -84,7 +91,7 @@ start() {
             --add-opens=java.base/java.util=ALL-UNNAMED --add-opens=java.base/java.util.concurrent=ALL-UNNAMED \
             --add-opens=java.base/java.lang.invoke=ALL-UNNAMED --add-opens=java.base/java.net=ALL-UNNAMED \
             --add-exports=java.base/sun.nio.ch=ALL-UNNAMED --enable-native-access=ALL-UNNAMED \
-            -Dlog4j2.disable.jmx=true -Dfile.encoding=UTF-8 \
+            -Dlog4j2.disable.jmx=true -Dfile.encoding=UTF-8 ${CANON_NEO4J_JAVA_OPTS:-} \
             -cp "$BUILD/neo4j-launcher-1.jar:$BUILD/lib/*" canon.Launcher "$HOME_DIR" "$PORT" "$PASSWORD" \
             >"$LOG" 2>&1 </dev/null &
         echo $! >"$PIDFILE"

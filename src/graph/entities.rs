@@ -115,6 +115,11 @@ struct StoredEntity {
     inferred_type: Option<String>,
 }
 
+/// An entity from a row of `entity_details.cypher`'s columns.
+pub(super) fn entity_of_row(row: Row) -> ServiceResult<Entity> {
+    decode::<StoredEntity>(row).map(Entity::from)
+}
+
 impl From<StoredEntity> for Entity {
     fn from(stored: StoredEntity) -> Self {
         let attributes = stored
@@ -287,10 +292,7 @@ impl GraphService {
             return Ok(Vec::new());
         }
         let rows = self.run(tenant, queries::ENTITY_DETAILS, params! { "ids" => ids }).await?;
-        let mut found: Vec<Entity> = rows
-            .into_iter()
-            .map(|row| decode::<StoredEntity>(row).map(Entity::from))
-            .collect::<ServiceResult<_>>()?;
+        let mut found: Vec<Entity> = rows.into_iter().map(entity_of_row).collect::<ServiceResult<_>>()?;
         found.sort_by_key(|e| ids.iter().position(|id| *id == e.entity_id));
         Ok(found)
     }

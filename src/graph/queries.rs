@@ -35,6 +35,7 @@ cypher! {
     ENTITY_DETAILS => "entity_details",
     REVIEW_QUEUE => "review_queue",
     REVIEW_QUEUE_ORDERED => "review_queue_ordered",
+    REVIEW_QUEUE_PAGE_ORDERED => "review_queue_page_ordered",
     REVIEW_COUNT_STATUS => "review_count_status",
     REVIEW_DONE_TODAY => "review_done_today",
     ENTITY_REOPEN => "entity_reopen",
@@ -61,6 +62,7 @@ cypher! {
     RELATIONS_INBOUND => "relations_inbound",
     KNOWLEDGE_GRAPH_EDGES => "knowledge_graph_edges",
     KNOWLEDGE_GRAPH_EDGES_ORDERED => "knowledge_graph_edges_ordered",
+    KNOWLEDGE_GRAPH_PAGE_ORDERED => "knowledge_graph_page_ordered",
     ENTITY_SEARCH => "entity_search",
     ENTITY_NEIGHBORS => "entity_neighbors",
     ENTITY_NODES => "entity_nodes",
@@ -95,4 +97,35 @@ cypher! {
     ENTITY_MERGES_BATCH => "entity_merges_batch",
     ENTITY_TYPES_BY_IDS => "entity_types_by_ids",
     ENTITY_TYPE_CHILDREN => "entity_type_children",
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `text` from the first line starting with `from` up to (not including) the first line
+    /// after it starting with `to` (to the end without one).
+    fn between(text: &str, from: &str, to: Option<&str>) -> String {
+        let lines: Vec<&str> = text.lines().skip_while(|line| !line.starts_with(from)).collect();
+        let end = to.and_then(|to| lines.iter().skip(1).position(|l| l.starts_with(to)).map(|i| i + 1));
+        lines[..end.unwrap_or(lines.len())].join("\n")
+    }
+
+    #[test]
+    fn neo4js_one_statement_review_page_filters_as_the_ids_statement_and_reads_records_as_entity_details() {
+        assert_eq!(
+            between(REVIEW_QUEUE_PAGE_ORDERED, "MATCH (e:Entity)", Some("WITH e")),
+            between(REVIEW_QUEUE_ORDERED, "MATCH (e:Entity)", Some("RETURN")),
+        );
+        let records = |text| between(text, "OPTIONAL MATCH (k:Key", None);
+        assert_eq!(records(REVIEW_QUEUE_PAGE_ORDERED), records(ENTITY_DETAILS));
+    }
+
+    #[test]
+    fn neo4js_one_statement_graph_page_filters_as_the_edges_statement() {
+        assert_eq!(
+            between(KNOWLEDGE_GRAPH_PAGE_ORDERED, "MATCH (a)-[r:RELATES_TO]->(b)", Some("WITH a, r, b")),
+            between(KNOWLEDGE_GRAPH_EDGES_ORDERED, "MATCH (a)-[r:RELATES_TO]->(b)", Some("RETURN")),
+        );
+    }
 }

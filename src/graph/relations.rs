@@ -285,7 +285,8 @@ impl GraphService {
                 WindowedPage {
                     prefix: "rel",
                     query: queries::KNOWLEDGE_GRAPH_EDGES,
-                    ordered: queries::KNOWLEDGE_GRAPH_EDGES_ORDERED,
+                    // Neo4j: the edges with their endpoints' records, one statement a page.
+                    ordered: queries::KNOWLEDGE_GRAPH_PAGE_ORDERED,
                     id_column: "relationID",
                     unfiltered: every_edge,
                     filters: params! {
@@ -298,16 +299,21 @@ impl GraphService {
                 },
             )
             .await?;
-        let mut edges = rows.into_iter().map(decode).collect::<Result<Vec<GraphEdge>, _>>()?;
-        let has_more = edges.len() > limit;
-        edges.truncate(limit);
+        let has_more = rows.len() > limit;
+        let rows: Vec<Row> = rows.into_iter().take(limit).collect();
+        let nodes = if self.engine.orders_by_index() {
+            // The page's rows carry their endpoints' records (knowledge_graph_page_ordered.cypher).
+            endpoint_rows(&rows)
+        } else {
+            let mut endpoints: Vec<String> =
+                rows.iter().flat_map(|row| [str_col(row, "sourceId"), str_col(row, "targetId")]).collect();
+            endpoints.sort();
+            endpoints.dedup();
+            self.run(tenant, queries::ENTITY_NODES, params! { "ids" => endpoints }).await?
+        };
+        let edges = rows.into_iter().map(decode).collect::<Result<Vec<GraphEdge>, _>>()?;
         let next_cursor = if has_more { edges.last().map(|e| e.relation_id.clone()) } else { None };
-        let mut endpoints: Vec<String> =
-            edges.iter().flat_map(|e| [e.source_id.clone(), e.target_id.clone()]).collect();
-        endpoints.sort();
-        endpoints.dedup();
-        let rows = self.run(tenant, queries::ENTITY_NODES, params! { "ids" => endpoints }).await?;
-        let nodes = rows
+        let nodes = nodes
             .iter()
             .map(|row| {
                 let id = str_col(row, "id");
@@ -585,4 +591,65 @@ fn shape_relations(entity_id: &str, mut edges: Vec<(bool, Row)>, limit: u32) -> 
         }
     }
     EntityRelations { inbound, outbound, next_cursor }
+}
+
+/// The distinct endpoints of a page's edge rows as `entity_nodes.cypher` rows (`id`,
+/// `canonical`, `type`, `mentionCount`) in ID order, read from the `source…` and `target…`
+/// columns of `knowledge_graph_page_ordered.cypher`.
+fn endpoint_rows(rows: &[Row]) -> Vec<Row> {
+    let mut nodes: BTreeMap<String, Row> = BTreeMap::new();
+    for row in rows {
+        for side in ["source", "target"] {
+            let id = str_col(row, &format!("{side}Id"));
+            nodes.entry(id.clone()).or_insert_with(|| {
+                let column = |name: &str| row.get(&format!("{side}{name}")).cloned().unwrap_or(Value::Null);
+                let mut node = Row::new();
+                node.insert("id".into(), Value::String(id));
+                node.insert("canonical".into(), column("Canonical"));
+                node.insert("type".into(), column("Type"));
+                node.insert("mentionCount".into(), column("MentionCount"));
+                node
+            });
+        }
+    }
+    nodes.into_values().collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn row(value: Value) -> Row {
+        let Value::Object(row) = value else { unreachable!() };
+        row
+    }
+
+    #[test]
+    fn a_pages_endpoints_are_each_node_once_in_id_order_with_its_own_record() {
+        let edge = |id: &str, source: (&str, &str, i64), target: (&str, &str, i64)| {
+            row(json!({
+                "relationID": id, "sourceId": source.0, "targetId": target.0,
+                "sourceCanonical": source.1, "sourceType": "Company", "sourceMentionCount": source.2,
+                "targetCanonical": target.1, "targetType": "Person", "targetMentionCount": target.2,
+            }))
+        };
+        let rows = [
+            edge("rel_1", ("ent_b", "Beta", 2), ("ent_a", "Alpha", 0)),
+            edge("rel_2", ("ent_b", "Beta", 2), ("ent_c", "Gamma", 5)),
+        ];
+        let nodes = endpoint_rows(&rows);
+        let ids: Vec<String> = nodes.iter().map(|n| str_col(n, "id")).collect();
+        assert_eq!(ids, ["ent_a", "ent_b", "ent_c"]);
+        assert_eq!(
+            Value::Object(nodes[0].clone()),
+            json!({"id": "ent_a", "canonical": "Alpha", "type": "Person", "mentionCount": 0})
+        );
+        assert_eq!(
+            Value::Object(nodes[2].clone()),
+            json!({"id": "ent_c", "canonical": "Gamma", "type": "Person", "mentionCount": 5})
+        );
+        assert_eq!(nodes[1]["canonical"], "Beta");
+        assert_eq!(nodes[1]["mentionCount"], 2);
+    }
 }

@@ -1,10 +1,11 @@
 //! The review queue: entities awaiting curation, filtered and paged by entityID.
 
-use super::entities::{str_col, Entity};
+use super::entities::{entity_of_row, str_col, Entity};
 use super::window::{self, WindowedPage};
 use super::{queries, GraphService, Tenant};
 use crate::error::{ServiceError, ServiceResult};
 use crate::params;
+use crate::store::graph::Row;
 use serde::Serialize;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -52,6 +53,17 @@ pub const STATUSES: &[&str] = &["extracted", "proposed", "approved", "rejected",
 impl GraphService {
     pub async fn review_queue(&self, tenant: &Tenant, filter: ReviewFilter) -> ServiceResult<ReviewPage> {
         let limit = filter.limit as usize;
+        if self.engine.orders_by_index() {
+            // Neo4j: the IDs and their records in one statement (one round trip less).
+            let rows = self.queue_rows(tenant, filter, queries::REVIEW_QUEUE_PAGE_ORDERED).await?;
+            let mut entities: Vec<Entity> =
+                rows.into_iter().map(entity_of_row).collect::<ServiceResult<_>>()?;
+            entities.sort_by(|a, b| a.entity_id.cmp(&b.entity_id));
+            let has_more = entities.len() > limit;
+            entities.truncate(limit);
+            let next_cursor = if has_more { entities.last().map(|e| e.entity_id.clone()) } else { None };
+            return Ok(ReviewPage { entities, has_more, next_cursor });
+        }
         let mut ids = self.queue_ids(tenant, filter).await?;
         let has_more = ids.len() > limit;
         ids.truncate(limit);
@@ -67,6 +79,18 @@ impl GraphService {
         tenant: &Tenant,
         filter: ReviewFilter,
     ) -> ServiceResult<Vec<String>> {
+        let rows = self.queue_rows(tenant, filter, queries::REVIEW_QUEUE_ORDERED).await?;
+        Ok(rows.iter().map(|row| str_col(row, "entityID")).collect())
+    }
+
+    /// The queue's rows under `filter`: on an engine that reads IDs in index order, `ordered`'s
+    /// rows (`filter.limit` and one more); else the ID rows of creation-time windows.
+    async fn queue_rows(
+        &self,
+        tenant: &Tenant,
+        filter: ReviewFilter,
+        ordered: &'static str,
+    ) -> ServiceResult<Vec<Row>> {
         for status in &filter.statuses {
             if !STATUSES.contains(&status.as_str()) {
                 return Err(ServiceError::invalid_field(
@@ -97,26 +121,24 @@ impl GraphService {
             "statuses" => STATUSES, "bucketID" => None::<String>, "since" => None::<String>,
             "typeIDs" => None::<Vec<String>>, "typeNames" => None::<Vec<String>>,
         };
-        let rows = self
-            .windowed_rows(
-                tenant,
-                WindowedPage {
-                    prefix: "ent",
-                    query: queries::REVIEW_QUEUE,
-                    ordered: queries::REVIEW_QUEUE_ORDERED,
-                    id_column: "entityID",
-                    unfiltered: every_entity,
-                    filters: params! {
-                        "statuses" => statuses, "bucketID" => filter.bucket, "since" => filter.since,
-                        "typeIDs" => filter.type_ids, "typeNames" => type_names,
-                    },
-                    cursor: filter.cursor.as_deref(),
-                    since_ms: filter.since.as_deref().and_then(rfc3339_ms).unwrap_or(0),
-                    limit,
+        self.windowed_rows(
+            tenant,
+            WindowedPage {
+                prefix: "ent",
+                query: queries::REVIEW_QUEUE,
+                ordered,
+                id_column: "entityID",
+                unfiltered: every_entity,
+                filters: params! {
+                    "statuses" => statuses, "bucketID" => filter.bucket, "since" => filter.since,
+                    "typeIDs" => filter.type_ids, "typeNames" => type_names,
                 },
-            )
-            .await?;
-        Ok(rows.iter().map(|row| str_col(row, "entityID")).collect())
+                cursor: filter.cursor.as_deref(),
+                since_ms: filter.since.as_deref().and_then(rfc3339_ms).unwrap_or(0),
+                limit,
+            },
+        )
+        .await
     }
 
     /// The counters of the queue under `filter`'s type, creation-time and bucket filters.
