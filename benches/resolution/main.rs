@@ -26,7 +26,7 @@
 //! best threshold (`best@t`, chosen knowing the answers: an upper bound for it).
 //! Each set also prints `jw best@t`: every pair whose names' plain Jaro–Winkler reaches the
 //! threshold best on the answers (an upper-bound reference, no blocking, no clustering).
-//! Each set and mode also prints the model's calibration (see [`print_calibration`]): a reliability
+//! Each set and mode also prints the model's calibration (see [`offline::print_calibration`]): a reliability
 //! curve, the Brier score and the expected calibration error over its candidate pairs.
 //! Last, `scale`: a refresh of `RESOLUTION_SCALE` (default 1,000,000; 0 skips) synthetic
 //! people, one in a hundred a copy of the one before with two letters swapped, seeded
@@ -34,7 +34,9 @@
 //!
 //! `RESOLUTION_MODES=all` limits the modes (default `names,all`);
 //! `RESOLUTION_SETS=1,2,acm,books-test` limits the sets (a name's ending, the books' and the
-//! companies' halves by their whole names; `none` runs only the scale step); `RESOLUTION_ERRORS=N` lists up to N pairs canon's `auto` and `auto+sugg` stages got
+//! companies' halves by their whole names; `none` runs only the scale step);
+//! `RESOLUTION_QUICK=1` prints, instead of running the service, what its scoring would do (see
+//! [`offline`]; `RESOLUTION_QUICK=letters` without the names' meaning); `RESOLUTION_ERRORS=N` lists up to N pairs canon's `auto` and `auto+sugg` stages got
 //! wrong (missed, then wrongly joined) with both records.
 
 mod books;
@@ -42,11 +44,12 @@ mod books;
 mod common;
 mod companies;
 mod febrl;
+mod offline;
 mod publications;
 
-use canon::graph::duplicates::{self, Candidate};
+use canon::graph::duplicates;
 use canon::graph::normalize::normalize;
-use canon::graph::resolution::{blocking, calibration, comparisons, model::Record, names, pairs};
+use canon::graph::resolution::{blocking, comparisons};
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::PathBuf;
@@ -141,7 +144,7 @@ async fn measure(set: &LabelledSet) -> anyhow::Result<()> {
             );
         };
         if std::env::var("RESOLUTION_QUICK").is_ok() {
-            quick(set, mode);
+            offline::quick(set, mode).await?;
             continue;
         }
         if n == 0 {
@@ -151,7 +154,7 @@ async fn measure(set: &LabelledSet) -> anyhow::Result<()> {
             row("jw", &format!("best@{threshold:.2}"), &predicted, started.elapsed().as_secs_f64());
         }
         let found = blocking_recall(set, mode);
-        print_model(set, mode);
+        offline::print_model(set, mode);
         println!("{name:<10} {mode:<6} {records:>7} canon   blocking   {:>9} recall {found:.3}", "");
         let started = Instant::now();
         let (seeded, auto, suggested) = canon_run(set, mode).await?;
@@ -159,7 +162,7 @@ async fn measure(set: &LabelledSet) -> anyhow::Result<()> {
         row("canon", "seed", &seeded, seconds);
         row("canon", "auto", &auto, seconds);
         row("canon", "auto+sugg", &suggested, seconds);
-        print_calibration(set, mode);
+        offline::print_calibration(set, mode);
         list_errors(set, "auto", &auto);
         list_errors(set, "auto+sugg", &suggested);
         let started = Instant::now();
@@ -423,179 +426,8 @@ fn best_jaro_winkler(set: &LabelledSet) -> (f64, Pairs) {
 /// Share of true pairs the blocking of canon's resolution proposes, on these records.
 fn blocking_recall(set: &LabelledSet, mode: &str) -> f64 {
     let fields = if mode == "all" { comparisons::fields_of(Some(&set.schema)) } else { Vec::new() };
-    let pairs = blocking::candidate_pairs(&records_of(set), &fields);
+    let pairs = blocking::candidate_pairs(&offline::records_of(set), &fields);
     blocking::recall(&pairs, &set.truth)
-}
-
-/// Whether the probabilities mean what they say: every candidate pair the refresh's model
-/// scores (letters only, no labels; only judged pairs when the set judges a sample), in ten
-/// bins by probability, each with its mean probability and the share of its pairs that truly
-/// match (a reliability curve), then the Brier score (mean squared error of the probability)
-/// and the expected calibration error (the bins' |mean probability - share| weighted by
-/// their pairs).
-fn print_calibration(set: &LabelledSet, mode: &str) {
-    let run = score_offline(set, mode, 0.0);
-    let scored: Vec<(f64, bool)> = run
-        .pairs
-        .iter()
-        .map(|p| ((p.a.min(p.b), p.a.max(p.b)), p.explanation.probability))
-        .filter(|(pair, _)| set.judged.as_ref().is_none_or(|judged| judged.contains(pair)))
-        .map(|(pair, probability)| (probability, set.truth.contains(&pair)))
-        .collect();
-    let (brier, ece, bins) = calibration::reliability(&scored);
-    let curve: Vec<String> = bins
-        .iter()
-        .filter(|(n, _, _)| *n > 0)
-        .map(|(n, mean, share)| format!("{mean:.2}:{share:.2}({n})"))
-        .collect();
-    println!(
-        "{:<10} {mode:<6} calibration over {} pairs: Brier {brier:.4}, ECE {ece:.4}; mean p:share(pairs) {}",
-        set.name,
-        scored.len(),
-        curve.join(" ")
-    );
-}
-
-/// With `RESOLUTION_QUICK=1`, instead of the service's run: the model's pairs at the default
-/// thresholds (letters only, no guard), as pairs and as clusters of the automatic ones, to
-/// iterate on the model in seconds.
-fn quick(set: &LabelledSet, mode: &str) {
-    print_model(set, mode);
-    let run = score_offline(set, mode, 0.8);
-    let at = |t: f64| -> Pairs {
-        run.pairs
-            .iter()
-            .filter(|p| p.explanation.probability >= t)
-            .map(|p| (p.a.min(p.b), p.a.max(p.b)))
-            .collect()
-    };
-    let mut parent: Vec<usize> = (0..set.records.len()).collect();
-    fn root(parent: &mut [usize], mut i: usize) -> usize {
-        while parent[i] != i {
-            parent[i] = parent[parent[i]];
-            i = parent[i];
-        }
-        i
-    }
-    // As seeding does: a record whose name names an entity already joins it (see
-    // `model::seed_joins`), then the automatic merges.
-    let fields = comparisons::fields_of((mode == "all").then_some(&set.schema));
-    let mut first_of: HashMap<String, usize> = HashMap::new();
-    let mut seeded = Vec::new();
-    for (i, record) in set.records.iter().enumerate() {
-        let attributes = if mode == "all" { record.attributes.clone() } else { BTreeMap::new() };
-        let attributes: BTreeMap<String, String> =
-            attributes.into_iter().filter(|(_, v)| !v.is_empty()).collect();
-        match first_of.get(&normalize(&record.canonical)) {
-            Some(&j) => {
-                let theirs: BTreeMap<String, String> = if mode == "all" {
-                    set.records[j].attributes.clone().into_iter().filter(|(_, v)| !v.is_empty()).collect()
-                } else {
-                    BTreeMap::new()
-                };
-                if canon::graph::resolution::model::seed_joins(&fields, &attributes, &theirs) {
-                    seeded.push((j, i));
-                }
-            }
-            None => {
-                first_of.insert(normalize(&record.canonical), i);
-            }
-        }
-    }
-    for &(a, b) in seeded.iter().chain(&at(0.95)) {
-        let (x, y) = (root(&mut parent, a), root(&mut parent, b));
-        parent[x.max(y)] = x.min(y);
-    }
-    let mut groups: HashMap<usize, Vec<usize>> = HashMap::new();
-    for i in 0..set.records.len() {
-        let r = root(&mut parent, i);
-        groups.entry(r).or_default().push(i);
-    }
-    let clustered = all_pairs(groups.values());
-    for (stage, predicted) in [("pairs@.95", at(0.95)), ("seed+clust", clustered), ("pairs@.80", at(0.8))] {
-        let predicted = set.judged(&predicted);
-        let (p, r, f1) = quality(&predicted, &set.truth);
-        println!(
-            "{:<10} {mode:<6} quick   {stage:<10} {:>9} {p:>6.3} {r:>6.3} {f1:>6.3}",
-            set.name,
-            predicted.len()
-        );
-        if stage == "pairs@.95" {
-            list_errors(set, stage, &predicted);
-            let limit: usize =
-                std::env::var("RESOLUTION_ERRORS").ok().and_then(|n| n.parse().ok()).unwrap_or(0);
-            let wrong = run.pairs.iter().filter(|p| {
-                let pair = (p.a.min(p.b), p.a.max(p.b));
-                p.explanation.probability >= 0.95 && predicted.contains(&pair) && !set.truth.contains(&pair)
-            });
-            for p in wrong.take(limit) {
-                let parts: Vec<String> = p
-                    .explanation
-                    .fields
-                    .iter()
-                    .map(|f| {
-                        let tf = f.term_frequency.as_ref().map_or(0.0, |t| t.bits);
-                        format!("{}={}:{:.1}(tf {tf:.1})", f.field, f.level, f.weight)
-                    })
-                    .collect();
-                println!(
-                    "  why {} / {}: prior {:.1} {}",
-                    set.records[p.a].canonical,
-                    set.records[p.b].canonical,
-                    p.explanation.prior_weight,
-                    parts.join(" ")
-                );
-            }
-        }
-    }
-    if std::env::var("RESOLUTION_CURVE").is_ok() {
-        print_calibration(set, mode);
-    }
-}
-
-/// The model's own run over the set's records, as a refresh scores them (no labels, letters
-/// only), keeping pairs at or above `floor`; `mode` `all` compares the set's attributes too.
-fn score_offline(set: &LabelledSet, mode: &str, floor: f64) -> pairs::Run {
-    let schemas = if mode == "all" {
-        BTreeMap::from([(set.type_name.to_lowercase(), set.schema.clone())])
-    } else {
-        BTreeMap::new()
-    };
-    pairs::score(&records_of(set), &schemas, &[], pairs::Floor { probability: floor, meaning: false })
-}
-
-/// With `RESOLUTION_MODEL=1`, the model a refresh estimates for these records (no labels).
-fn print_model(set: &LabelledSet, mode: &str) {
-    if std::env::var("RESOLUTION_MODEL").is_err() {
-        return;
-    }
-    let run = score_offline(set, mode, 0.8);
-    for (type_key, model) in &run.models {
-        println!("  model {type_key} ({} candidate pairs): {model:?}", run.blocked);
-    }
-}
-
-/// The set's records as resolution sees them (the record number as entity ID).
-fn records_of(set: &LabelledSet) -> Vec<Record> {
-    set.records
-        .iter()
-        .enumerate()
-        .map(|(i, r)| {
-            let canonical = &r.canonical;
-            let normalized = normalize(canonical);
-            Record {
-                candidate: Candidate {
-                    entity_id: i.to_string(),
-                    bucket_id: "b".into(),
-                    type_name: set.type_name.into(),
-                    normalized: normalized.clone(),
-                    forms: vec![normalized],
-                },
-                core: names::core_name(canonical),
-                attributes: r.attributes.clone(),
-            }
-        })
-        .collect()
 }
 
 fn same_entity(entity_of: &[String]) -> Pairs {

@@ -8,10 +8,11 @@
 
 use crate::embeddings::Embedder;
 use crate::error::{ServiceError, ServiceResult};
-use crate::graph::duplicates::{self, Candidate};
+use crate::graph::duplicates::Candidate;
 use crate::graph::entities::Entity;
 use crate::graph::entities::{attributes_col, str_col, str_list_col, Actor};
 use crate::graph::merges::MergeResult;
+use crate::graph::resolution::decide::{self, names_to_embed, Thresholds, MEANING_BUDGET, SCORE_ONLY_BUDGET};
 use crate::graph::resolution::model::{self, Model, Record};
 use crate::graph::resolution::pairs::{self, Floor, Label, ScoredPair};
 use crate::graph::resolution::{comparisons, names};
@@ -25,17 +26,6 @@ use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use utoipa::ToSchema;
-
-/// Names a refresh embeds at most. MiniLM embedded ~520 short names a second on two cores
-/// (50,000 in 96 s); at a million entities nearly every name is in some pair meaning could
-/// lift, and embedding them all took longer than everything else in the refresh. Past the
-/// budget, pairs are compared by letters only (and the log says how many).
-const MEANING_BUDGET: usize = 50_000;
-
-/// Names a refresh embeds at most for pairs whose decision meaning cannot change (suggested
-/// either way: the cosine only rescores them). A tenant with fewer embeds them all, as
-/// before; at a million entities these were most of the names embedded.
-const SCORE_ONLY_BUDGET: usize = 5_000;
 
 /// Entities a refresh reads per statement. One statement over a million entities ran past
 /// the graph client's 60-second bound (a 503); a page stays well inside it on a busy engine.
@@ -203,23 +193,18 @@ impl SuggestionService {
         let mut decisions = Vec::with_capacity(RECORDED_PER_ROUND);
         for pair in scored {
             let (a, b) = (&records[pair.a], &records[pair.b]);
-            let guarded = self.guarded(&run.models[&pair.type_key], &records, &pair);
-            // Scored once on letters already; again only where the names' cosine joined.
-            let explanation = match pair.comparison.signals.embedding_similarity {
-                Some(_) => run.models[&pair.type_key].score(&pair.comparison),
-                None => pair.explanation,
+            let Some((explanation, automatic)) =
+                decide::decide(&run.models, &records, &pair, self.thresholds())
+            else {
+                continue;
             };
             let score = explanation.probability;
-            if score < self.suggest_threshold {
-                continue;
-            }
             // The older entity (smaller, time-ordered ID) survives.
             let (first, second) = if a.candidate.entity_id < b.candidate.entity_id {
                 (pair.a, pair.b)
             } else {
                 (pair.b, pair.a)
             };
-            let automatic = score >= self.auto_merge_threshold && !guarded;
             let signals = &pair.comparison.signals;
             let signals_json = json!({
                 "nameSimilarity": round(signals.name_similarity),
@@ -428,14 +413,8 @@ impl SuggestionService {
         Ok(self.records.record_decision(new, &actor.label()).await?)
     }
 
-    /// Short names, acronyms and one-word spelling variants are no evidence a machine should
-    /// merge on: such a pair merges automatically only when its attributes alone make it sure
-    /// ('green' / 'emma green' with the same birth date, ID and address), else it waits for a
-    /// person.
-    fn guarded(&self, model: &Model, records: &[Record], pair: &ScoredPair) -> bool {
-        let (na, nb) = (&records[pair.a].candidate.normalized, &records[pair.b].candidate.normalized);
-        (duplicates::is_short(na) || duplicates::is_short(nb) || names::one_word_variants(na, nb))
-            && model.without_name(&pair.comparison) < self.auto_merge_threshold
+    fn thresholds(&self) -> Thresholds {
+        Thresholds { auto_merge: self.auto_merge_threshold, suggest: self.suggest_threshold }
     }
 
     /// Fills in the cosine of the two names' embeddings for the scored pairs it could change:
@@ -454,21 +433,11 @@ impl SuggestionService {
         let Some(embedder) = &self.embedder else { return Ok(MeaningRun::default()) };
         let stored = self.records.suggestion_pairs(&tenant.account_id, tenant.environment.as_str()).await?;
         let id = |i: usize| records[i].candidate.entity_id.clone();
-        let wanted: Vec<(usize, bool)> = scored
-            .iter()
-            .enumerate()
-            .filter(|(_, p)| p.explanation.probability < self.auto_merge_threshold)
-            .filter(|(_, p)| {
-                let (a, b) = (id(p.a), id(p.b));
-                !stored.contains(&if a < b { (a, b) } else { (b, a) })
-            })
-            .map(|(k, p)| {
-                let decides = p.explanation.probability < self.suggest_threshold
-                    || (!self.guarded(&models[&p.type_key], records, p)
-                        && models[&p.type_key].best_case(&p.comparison) >= self.auto_merge_threshold);
-                (k, decides)
-            })
-            .collect();
+        let was_stored = |p: &ScoredPair| {
+            let (a, b) = (id(p.a), id(p.b));
+            stored.contains(&if a < b { (a, b) } else { (b, a) })
+        };
+        let wanted = decide::meaning_wanted(records, models, scored, was_stored, self.thresholds());
         drop(stored);
         let (needed, over_budget) = names_to_embed(scored, &wanted, MEANING_BUDGET, SCORE_ONLY_BUDGET);
         if over_budget > 0 {
@@ -517,14 +486,7 @@ impl SuggestionService {
         by_text.extend(computed);
         let vectors: std::collections::HashMap<usize, &Vec<f32>> =
             needed.iter().zip(&texts).filter_map(|(&i, t)| Some((i, by_text.get(t)?))).collect();
-        for &(k, _) in &wanted {
-            let pair = &mut scored[k];
-            if let (Some(a), Some(b)) = (vectors.get(&pair.a), vectors.get(&pair.b)) {
-                // Unit vectors: the dot product is the cosine.
-                let cosine: f64 = a.iter().zip(b.iter()).map(|(x, y)| f64::from(x * y)).sum();
-                pair.comparison.signals.embedding_similarity = Some(cosine);
-            }
-        }
+        decide::add_cosines(scored, &wanted, &vectors);
         Ok(MeaningRun { embedded, kept })
     }
 
@@ -793,34 +755,6 @@ fn round(x: f64) -> f64 {
     (x * 10_000.0).round() / 10_000.0
 }
 
-/// The records whose names a refresh embeds, and how many wanted pairs did not fit.
-/// `wanted` holds pairs by index in `scored` and whether meaning can change their decision:
-/// those come first, likeliest first, while the names number at most `budget`; then the
-/// others, likeliest first, while they number at most `score_only`. A name already chosen
-/// costs nothing again. Equal scores keep pair order, so the same data embeds the same names.
-fn names_to_embed(
-    scored: &[ScoredPair],
-    wanted: &[(usize, bool)],
-    budget: usize,
-    score_only: usize,
-) -> (Vec<usize>, usize) {
-    let mut likeliest: Vec<(&ScoredPair, bool)> = wanted.iter().map(|&(k, d)| (&scored[k], d)).collect();
-    likeliest.sort_by(|(x, dx), (y, dy)| {
-        dy.cmp(dx).then_with(|| y.explanation.probability.total_cmp(&x.explanation.probability))
-    });
-    let mut chosen = std::collections::BTreeSet::new();
-    let mut over_budget = 0;
-    for (pair, decides) in likeliest {
-        let new = [pair.a, pair.b].iter().filter(|i| !chosen.contains(*i)).count();
-        if chosen.len() + new > if decides { budget } else { score_only } {
-            over_budget += 1;
-            continue;
-        }
-        chosen.extend([pair.a, pair.b]);
-    }
-    (chosen.into_iter().collect(), over_budget)
-}
-
 /// Records and type schemas from the candidates query's rows.
 fn resolution_records(rows: &[crate::store::graph::Row]) -> (Vec<Record>, BTreeMap<String, Value>) {
     let mut schemas = BTreeMap::new();
@@ -855,27 +789,6 @@ fn resolution_records(rows: &[crate::store::graph::Row]) -> (Vec<Record>, BTreeM
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::graph::duplicates::Signals;
-    use crate::graph::resolution::model::{Comparison, Explanation};
-
-    fn pair(a: usize, b: usize, probability: f64) -> ScoredPair {
-        let signals = Signals { name_similarity: 0.9, shared_surface_forms: 0.5, embedding_similarity: None };
-        ScoredPair {
-            a,
-            b,
-            type_key: "company".into(),
-            comparison: Comparison {
-                signals,
-                same_core: false,
-                same_words: false,
-                same_content: false,
-                levels: vec![],
-                shared_word: None,
-                shared_values: vec![],
-            },
-            explanation: Explanation { probability, match_weight: 0.0, prior_weight: 0.0, fields: vec![] },
-        }
-    }
 
     #[test]
     fn merges_are_planned_as_one_at_a_time_would_make_them_and_grouped_without_conflicts() {
@@ -890,29 +803,5 @@ mod tests {
         // 5 was merged into 4 and 1 into 0 into 3: the survivors of both, and 4 survived above.
         assert_eq!(flat(&plan[2]), vec![(4, 3, 5)]);
         assert!((0..6).all(|i| merged.find(i) == 4));
-    }
-
-    #[test]
-    fn the_embedding_budget_goes_to_pairs_meaning_can_decide_then_the_likeliest() {
-        let scored =
-            [pair(0, 1, 0.70), pair(2, 3, 0.90), pair(4, 5, 0.60), pair(1, 6, 0.85), pair(7, 8, 0.70)];
-        // (4,5) is the only pair meaning can decide: first, whatever its score; then (2,3) at
-        // 0.90 and (1,6) at 0.85; the 0.70 pairs do not fit four more names.
-        let wanted = [(0, false), (1, false), (2, true), (3, false), (4, false)];
-        let (names, over) = names_to_embed(&scored, &wanted, 100, 6);
-        assert_eq!(names, vec![1, 2, 3, 4, 5, 6]);
-        assert_eq!(over, 2);
-        // A name already chosen costs nothing again: (0,1) adds only 0.
-        let (names, over) = names_to_embed(&scored, &wanted, 100, 7);
-        assert_eq!(names, vec![0, 1, 2, 3, 4, 5, 6]);
-        assert_eq!(over, 1);
-        // The decisive pair's own budget is apart from the others'.
-        let (names, over) = names_to_embed(&scored, &wanted, 1, 100);
-        assert_eq!(names, vec![0, 1, 2, 3, 6, 7, 8]);
-        assert_eq!(over, 1);
-        // A pair not wanted (already stored, or merging on letters) is never embedded.
-        let (names, over) = names_to_embed(&scored, &wanted[..2], 100, 100);
-        assert_eq!(names, vec![0, 1, 2, 3]);
-        assert_eq!(over, 0);
     }
 }

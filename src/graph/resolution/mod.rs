@@ -22,6 +22,7 @@
 pub mod blocking;
 pub mod calibration;
 pub mod comparisons;
+pub mod decide;
 pub mod em;
 pub mod model;
 pub mod names;
