@@ -252,7 +252,7 @@ async fn pass(
         canon::graph::window::in_window(&params, from.to_string(), to.to_string(), 52)
     };
     for cursor in cursors.choose_multiple(&mut rand::thread_rng(), 100) {
-        let ms_of = canon::graph::window::timestamp("ent", cursor).unwrap_or_default();
+        let ms_of = canon::graph::id_keys::timestamp("ent", cursor).unwrap_or_default();
         let wide = format!("ent_{}", ulid::Ulid::from_parts(ms_of + 100, 0));
         let rows =
             graph.engine().run(canon::graph::queries::REVIEW_QUEUE, window_params(cursor, &wide)).await?;

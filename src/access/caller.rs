@@ -6,7 +6,7 @@
 
 use super::state::AppState;
 use crate::error::ServiceError;
-use crate::graph::entities::Actor;
+use crate::graph::audit::Actor;
 use crate::graph::reviewers::DashboardIdentity;
 use crate::graph::Tenant;
 use crate::store::records::keys::Environment;

@@ -4,7 +4,8 @@
 //! so what changes is exactly what the reviewer was shown the count of. At most
 //! [`BULK_LIMIT`] at once: more is refused naming the limit.
 
-use super::entities::{Actor, ValidateSummary};
+use super::audit::Actor;
+use super::entities::ValidateSummary;
 use super::review::ReviewFilter;
 use super::suggestions::SuggestionService;
 use super::{GraphService, Tenant};

@@ -4,9 +4,11 @@
 //! Statuses: `extracted` and `proposed` (awaiting curation) → `approved` | `rejected`;
 //! any live entity → `merged` (by a merge). Every other transition is a 409.
 
+use super::audit::{self, Actor};
+use super::columns::str_col;
 use super::events::StatusChange;
 use super::normalize::normalize;
-use super::{decode, queries, timeline, GraphService, Tenant};
+use super::{decode, queries, GraphService, Tenant};
 use crate::error::{ServiceError, ServiceResult};
 use crate::ids;
 use crate::params;
@@ -15,24 +17,6 @@ use crate::store::records::audit::NewAuditEntry;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 use utoipa::ToSchema;
-
-/// Who acts: a dashboard user, or an API key.
-#[derive(Clone, Debug)]
-pub struct Actor {
-    pub user_id: Option<String>,
-    pub key_id: Option<String>,
-}
-
-impl Actor {
-    /// How the actor is written into merge records.
-    pub fn label(&self) -> String {
-        match (&self.user_id, &self.key_id) {
-            (Some(user), _) => user.clone(),
-            (None, Some(key)) => key.clone(),
-            (None, None) => "system".into(),
-        }
-    }
-}
 
 /// A mention of an entity in a document.
 #[derive(Clone, Debug, Serialize, Deserialize, ToSchema, PartialEq)]
@@ -569,7 +553,7 @@ impl GraphService {
             .await?;
         if let Some(row) = rows.first() {
             let details = json!({ "synonymID": synonym_id, "text": str_col(row, "text") });
-            self.audit(tenant, vec![timeline::entry(&entity_id, "synonym_removed", actor, details)]).await;
+            self.audit(tenant, vec![audit::entry(&entity_id, "synonym_removed", actor, details)]).await;
             return Ok(());
         }
         let existing = self
@@ -613,7 +597,7 @@ impl GraphService {
         )
         .await?;
         let details = json!({ "from": entity.canonical, "to": synonym.text });
-        self.audit(tenant, vec![timeline::entry(entity_id, "canonical_changed", actor, details)]).await;
+        self.audit(tenant, vec![audit::entry(entity_id, "canonical_changed", actor, details)]).await;
         Ok(())
     }
 
@@ -649,7 +633,7 @@ impl GraphService {
             Err(other) => Err(other),
             Ok(_) => {
                 let details = json!({ "typeID": type_id, "type": effective_name, "from": entity.type_name });
-                self.audit(tenant, vec![timeline::entry(entity_id, "type_changed", actor, details)]).await;
+                self.audit(tenant, vec![audit::entry(entity_id, "type_changed", actor, details)]).await;
                 Ok(())
             }
         }
@@ -659,30 +643,10 @@ impl GraphService {
 /// The timeline entry of a status change.
 pub(super) fn status_entry(change: &StatusChange, actor: &Actor) -> NewAuditEntry {
     let details = json!({ "from": change.prior_status, "to": change.new_status, "reason": change.reason });
-    timeline::entry(&change.entity_id, "status_changed", actor, details)
+    audit::entry(&change.entity_id, "status_changed", actor, details)
 }
 
 fn synonym_entry(entity_id: &str, kind: &'static str, synonym: &Synonym, actor: &Actor) -> NewAuditEntry {
     let details = json!({ "synonymID": synonym.synonym_id, "text": synonym.text, "source": synonym.source });
-    timeline::entry(entity_id, kind, actor, details)
-}
-
-/// A string column, empty when absent.
-pub fn str_col(row: &Row, column: &str) -> String {
-    row.get(column).and_then(Value::as_str).unwrap_or_default().to_string()
-}
-
-/// A list-of-strings column, empty when absent.
-pub fn str_list_col(row: &Row, column: &str) -> Vec<String> {
-    row.get(column)
-        .and_then(Value::as_array)
-        .map(|items| items.iter().filter_map(Value::as_str).map(String::from).collect())
-        .unwrap_or_default()
-}
-
-/// The compared texts of an entity's stored attributes (columns `attributeKeys` and
-/// `attributeValues`), as resolution reads them.
-pub fn attributes_col(row: &Row) -> std::collections::BTreeMap<String, String> {
-    let (keys, values) = (str_list_col(row, "attributeKeys"), str_list_col(row, "attributeValues"));
-    super::resolution::comparisons::stored_attribute_texts(&keys, &values)
+    audit::entry(entity_id, kind, actor, details)
 }

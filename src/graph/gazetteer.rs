@@ -3,7 +3,8 @@
 //! under each of the tenant's entity types, so a match is exactly what bulk seeding would
 //! have resolved the same surface to.
 
-use super::entities::{resolution_key, str_col};
+use super::columns::str_col;
+use super::entities::resolution_key;
 use super::normalize::normalize;
 use super::{queries, GraphService, Tenant};
 use crate::error::ServiceResult;

@@ -30,7 +30,8 @@ const PROBE_GROWTH: u64 = 8;
 /// The seed statement's block parameters for entities with these `ids` (each row's new ID:
 /// a row that names an existing entity leaves a block with no entity, which costs a window).
 pub fn seed_params<'a>(tenant: &Tenant, ids: impl IntoIterator<Item = &'a str>) -> Params {
-    let mut blocks: Vec<u64> = ids.into_iter().filter_map(|id| super::window::timestamp("ent", id)).collect();
+    let mut blocks: Vec<u64> =
+        ids.into_iter().filter_map(|id| super::id_keys::timestamp("ent", id)).collect();
     blocks.sort_unstable();
     blocks.dedup();
     params! { "blockKey" => block_key(tenant), "blocks" => blocks }

@@ -17,11 +17,22 @@ use super::GraphService;
 use crate::params;
 use crate::store::graph::CypherEngine;
 use serde_json::Value;
+use ulid::Ulid;
 
 /// An ID's key (`<prefix>_<ULID>`), or None when `id` is not one.
 pub fn id_key(id: &str) -> Option<i64> {
     let (prefix, _) = id.split_once('_')?;
-    super::window::ulid_of(prefix, id).map(|position| (position >> 70) as i64)
+    ulid_of(prefix, id).map(|position| (position >> 70) as i64)
+}
+
+/// The position of an ID of `prefix` in the ULID space.
+pub fn ulid_of(prefix: &str, id: &str) -> Option<u128> {
+    Ulid::from_string(id.strip_prefix(prefix)?.strip_prefix('_')?).ok().map(|u| u.0)
+}
+
+/// The creation time in an ID, if it is one of `prefix`.
+pub fn timestamp(prefix: &str, id: &str) -> Option<u64> {
+    ulid_of(prefix, id).map(|at| Ulid(at).timestamp_ms())
 }
 
 /// How many keys a backfill statement sets at once.

@@ -2,7 +2,9 @@
 //! statement that moves the merged entity's surface forms, mentions and relation edges and
 //! records exactly what moved and who did it; unmerge moves exactly those back.
 
-use super::entities::{str_col, Actor, Entity};
+use super::audit::Actor;
+use super::columns::str_col;
+use super::entities::Entity;
 use super::{decode, queries, GraphService, Tenant};
 use crate::error::{ServiceError, ServiceResult};
 use crate::ids;

@@ -3,8 +3,10 @@
 //! data is told apart by `accountID` + `environment` on every node, and every query filters
 //! by both.
 
+pub mod audit;
 pub mod buckets;
 pub mod bulk;
+pub mod columns;
 pub mod duplicates;
 pub mod entities;
 pub mod entity_types;

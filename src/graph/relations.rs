@@ -1,8 +1,9 @@
 //! Mentions and relations: how documents feed the graph, and how it is read back, per
 //! entity and as a whole.
 
-use super::entities::{normalized_name, resolution_key, str_col, Mention};
-use super::window::{self, WindowedPage};
+use super::columns::str_col;
+use super::entities::{normalized_name, resolution_key, Mention};
+use super::window::WindowedPage;
 use super::{decode, queries, GraphService, Tenant};
 use crate::error::{ServiceError, ServiceResult};
 use crate::ids;
@@ -266,7 +267,7 @@ impl GraphService {
             None => None,
         };
         if let Some(cursor) = &query.cursor {
-            if window::timestamp("rel", cursor).is_none() {
+            if super::id_keys::timestamp("rel", cursor).is_none() {
                 return Err(ServiceError::invalid_field(
                     "cursor",
                     "must be a relation ID (rel_…) from a previous page",
@@ -294,7 +295,7 @@ impl GraphService {
                         "typeIDs" => query.type_ids, "typeNames" => type_names,
                     },
                     cursor: query.cursor.as_deref(),
-                    since_ms: query.since.as_deref().and_then(super::review::rfc3339_ms).unwrap_or(0),
+                    since_ms: query.since.as_deref().and_then(super::columns::rfc3339_ms).unwrap_or(0),
                     limit,
                 },
             )

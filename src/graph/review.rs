@@ -1,7 +1,9 @@
 //! The review queue: entities awaiting curation, filtered and paged by entityID.
 
-use super::entities::{entity_of_row, str_col, Entity};
-use super::window::{self, WindowedPage};
+use super::columns::rfc3339_ms;
+use super::columns::str_col;
+use super::entities::{entity_of_row, Entity};
+use super::window::WindowedPage;
 use super::{queries, GraphService, Tenant};
 use crate::error::{ServiceError, ServiceResult};
 use crate::params;
@@ -100,7 +102,7 @@ impl GraphService {
             }
         }
         if let Some(cursor) = &filter.cursor {
-            if window::timestamp("ent", cursor).is_none() {
+            if super::id_keys::timestamp("ent", cursor).is_none() {
                 return Err(ServiceError::invalid_field(
                     "cursor",
                     "must be an entity ID (ent_…) from a previous page",
@@ -190,9 +192,4 @@ impl GraphService {
         let rows = self.run(tenant, queries::ENTITY_TYPE_NAMES, params! { "ids" => ids }).await?;
         Ok(rows.iter().map(|row| str_col(row, "name")).collect())
     }
-}
-
-/// Milliseconds since the epoch of an RFC 3339 time.
-pub fn rfc3339_ms(text: &str) -> Option<u64> {
-    chrono::DateTime::parse_from_rfc3339(text).ok().map(|t| t.timestamp_millis().max(0) as u64)
 }

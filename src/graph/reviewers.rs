@@ -4,7 +4,8 @@
 //! users in the record store.
 
 use crate::error::{ServiceError, ServiceResult};
-use crate::graph::entities::{str_col, Actor};
+use crate::graph::audit::Actor;
+use crate::graph::columns::str_col;
 use crate::graph::{GraphService, Tenant};
 use crate::ids;
 use crate::params;

@@ -1,6 +1,7 @@
 //! Entities by name: what an agent asks before it has an ID.
 
-use super::entities::{str_col, Entity};
+use super::columns::str_col;
+use super::entities::Entity;
 use super::{queries, GraphService, Tenant};
 use crate::error::{ServiceError, ServiceResult};
 use crate::params;

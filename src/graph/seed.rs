@@ -11,7 +11,8 @@
 //! Attributes guard the merge: a row whose compared attributes disagree with those of the
 //! entity its name names becomes a homonym instead (see [`homonyms`]).
 
-use super::entities::{normalized_name, resolution_key, str_col};
+use super::columns::str_col;
+use super::entities::{normalized_name, resolution_key};
 use super::entity_types::NewEntityType;
 use super::events::StatusChange;
 use super::resolution::comparisons::{self, Field};

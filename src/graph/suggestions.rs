@@ -8,15 +8,16 @@
 
 use crate::embeddings::Embedder;
 use crate::error::{ServiceError, ServiceResult};
+use crate::graph::audit::Actor;
+use crate::graph::columns::{attributes_col, str_col, str_list_col};
 use crate::graph::duplicates::Candidate;
 use crate::graph::entities::Entity;
-use crate::graph::entities::{attributes_col, str_col, str_list_col, Actor};
 use crate::graph::merges::MergeResult;
 use crate::graph::resolution::decide::{self, names_to_embed, Thresholds, MEANING_BUDGET, SCORE_ONLY_BUDGET};
 use crate::graph::resolution::model::{self, Model, Record};
 use crate::graph::resolution::pairs::{self, Floor, Label, ScoredPair};
 use crate::graph::resolution::{comparisons, names};
-use crate::graph::{queries, timeline, GraphService, Tenant};
+use crate::graph::{audit, queries, GraphService, Tenant};
 use crate::params;
 use crate::store::records::name_embeddings::NameSpace;
 use crate::store::records::suggestions::{NewSuggestion, StoredSuggestion};
@@ -741,7 +742,7 @@ pub(super) fn decision_entries(
             let details = json!({
                 "suggestionID": suggestion.id, "otherEntityID": other, "score": suggestion.score, "blind": blind,
             });
-            timeline::entry(entity, kind, actor, details)
+            audit::entry(entity, kind, actor, details)
         })
         .collect()
 }

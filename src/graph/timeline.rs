@@ -6,9 +6,8 @@
 //! `entity_audit` as it happens (see [`GraphService::audit`]). A page is cut from both by
 //! one cursor, `(time, entry key)`, so the two interleave by time.
 
-use super::entities::Actor;
+use super::columns::rfc3339_ms;
 use super::merges::MergeRecord;
-use super::review::rfc3339_ms;
 use super::{GraphService, Tenant};
 use crate::error::{ServiceError, ServiceResult};
 use crate::ids;
@@ -110,11 +109,6 @@ impl GraphService {
             if has_more { items.last().map(|i| format!("{}.{}", i.key.0, i.key.1)) } else { None };
         Ok(TimelinePage { items, has_more, next_cursor })
     }
-}
-
-/// An entry of `kind` about `entity_id` by `actor`.
-pub fn entry(entity_id: &str, kind: &'static str, actor: &Actor, details: Value) -> NewAuditEntry {
-    NewAuditEntry { entity_id: entity_id.to_string(), kind, actor: actor.label(), details }
 }
 
 fn item(kind: String, at: i64, actor: String, details: Value, key: String) -> TimelineItem {

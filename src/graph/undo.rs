@@ -3,7 +3,9 @@
 //! had, and an accepted or dismissed merge suggestion is open again (an accepted one is
 //! unmerged first). Merges themselves are undone by `POST /v3/merges/{id}/undo`.
 
-use super::entities::{str_col, Actor, Entity};
+use super::audit::Actor;
+use super::columns::str_col;
+use super::entities::Entity;
 use super::events::StatusChange;
 use super::suggestions::{Suggestion, SuggestionService};
 use super::{queries, GraphService, Tenant};

@@ -12,9 +12,9 @@
 //! from the density it saw (at most four times wider). After an empty window, entity walks
 //! ask where IDs were next minted ([`super::id_blocks`]) and skip the quiet time between.
 
-use super::entities::str_col;
+use super::columns::str_col;
 use super::id_blocks::Gap;
-use super::id_keys::id_key;
+use super::id_keys::{id_key, timestamp, ulid_of};
 use super::{GraphService, Tenant};
 use crate::error::ServiceResult;
 use crate::store::graph::{Params, Row};
@@ -418,16 +418,6 @@ pub fn in_window(params: &Params, from: String, to: String, limit: usize) -> Par
 /// The ID at a position of the ULID space (a window's bound).
 fn id(prefix: &str, at: u128) -> String {
     format!("{prefix}_{}", Ulid(at))
-}
-
-/// The position of an ID of `prefix` in the ULID space.
-pub(crate) fn ulid_of(prefix: &str, id: &str) -> Option<u128> {
-    Ulid::from_string(id.strip_prefix(prefix)?.strip_prefix('_')?).ok().map(|u| u.0)
-}
-
-/// The creation time in an ID, if it is one of `prefix`.
-pub fn timestamp(prefix: &str, id: &str) -> Option<u64> {
-    ulid_of(prefix, id).map(|at| Ulid(at).timestamp_ms())
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 //! statement, and each stays a merge of its own, recorded and undoable.
 
 use crate::helpers::{json, spawn_app, spawn_app_with, TestApp};
-use canon::graph::entities::Actor;
+use canon::graph::audit::Actor;
 use canon::graph::Tenant;
 use canon::jobs::Handlers;
 use canon::store::records::keys::Environment;

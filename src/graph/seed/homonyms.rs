@@ -12,7 +12,7 @@
 
 use super::Prepared;
 use crate::error::ServiceResult;
-use crate::graph::entities::{attributes_col, str_col};
+use crate::graph::columns::{attributes_col, str_col};
 use crate::graph::resolution::model;
 use crate::graph::{queries, GraphService, Tenant};
 use crate::params;

@@ -31,6 +31,7 @@
 //! answers, and a killed process's written pages survive. A busy child still answers PING
 //! (queries run on FalkorDB's own threads; loading answers `-LOADING`).
 
+use super::falkordb::RESPONSE_TIMEOUT;
 use super::resp::{command, command_within, info_field};
 use super::writes_in_flight::WritesInFlight;
 use crate::config::Config;
@@ -333,7 +334,9 @@ async fn supervise(
             // The status says how: a signal (9: killed, maybe by the OOM killer; 6: aborted;
             // 11: crashed, its stack in falkordb.log) or an exit code.
             tracing::error!(?pid, %status, log = %launch.log().display(), "FalkorDB exited unexpectedly; restarting it");
-        } else if answered.elapsed() >= launch.hung_limit && writes.excuse_silence_since(answered) {
+        } else if answered.elapsed() >= launch.hung_limit
+            && writes.excuse_silence_since(answered, RESPONSE_TIMEOUT)
+        {
             if excused_silence.replace(answered) != Some(answered) {
                 tracing::warn!(unanswered = ?answered.elapsed(), "FalkorDB is silent while a write of canon's runs; waiting for it");
             }

@@ -41,7 +41,7 @@ impl FalkorEngine {
         writes: Arc<WritesInFlight>,
     ) -> Result<Self, GraphError> {
         let info = FalkorConnectionInfo::try_from(url).map_err(unavailable)?;
-        let liveness = Liveness::connect(info.clone(), writes.clone()).await?;
+        let liveness = Liveness::connect(info.clone()).await?.excused_by(writes.clone(), RESPONSE_TIMEOUT);
         // A statement that never answers (a stuck or vanished server) becomes an error
         // instead of a request, job or test that waits forever.
         let client = FalkorClientBuilder::new_async()

@@ -75,23 +75,20 @@ pub struct Liveness {
     probing: tokio::sync::Mutex<()>,
     /// The last probe: when, and whether the server answered.
     last: std::sync::Mutex<Option<(Instant, bool)>>,
-    /// Writes waiting for their answer, which may hold the server silent (FalkorDB only).
-    writes: Option<Arc<WritesInFlight>>,
+    /// Writes waiting for their answer, which may hold the server silent (FalkorDB only), and
+    /// how long a write may wait for its answer.
+    writes: Option<(Arc<WritesInFlight>, Duration)>,
     /// When the server last answered anything: a probe, or a query that completed.
     answered_at: std::sync::Mutex<Instant>,
 }
 
 impl Liveness {
-    /// Liveness of a FalkorDB server, its probe connected now (an error when it does not answer);
-    /// a failed probe is excused while one of `writes` may be what holds it silent.
-    pub async fn connect(
-        info: FalkorConnectionInfo,
-        writes: Arc<WritesInFlight>,
-    ) -> Result<Self, GraphError> {
+    /// Liveness of a FalkorDB server, its probe connected now (an error when it does not answer).
+    pub async fn connect(info: FalkorConnectionInfo) -> Result<Self, GraphError> {
         let probe =
             probe_client(info.clone()).await.map_err(|err| GraphError::Unavailable(err.to_string()))?;
         let probe = FalkorProbe { info, client: tokio::sync::Mutex::new(Some(probe)) };
-        Ok(Self::new(Box::new(probe), "FalkorDB", false).excused_by(writes))
+        Ok(Self::new(Box::new(probe), "FalkorDB", false))
     }
 
     /// Liveness by `probe`; `cuts_writes` when a failed probe means the engine cannot be
@@ -108,9 +105,10 @@ impl Liveness {
         }
     }
 
-    /// Excuses a failed probe while one of `writes` may be committing (see the module's docs).
-    pub fn excused_by(mut self, writes: Arc<WritesInFlight>) -> Self {
-        self.writes = Some(writes);
+    /// Excuses a failed probe while one of `writes`, younger than `limit` (a write's response
+    /// timeout), may be committing (see the module's docs).
+    pub fn excused_by(mut self, writes: Arc<WritesInFlight>, limit: Duration) -> Self {
+        self.writes = Some((writes, limit));
         self
     }
 
@@ -158,9 +156,9 @@ impl Liveness {
 
     /// Whether a silent server may be committing a write canon sent before it fell silent.
     fn silence_excused(&self) -> bool {
-        let Some(writes) = &self.writes else { return false };
+        let Some((writes, limit)) = &self.writes else { return false };
         let Ok(answered_at) = self.answered_at.lock().map(|at| *at) else { return false };
-        writes.excuse_silence_since(answered_at)
+        writes.excuse_silence_since(answered_at, *limit)
     }
 
     fn last_failed(&self) -> bool {
@@ -267,7 +265,7 @@ mod tests {
     }
 
     fn silent_falkordb(writes: &Arc<WritesInFlight>) -> Liveness {
-        Liveness::new(Box::new(Silent), "FalkorDB", false).excused_by(writes.clone())
+        Liveness::new(Box::new(Silent), "FalkorDB", false).excused_by(writes.clone(), Duration::from_secs(60))
     }
 
     #[tokio::test]

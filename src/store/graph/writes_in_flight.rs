@@ -4,12 +4,11 @@
 //! loaded machine a million-node CREATE left the child silent for over 30 s, and the
 //! supervisor aborted it as hung, losing the write. The supervisor reads this register: a
 //! silence is excused while a write that was already waiting when the child last answered
-//! (so may be what holds it) is younger than [`RESPONSE_TIMEOUT`]; past that the write has
+//! (so may be what holds it) is younger than [`super::falkordb::RESPONSE_TIMEOUT`]; past that the write has
 //! failed with 503 on canon's side anyway. A write sent during the silence excuses nothing,
 //! so a stream of new writes cannot hide a real hang. Reads use the same excuse (see
 //! `liveness`): a read waiting behind a committing write is not a stalled server.
 
-use super::falkordb::RESPONSE_TIMEOUT;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -45,9 +44,9 @@ impl WritesInFlight {
     }
 
     /// Whether a silence that began after `answered` may be a write still committing: one that
-    /// was already waiting then and has not reached its own response timeout.
-    pub fn excuse_silence_since(&self, answered: Instant) -> bool {
-        self.newest_sent_by(answered).is_some_and(|sent| sent.elapsed() < RESPONSE_TIMEOUT)
+    /// was already waiting then and has not reached its own response timeout, `limit`.
+    pub fn excuse_silence_since(&self, answered: Instant, limit: std::time::Duration) -> bool {
+        self.newest_sent_by(answered).is_some_and(|sent| sent.elapsed() < limit)
     }
 }
 
