@@ -11,6 +11,7 @@ pub mod entity_events;
 pub mod schedule;
 pub mod shares;
 pub mod signature;
+pub mod slots;
 pub mod subscriptions;
 pub mod worker;
 

@@ -30,6 +30,7 @@
 use super::schedule::Schedule;
 use super::shares::Shares;
 use super::signature;
+use super::slots::{Slot, Slots};
 use crate::egress::{objects, Egress};
 use crate::engines::sigv4;
 use crate::graph::Tenant;
@@ -39,6 +40,7 @@ use crate::store::records::keys::Environment;
 use crate::store::records::outbox::{Attempt, Claimed, Finished};
 use crate::store::records::Records;
 use futures::stream::{FuturesUnordered, StreamExt};
+use reqwest::header::{HeaderName, HeaderValue, CONTENT_TYPE, USER_AGENT};
 use reqwest::Method;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -139,7 +141,7 @@ impl DeliveryWorker {
             }
             tokio::time::sleep(Duration::from_secs(1)).await;
         };
-        let slots = Arc::new(Semaphore::new(IN_FLIGHT));
+        let slots = Arc::new(Slots::default());
         let held = Arc::new(Semaphore::new(HELD));
         // Each finished attempt with its delivery's account.
         let (finished_tx, mut finished_rx) = mpsc::channel::<(String, Finished)>(HELD);
@@ -206,14 +208,19 @@ impl DeliveryWorker {
                             let (worker, slots, finished_tx) = (&worker, &slots, &finished_tx);
                             async move {
                                 let account = delivery.account_id.clone();
-                                let done = {
-                                    // The account's share first: waiting for it holds no slot
-                                    // another account could send in.
-                                    let _share =
-                                        share.acquire_owned().await.expect("an account's sends stay open");
-                                    let _sending = slots.acquire().await.expect("the send slots stay open");
-                                    worker.attempt(delivery).await
+                                let slot = slots.take(&account, &share).await;
+                                let done = match slot {
+                                    Slot::Own(..) => worker.attempt(delivery).await,
+                                    Slot::Borrowed(..) => {
+                                        let untried = Finished::untried(&delivery);
+                                        tokio::select! {
+                                            biased;
+                                            done = worker.attempt(delivery) => done,
+                                            _ = slots.reclaimed(&account) => untried(ids::now_millis()),
+                                        }
+                                    }
                                 };
+                                drop(slot);
                                 // Handed in before the hold ends, so a stop waits for it to be written.
                                 let _ = finished_tx.send((account, done)).await;
                                 drop(hold);
@@ -250,7 +257,9 @@ impl DeliveryWorker {
         let status = match outcome {
             Outcome::Delivered => "delivered",
             Outcome::Gone => {
-                if let Err(err) = self.records.disable_subscription(&delivery.subscription_id, at).await {
+                // Boxed: a store write is a large future, and every delivery's would carry it.
+                let disabling = Box::pin(self.records.disable_subscription(&delivery.subscription_id, at));
+                if let Err(err) = disabling.await {
                     tracing::warn!(error = %err, "disabling a gone subscription failed");
                 }
                 "disabled"
@@ -263,7 +272,7 @@ impl DeliveryWorker {
                 None => "failed",
             },
         };
-        Finished { delivery_id: delivery.id, row: delivery.row, number, attempt, status }
+        Finished { delivery_id: delivery.id, row: delivery.row, number, attempt, status, untried: false }
     }
 
     async fn send(&self, delivery: &mut Claimed) -> Answer {
@@ -288,17 +297,19 @@ impl DeliveryWorker {
     /// Sends the body (taken from `delivery`: each attempt is claimed afresh).
     async fn webhook(&self, tenant: &Tenant, delivery: &mut Claimed) -> Result<Answer, String> {
         let url = delivery.webhook_url.as_deref().ok_or("the subscription has no webhookURL any more")?;
-        let keys = self.secrets.signing_keys(tenant).await?;
+        let signer = self.secrets.signer(tenant).await?;
         let mut request = self
             .egress
             .request(Method::POST, url)?
             .timeout(TIMEOUT)
-            .header("content-type", "application/json")
-            .header("user-agent", "canon-webhooks");
-        if !keys.is_empty() {
+            .header(CONTENT_TYPE, HeaderValue::from_static("application/json"))
+            .header(USER_AGENT, HeaderValue::from_static("canon-webhooks"));
+        if !signer.is_empty() {
             let now = chrono::Utc::now().timestamp();
-            request =
-                request.header(signature::HEADER, signature::sign(now, delivery.body.as_bytes(), &keys));
+            request = request.header(
+                HeaderName::from_static(signature::HEADER),
+                signer.sign(now, delivery.body.as_bytes()),
+            );
         }
         let body = std::mem::take(&mut delivery.body);
         let response = request.body(body).send().await.map_err(|err| crate::egress::describe(&err))?;
