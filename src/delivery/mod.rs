@@ -11,7 +11,6 @@ pub mod entity_events;
 pub mod schedule;
 pub mod shares;
 pub mod signature;
-pub mod slots;
 pub mod subscriptions;
 pub mod worker;
 

@@ -1,7 +1,6 @@
-//! Each account's share of a delivery worker: [`SENDS_PER_ACCOUNT`] of its sends in flight
-//! as its own (the idle rest it may borrow: [`super::slots`]) and at most
-//! [`HELD_PER_ACCOUNT`] of its deliveries held, so one tenant's backlog or slow receivers
-//! leave slots, and room to claim, for every other tenant's deliveries.
+//! Each account's share of a delivery worker: at most [`SENDS_PER_ACCOUNT`] of its sends in
+//! flight and [`HELD_PER_ACCOUNT`] of its deliveries held, so one tenant's backlog or slow
+//! receivers leave slots, and room to claim, for every other tenant's deliveries.
 //!
 //! A claim adds at most [`HELD_PER_ACCOUNT`] rows, and an account holding its share is
 //! skipped by the next claims: one account holds fewer than twice its share, half of what a
@@ -14,7 +13,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::Semaphore;
 
-/// Sends of one account in flight at once in its own share (more only in borrowed slots).
+/// Sends of one account in flight at once.
 pub const SENDS_PER_ACCOUNT: usize = IN_FLIGHT / 2;
 /// Deliveries of one account a worker holds (sending or waiting for a send slot) before it
 /// stops claiming that account's rows.

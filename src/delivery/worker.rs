@@ -30,7 +30,6 @@
 use super::schedule::Schedule;
 use super::shares::Shares;
 use super::signature;
-use super::slots::{Slot, Slots};
 use crate::egress::{objects, Egress};
 use crate::engines::sigv4;
 use crate::graph::Tenant;
@@ -141,7 +140,7 @@ impl DeliveryWorker {
             }
             tokio::time::sleep(Duration::from_secs(1)).await;
         };
-        let slots = Arc::new(Slots::default());
+        let slots = Arc::new(Semaphore::new(IN_FLIGHT));
         let held = Arc::new(Semaphore::new(HELD));
         // Each finished attempt with its delivery's account.
         let (finished_tx, mut finished_rx) = mpsc::channel::<(String, Finished)>(HELD);
@@ -208,19 +207,14 @@ impl DeliveryWorker {
                             let (worker, slots, finished_tx) = (&worker, &slots, &finished_tx);
                             async move {
                                 let account = delivery.account_id.clone();
-                                let slot = slots.take(&account, &share).await;
-                                let done = match slot {
-                                    Slot::Own(..) => worker.attempt(delivery).await,
-                                    Slot::Borrowed(..) => {
-                                        let untried = Finished::untried(&delivery);
-                                        tokio::select! {
-                                            biased;
-                                            done = worker.attempt(delivery) => done,
-                                            _ = slots.reclaimed(&account) => untried(ids::now_millis()),
-                                        }
-                                    }
+                                let done = {
+                                    // The account's share first: waiting for it holds no slot
+                                    // another account could send in.
+                                    let _share =
+                                        share.acquire_owned().await.expect("an account's sends stay open");
+                                    let _sending = slots.acquire().await.expect("the send slots stay open");
+                                    worker.attempt(delivery).await
                                 };
-                                drop(slot);
                                 // Handed in before the hold ends, so a stop waits for it to be written.
                                 let _ = finished_tx.send((account, done)).await;
                                 drop(hold);
@@ -272,7 +266,7 @@ impl DeliveryWorker {
                 None => "failed",
             },
         };
-        Finished { delivery_id: delivery.id, row: delivery.row, number, attempt, status, untried: false }
+        Finished { delivery_id: delivery.id, row: delivery.row, number, attempt, status }
     }
 
     async fn send(&self, delivery: &mut Claimed) -> Answer {

@@ -130,25 +130,6 @@ pub struct Finished {
     pub number: i64,
     pub attempt: Attempt,
     pub status: &'static str,
-    /// Not an attempt: the delivery gave its borrowed send slot back before its destination
-    /// answered and is due again at `attempt.at` ([`crate::delivery::slots`]); nothing is
-    /// logged and its attempts stay as they were.
-    pub untried: bool,
-}
-
-impl Finished {
-    /// `delivery` handed back untried, at the time given.
-    pub fn untried(delivery: &Claimed) -> impl FnOnce(i64) -> Finished {
-        let (delivery_id, row, number) = (delivery.id.clone(), delivery.row, delivery.attempts);
-        move |at| Finished {
-            delivery_id,
-            row,
-            number,
-            attempt: Attempt { at, ..Attempt::default() },
-            status: "pending",
-            untried: true,
-        }
-    }
 }
 
 /// A delivery with its attempts, for the log.
@@ -212,7 +193,7 @@ fn settled_rows(finished: &[Finished]) -> (String, Option<String>) {
         .collect();
     let logged: Vec<serde_json::Value> = finished
         .iter()
-        .filter(|done| !kept_on_row(done) && !done.untried)
+        .filter(|done| !kept_on_row(done))
         .map(|done| {
             let attempt = &done.attempt;
             serde_json::json!([
