@@ -67,14 +67,17 @@ async fn main() -> anyhow::Result<()> {
         common::events::record_terminal_events(records, bench.tenant.owner(), &function_id, "bench", outbox)
             .await?;
     let bodies: Vec<String> = recorded.into_iter().map(|(_, body)| body).collect();
+    let cpu = Cpu::start(receiver.pid());
     let started = Instant::now();
     receiver.release().await?;
     receiver.wait_for(outbox).await?;
     let canon_rate = outbox as f64 / started.elapsed().as_secs_f64();
+    let canon_cpu = cpu.per(outbox);
 
     // The limit: a plain client POSTing the same bodies to the same receiver.
     receiver.clear().await?;
     let plain = reqwest::Client::new();
+    let cpu = Cpu::start(receiver.pid());
     let started = Instant::now();
     futures::stream::iter(bodies)
         .map(|body| {
@@ -86,11 +89,19 @@ async fn main() -> anyhow::Result<()> {
         .await;
     receiver.wait_for(outbox).await?;
     let plain_rate = outbox as f64 / started.elapsed().as_secs_f64();
+    let plain_cpu = cpu.per(outbox);
 
     println!("delivery: {outbox} outbox deliveries to a local receiver, {IN_FLIGHT} in flight, signed");
     println!("  canon workers   {canon_rate:>9.0} deliveries/s");
     println!("  plain client    {plain_rate:>9.0} POSTs/s (the limit)");
     println!("  ratio           {:>9.2} (goal >= 0.8)", canon_rate / plain_rate);
+    if let (Some((canon, canon_receiver)), Some((plain, plain_receiver))) = (canon_cpu, plain_cpu) {
+        println!(
+            "  CPU per delivery: canon {canon:.1} µs (its receiver {canon_receiver:.1}), plain client {plain:.1} µs \
+             (its receiver {plain_receiver:.1}); as a ratio {:.2}",
+            (plain + plain_receiver) / (canon + canon_receiver)
+        );
+    }
     println!(
         "  event-to-delivery over {CALLS} calls: p50 {} ms, p99 {} ms (goal p99 < 100 ms)",
         common::ms(p50),
@@ -99,4 +110,27 @@ async fn main() -> anyhow::Result<()> {
     bench.stop().await;
     receiver.stop().await;
     Ok(())
+}
+
+/// CPU time spent by this process (canon, or the plain client) and by the receiver's, from
+/// when it was started.
+struct Cpu {
+    receiver: u32,
+    at: Option<(u64, u64)>,
+}
+
+impl Cpu {
+    fn start(receiver: u32) -> Self {
+        let at = common::cpu_ns(std::process::id()).zip(common::cpu_ns(receiver));
+        Self { receiver, at }
+    }
+
+    /// Microseconds per delivery of this process and of the receiver's, over `count`.
+    fn per(&self, count: usize) -> Option<(f64, f64)> {
+        let (own, receiver) = self.at?;
+        let (own_now, receiver_now) =
+            common::cpu_ns(std::process::id()).zip(common::cpu_ns(self.receiver))?;
+        let per = |ns: u64| ns as f64 / 1000.0 / count as f64;
+        Some((per(own_now - own), per(receiver_now - receiver)))
+    }
 }

@@ -92,6 +92,11 @@ impl Remote {
         Ok(Self { child, base, client: reqwest::Client::new() })
     }
 
+    /// The receiver process's ID.
+    pub fn pid(&self) -> u32 {
+        self.child.id().unwrap_or_default()
+    }
+
     async fn control(&self, what: &str) -> anyhow::Result<()> {
         let response = self.client.post(format!("{}/_ctl/{what}", self.base)).send().await?;
         anyhow::ensure!(response.status().is_success(), "receiver {what}: {}", response.status());

@@ -39,6 +39,7 @@ use crate::store::records::keys::Environment;
 use crate::store::records::outbox::{Attempt, Claimed, Finished};
 use crate::store::records::Records;
 use futures::stream::{FuturesUnordered, StreamExt};
+use reqwest::header::{HeaderName, HeaderValue, CONTENT_TYPE, USER_AGENT};
 use reqwest::Method;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -250,7 +251,9 @@ impl DeliveryWorker {
         let status = match outcome {
             Outcome::Delivered => "delivered",
             Outcome::Gone => {
-                if let Err(err) = self.records.disable_subscription(&delivery.subscription_id, at).await {
+                // Boxed: a store write is a large future, and every delivery's would carry it.
+                let disabling = Box::pin(self.records.disable_subscription(&delivery.subscription_id, at));
+                if let Err(err) = disabling.await {
                     tracing::warn!(error = %err, "disabling a gone subscription failed");
                 }
                 "disabled"
@@ -288,17 +291,19 @@ impl DeliveryWorker {
     /// Sends the body (taken from `delivery`: each attempt is claimed afresh).
     async fn webhook(&self, tenant: &Tenant, delivery: &mut Claimed) -> Result<Answer, String> {
         let url = delivery.webhook_url.as_deref().ok_or("the subscription has no webhookURL any more")?;
-        let keys = self.secrets.signing_keys(tenant).await?;
+        let signer = self.secrets.signer(tenant).await?;
         let mut request = self
             .egress
             .request(Method::POST, url)?
             .timeout(TIMEOUT)
-            .header("content-type", "application/json")
-            .header("user-agent", "canon-webhooks");
-        if !keys.is_empty() {
+            .header(CONTENT_TYPE, HeaderValue::from_static("application/json"))
+            .header(USER_AGENT, HeaderValue::from_static("canon-webhooks"));
+        if !signer.is_empty() {
             let now = chrono::Utc::now().timestamp();
-            request =
-                request.header(signature::HEADER, signature::sign(now, delivery.body.as_bytes(), &keys));
+            request = request.header(
+                HeaderName::from_static(signature::HEADER),
+                signer.sign(now, delivery.body.as_bytes()),
+            );
         }
         let body = std::mem::take(&mut delivery.body);
         let response = request.body(body).send().await.map_err(|err| crate::egress::describe(&err))?;

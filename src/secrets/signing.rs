@@ -11,11 +11,12 @@
 //! once; another process sharing the record store picks the change up within that second.
 
 use super::{SecretsService, Tenant};
+use crate::delivery::signature::Signer;
 use crate::error::ServiceResult;
 use crate::ids;
 use ring::rand::{SecureRandom, SystemRandom};
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// How long an environment's opened signing secrets are reused without reading the store.
@@ -23,26 +24,45 @@ pub const KEY_CACHE_TTL: Duration = Duration::from_secs(1);
 /// Environments kept at most (the cache is cleared when full: it only saves reads).
 const KEY_CACHE_CAPACITY: usize = 10_000;
 
-/// An environment's opened signing secrets as last read.
-#[derive(Clone)]
+/// An environment's opened signing secrets as last read, and keyed for signing.
 struct OpenedKeys {
     read_at: Instant,
     current: Option<String>,
     /// The rotated-out secret and until when (epoch ms) it still signs.
     previous: Option<(String, i64)>,
+    /// The current secret keyed, and both keyed while the previous one still signs.
+    current_signer: Arc<Signer>,
+    both_signer: Arc<Signer>,
+}
+
+impl OpenedKeys {
+    fn new(read_at: Instant, current: Option<String>, previous: Option<(String, i64)>) -> Self {
+        let current_only: Vec<String> = current.iter().cloned().collect();
+        let both: Vec<String> =
+            current_only.iter().cloned().chain(previous.iter().map(|(p, _)| p.clone())).collect();
+        let (current_signer, both_signer) =
+            (Arc::new(Signer::new(&current_only)), Arc::new(Signer::new(&both)));
+        Self { read_at, current, previous, current_signer, both_signer }
+    }
+
+    /// The previous secret signs until its window ends; checked on every use, so a cached
+    /// copy never outlives it.
+    fn previous_signs(&self) -> bool {
+        self.previous.as_ref().is_some_and(|(_, until)| *until > ids::now_millis())
+    }
 }
 
 /// Opened signing secrets by environment.
 #[derive(Default)]
-pub struct KeyCache(Mutex<HashMap<String, OpenedKeys>>);
+pub struct KeyCache(Mutex<HashMap<String, Arc<OpenedKeys>>>);
 
 impl KeyCache {
-    fn get(&self, key: &str) -> Option<OpenedKeys> {
+    fn get(&self, key: &str) -> Option<Arc<OpenedKeys>> {
         let map = self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         map.get(key).filter(|entry| entry.read_at.elapsed() < KEY_CACHE_TTL).cloned()
     }
 
-    fn put(&self, key: String, keys: OpenedKeys) {
+    fn put(&self, key: String, keys: Arc<OpenedKeys>) {
         let mut map = self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         if map.len() >= KEY_CACHE_CAPACITY {
             map.clear();
@@ -106,23 +126,30 @@ impl SecretsService {
     /// The secrets a delivery is signed with now: the current one, then the previous one
     /// while its rotation window lasts. Empty when none is active (deliveries go unsigned).
     pub async fn signing_keys(&self, tenant: &Tenant) -> Result<Vec<String>, String> {
-        let binding = binding(tenant);
-        let opened = match self.signing_cache.get(&binding) {
-            Some(opened) => opened,
-            None => {
-                let opened = self.open_signing_keys(tenant, &binding).await?;
-                self.signing_cache.put(binding, opened.clone());
-                opened
-            }
-        };
-        let mut keys: Vec<String> = opened.current.into_iter().collect();
-        // The window is checked on every use, so a cached copy never outlives it.
-        if let Some((previous, until)) = opened.previous {
-            if until > ids::now_millis() {
-                keys.push(previous);
-            }
+        let opened = self.opened_signing_keys(tenant).await?;
+        let mut keys: Vec<String> = opened.current.iter().cloned().collect();
+        if let (Some((previous, _)), true) = (&opened.previous, opened.previous_signs()) {
+            keys.push(previous.clone());
         }
         Ok(keys)
+    }
+
+    /// [`Self::signing_keys`] keyed for signing (empty when none is active).
+    pub async fn signer(&self, tenant: &Tenant) -> Result<Arc<Signer>, String> {
+        let opened = self.opened_signing_keys(tenant).await?;
+        Ok(if opened.previous_signs() { opened.both_signer.clone() } else { opened.current_signer.clone() })
+    }
+
+    async fn opened_signing_keys(&self, tenant: &Tenant) -> Result<Arc<OpenedKeys>, String> {
+        let binding = binding(tenant);
+        if let Some(opened) = self.signing_cache.get(&binding) {
+            return Ok(opened);
+        }
+        // Boxed: a store read is a large future, and every delivery's send would carry its
+        // size for the once a second it is needed.
+        let opened = Arc::new(Box::pin(self.open_signing_keys(tenant, &binding)).await?);
+        self.signing_cache.put(binding, opened.clone());
+        Ok(opened)
     }
 
     async fn open_signing_keys(&self, tenant: &Tenant, binding: &str) -> Result<OpenedKeys, String> {
@@ -138,11 +165,11 @@ impl SecretsService {
                 .map_err(|err| err.to_string())
         };
         let read_at = Instant::now();
-        let Some(stored) = stored else { return Ok(OpenedKeys { read_at, current: None, previous: None }) };
+        let Some(stored) = stored else { return Ok(OpenedKeys::new(read_at, None, None)) };
         let previous = match (&stored.previous_sealed, stored.previous_until) {
             (Some(sealed), Some(until)) => Some((open(sealed)?, until)),
             _ => None,
         };
-        Ok(OpenedKeys { read_at, current: Some(open(&stored.sealed)?), previous })
+        Ok(OpenedKeys::new(read_at, Some(open(&stored.sealed)?), previous))
     }
 }
