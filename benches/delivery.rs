@@ -15,7 +15,7 @@ use serde_json::{json, Value};
 use std::time::Instant;
 
 const CALLS: usize = 200;
-const IN_FLIGHT: usize = canon::delivery::worker::IN_FLIGHT; // the plain client gets the same concurrency
+const IN_FLIGHT: usize = canon::delivery::shares::IN_FLIGHT; // the plain client gets the same concurrency
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {

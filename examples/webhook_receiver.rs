@@ -12,7 +12,7 @@
 
 use axum::body::Bytes;
 use axum::http::{HeaderMap, StatusCode};
-use canon::delivery::signature;
+use canon::signature;
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {

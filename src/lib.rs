@@ -44,6 +44,7 @@ pub mod memo;
 pub mod pagination;
 pub mod provision;
 pub mod secrets;
+pub mod signature;
 pub mod store;
 pub mod text;
 pub mod tokens;

@@ -4,13 +4,12 @@
 //! Every terminal event of a subscribed function (and every `collection_processing` event of
 //! a subscribed collection) is written to the outbox in the same transaction as the event
 //! itself ([`crate::store::records::outbox`]); [`worker`] sends it, at least once, signed
-//! ([`signature`]), retried on the published [`schedule`]. Each attempt is kept: the log is
+//! ([`crate::signature`]), retried on the published [`schedule`]. Each attempt is kept: the log is
 //! read per subscription or per event, and a delivery can be queued again by hand.
 
 pub mod entity_events;
 pub mod schedule;
 pub mod shares;
-pub mod signature;
 pub mod subscriptions;
 pub mod worker;
 

@@ -28,13 +28,13 @@
 //!   tenant's secret named `google-drive-token` as the bearer token.
 
 use super::schedule::Schedule;
-use super::shares::Shares;
-use super::signature;
+use super::shares::{Shares, HELD, IN_FLIGHT};
 use crate::egress::{objects, Egress};
 use crate::engines::sigv4;
 use crate::graph::Tenant;
 use crate::ids;
 use crate::secrets::SecretsService;
+use crate::signature;
 use crate::store::records::keys::Environment;
 use crate::store::records::outbox::{Attempt, Claimed, Finished};
 use crate::store::records::Records;
@@ -49,16 +49,6 @@ use tokio::task::JoinHandle;
 
 const TIMEOUT: Duration = Duration::from_secs(15);
 const LEASE_MS: i64 = 60_000;
-/// Sends in flight at once per process (one account has [`super::shares`] of them).
-pub const IN_FLIGHT: usize = 128;
-/// Deliveries a process holds at once: sending, waiting for a send slot, or sent and not yet
-/// recorded. Each turn of the worker's loop records what finished and claims as many rows as
-/// are free here, in one transaction, so a turn's cost is shared by many deliveries. Holding
-/// eight times the sends keeps every send slot busy while a turn is written and makes a
-/// backlog's claims large (`make bench-delivery`, ratio to a plain client: 0.42–0.49 holding
-/// 2×, 0.46–0.56 holding 4×, 0.49–0.60 holding 8×). The price is memory: the held
-/// deliveries' event bodies.
-pub const HELD: usize = 8 * IN_FLIGHT;
 /// A turn with finished attempts to record waits up to [`GATHER_FOR`] for this many (more than
 /// can be in flight, so in practice it waits the whole [`GATHER_FOR`]).
 const GATHER: usize = 2 * IN_FLIGHT;

@@ -10,7 +10,7 @@
 //!   httpResponseBody}, deliveredContent}`. Only the first MiB of the receiver's answer is
 //!   read and kept; past it `webhookOutput.httpResponseBodyTruncated` is `true`. When the environment has a webhook signing secret
 //!   the POST carries `svc-signature`, exactly as subscription deliveries do
-//!   ([`crate::delivery::signature`]).
+//!   ([`crate::signature`]).
 //! - `destinationType: "object_store"` (or the SDK's `"s3"`): writes
 //!   `<s3Prefix>/<ULID>.json`.
 //!   - Without `s3Endpoint`, `s3Bucket` is a folder under the tenant's own folder of the
@@ -27,9 +27,9 @@
 
 use super::sigv4;
 use super::{invalid_config, payload_value, setting, Context, EngineError, Payload};
-use crate::delivery::signature;
 use crate::egress::{objects, reply};
 use crate::functions::model::FunctionVersion;
+use crate::signature;
 use reqwest::Method;
 use serde_json::{json, Value};
 use std::path::PathBuf;

@@ -11,9 +11,9 @@
 //! once; another process sharing the record store picks the change up within that second.
 
 use super::{SecretsService, Tenant};
-use crate::delivery::signature::Signer;
 use crate::error::ServiceResult;
 use crate::ids;
+use crate::signature::Signer;
 use ring::rand::{SecureRandom, SystemRandom};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};

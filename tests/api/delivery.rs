@@ -4,8 +4,8 @@
 use crate::calls::INVOICE;
 use crate::helpers::{assert_error, json, spawn_app_with, unique, TestApp};
 use axum::http::{HeaderMap, StatusCode};
-use canon::delivery::signature;
 use canon::jobs::Handlers;
+use canon::signature;
 use reqwest::Method;
 use serde_json::{json, Value};
 use std::sync::{Arc, Mutex};
