@@ -14,6 +14,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio::time::Instant;
 
+/// How long a silence excused by a write stays excused once that write is answered: the child
+/// may stay silent a moment after answering a large write (seen once in CI: the supervisor
+/// aborted a child at a 1 s hung limit just as a 2,000,000-node CREATE had been answered).
+pub const AFTER_A_WRITE: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// Shared by the engine (which registers each write) and the supervisor (which reads it).
 #[derive(Debug, Default)]
 pub struct WritesInFlight {
