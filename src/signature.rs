@@ -31,14 +31,7 @@ pub struct Signer {
 
 impl Signer {
     pub fn new(secrets: &[String]) -> Self {
-        let keyed = secrets
-            .iter()
-            .map(|secret| {
-                <Hmac<Sha256> as Mac>::new_from_slice(secret.as_bytes())
-                    .expect("HMAC takes a key of any length")
-            })
-            .collect();
-        Self { keyed }
+        Self { keyed: secrets.iter().map(|secret| keyed(secret.as_bytes())).collect() }
     }
 
     /// No secret: deliveries go out unsigned.
@@ -53,20 +46,21 @@ impl Signer {
         header.push_str("t=");
         header.push_str(&stamp);
         for keyed in &self.keyed {
-            let mut mac = keyed.clone();
-            mac.update(stamp.as_bytes());
-            mac.update(b".");
-            mac.update(body);
             header.push_str(",v1=");
-            header.push_str(&hex::encode(mac.finalize().into_bytes()));
+            header.push_str(&hex::encode(stamped(keyed, &stamp, body).finalize().into_bytes()));
         }
         header
     }
 }
 
-fn mac(secret: &[u8], timestamp: i64, body: &[u8]) -> Hmac<Sha256> {
-    let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(secret).expect("HMAC takes a key of any length");
-    mac.update(timestamp.to_string().as_bytes());
+fn keyed(secret: &[u8]) -> Hmac<Sha256> {
+    <Hmac<Sha256> as Mac>::new_from_slice(secret).expect("HMAC takes a key of any length")
+}
+
+/// The MAC of `"<stamp>.<body>"` under a keyed secret.
+fn stamped(keyed: &Hmac<Sha256>, stamp: &str, body: &[u8]) -> Hmac<Sha256> {
+    let mut mac = keyed.clone();
+    mac.update(stamp.as_bytes());
     mac.update(b".");
     mac.update(body);
     mac
@@ -103,8 +97,10 @@ pub fn verify(header: &str, body: &[u8], secrets: &[&str], now: i64) -> Result<(
         return Err(VerifyError::Stale(skew));
     }
     // verify_slice compares in constant time.
+    let stamp = timestamp.to_string();
     let matches = secrets.iter().any(|secret| {
-        signatures.iter().any(|sig| mac(secret.as_bytes(), timestamp, body).verify_slice(sig).is_ok())
+        let mac = stamped(&keyed(secret.as_bytes()), &stamp, body);
+        signatures.iter().any(|sig| mac.clone().verify_slice(sig).is_ok())
     });
     if matches {
         Ok(())

@@ -110,10 +110,10 @@ async fn webhook(url: &str, content: &Value, context: &Context) -> Result<Value,
         .timeout(TIMEOUT)
         .header("content-type", "application/json");
     // The same wire format as subscription deliveries: signed when a secret is active.
-    let keys = context.secrets.signing_keys(&context.tenant).await.map_err(failed)?;
-    if !keys.is_empty() {
+    let signer = context.secrets.signer(&context.tenant).await.map_err(failed)?;
+    if !signer.is_empty() {
         let now = chrono::Utc::now().timestamp();
-        request = request.header(signature::HEADER, signature::sign(now, &body, &keys));
+        request = request.header(signature::HEADER, signer.sign(now, &body));
     }
     let response = request
         .body(body)

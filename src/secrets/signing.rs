@@ -24,12 +24,11 @@ pub const KEY_CACHE_TTL: Duration = Duration::from_secs(1);
 /// Environments kept at most (the cache is cleared when full: it only saves reads).
 const KEY_CACHE_CAPACITY: usize = 10_000;
 
-/// An environment's opened signing secrets as last read, and keyed for signing.
+/// An environment's opened signing secrets as last read, keyed for signing.
 struct OpenedKeys {
     read_at: Instant,
-    current: Option<String>,
-    /// The rotated-out secret and until when (epoch ms) it still signs.
-    previous: Option<(String, i64)>,
+    /// Until when (epoch ms) the rotated-out secret still signs.
+    previous_until: Option<i64>,
     /// The current secret keyed, and both keyed while the previous one still signs.
     current_signer: Arc<Signer>,
     both_signer: Arc<Signer>,
@@ -37,18 +36,18 @@ struct OpenedKeys {
 
 impl OpenedKeys {
     fn new(read_at: Instant, current: Option<String>, previous: Option<(String, i64)>) -> Self {
-        let current_only: Vec<String> = current.iter().cloned().collect();
-        let both: Vec<String> =
-            current_only.iter().cloned().chain(previous.iter().map(|(p, _)| p.clone())).collect();
+        let current_only: Vec<String> = current.into_iter().collect();
+        let previous_until = previous.as_ref().map(|(_, until)| *until);
+        let both: Vec<String> = current_only.iter().cloned().chain(previous.map(|(p, _)| p)).collect();
         let (current_signer, both_signer) =
             (Arc::new(Signer::new(&current_only)), Arc::new(Signer::new(&both)));
-        Self { read_at, current, previous, current_signer, both_signer }
+        Self { read_at, previous_until, current_signer, both_signer }
     }
 
     /// The previous secret signs until its window ends; checked on every use, so a cached
     /// copy never outlives it.
     fn previous_signs(&self) -> bool {
-        self.previous.as_ref().is_some_and(|(_, until)| *until > ids::now_millis())
+        self.previous_until.is_some_and(|until| until > ids::now_millis())
     }
 }
 
@@ -123,18 +122,8 @@ impl SecretsService {
         Ok(revoked)
     }
 
-    /// The secrets a delivery is signed with now: the current one, then the previous one
-    /// while its rotation window lasts. Empty when none is active (deliveries go unsigned).
-    pub async fn signing_keys(&self, tenant: &Tenant) -> Result<Vec<String>, String> {
-        let opened = self.opened_signing_keys(tenant).await?;
-        let mut keys: Vec<String> = opened.current.iter().cloned().collect();
-        if let (Some((previous, _)), true) = (&opened.previous, opened.previous_signs()) {
-            keys.push(previous.clone());
-        }
-        Ok(keys)
-    }
-
-    /// [`Self::signing_keys`] keyed for signing (empty when none is active).
+    /// The secrets a delivery is signed with now, keyed: the current one, then the previous
+    /// one while its rotation window lasts. Empty when none is active (deliveries go unsigned).
     pub async fn signer(&self, tenant: &Tenant) -> Result<Arc<Signer>, String> {
         let opened = self.opened_signing_keys(tenant).await?;
         Ok(if opened.previous_signs() { opened.both_signer.clone() } else { opened.current_signer.clone() })
