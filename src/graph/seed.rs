@@ -322,10 +322,10 @@ impl GraphService {
                         let index = row.get("i").and_then(Value::as_u64).unwrap_or_default() as usize;
                         let created = row.get("created").and_then(Value::as_bool) == Some(true);
                         results[index] = Some(SeedRowResult {
+                            // A wave keeps its rows' order: found by halving, not a walk per row.
                             canonical: wave
-                                .iter()
-                                .find(|p| p.index == index)
-                                .map(|p| p.canonical.clone())
+                                .binary_search_by_key(&index, |p| p.index)
+                                .map(|at| wave[at].canonical.clone())
                                 .unwrap_or_default(),
                             outcome: if created { "created" } else { "merged-with" }.into(),
                             entity_id: Some(str_col(&row, "entityID")),
