@@ -345,6 +345,29 @@ async fn send_posts_to_a_webhook_and_writes_to_a_folder() {
     assert!(tenant_folder.join("outbox").join(key).is_file(), "{stored}");
 }
 
+#[tokio::test]
+async fn a_send_to_a_webhook_is_signed_with_the_environment_s_secret_as_deliveries_are() {
+    let app = spawn_app().await;
+    let context = context(&app);
+    let payload = Payload::Json(json!({"invoiceNumber": "INV-42"}));
+    let (url, received) = crate::delivery::receiver(vec![]).await;
+    let send = function("send", json!({"destinationType": "webhook", "webhookUrl": url}));
+
+    output(&send, &payload, &context).await;
+    let secret = app.generate_secret().await;
+    output(&send, &payload, &context).await;
+
+    let got = received.lock().unwrap().clone();
+    assert_eq!(got.len(), 2, "{got:?}");
+    assert_eq!(got[0].0, "", "unsigned while the environment has no secret");
+    let (header, body) = &got[1];
+    assert_eq!(serde_json::from_str::<Value>(body).unwrap(), json!({"invoiceNumber": "INV-42"}));
+    let now = crate::delivery::now();
+    assert_eq!(canon::signature::verify(header, body.as_bytes(), &[&secret], now), Ok(()), "{header}");
+    let other = "whsec_another-environment-s-secret";
+    assert!(canon::signature::verify(header, body.as_bytes(), &[other], now).is_err());
+}
+
 /// A stand-in for an S3-compatible endpoint: records each PUT (path, headers, body).
 async fn object_store_stub() -> (String, Arc<Mutex<Vec<(String, axum::http::HeaderMap, Vec<u8>)>>>) {
     type Puts = Arc<Mutex<Vec<(String, axum::http::HeaderMap, Vec<u8>)>>>;
