@@ -7,8 +7,8 @@ mod common;
 
 use canon::store::records::accuracy::{EventRow, NewCorrection};
 use canon::store::records::accuracy_runs::Queued;
-use canon::store::records::collections::Owner;
 use canon::store::records::events::NewEvent;
+use canon::store::records::Owner;
 use canon::store::records::Records;
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};

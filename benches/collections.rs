@@ -226,10 +226,7 @@ async fn main() -> anyhow::Result<()> {
     // End to end: the service needs the collection's record to search it.
     records
         .create_collection(
-            canon::store::records::collections::Owner {
-                account_id: &tenant.account_id,
-                environment: "sandbox",
-            },
+            canon::store::records::Owner { account_id: &tenant.account_id, environment: "sandbox" },
             "col_bench_search",
             collection,
             0,

@@ -9,8 +9,8 @@
 
 mod common;
 
-use canon::store::records::collections::Owner;
 use canon::store::records::events::NewEvent;
+use canon::store::records::Owner;
 use futures::StreamExt;
 use serde_json::{json, Value};
 use sqlx::Row;

@@ -2,8 +2,8 @@
 //! call's last step records them (each with its outbox rows). Shared by the delivery benchmark
 //! and the delivery tests, which include this file (`tests/api/delivery_batches.rs`).
 
-use canon::store::records::collections::Owner;
 use canon::store::records::events::NewEvent;
+use canon::store::records::Owner;
 use canon::store::records::{RecordError, Records};
 use serde_json::json;
 

@@ -15,9 +15,9 @@
 use super::{linking, CallRow, Plan, Recorded};
 use crate::functions::model::{FunctionVersion, Kind};
 use crate::store::records::calls::{FinishedRun, FunctionCallRow};
-use crate::store::records::collections::Owner;
 use crate::store::records::events::NewEvent;
 use crate::store::records::progress::CallEnd;
+use crate::store::records::Owner;
 use crate::store::records::Records;
 use anyhow::Context as _;
 use serde_json::Value;

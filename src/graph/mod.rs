@@ -62,11 +62,8 @@ impl Tenant {
     }
 
     /// The tenant as the record store scopes its rows.
-    pub fn owner(&self) -> crate::store::records::collections::Owner<'_> {
-        crate::store::records::collections::Owner {
-            account_id: &self.account_id,
-            environment: self.environment.as_str(),
-        }
+    pub fn owner(&self) -> crate::store::records::Owner<'_> {
+        crate::store::records::Owner { account_id: &self.account_id, environment: self.environment.as_str() }
     }
 
     /// A key unique to this tenant and `name`, for the engines' uniqueness constraints.

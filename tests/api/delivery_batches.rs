@@ -5,7 +5,7 @@ use crate::delivery::{now, settled_log, spawn_delivering_app};
 use crate::helpers::{json, unique, TestApp};
 use axum::http::{HeaderMap, StatusCode};
 use canon::signature;
-use canon::store::records::collections::Owner;
+use canon::store::records::Owner;
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, HashSet};
 use std::sync::{Arc, Mutex};

@@ -3,8 +3,8 @@
 //! delete, tenancy and the executor's loader.
 
 use crate::helpers::{assert_error, json, spawn_app, strings, TestApp};
-use canon::store::records::collections::Owner;
 use canon::store::records::keys::Environment;
+use canon::store::records::Owner;
 use reqwest::Method;
 use serde_json::{json, Value};
 

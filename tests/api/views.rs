@@ -56,10 +56,7 @@ impl TestApp {
             dedupe_key: &key,
             now: created_at,
         };
-        let owner = canon::store::records::collections::Owner {
-            account_id: &self.account_id,
-            environment: "sandbox",
-        };
+        let owner = canon::store::records::Owner { account_id: &self.account_id, environment: "sandbox" };
         self.app().state.records.record_pipeline_event(owner, event).await.expect("event recorded");
     }
 
@@ -480,8 +477,7 @@ async fn outputs_recorded_before_an_upgrade_are_read_by_views_after_it_nul_chara
     // The schema of the canon before views read a copy of each output.
     let (records, url) = crate::helpers::records_through(dir.path(), 11).await;
     let raw = sqlx::AnyPool::connect(&url).await.expect("a second connection");
-    let owner =
-        canon::store::records::collections::Owner { account_id: "acc_upgrade", environment: "sandbox" };
+    let owner = canon::store::records::Owner { account_id: "acc_upgrade", environment: "sandbox" };
     let now = canon::ids::now_millis();
     let older = [
         json!({"vendor": "Acme", "total": 10}),

@@ -4,8 +4,8 @@
 
 use crate::functions::{documented, listed};
 use crate::helpers::{assert_error, json, spawn_app, TestApp};
-use canon::store::records::collections::Owner;
 use canon::store::records::keys::Environment;
+use canon::store::records::Owner;
 use reqwest::Method;
 use serde_json::{json, Value};
 

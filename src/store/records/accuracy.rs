@@ -2,8 +2,8 @@
 //! sums metrics, review and compare read. Sums are computed by the database; callers make
 //! one statement per page of functions, not one per event.
 
-use super::collections::Owner;
 use super::filters::placeholders;
+use super::Owner;
 use super::{RecordError, Records};
 use crate::accuracy::stats::Counts;
 use serde_json::Value;

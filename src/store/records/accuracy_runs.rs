@@ -2,9 +2,9 @@
 //! regression runs, and score runs with their pairs.
 
 use super::accuracy::EventRow;
-use super::collections::Owner;
 use super::filters::placeholders;
 use super::jobs::insert_job;
+use super::Owner;
 use super::{RecordError, Records};
 use serde_json::Value;
 use sqlx::Row;

@@ -1,7 +1,7 @@
 //! Entities' curation history as stored (`entity_audit`): what a person or key did to an
 //! entity, appended and never changed. Merges are not here: the graph records them.
 
-use super::{outbox, RecordError, Records};
+use super::{RecordError, Records};
 use crate::ids;
 use serde_json::{json, Value};
 use sqlx::Row;
@@ -49,7 +49,7 @@ impl Records {
             "INSERT INTO entity_audit (id, account_id, environment, entity_id, kind, actor, at, details) \
              SELECT e.value ->> 0, $2, $3, e.value ->> 1, e.value ->> 2, e.value ->> 3, $4, e.value ->> 4 \
              FROM {}",
-            outbox::json_rows(self.dialect, 1)
+            super::json_params::json_rows(self.dialect, 1)
         );
         let entry_ids = ids::new_ids("aud", entries.len());
         let mut tx = self.begin_write().await?;
@@ -61,7 +61,7 @@ impl Records {
                     json!([id, entry.entity_id, entry.kind, entry.actor, entry.details.to_string()])
                 })
                 .collect();
-            let rows = super::events::without_nul(Value::Array(rows));
+            let rows = super::json_params::without_nul(Value::Array(rows));
             sqlx::query(&insert)
                 .bind(rows.to_string())
                 .bind(account_id)

@@ -18,6 +18,9 @@ use std::borrow::Cow;
 /// Parameters one query may number on SQLite (its limit is 32,766); a batch with more runs
 /// statement by statement inside its transaction.
 const SQLITE_MAX_PARAMETERS: usize = 32_000;
+/// Rows per multi-row INSERT: at 17 parameters a row, well under SQLite's 32,766 and
+/// PostgreSQL's 65,535.
+pub(super) const ROWS_PER_INSERT: usize = 500;
 
 /// A value bound to a statement.
 #[derive(Clone, Debug)]

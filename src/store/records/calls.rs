@@ -1,10 +1,10 @@
 //! Workflow calls and the function calls (node runs) inside them.
 
 use super::batch::{Batch, Statement};
-use super::collections::Owner;
 use super::filters::Cursor;
 use super::filters::{page_rows, placeholders, value_rows, Filter};
 use super::jobs::{new_job, JobClaim};
+use super::Owner;
 use super::{RecordError, Records};
 use sqlx::any::AnyRow;
 use sqlx::Row;
@@ -273,7 +273,7 @@ fn add_function_calls<'a>(batch: &mut Batch<'a>, runs: &[&'a FunctionCallRow], r
             );
         }
     }
-    for chunk in runs.chunks(super::progress::ROWS_PER_INSERT) {
+    for chunk in runs.chunks(super::batch::ROWS_PER_INSERT) {
         let rows = value_rows(chunk.len(), 17);
         let mut insert =
             Statement::new(format!("INSERT INTO function_calls ({FUNCTION_CALL_COLUMNS}) VALUES {rows}"));

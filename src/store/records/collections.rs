@@ -4,16 +4,9 @@
 
 use super::filters::{contains_pattern, placeholders};
 use super::jobs::insert_job;
-use super::{RecordError, Records};
+use super::{Owner, RecordError, Records};
 use sqlx::any::AnyRow;
 use sqlx::Row;
-
-/// Whose records a query reads or writes.
-#[derive(Clone, Copy, Debug)]
-pub struct Owner<'a> {
-    pub account_id: &'a str,
-    pub environment: &'a str,
-}
 
 /// A collection and how many items it holds itself (descendants not counted).
 #[derive(Clone, Debug, PartialEq)]

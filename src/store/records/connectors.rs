@@ -1,7 +1,7 @@
 //! Storage of connectors and of the files each has submitted.
 
-use super::collections::Owner;
 use super::filters::Filter;
+use super::Owner;
 use super::{RecordError, Records};
 use sqlx::any::AnyRow;
 use sqlx::Row;

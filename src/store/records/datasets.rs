@@ -1,9 +1,9 @@
 //! Storage of golden datasets: a row per dataset (its typed columns as JSON) and one stored
 //! value per (row key, column).
 
-use super::collections::Owner;
 use super::filters::Cursor;
 use super::filters::{page_rows, Filter};
+use super::Owner;
 use super::{RecordError, Records};
 use serde_json::Value;
 use sqlx::any::AnyRow;

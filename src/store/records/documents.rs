@@ -12,8 +12,8 @@
 //! The service checks every candidate itself (case, the exact regular expression), so the
 //! index only ever narrows.
 
-use super::collections::Owner;
 use super::filters::{contains_pattern, Filter};
+use super::Owner;
 use super::{Dialect, RecordError, Records};
 use sqlx::any::AnyRow;
 use sqlx::Row;

@@ -1,10 +1,10 @@
 //! Pipeline events: terminal outputs and errors of calls (and their intermediate outputs,
 //! kept for traces). The stored body is the event exactly as the API returns it.
 
-use super::collections::Owner;
 use super::filters::Cursor;
 use super::filters::{page_rows, placeholders, Filter};
 use super::outbox::{self, EventSource};
+use super::Owner;
 use super::{RecordError, Records};
 use serde_json::Value;
 use sqlx::Row;
@@ -157,19 +157,6 @@ impl Records {
         let bodies =
             rows.iter().filter_map(|row| serde_json::from_str(&row.get::<String, _>("body")).ok()).collect();
         Ok((page_rows(bodies, cursor), total))
-    }
-}
-
-/// `value` with every NUL character in its strings and keys replaced by U+FFFD.
-pub(super) fn without_nul(value: Value) -> Value {
-    let clean = |text: String| if text.contains('\0') { text.replace('\0', "\u{fffd}") } else { text };
-    match value {
-        Value::String(text) => Value::String(clean(text)),
-        Value::Array(items) => Value::Array(items.into_iter().map(without_nul).collect()),
-        Value::Object(map) => {
-            Value::Object(map.into_iter().map(|(k, v)| (clean(k), without_nul(v))).collect())
-        }
-        other => other,
     }
 }
 

@@ -2,8 +2,8 @@
 //! row per version (type, body and audit as JSON). Every query filters by the owning
 //! account and environment; versions are reached through their head row.
 
-use super::collections::Owner;
 use super::filters::placeholders;
+use super::Owner;
 use super::{RecordError, Records};
 use crate::functions::model::FunctionVersion;
 use serde_json::Value;

@@ -20,6 +20,7 @@ pub mod functions;
 mod group_commit;
 pub mod instances;
 pub mod jobs;
+mod json_params;
 pub mod keys;
 pub mod name_embeddings;
 pub mod outbox;
@@ -52,6 +53,13 @@ pub enum RecordError {
     Query(#[from] sqlx::Error),
     #[error("migration failed: {0}")]
     Migration(#[from] sqlx::migrate::MigrateError),
+}
+
+/// Whose records a query reads or writes.
+#[derive(Clone, Copy, Debug)]
+pub struct Owner<'a> {
+    pub account_id: &'a str,
+    pub environment: &'a str,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

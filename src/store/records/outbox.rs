@@ -3,8 +3,9 @@
 //! row is claimed again), and every attempt kept for the delivery log.
 
 use super::batch::Statement;
-use super::collections::Owner;
+use super::json_params::{json_rows, json_strings, without_nul};
 use super::writer::{self, SingleWriter, Writer};
+use super::Owner;
 use super::{Dialect, RecordError, Records};
 use sqlx::any::AnyRow;
 use sqlx::Row;
@@ -145,28 +146,6 @@ pub struct DeliveryRecord {
     pub attempts: Vec<Attempt>,
 }
 
-/// A subquery yielding the strings of the JSON array bound at `$n`, one row each.
-///
-/// A turn's lists (delivered IDs, attempts) travel as one JSON parameter, so each statement
-/// has a fixed text whatever the batch size: it is prepared once and kept in the statement
-/// cache, and SQLite does not walk a long list of numbered parameters for every bind (a
-/// 1,024-parameter INSERT had spent a tenth of a drain's time in `sqlite3_bind_parameter_name`).
-fn json_strings(dialect: Dialect, n: usize) -> String {
-    match dialect {
-        Dialect::Sqlite => format!("SELECT value FROM json_each(${n})"),
-        Dialect::Postgres => format!("SELECT jsonb_array_elements_text(CAST(${n} AS jsonb))"),
-    }
-}
-
-/// A FROM item yielding the elements of the JSON array bound at `$n` as `e.value`, each read
-/// with `e.value ->> i` (text) on both stores.
-pub(super) fn json_rows(dialect: Dialect, n: usize) -> String {
-    match dialect {
-        Dialect::Sqlite => format!("json_each(${n}) AS e"),
-        Dialect::Postgres => format!("jsonb_array_elements(CAST(${n} AS jsonb)) AS e(value)"),
-    }
-}
-
 /// A turn's finished attempts as the JSON parameters of [`settle_sql`] (every delivery's new
 /// state) and [`log_sql`] (the attempts not kept on their delivery's row; `None` when none).
 fn settled_rows(finished: &[Finished]) -> (String, Option<String>) {
@@ -210,7 +189,7 @@ fn settled_rows(finished: &[Finished]) -> (String, Option<String>) {
         .collect();
     // The excerpt is whatever the destination answered: a NUL in it would fail the whole
     // turn on PostgreSQL (text cannot hold one), for every tenant's deliveries in it.
-    let json = |rows| super::events::without_nul(serde_json::Value::Array(rows)).to_string();
+    let json = |rows| without_nul(serde_json::Value::Array(rows)).to_string();
     let logged = (!logged.is_empty()).then(|| json(logged));
     (json(states), logged)
 }

@@ -11,7 +11,7 @@
 //! this process takes after the write runs what it wrote. Another process sharing the
 //! database (PostgreSQL) runs the version it read for up to [`PLAN_TRUST`] after the change.
 
-use super::collections::Owner;
+use super::Owner;
 use super::{RecordError, Records};
 use crate::functions::model::{FunctionVersion, WorkflowVersion};
 use crate::memo::Memo;

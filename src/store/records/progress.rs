@@ -4,20 +4,19 @@
 //! is one multi-row statement, and all of them one transaction (on SQLite one round trip, see
 //! [`batch`](super::batch)), however many runs it holds.
 
+use super::batch::ROWS_PER_INSERT;
 use super::batch::{Batch, Statement};
 use super::calls::{add_checkpoints, FinishedRun};
-use super::collections::Owner;
-use super::events::{without_nul, NewEvent};
+use super::events::NewEvent;
 use super::filters::{placeholders, value_rows};
 use super::jobs::mark_done;
+use super::json_params::without_nul;
 use super::outbox::{self, EventSource};
+use super::Owner;
 use super::{Dialect, RecordError, Records};
 use sqlx::Row;
 use std::collections::HashMap;
 
-/// Rows per multi-row INSERT: at 17 parameters a row, well under SQLite's 32,766 and
-/// PostgreSQL's 65,535.
-pub(super) const ROWS_PER_INSERT: usize = 500;
 /// Events per `event_outputs` statement: one `SELECT` each, and SQLite allows at most 500 in
 /// a compound `SELECT`.
 const OUTPUTS_PER_INSERT: usize = 200;

@@ -1,6 +1,6 @@
 //! Storage of tenant secrets: sealed values by owner and name (never plaintext).
 
-use super::collections::Owner;
+use super::Owner;
 use super::{RecordError, Records};
 use sqlx::Row;
 

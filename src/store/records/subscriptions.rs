@@ -1,8 +1,8 @@
 //! Storage of subscriptions (which events go where) and of the webhook signing secret.
 
-use super::collections::Owner;
 use super::filters::Cursor;
 use super::filters::{page_rows, Filter};
+use super::Owner;
 use super::{RecordError, Records};
 use sqlx::any::AnyRow;
 use sqlx::Row;
@@ -228,7 +228,7 @@ impl Records {
             "INSERT INTO events (id, account_id, environment, event_type, body, created_at) \
              SELECT e.value ->> 0, $2, $3, e.value ->> 1, e.value ->> 2, $4 \
              FROM {} WHERE TRUE ON CONFLICT (id) DO NOTHING RETURNING id",
-            super::outbox::json_rows(self.dialect, 1)
+            super::json_params::json_rows(self.dialect, 1)
         );
         for batch in events.chunks(EVENTS_PER_WRITE) {
             let mut tx = self.begin_write().await?;
@@ -249,7 +249,7 @@ impl Records {
                 .iter()
                 .map(|event| serde_json::json!([event.id, event.event_type, event.body.to_string()]))
                 .collect();
-            let rows = super::events::without_nul(serde_json::Value::Array(rows));
+            let rows = super::json_params::without_nul(serde_json::Value::Array(rows));
             let inserted: std::collections::HashSet<String> = sqlx::query(&insert)
                 .bind(rows.to_string())
                 .bind(owner.account_id)

@@ -232,7 +232,7 @@ impl Records {
                 "UPDATE merge_suggestions SET status = 'dismissed', decided_by = $2, decided_at = $3, blind = $4 \
                  WHERE account_id = $5 AND environment = $6 AND status = 'open' \
                  AND id IN (SELECT e.value ->> 0 FROM {})",
-                super::outbox::json_rows(self.dialect, 1)
+                super::json_params::json_rows(self.dialect, 1)
             ))
             .bind(serde_json::Value::Array(rows).to_string())
             .bind(by)

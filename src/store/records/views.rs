@@ -4,9 +4,9 @@
 //! the event): SQLite's `json_type` / `json_extract` / `->`, PostgreSQL's
 //! `jsonb_extract_path`; only a page of rows, or at most 200 groups, ever comes back.
 
-use super::collections::Owner;
 use super::filters::Cursor;
 use super::filters::{page_rows, Filter};
+use super::Owner;
 use super::{Dialect, RecordError, Records};
 use serde_json::Value;
 use sqlx::any::AnyArguments;

@@ -3,8 +3,8 @@
 //! function versions each workflow version runs (`workflow_version_functions`, what the
 //! list filters and `usedInWorkflows` read). Every query filters by account and environment.
 
-use super::collections::Owner;
 use super::functions::{is_unique_violation, Saved};
+use super::Owner;
 use super::{RecordError, Records};
 use crate::functions::model::{Edge, Node, WorkflowVersion};
 use serde_json::Value;
