@@ -9,15 +9,13 @@
 //! a query each: see [`group_commit`](super::group_commit)). PostgreSQL prepares one
 //! statement at a time: there the statements run one by one in a transaction.
 
-use super::writer::{SingleWriter, Writer};
-use super::RecordError;
 use sqlx::any::AnyArguments;
 use sqlx::{Any, AnyConnection};
 use std::borrow::Cow;
 
 /// Parameters one query may number on SQLite (its limit is 32,766); a batch with more runs
 /// statement by statement inside its transaction.
-const SQLITE_MAX_PARAMETERS: usize = 32_000;
+pub(super) const SQLITE_MAX_PARAMETERS: usize = 32_000;
 /// Rows per multi-row INSERT: at 17 parameters a row, well under SQLite's 32,766 and
 /// PostgreSQL's 65,535.
 pub(super) const ROWS_PER_INSERT: usize = 500;
@@ -127,7 +125,7 @@ pub(super) fn bind_all<'q>(
 /// Statements that commit together or not at all.
 #[derive(Default, Debug)]
 pub(crate) struct Batch<'a> {
-    statements: Vec<Statement<'a>>,
+    pub(super) statements: Vec<Statement<'a>>,
 }
 
 impl<'a> Batch<'a> {
@@ -135,7 +133,7 @@ impl<'a> Batch<'a> {
         self.statements.push(statement);
     }
 
-    fn parameters(&self) -> usize {
+    pub(super) fn parameters(&self) -> usize {
         self.statements.iter().map(|s| s.args.len()).sum()
     }
 
@@ -167,46 +165,6 @@ impl<'a> Batch<'a> {
             .map(|s| Statement { sql: s.sql.clone(), args: s.args.iter().map(owned).collect() })
             .collect();
         Batch { statements }
-    }
-}
-
-impl Writer {
-    /// Runs `batch` as one transaction.
-    pub(crate) async fn run(&self, batch: &Batch<'_>) -> Result<(), RecordError> {
-        if batch.statements.is_empty() {
-            return Ok(());
-        }
-        if let Writer::Single { commits, .. } = self {
-            if batch.parameters() <= SQLITE_MAX_PARAMETERS {
-                return commits.run(batch).await;
-            }
-        }
-        let mut tx = self.begin().await?;
-        for statement in &batch.statements {
-            statement.execute(&mut tx).await?;
-        }
-        tx.commit().await?;
-        Ok(())
-    }
-}
-
-/// The whole batch in one query (SQLite).
-pub(super) async fn run_at_once(writer: &mut SingleWriter, batch: &Batch<'_>) -> Result<(), RecordError> {
-    let (statements, args) = batch.joined();
-    let sql = format!("BEGIN IMMEDIATE;\n{statements};\nCOMMIT");
-    writer.open = true;
-    match bind_all(sqlx::query(&sql), &args).execute(&mut writer.conn).await {
-        Ok(_) => {
-            writer.open = false;
-            Ok(())
-        }
-        // A statement failed: the transaction is still open (the next writer would also roll
-        // it back).
-        Err(err) => {
-            let _ = sqlx::query("ROLLBACK").execute(&mut writer.conn).await;
-            writer.open = false;
-            Err(err.into())
-        }
     }
 }
 

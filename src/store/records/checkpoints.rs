@@ -13,7 +13,7 @@
 //! or stop. Durability is SQLite's for WAL with `synchronous = NORMAL` either way: a commit
 //! survives a crash of canon at once, and an OS crash once a checkpoint synced it.
 
-use super::writer::SingleWriter;
+use super::single_writer::SingleWriter;
 use super::RecordError;
 use sqlx::AnyConnection;
 use std::sync::Weak;

@@ -15,8 +15,8 @@
 //! busy (503), as before. Once queued a batch runs even if its writer stops waiting (a
 //! request whose client went away): it is whole or absent either way.
 
-use super::batch::{bind_all, run_at_once, Batch};
-use super::writer::{take_turn, SingleWriter, WAIT_FOR_TURN};
+use super::batch::{bind_all, Batch};
+use super::single_writer::{run_at_once, take_turn, SingleWriter, WAIT_FOR_TURN};
 use super::RecordError;
 use std::sync::Arc;
 use tokio::sync::{mpsc, oneshot, Mutex};

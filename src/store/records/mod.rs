@@ -28,6 +28,7 @@ pub mod plans;
 pub mod progress;
 pub mod secrets;
 pub mod seed_jobs;
+mod single_writer;
 pub mod subscriptions;
 pub mod suggestions;
 pub mod users;
@@ -110,7 +111,7 @@ impl Records {
                 // undo that statement alone); past 64 KiB SQLite spilled it to a temporary file,
                 // created and deleted every few calls. Kept in memory, no file is made.
                 sqlx::query("PRAGMA temp_store = MEMORY").execute(&mut conn).await?;
-                let single = writer::single(conn);
+                let single = single_writer::single(conn);
                 checkpoints::spawn(connect_sqlite(url).await?, std::sync::Arc::downgrade(&single));
                 let commits = group_commit::Committer::spawn(single.clone());
                 Writer::Single { conn: single, commits }

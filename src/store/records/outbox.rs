@@ -4,7 +4,8 @@
 
 use super::batch::Statement;
 use super::json_params::{json_rows, json_strings, without_nul};
-use super::writer::{self, SingleWriter, Writer};
+use super::single_writer::{self, SingleWriter};
+use super::writer::Writer;
 use super::Owner;
 use super::{Dialect, RecordError, Records};
 use sqlx::any::AnyRow;
@@ -337,7 +338,7 @@ impl Turn {
             .bind(self.now)
             .bind(self.limit)
             .bind(self.skip);
-        let mut writer = writer::take_turn(single).await?;
+        let mut writer = single_writer::take_turn(single).await?;
         writer.open = true;
         let mut rows = query.fetch_all(&mut writer.conn).await;
         let (mut claimed, mut bodies) = (None, None);

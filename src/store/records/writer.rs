@@ -8,18 +8,16 @@
 //! Batches take their turn through a queue, and those that queue together commit together
 //! (see [`group_commit`](super::group_commit)).
 
+use super::batch::{Batch, SQLITE_MAX_PARAMETERS};
 use super::group_commit::Committer;
+use super::single_writer::{take_turn, SingleWriter};
 use super::RecordError;
 use sqlx::pool::PoolConnection;
 use sqlx::AnyConnection;
 use sqlx::{Any, AnyPool};
 use std::ops::{Deref, DerefMut};
 use std::sync::Arc;
-use std::time::Duration;
 use tokio::sync::{Mutex, OwnedMutexGuard};
-
-/// How long a write waits for its turn before answering "busy" (503 with `Retry-After`).
-pub(super) const WAIT_FOR_TURN: Duration = Duration::from_secs(10);
 
 #[derive(Clone)]
 pub(crate) enum Writer {
@@ -29,18 +27,6 @@ pub(crate) enum Writer {
         conn: Arc<Mutex<SingleWriter>>,
         commits: Committer,
     },
-}
-
-pub(crate) struct SingleWriter {
-    pub(super) conn: AnyConnection,
-    /// A transaction was begun and never committed (its owner was dropped mid-way): the next
-    /// writer rolls it back first.
-    pub(super) open: bool,
-}
-
-/// The one write connection of a SQLite database.
-pub(crate) fn single(conn: AnyConnection) -> Arc<Mutex<SingleWriter>> {
-    Arc::new(Mutex::new(SingleWriter { conn, open: false }))
 }
 
 impl Writer {
@@ -72,20 +58,24 @@ impl Writer {
     }
 }
 
-/// The single connection, once the writes before this one are done (and any transaction one
-/// of them left open is rolled back).
-pub(super) async fn take_turn(
-    single: &Arc<Mutex<SingleWriter>>,
-) -> Result<OwnedMutexGuard<SingleWriter>, RecordError> {
-    let mut guard = tokio::time::timeout(WAIT_FOR_TURN, single.clone().lock_owned())
-        .await
-        .map_err(|_| RecordError::Query(sqlx::Error::PoolTimedOut))?;
-    if guard.open {
-        // Fails harmlessly when SQLite already ended it.
-        let _ = sqlx::query("ROLLBACK").execute(&mut guard.conn).await;
-        guard.open = false;
+impl Writer {
+    /// Runs `batch` as one transaction.
+    pub(crate) async fn run(&self, batch: &Batch<'_>) -> Result<(), RecordError> {
+        if batch.statements.is_empty() {
+            return Ok(());
+        }
+        if let Writer::Single { commits, .. } = self {
+            if batch.parameters() <= SQLITE_MAX_PARAMETERS {
+                return commits.run(batch).await;
+            }
+        }
+        let mut tx = self.begin().await?;
+        for statement in &batch.statements {
+            statement.execute(&mut tx).await?;
+        }
+        tx.commit().await?;
+        Ok(())
     }
-    Ok(guard)
 }
 
 /// A connection that may write, for as long as it is held.
