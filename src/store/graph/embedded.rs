@@ -33,7 +33,7 @@
 
 use super::falkordb::RESPONSE_TIMEOUT;
 use super::resp::{command, command_within, info_field};
-use super::writes_in_flight::{WritesInFlight, AFTER_A_WRITE};
+use super::writes_in_flight::WritesInFlight;
 use crate::config::Config;
 use crate::provision;
 use std::path::{Path, PathBuf};
@@ -314,10 +314,8 @@ async fn supervise(
 ) {
     let mut backoff = Duration::from_millis(200);
     let mut answered = tokio::time::Instant::now();
-    // The silence (by when it began) already said to be a write's, so it is said once, and
-    // until when it stays excused after the write is answered (see [`AFTER_A_WRITE`]).
+    // The silence (by when it began) already said to be a write's, so it is said once.
     let mut excused_silence = None;
-    let mut excused_until = tokio::time::Instant::now();
     loop {
         tokio::select! {
             _ = stop.changed() => return,
@@ -342,9 +340,6 @@ async fn supervise(
             if excused_silence.replace(answered) != Some(answered) {
                 tracing::warn!(unanswered = ?answered.elapsed(), "FalkorDB is silent while a write of canon's runs; waiting for it");
             }
-            excused_until = tokio::time::Instant::now() + AFTER_A_WRITE;
-            continue;
-        } else if excused_silence == Some(answered) && tokio::time::Instant::now() < excused_until {
             continue;
         } else if answered.elapsed() >= launch.hung_limit {
             tracing::error!(

@@ -31,7 +31,7 @@
 //! is waited for, checked again each second. A write sent during the silence excuses nothing,
 //! so a stalled server still ends reads within that write's 60 s.
 
-use super::writes_in_flight::{WritesInFlight, AFTER_A_WRITE};
+use super::writes_in_flight::WritesInFlight;
 use super::GraphError;
 use async_trait::async_trait;
 use falkordb::{ConnectionStrategy, FalkorAsyncClient, FalkorClientBuilder, FalkorConnectionInfo};
@@ -80,8 +80,6 @@ pub struct Liveness {
     writes: Option<(Arc<WritesInFlight>, Duration)>,
     /// When the server last answered anything: a probe, or a query that completed.
     answered_at: std::sync::Mutex<Instant>,
-    /// Until when the last silence excused by a write stays excused ([`AFTER_A_WRITE`]).
-    excused_until: std::sync::Mutex<Option<Instant>>,
 }
 
 impl Liveness {
@@ -104,7 +102,6 @@ impl Liveness {
             last: std::sync::Mutex::new(None),
             writes: None,
             answered_at: std::sync::Mutex::new(Instant::now()),
-            excused_until: std::sync::Mutex::new(None),
         }
     }
 
@@ -161,12 +158,7 @@ impl Liveness {
     fn silence_excused(&self) -> bool {
         let Some((writes, limit)) = &self.writes else { return false };
         let Ok(answered_at) = self.answered_at.lock().map(|at| *at) else { return false };
-        let Ok(mut excused_until) = self.excused_until.lock() else { return false };
-        if writes.excuse_silence_since(answered_at, *limit) {
-            *excused_until = Some(Instant::now() + AFTER_A_WRITE);
-            return true;
-        }
-        excused_until.is_some_and(|until| Instant::now() < until)
+        writes.excuse_silence_since(answered_at, *limit)
     }
 
     fn last_failed(&self) -> bool {

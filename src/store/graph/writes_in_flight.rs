@@ -9,7 +9,7 @@
 //! so a stream of new writes cannot hide a real hang. Reads use the same excuse (see
 //! `liveness`): a read waiting behind a committing write is not a stalled server.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio::time::Instant;
@@ -19,11 +19,24 @@ use tokio::time::Instant;
 /// aborted a child at a 1 s hung limit just as a 2,000,000-node CREATE had been answered).
 pub const AFTER_A_WRITE: std::time::Duration = std::time::Duration::from_secs(5);
 
+/// A write that ended (answered, failed or cancelled): when it was sent and when it ended.
+type Ended = (Instant, Instant);
+
 /// Shared by the engine (which registers each write) and the supervisor (which reads it).
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct WritesInFlight {
     next: AtomicU64,
     started: Mutex<BTreeMap<u64, Instant>>,
+    /// Writes that ended within `grace`, oldest end first.
+    ended: Mutex<VecDeque<Ended>>,
+    /// [`AFTER_A_WRITE`] (shorter in tests).
+    grace: std::time::Duration,
+}
+
+impl Default for WritesInFlight {
+    fn default() -> Self {
+        Self::with_grace(AFTER_A_WRITE)
+    }
 }
 
 /// One registered write; dropping it (answered, failed or cancelled) removes it.
@@ -33,6 +46,11 @@ pub struct InFlight {
 }
 
 impl WritesInFlight {
+    /// A register whose silences stay excused `grace` after their write ended.
+    pub fn with_grace(grace: std::time::Duration) -> Self {
+        Self { next: AtomicU64::new(0), started: Mutex::default(), ended: Mutex::default(), grace }
+    }
+
     /// Registers a write about to be sent.
     pub fn begin(self: &Arc<Self>) -> InFlight {
         let id = self.next.fetch_add(1, Ordering::Relaxed);
@@ -49,16 +67,31 @@ impl WritesInFlight {
     }
 
     /// Whether a silence that began after `answered` may be a write still committing: one that
-    /// was already waiting then and has not reached its own response timeout, `limit`.
+    /// was already waiting then and has not reached its own response timeout, `limit`, or
+    /// ended less than [`AFTER_A_WRITE`] ago.
     pub fn excuse_silence_since(&self, answered: Instant, limit: std::time::Duration) -> bool {
-        self.newest_sent_by(answered).is_some_and(|sent| sent.elapsed() < limit)
+        if self.newest_sent_by(answered).is_some_and(|sent| sent.elapsed() < limit) {
+            return true;
+        }
+        let Ok(mut ended) = self.ended.lock() else { return false };
+        self.forget_older(&mut ended);
+        ended.iter().any(|(sent, _)| *sent <= answered)
+    }
+
+    /// Drops the ends past the grace.
+    fn forget_older(&self, ended: &mut VecDeque<Ended>) {
+        while ended.front().is_some_and(|(_, at)| at.elapsed() >= self.grace) {
+            ended.pop_front();
+        }
     }
 }
 
 impl Drop for InFlight {
     fn drop(&mut self) {
-        if let Ok(mut started) = self.register.started.lock() {
-            started.remove(&self.id);
+        let sent = self.register.started.lock().ok().and_then(|mut started| started.remove(&self.id));
+        if let (Some(sent), Ok(mut ended)) = (sent, self.register.ended.lock()) {
+            self.register.forget_older(&mut ended);
+            ended.push_back((sent, Instant::now()));
         }
     }
 }
@@ -67,6 +100,7 @@ impl Drop for InFlight {
 mod tests {
     use super::WritesInFlight;
     use std::sync::Arc;
+    use std::time::Duration;
     use tokio::time::Instant;
 
     #[test]
@@ -83,5 +117,29 @@ mod tests {
         assert!(register.newest_sent_by(now).unwrap() <= newest, "the older write still counts");
         drop(first);
         assert!(register.newest_sent_by(now).is_none());
+    }
+
+    #[test]
+    fn a_silence_stays_excused_for_a_while_after_the_write_that_excused_it_ended() {
+        let grace = Duration::from_secs(1);
+        let register = Arc::new(WritesInFlight::with_grace(grace));
+        let limit = Duration::from_secs(60);
+        assert!(!register.excuse_silence_since(Instant::now(), limit), "no write: a silence is a stall");
+        let write = register.begin();
+        let answered = Instant::now();
+        std::thread::sleep(Duration::from_millis(20));
+        let later = register.begin();
+        assert!(register.excuse_silence_since(answered, limit), "a write sent before the silence");
+        assert!(!register.excuse_silence_since(answered - Duration::from_secs(1), limit), "sent after");
+        let ended = Instant::now();
+        drop(write);
+        drop(later);
+        assert!(register.excuse_silence_since(answered, limit), "just after the write ended");
+        assert!(
+            !register.excuse_silence_since(answered - Duration::from_secs(1), limit),
+            "a write that ended but was sent after the answer excuses nothing"
+        );
+        std::thread::sleep(grace.saturating_sub(ended.elapsed()) + Duration::from_millis(20));
+        assert!(!register.excuse_silence_since(answered, limit), "the grace has run out");
     }
 }
