@@ -85,6 +85,12 @@ impl Egress {
         Ok(self.client.request(method, url))
     }
 
+    /// A request to a URL [`Self::check_url`] passed (a caller sending many to one URL checks
+    /// it once), on the guarded client.
+    pub fn request_to(&self, method: Method, checked: Url) -> RequestBuilder {
+        self.client.request(method, checked)
+    }
+
     /// The URL's form and, for an IP literal, its address (no DNS).
     pub fn check_url(&self, text: &str) -> Result<Url, String> {
         let url = Url::parse(text.trim()).map_err(|err| format!("{text:?} is not a URL ({err})"))?;

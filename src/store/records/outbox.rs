@@ -3,7 +3,7 @@
 //! row is claimed again), and every attempt kept for the delivery log.
 
 use super::batch::Statement;
-use super::json_params::{json_rows, json_strings, without_nul};
+use super::json_params::{json_rows, json_strings};
 use super::single_writer::{self, SingleWriter};
 use super::writer::Writer;
 use super::Owner;
@@ -149,50 +149,74 @@ pub struct DeliveryRecord {
 
 /// A turn's finished attempts as the JSON parameters of [`settle_sql`] (every delivery's new
 /// state) and [`log_sql`] (the attempts not kept on their delivery's row; `None` when none).
+///
+/// Written straight as text: a `serde_json::Value` tree per row (a dozen allocations), then
+/// copied once more to clean it of NULs, cost the outbox loop about a microsecond a delivery.
 fn settled_rows(finished: &[Finished]) -> (String, Option<String>) {
     let kept_on_row = |done: &Finished| {
         done.status == "delivered" && done.number == 1 && done.attempt.next_retry_at.is_none()
     };
-    let states = finished
-        .iter()
-        .map(|done| {
-            let attempt = &done.attempt;
-            serde_json::json!([
-                done.delivery_id,
-                done.status,
-                done.number,
-                attempt.next_retry_at.unwrap_or(attempt.at),
-                attempt.at,
-                kept_on_row(done).then_some("y"),
-                attempt.status_code,
-                attempt.latency_ms,
-                attempt.response_excerpt,
-                done.row
-            ])
-        })
-        .collect();
-    let logged: Vec<serde_json::Value> = finished
-        .iter()
-        .filter(|done| !kept_on_row(done))
-        .map(|done| {
-            let attempt = &done.attempt;
-            serde_json::json!([
-                done.delivery_id,
-                done.number,
-                attempt.at,
-                attempt.status_code,
-                attempt.latency_ms,
-                attempt.response_excerpt,
-                attempt.error,
-                attempt.next_retry_at
-            ])
-        })
-        .collect();
-    // The excerpt is whatever the destination answered: a NUL in it would fail the whole
-    // turn on PostgreSQL (text cannot hold one), for every tenant's deliveries in it.
-    let json = |rows| without_nul(serde_json::Value::Array(rows)).to_string();
-    let logged = (!logged.is_empty()).then(|| json(logged));
-    (json(states), logged)
+    let mut states = String::with_capacity(finished.len() * 160 + 2);
+    let mut logged = String::new();
+    for done in finished {
+        let attempt = &done.attempt;
+        states.push(if states.is_empty() { '[' } else { ',' });
+        states.push('[');
+        json_text(&mut states, Some(&done.delivery_id));
+        states.push(',');
+        json_text(&mut states, Some(done.status));
+        // `"y"` marks an attempt kept on the row (see settle_sql).
+        let kept = kept_on_row(done).then_some("y");
+        let next_at = attempt.next_retry_at.unwrap_or(attempt.at);
+        json_numbers(&mut states, &[Some(done.number), Some(next_at), Some(attempt.at)]);
+        states.push(',');
+        json_text(&mut states, kept);
+        json_numbers(&mut states, &[attempt.status_code, Some(attempt.latency_ms)]);
+        states.push(',');
+        json_text(&mut states, attempt.response_excerpt.as_deref());
+        json_numbers(&mut states, &[done.row]);
+        states.push(']');
+        if kept.is_none() {
+            logged.push(if logged.is_empty() { '[' } else { ',' });
+            logged.push('[');
+            json_text(&mut logged, Some(&done.delivery_id));
+            let numbers =
+                [Some(done.number), Some(attempt.at), attempt.status_code, Some(attempt.latency_ms)];
+            json_numbers(&mut logged, &numbers);
+            logged.push(',');
+            json_text(&mut logged, attempt.response_excerpt.as_deref());
+            logged.push(',');
+            json_text(&mut logged, attempt.error.as_deref());
+            json_numbers(&mut logged, &[attempt.next_retry_at]);
+            logged.push(']');
+        }
+    }
+    states.push_str(if states.is_empty() { "[]" } else { "]" });
+    let logged = (!logged.is_empty()).then(|| logged + "]");
+    (states, logged)
+}
+
+/// `text` as a JSON string (or `null`). The excerpt is whatever the destination answered: a
+/// NUL in it would fail the whole turn on PostgreSQL (text cannot hold one), for every
+/// tenant's deliveries in it, so it becomes U+FFFD.
+fn json_text(out: &mut String, text: Option<&str>) {
+    match text {
+        Some(text) if text.contains('\0') => json_text(out, Some(&text.replace('\0', "\u{fffd}"))),
+        // Serialising a string cannot fail.
+        Some(text) => out.push_str(&serde_json::to_string(text).unwrap_or_default()),
+        None => out.push_str("null"),
+    }
+}
+
+/// `,n` for each number (or `,null`).
+fn json_numbers(out: &mut String, numbers: &[Option<i64>]) {
+    use std::fmt::Write;
+    for number in numbers {
+        let _ = match number {
+            Some(n) => write!(out, ",{n}"),
+            None => write!(out, ",null"),
+        };
+    }
 }
 
 /// One UPDATE sets every finished delivery's state (rows of [`settled_rows`] at `$n`),
@@ -543,6 +567,49 @@ impl Records {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn settled_rows_are_the_json_arrays_the_settling_statements_read() {
+        let delivered = Finished {
+            delivery_id: "dlv_a".into(),
+            row: Some(7),
+            number: 1,
+            attempt: Attempt {
+                at: 100,
+                status_code: Some(200),
+                latency_ms: 3,
+                response_excerpt: Some("ok \"fine\"\0".into()),
+                ..Attempt::default()
+            },
+            status: "delivered",
+        };
+        let retried = Finished {
+            delivery_id: "dlv_b".into(),
+            row: None,
+            number: 2,
+            attempt: Attempt {
+                at: 200,
+                status_code: None,
+                latency_ms: 15_000,
+                response_excerpt: None,
+                error: Some("timed out".into()),
+                next_retry_at: Some(30_200),
+            },
+            status: "pending",
+        };
+        let (states, logged) = settled_rows(&[delivered.clone(), retried]);
+        let states: serde_json::Value = serde_json::from_str(&states).unwrap();
+        assert_eq!(
+            states,
+            serde_json::json!([
+                ["dlv_a", "delivered", 1, 100, 100, "y", 200, 3, "ok \"fine\"\u{fffd}", 7],
+                ["dlv_b", "pending", 2, 30_200, 200, null, null, 15_000, null, null]
+            ])
+        );
+        let logged: serde_json::Value = serde_json::from_str(&logged.unwrap()).unwrap();
+        assert_eq!(logged, serde_json::json!([["dlv_b", 2, 200, null, 15_000, null, "timed out", 30_200]]));
+        assert_eq!(settled_rows(&[delivered]).1, None, "a first attempt that delivered is kept on its row");
+    }
 
     #[test]
     fn a_claims_bodies_are_cut_by_their_byte_lengths_whatever_they_hold() {
