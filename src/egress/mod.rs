@@ -81,8 +81,7 @@ impl Egress {
 
     /// A request to a tenant-chosen URL, on the guarded client; refused with the reason.
     pub fn request(&self, method: Method, url: &str) -> Result<RequestBuilder, String> {
-        let url = self.check_url(url)?;
-        Ok(self.client.request(method, url))
+        Ok(self.request_to(method, self.check_url(url)?))
     }
 
     /// A request to a URL [`Self::check_url`] passed (a caller sending many to one URL checks

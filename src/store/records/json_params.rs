@@ -3,6 +3,7 @@
 
 use super::Dialect;
 use serde_json::Value;
+use std::borrow::Cow;
 
 /// A subquery yielding the strings of the JSON array bound at `$n`, one row each.
 ///
@@ -26,9 +27,21 @@ pub(super) fn json_rows(dialect: Dialect, n: usize) -> String {
     }
 }
 
+/// `text` with every NUL character replaced by U+FFFD: PostgreSQL's text cannot hold one, and
+/// a reply or document a tenant controls may carry one.
+fn nul_free(text: &str) -> Cow<'_, str> {
+    match text.contains('\0') {
+        true => text.replace('\0', "\u{fffd}").into(),
+        false => text.into(),
+    }
+}
+
 /// `value` with every NUL character in its strings and keys replaced by U+FFFD.
 pub(super) fn without_nul(value: Value) -> Value {
-    let clean = |text: String| if text.contains('\0') { text.replace('\0', "\u{fffd}") } else { text };
+    let clean = |text: String| match nul_free(&text) {
+        Cow::Borrowed(_) => text,
+        Cow::Owned(clean) => clean,
+    };
     match value {
         Value::String(text) => Value::String(clean(text)),
         Value::Array(items) => Value::Array(items.into_iter().map(without_nul).collect()),
@@ -36,5 +49,27 @@ pub(super) fn without_nul(value: Value) -> Value {
             Value::Object(map.into_iter().map(|(k, v)| (clean(k), without_nul(v))).collect())
         }
         other => other,
+    }
+}
+
+/// `text` as a JSON string (or `null`) written onto `out`, NULs as U+FFFD ([`nul_free`]): a
+/// delivery's excerpt is whatever the destination answered, and one NUL would fail the whole
+/// turn on PostgreSQL, for every tenant's deliveries in it.
+pub(super) fn json_text(out: &mut String, text: Option<&str>) {
+    match text {
+        // Serialising a string cannot fail.
+        Some(text) => out.push_str(&serde_json::to_string(&nul_free(text)).unwrap_or_default()),
+        None => out.push_str("null"),
+    }
+}
+
+/// `,n` for each number (or `,null`) written onto `out`.
+pub(super) fn json_numbers(out: &mut String, numbers: &[Option<i64>]) {
+    use std::fmt::Write;
+    for number in numbers {
+        let _ = match number {
+            Some(n) => write!(out, ",{n}"),
+            None => write!(out, ",null"),
+        };
     }
 }

@@ -3,7 +3,7 @@
 //! row is claimed again), and every attempt kept for the delivery log.
 
 use super::batch::Statement;
-use super::json_params::{json_rows, json_strings};
+use super::json_params::{json_numbers, json_rows, json_strings, json_text};
 use super::single_writer::{self, SingleWriter};
 use super::writer::Writer;
 use super::Owner;
@@ -194,29 +194,6 @@ fn settled_rows(finished: &[Finished]) -> (String, Option<String>) {
     states.push_str(if states.is_empty() { "[]" } else { "]" });
     let logged = (!logged.is_empty()).then(|| logged + "]");
     (states, logged)
-}
-
-/// `text` as a JSON string (or `null`). The excerpt is whatever the destination answered: a
-/// NUL in it would fail the whole turn on PostgreSQL (text cannot hold one), for every
-/// tenant's deliveries in it, so it becomes U+FFFD.
-fn json_text(out: &mut String, text: Option<&str>) {
-    match text {
-        Some(text) if text.contains('\0') => json_text(out, Some(&text.replace('\0', "\u{fffd}"))),
-        // Serialising a string cannot fail.
-        Some(text) => out.push_str(&serde_json::to_string(text).unwrap_or_default()),
-        None => out.push_str("null"),
-    }
-}
-
-/// `,n` for each number (or `,null`).
-fn json_numbers(out: &mut String, numbers: &[Option<i64>]) {
-    use std::fmt::Write;
-    for number in numbers {
-        let _ = match number {
-            Some(n) => write!(out, ",{n}"),
-            None => write!(out, ",null"),
-        };
-    }
 }
 
 /// One UPDATE sets every finished delivery's state (rows of [`settled_rows`] at `$n`),
