@@ -35,15 +35,18 @@ const CLAMP: f64 = 0.001;
 /// The name level ("very similar") from which a rare word two names share adds its bits
 /// whatever else the names say. Below it, names alike only in part that share a rare word are
 /// as often two things of one project as one thing: 'TIMBER: a native system for querying
-/// XML' / 'TIMBER: a native XML database' took 3.3 bits and merged (DBLP-ACM names: 4 of 16
-/// automatic merges wrong). There the bits are scaled by the share of the names the shared
-/// words cover ([`rarity::coverage`]): a company name whose only word is the rare one
-/// ('sanofi' / 'sanofi 54 rue la boetie') keeps them all, TIMBER's titles three quarters,
-/// two titles sharing one word of five a fifth. Splink adjusts its exact level only. Chosen on books-dev (all fields: auto F1 0.693
-/// -> 0.709, merges+suggestions 0.585 -> 0.644; names: auto unchanged, suggestions 0.751 ->
-/// 0.764) and companies-dev (auto unchanged, merges+suggestions 0.518 -> 0.515), against no
-/// adjustment below "similar" (companies-dev merges+suggestions 0.413), the scaling at every
-/// level, its square, and all-or-nothing on a full cover.
+/// XML' / 'TIMBER: a native XML database' took 3.3 bits and merged (DBLP-ACM names: 4 wrong
+/// automatic merges at the "weak" level; 1 left, 'DMDW 99' / 'DMDW 03', whose differing
+/// words are numbers). There the bits are scaled by the share of the names the shared words
+/// cover ([`rarity::coverage`]): a company name whose only word is the rare one ('sanofi' /
+/// 'sanofi 54 rue la boetie') keeps them all, TIMBER's titles three quarters, two titles
+/// sharing one word of five a fifth. Splink adjusts its exact level only. Chosen with
+/// `RESOLUTION_QUICK=1` on books-dev (all fields: auto F1 0.684 -> 0.696, merges+suggestions
+/// 0.636 -> 0.661; names: auto unchanged, merges+suggestions 0.744 -> 0.759) and
+/// companies-dev (auto unchanged, merges+suggestions 0.522 -> 0.520), over no rare-word
+/// bits below "similar" (companies-dev merges+suggestions 0.413), the scaling below
+/// "similar" only or at every level, its square, and all-or-nothing on a full cover. The
+/// cost elsewhere: Febrl1 names 0.848 -> 0.846, Febrl4 names 0.754 -> 0.753.
 pub const RARE_WORD_COVERED_BELOW: usize = 3;
 /// Names of a type from which a name with no compared attribute learns its own weights.
 pub const LEARN_NAMES_FROM: usize = 100;
