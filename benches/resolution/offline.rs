@@ -189,7 +189,8 @@ pub async fn quick(set: &LabelledSet, mode: &str) -> anyhow::Result<()> {
 }
 
 /// With `RESOLUTION_ERRORS=N`, the explanations of up to N automatic merges that joined rows
-/// of different things.
+/// of different things (`why`), then of up to N scored pairs of one thing that did not merge
+/// (`missed`).
 fn list_reasons(set: &LabelledSet, seeded: &Seeded, run: &pairs::Run, automatic: &[(usize, usize)]) {
     let limit: usize = std::env::var("RESOLUTION_ERRORS").ok().and_then(|n| n.parse().ok()).unwrap_or(0);
     let merged: std::collections::HashSet<(usize, usize)> = automatic.iter().copied().collect();
@@ -199,9 +200,16 @@ fn list_reasons(set: &LabelledSet, seeded: &Seeded, run: &pairs::Run, automatic:
             && !set.judged(&rows).is_empty()
             && set.judged(&rows).iter().all(|pair| !set.truth.contains(pair))
     });
-    for p in wrong.take(limit) {
-        let explanation = decide::decide(&run.models, &seeded.records, p, THRESHOLDS).map(|(e, _)| e);
-        let Some(explanation) = explanation else { continue };
+    // And those that would have joined rows of one thing but did not merge.
+    let missed = run.pairs.iter().filter(|p| {
+        let rows = seeded.row_pairs(std::iter::once((p.a, p.b)));
+        !merged.contains(&(p.a, p.b)) && set.judged(&rows).iter().any(|pair| set.truth.contains(pair))
+    });
+    for (label, p) in wrong.take(limit).map(|p| ("why", p)).chain(missed.take(limit).map(|p| ("missed", p))) {
+        let explanation = match decide::decide(&run.models, &seeded.records, p, THRESHOLDS) {
+            Some((e, _)) => e,
+            None => p.explanation.clone(),
+        };
         let parts: Vec<String> = explanation
             .fields
             .iter()
@@ -211,9 +219,10 @@ fn list_reasons(set: &LabelledSet, seeded: &Seeded, run: &pairs::Run, automatic:
             })
             .collect();
         println!(
-            "  why {} / {}: prior {:.1} {}",
+            "  {label} {} / {}: p {:.3} prior {:.1} {}",
             seeded.records[p.a].candidate.normalized,
             seeded.records[p.b].candidate.normalized,
+            explanation.probability,
             explanation.prior_weight,
             parts.join(" ")
         );
