@@ -29,7 +29,7 @@ pub(super) fn json_rows(dialect: Dialect, n: usize) -> String {
 
 /// `text` with every NUL character replaced by U+FFFD: PostgreSQL's text cannot hold one, and
 /// a reply or document a tenant controls may carry one.
-fn nul_free(text: &str) -> Cow<'_, str> {
+pub(super) fn nul_free(text: &str) -> Cow<'_, str> {
     match text.contains('\0') {
         true => text.replace('\0', "\u{fffd}").into(),
         false => text.into(),

@@ -4,14 +4,12 @@
 
 use super::batch::Statement;
 use super::json_params::{json_numbers, json_rows, json_strings, json_text};
-use super::single_writer::{self, SingleWriter};
+use super::outbox_sqlite::Turn;
 use super::writer::Writer;
 use super::Owner;
 use super::{Dialect, RecordError, Records};
 use sqlx::any::AnyRow;
 use sqlx::Row;
-use std::sync::Arc;
-use tokio::sync::Mutex;
 
 /// What an event is, for choosing the subscriptions it goes to.
 pub enum EventSource<'a> {
@@ -147,17 +145,20 @@ pub struct DeliveryRecord {
     pub attempts: Vec<Attempt>,
 }
 
-/// A turn's finished attempts as the JSON parameters of [`settle_sql`] (every delivery's new
-/// state) and [`log_sql`] (the attempts not kept on their delivery's row; `None` when none).
+/// A first attempt that delivered (nearly all of them) is kept on its delivery's own row by
+/// the settling UPDATE; every other attempt is also a row of `delivery_attempts` ([`log_sql`]).
+pub(super) fn kept_on_row(done: &Finished) -> bool {
+    done.status == "delivered" && done.number == 1 && done.attempt.next_retry_at.is_none()
+}
+
+/// A turn's finished attempts as the JSON parameter of [`settle_sql`] (every delivery's new
+/// state; PostgreSQL's, SQLite binds them as rows of its own, see
+/// [`outbox_sqlite`](super::outbox_sqlite)).
 ///
 /// Written straight as text: a `serde_json::Value` tree per row (a dozen allocations), then
 /// copied once more to clean it of NULs, cost the outbox loop about a microsecond a delivery.
-fn settled_rows(finished: &[Finished]) -> (String, Option<String>) {
-    let kept_on_row = |done: &Finished| {
-        done.status == "delivered" && done.number == 1 && done.attempt.next_retry_at.is_none()
-    };
+fn settled_rows(finished: &[Finished]) -> String {
     let mut states = String::with_capacity(finished.len() * 160 + 2);
-    let mut logged = String::new();
     for done in finished {
         let attempt = &done.attempt;
         states.push(if states.is_empty() { '[' } else { ',' });
@@ -176,32 +177,37 @@ fn settled_rows(finished: &[Finished]) -> (String, Option<String>) {
         json_text(&mut states, attempt.response_excerpt.as_deref());
         json_numbers(&mut states, &[done.row]);
         states.push(']');
-        if kept.is_none() {
-            logged.push(if logged.is_empty() { '[' } else { ',' });
-            logged.push('[');
-            json_text(&mut logged, Some(&done.delivery_id));
-            let numbers =
-                [Some(done.number), Some(attempt.at), attempt.status_code, Some(attempt.latency_ms)];
-            json_numbers(&mut logged, &numbers);
-            logged.push(',');
-            json_text(&mut logged, attempt.response_excerpt.as_deref());
-            logged.push(',');
-            json_text(&mut logged, attempt.error.as_deref());
-            json_numbers(&mut logged, &[attempt.next_retry_at]);
-            logged.push(']');
-        }
     }
     states.push_str(if states.is_empty() { "[]" } else { "]" });
-    let logged = (!logged.is_empty()).then(|| logged + "]");
-    (states, logged)
+    states
+}
+
+/// The attempts of a turn not kept on their delivery's row, as the JSON parameter of
+/// [`log_sql`] (`None` when none).
+pub(super) fn logged_rows(finished: &[Finished]) -> Option<String> {
+    let mut logged = String::new();
+    for done in finished.iter().filter(|done| !kept_on_row(done)) {
+        let attempt = &done.attempt;
+        logged.push(if logged.is_empty() { '[' } else { ',' });
+        logged.push('[');
+        json_text(&mut logged, Some(&done.delivery_id));
+        let numbers = [Some(done.number), Some(attempt.at), attempt.status_code, Some(attempt.latency_ms)];
+        json_numbers(&mut logged, &numbers);
+        logged.push(',');
+        json_text(&mut logged, attempt.response_excerpt.as_deref());
+        logged.push(',');
+        json_text(&mut logged, attempt.error.as_deref());
+        json_numbers(&mut logged, &[attempt.next_retry_at]);
+        logged.push(']');
+    }
+    (!logged.is_empty()).then(|| logged + "]")
 }
 
 /// One UPDATE sets every finished delivery's state (rows of [`settled_rows`] at `$n`),
-/// whatever its outcome. A first attempt that delivered (nearly all of them) is kept on its
-/// delivery's own row by that same UPDATE; every other attempt is also a row of
-/// `delivery_attempts` ([`log_sql`]). A turn then writes two statements at most, however many
-/// deliveries it records.
-fn settle_sql(dialect: Dialect, n: usize) -> String {
+/// whatever its outcome, and keeps a first attempt that delivered on its row ([`kept_on_row`]).
+/// A turn then writes two statements at most, however many deliveries it records. PostgreSQL's:
+/// SQLite's reads its rows from plain parameters ([`outbox_sqlite`](super::outbox_sqlite)).
+fn settle_sql(n: usize) -> String {
     // `"y"` at 5 marks an attempt kept on the row (a string reads the same with `->>` on
     // both stores; a JSON boolean does not).
     format!(
@@ -212,21 +218,14 @@ fn settle_sql(dialect: Dialect, n: usize) -> String {
              first_status_code = CASE WHEN e.value ->> 5 = 'y' THEN CAST(e.value ->> 6 AS BIGINT) ELSE first_status_code END, \
              first_latency_ms = CASE WHEN e.value ->> 5 = 'y' THEN CAST(e.value ->> 7 AS BIGINT) ELSE first_latency_ms END, \
              first_response_excerpt = CASE WHEN e.value ->> 5 = 'y' THEN e.value ->> 8 ELSE first_response_excerpt END \
-         FROM {} WHERE {}",
-        json_rows(dialect, n),
-        // SQLite finds its rows by rowid, without a walk down the ID's index; the ID must
-        // match too, should the rowids have been renumbered since the claim (a VACUUM); its
-        // unary `+` keeps SQLite from walking the ID's index instead.
-        match dialect {
-            Dialect::Sqlite => "deliveries.rowid = e.value ->> 9 AND +deliveries.id = e.value ->> 0",
-            Dialect::Postgres => "deliveries.id = e.value ->> 0",
-        }
+         FROM {} WHERE deliveries.id = e.value ->> 0",
+        json_rows(Dialect::Postgres, n),
     )
 }
 
 /// All of a turn's attempts that are not kept on their delivery's row, in one INSERT (its
 /// `WHERE TRUE` keeps SQLite from reading `ON CONFLICT` as a join's `ON`).
-fn log_sql(dialect: Dialect, n: usize) -> String {
+pub(super) fn log_sql(dialect: Dialect, n: usize) -> String {
     format!(
         "INSERT INTO delivery_attempts (delivery_id, attempt, attempted_at, status_code, latency_ms, \
              response_excerpt, error, next_retry_at) \
@@ -240,23 +239,30 @@ fn log_sql(dialect: Dialect, n: usize) -> String {
 
 /// What a claim reads of each leased delivery `d`, in [`Claimed`]'s field order after `row`
 /// (its body apart, [`BODIES`]), and from where ([`CARRIED_FROM`] after the leased rows).
-const CARRIED: &str = "d.id, d.account_id, d.environment, d.subscription_id, d.destination, d.attempts, \
+pub(super) const CARRIED: &str =
+    "d.id, d.account_id, d.environment, d.subscription_id, d.destination, d.attempts, \
      d.event_id, s.webhook_url, s.s3_bucket, s.s3_file_path, s.google_drive_folder_id";
 /// The claimed deliveries' event bodies, in the order of the claim's JSON array (the same
 /// rows, aggregated side by side), each as `<bytes>:<body>`: a copy each, where a JSON string
 /// was an escape on the store's side, a parse there and an unescape here.
-const BODIES: &str =
+pub(super) const BODIES: &str =
     "string_agg(CAST(octet_length(e.body) AS TEXT) || ':' || e.body, '') FILTER (WHERE e.id IS NOT NULL)";
 /// A delivery whose event is gone has nothing to carry and is left out of the aggregate
 /// (`FILTER (WHERE e.id IS NOT NULL)`) but leased all the same, so it does not stay at the
 /// head of the due scan; one whose subscription is gone has no destination (its attempt says so).
-const CARRIED_FROM: &str =
+pub(super) const CARRIED_FROM: &str =
     "LEFT JOIN events e ON e.id = d.event_id LEFT JOIN subscriptions s ON s.id = d.subscription_id";
 
 /// The due scan: `key` of up to `$limit_at` due deliveries, oldest due first, passing over
 /// the accounts listed at `$skip_at` (if any; the scan then walks past their due rows, which
 /// is why the worker asks for it sparingly).
-fn due_sql(dialect: Dialect, key: &str, now_at: usize, limit_at: usize, skip_at: Option<usize>) -> String {
+pub(super) fn due_sql(
+    dialect: Dialect,
+    key: &str,
+    now_at: usize,
+    limit_at: usize,
+    skip_at: Option<usize>,
+) -> String {
     let skipping =
         skip_at.map(|n| format!("AND account_id NOT IN ({}) ", json_strings(dialect, n))).unwrap_or_default();
     format!(
@@ -268,7 +274,10 @@ fn due_sql(dialect: Dialect, key: &str, now_at: usize, limit_at: usize, skip_at:
 
 /// Claimed deliveries from a claim's JSON array of arrays (each in [`Claimed`]'s field order)
 /// and its [`BODIES`].
-fn claimed_from(claimed: Option<String>, bodies: Option<String>) -> Result<Vec<Claimed>, RecordError> {
+pub(super) fn claimed_from(
+    claimed: Option<String>,
+    bodies: Option<String>,
+) -> Result<Vec<Claimed>, RecordError> {
     let Some(claimed) = claimed else { return Ok(Vec::new()) };
     let unreadable = |what: String| RecordError::Unavailable(format!("a claim read back: {what}"));
     let mut claimed: Vec<Claimed> =
@@ -289,77 +298,6 @@ fn claimed_from(claimed: Option<String>, bodies: Option<String>) -> Result<Vec<C
         return Err(unreadable("more bodies than deliveries".into()));
     }
     Ok(claimed)
-}
-
-/// A turn on SQLite: its statements' parameters.
-struct Turn {
-    states: Option<String>,
-    logged: Option<String>,
-    now: i64,
-    lease_until: i64,
-    limit: i64,
-    skip: Option<String>,
-}
-
-impl Turn {
-    /// The turn as two queries: `BEGIN IMMEDIATE`, the settling statements and the claim's
-    /// read as one, the leases and `COMMIT` as the other (one query when it claims nothing).
-    /// Each statement sent on its own was a round trip to SQLite's thread, five a turn, and a
-    /// turn's rows wait for all of them (`make bench-delivery`: BEGIN alone took 0.5 ms a turn
-    /// on the loaded machine).
-    ///
-    /// SQLite cannot aggregate what an UPDATE returns, so the claim reads the due rows first
-    /// and leases them by rowid second: the transaction took the write lock when it began,
-    /// so no other process writes between the two.
-    async fn on_sqlite(self, single: &Arc<Mutex<SingleWriter>>) -> Result<Vec<Claimed>, RecordError> {
-        // $1 the states, $2 the logged attempts, $3 now, $4 the limit, $5 the skipped accounts.
-        let mut sql = String::from("BEGIN IMMEDIATE;\n");
-        if self.states.is_some() {
-            sql.push_str(&settle_sql(Dialect::Sqlite, 1));
-            sql.push_str(";\n");
-        }
-        if self.logged.is_some() {
-            sql.push_str(&log_sql(Dialect::Sqlite, 2));
-            sql.push_str(";\n");
-        }
-        if self.limit > 0 {
-            sql.push_str(&format!(
-                "SELECT json_group_array(d.rowid) AS leased, \
-                     json_group_array(json_array(d.rowid, {CARRIED})) FILTER (WHERE e.id IS NOT NULL) AS claimed, \
-                     {BODIES} AS bodies \
-                 FROM ({}) AS due JOIN deliveries d ON d.rowid = due.rid {CARRIED_FROM}",
-                due_sql(Dialect::Sqlite, "rowid AS rid", 3, 4, self.skip.as_ref().map(|_| 5)),
-            ));
-        } else {
-            sql.push_str("COMMIT");
-        }
-        let query = sqlx::query(&sql)
-            .bind(self.states)
-            .bind(self.logged)
-            .bind(self.now)
-            .bind(self.limit)
-            .bind(self.skip);
-        let mut writer = single_writer::take_turn(single).await?;
-        writer.open = true;
-        let mut rows = query.fetch_all(&mut writer.conn).await;
-        let (mut claimed, mut bodies) = (None, None);
-        if let (Ok(read), true) = (&rows, self.limit > 0) {
-            let leased: Option<String> = read.first().and_then(|row| row.try_get("leased").ok());
-            claimed = read.first().and_then(|row| row.try_get("claimed").ok());
-            bodies = read.first().and_then(|row| row.try_get("bodies").ok());
-            let lease = "UPDATE deliveries SET lease_until = $1, next_attempt_at = $1 \
-                         WHERE rowid IN (SELECT value FROM json_each($2));\nCOMMIT";
-            let leasing = sqlx::query(lease).bind(self.lease_until).bind(leased).fetch_all(&mut writer.conn);
-            rows = leasing.await;
-        }
-        if rows.is_err() {
-            // A statement failed with the transaction open.
-            let _ = sqlx::query("ROLLBACK").execute(&mut writer.conn).await;
-        }
-        writer.open = false;
-        rows?;
-        claimed_from(claimed, bodies)
-    }
 }
 
 fn delivery(row: &AnyRow) -> DeliveryRecord {
@@ -413,22 +351,17 @@ impl Records {
             // SQLite's write lock from everyone else (the CLI's writes among them).
             return Ok(Vec::new());
         }
-        let (states, logged) = if finished.is_empty() {
-            (None, None)
-        } else {
-            let (states, logged) = settled_rows(finished);
-            (Some(states), logged)
-        };
+        let logged = logged_rows(finished);
         let skip = (!skip.is_empty()).then(|| serde_json::json!(skip).to_string());
         match &self.writer {
             Writer::Single { conn, .. } => {
-                let turn = Turn { states, logged, now, lease_until: now + lease_ms, limit, skip };
-                turn.on_sqlite(conn).await
+                let turn = Turn { finished, logged, now, lease_until: now + lease_ms, limit, skip };
+                turn.run(conn).await
             }
             Writer::Pool(_) => {
                 let mut tx = self.begin_write().await?;
-                for (sql, rows) in [(settle_sql(self.dialect, 1), states), (log_sql(self.dialect, 1), logged)]
-                {
+                let states = (!finished.is_empty()).then(|| settled_rows(finished));
+                for (sql, rows) in [(settle_sql(1), states), (log_sql(self.dialect, 1), logged)] {
                     if let Some(rows) = rows {
                         sqlx::query(&sql).bind(rows).execute(&mut *tx).await?;
                     }
@@ -574,8 +507,8 @@ mod tests {
             },
             status: "pending",
         };
-        let (states, logged) = settled_rows(&[delivered.clone(), retried]);
-        let states: serde_json::Value = serde_json::from_str(&states).unwrap();
+        let both = [delivered.clone(), retried];
+        let states: serde_json::Value = serde_json::from_str(&settled_rows(&both)).unwrap();
         assert_eq!(
             states,
             serde_json::json!([
@@ -583,9 +516,9 @@ mod tests {
                 ["dlv_b", "pending", 2, 30_200, 200, null, null, 15_000, null, null]
             ])
         );
-        let logged: serde_json::Value = serde_json::from_str(&logged.unwrap()).unwrap();
+        let logged: serde_json::Value = serde_json::from_str(&logged_rows(&both).unwrap()).unwrap();
         assert_eq!(logged, serde_json::json!([["dlv_b", 2, 200, null, 15_000, null, "timed out", 30_200]]));
-        assert_eq!(settled_rows(&[delivered]).1, None, "a first attempt that delivered is kept on its row");
+        assert_eq!(logged_rows(&[delivered]), None, "a first attempt that delivered is kept on its row");
     }
 
     #[test]
