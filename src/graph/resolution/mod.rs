@@ -29,3 +29,4 @@ pub mod names;
 pub mod noise;
 pub mod pairs;
 pub mod rarity;
+pub mod record;

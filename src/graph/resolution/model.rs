@@ -14,7 +14,9 @@
 
 use super::comparisons::{Field, Kind};
 use super::rarity::{self, SharedValue, SharedWord, TermFrequency};
-use crate::graph::duplicates::{self, Candidate, Signals};
+pub use super::record::Record;
+use super::record::FUNCTION_WORDS;
+use crate::graph::duplicates::{self, Signals};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -53,16 +55,6 @@ pub const LEARN_NAMES_FROM: usize = 100;
 /// Default m and u of the name levels, before any estimate.
 pub const NAME_M: [f64; 5] = [0.02, 0.05, 0.13, 0.3, 0.5];
 pub const NAME_U: [f64; 5] = [0.95, 0.035, 0.01, 0.004, 0.001];
-
-/// What resolution knows of an entity.
-#[derive(Clone, Debug)]
-pub struct Record {
-    pub candidate: Candidate,
-    /// The core of the canonical name as written.
-    pub core: String,
-    /// Attribute values as text, by key.
-    pub attributes: BTreeMap<String, String>,
-}
 
 /// m and u per level of one attribute. u depends on the name's level: among non-matches
 /// whose names look alike (two books of one series), an attribute agrees far more often
@@ -176,11 +168,6 @@ pub fn compare(a: &Record, b: &Record, fields: &[Field]) -> Comparison {
         shared_values: Vec::new(),
     }
 }
-
-/// Words that join a title's words rather than name anything.
-pub(crate) const FUNCTION_WORDS: &[&str] = &[
-    "a", "an", "and", "at", "by", "for", "from", "in", "into", "of", "on", "or", "the", "to", "und", "with",
-];
 
 /// A name's distinct words but function words, sorted.
 fn content_words(text: &str) -> Vec<&str> {
@@ -455,6 +442,7 @@ fn round(x: f64) -> f64 {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use crate::graph::duplicates::Candidate;
     use crate::graph::resolution::names::core_name;
 
     pub(crate) fn record(id: &str, name: &str, attributes: &[(&str, &str)]) -> Record {

@@ -26,8 +26,8 @@
 //! that sorts first) and deterministic (counts, not samples).
 
 use super::comparisons::Field;
-use super::model::{Record, FUNCTION_WORDS};
 use super::noise;
+use super::record::{Record, FUNCTION_WORDS};
 use crate::graph::duplicates::jaro_winkler;
 use serde::Serialize;
 use std::collections::{BTreeSet, HashMap};

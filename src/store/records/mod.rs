@@ -24,6 +24,7 @@ mod json_params;
 pub mod keys;
 pub mod name_embeddings;
 pub mod outbox;
+mod outbox_rows;
 mod outbox_sqlite;
 pub mod plans;
 pub mod progress;

@@ -2,7 +2,7 @@
 //! rows claimed in one transaction, in two queries to SQLite's thread.
 
 use super::json_params::nul_free;
-use super::outbox::{
+use super::outbox_rows::{
     claimed_from, due_sql, kept_on_row, log_sql, Claimed, Finished, BODIES, CARRIED, CARRIED_FROM,
 };
 use super::single_writer::{self, SingleWriter};
