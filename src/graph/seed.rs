@@ -36,8 +36,6 @@ pub const MAX_ROWS: usize = 10_000;
 pub const SYNC_LIMIT: usize = 100;
 /// Rows per Cypher statement.
 const CHUNK: usize = 500;
-/// Rows prepared between two yields to a statement written beside them (~2 ms of work).
-const ROWS_BETWEEN_YIELDS: usize = 32;
 /// Attempts of a wave that lost a race on the key constraint.
 const RACE_RETRIES: usize = 8;
 /// Lookups again of rows a concurrent writer overtook between lookup and write.
@@ -145,37 +143,22 @@ impl GraphService {
         offset: usize,
     ) -> ServiceResult<(Vec<SeedRowResult>, Vec<StatusChange>)> {
         let mut results: Vec<Option<SeedRowResult>> = vec![None; rows.len()];
+        let mut prepared = Vec::new();
         let mut types = TypeCache::default();
-        let slices: Vec<(usize, &[Value])> =
-            rows.chunks(CHUNK).enumerate().map(|(k, slice)| (k * CHUNK, slice)).collect();
-        let Some(&(first, slice)) = slices.first() else {
-            return Ok((Vec::new(), Vec::new()));
-        };
-        let mut next = self.prepare_slice(tenant, bucket_id, first, slice, &mut types, tag, offset).await;
-        for k in 0..slices.len() {
-            let (prepared, rejections) = std::mem::take(&mut next);
-            for (i, rejection) in rejections {
-                results[i] = Some(rejection);
+        for (i, raw) in rows.iter().enumerate() {
+            let canonical = raw.get("canonical").and_then(Value::as_str).unwrap_or_default().to_string();
+            match self.prepare(tenant, bucket_id, raw, &mut types, &format!("{tag}:{}", offset + i)).await {
+                Ok(mut row) => {
+                    row.index = i;
+                    prepared.push(row);
+                }
+                Err(reason) => results[i] = Some(rejected(canonical, reason)),
             }
-            // The next slice is prepared while this one is written, so the engine is not left
-            // waiting on canon's validation between two statements of one seed.
-            let writing = async {
-                for wave in waves(&prepared) {
-                    self.seed_wave(tenant, &wave, &mut results).await?;
-                }
-                Ok::<(), ServiceError>(())
-            };
-            let preparing = async {
-                match slices.get(k + 1) {
-                    Some(&(start, slice)) => {
-                        self.prepare_slice(tenant, bucket_id, start, slice, &mut types, tag, offset).await
-                    }
-                    None => Default::default(),
-                }
-            };
-            let (written, prepared_next) = tokio::join!(writing, preparing);
-            written?;
-            next = prepared_next;
+        }
+        for chunk in prepared.chunks(CHUNK) {
+            for wave in waves(chunk) {
+                self.seed_wave(tenant, &wave, &mut results).await?;
+            }
         }
         let results: Vec<SeedRowResult> = results
             .into_iter()
@@ -195,39 +178,6 @@ impl GraphService {
             })
             .collect();
         Ok((results, proposed))
-    }
-
-    /// Prepares the rows of `slice` (its first row is row `start` of the seed), yielding now
-    /// and then so that a statement written beside it is not kept waiting for its reply.
-    #[allow(clippy::too_many_arguments)]
-    async fn prepare_slice(
-        &self,
-        tenant: &Tenant,
-        bucket_id: &str,
-        start: usize,
-        slice: &[Value],
-        types: &mut TypeCache,
-        tag: &str,
-        offset: usize,
-    ) -> (Vec<Prepared>, Vec<(usize, SeedRowResult)>) {
-        let (mut prepared, mut rejections) = (Vec::with_capacity(slice.len()), Vec::new());
-        for (j, raw) in slice.iter().enumerate() {
-            let i = start + j;
-            if j % ROWS_BETWEEN_YIELDS == ROWS_BETWEEN_YIELDS - 1 {
-                tokio::task::yield_now().await;
-            }
-            match self.prepare(tenant, bucket_id, raw, types, &format!("{tag}:{}", offset + i)).await {
-                Ok(mut row) => {
-                    row.index = i;
-                    prepared.push(row);
-                }
-                Err(reason) => {
-                    let canonical = raw.get("canonical").and_then(Value::as_str).unwrap_or_default();
-                    rejections.push((i, rejected(canonical.to_string(), reason)));
-                }
-            }
-        }
-        (prepared, rejections)
     }
 
     /// Validates one row and builds its Cypher parameters; `Err` is the rejection reason.
