@@ -214,11 +214,11 @@ const SAME_WORD: f64 = 0.9;
 /// a rare word's bits are scaled by it (see [`super::model::RARE_WORD_COVERED_BELOW`]).
 /// Symmetric.
 pub fn coverage(a: &BTreeSet<&str>, b: &BTreeSet<&str>) -> f64 {
-    let content = |words: &BTreeSet<&str>| -> Vec<String> {
-        words.iter().filter(|w| !FUNCTION_WORDS.contains(w)).map(|w| w.to_string()).collect()
-    };
+    fn content<'a>(words: &BTreeSet<&'a str>) -> Vec<&'a str> {
+        words.iter().copied().filter(|w| !FUNCTION_WORDS.contains(w)).collect()
+    }
     let (a, b) = (content(a), content(b));
-    let covered = |from: &[String], into: &[String]| {
+    let covered = |from: &[&str], into: &[&str]| {
         if from.is_empty() {
             return 0.0;
         }

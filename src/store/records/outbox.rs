@@ -140,13 +140,12 @@ pub(super) fn logged_rows(finished: &[Finished]) -> Option<String> {
     (!logged.is_empty()).then(|| logged + "]")
 }
 
-/// One UPDATE sets every finished delivery's state (rows of [`settled_rows`] at `$n`),
+/// One UPDATE sets every finished delivery's state (rows of [`settled_rows`] at `$1`),
 /// whatever its outcome, and keeps a first attempt that delivered on its row ([`kept_on_row`]).
 /// A turn then writes two statements at most, however many deliveries it records. PostgreSQL's:
 /// SQLite's reads its rows from plain parameters ([`outbox_sqlite`](super::outbox_sqlite)).
-fn settle_sql(n: usize) -> String {
-    // `"y"` at 5 marks an attempt kept on the row (a string reads the same with `->>` on
-    // both stores; a JSON boolean does not).
+fn settle_sql() -> String {
+    // `"y"` at 5 marks an attempt kept on the row.
     format!(
         "UPDATE deliveries SET status = e.value ->> 1, attempts = CAST(e.value ->> 2 AS BIGINT), \
              next_attempt_at = CAST(e.value ->> 3 AS BIGINT), lease_until = 0, \
@@ -156,7 +155,7 @@ fn settle_sql(n: usize) -> String {
              first_latency_ms = CASE WHEN e.value ->> 5 = 'y' THEN CAST(e.value ->> 7 AS BIGINT) ELSE first_latency_ms END, \
              first_response_excerpt = CASE WHEN e.value ->> 5 = 'y' THEN e.value ->> 8 ELSE first_response_excerpt END \
          FROM {} WHERE deliveries.id = e.value ->> 0",
-        json_rows(Dialect::Postgres, n),
+        json_rows(Dialect::Postgres, 1),
     )
 }
 
@@ -221,7 +220,7 @@ impl Records {
             Writer::Pool(_) => {
                 let mut tx = self.begin_write().await?;
                 let states = (!finished.is_empty()).then(|| settled_rows(finished));
-                for (sql, rows) in [(settle_sql(1), states), (log_sql(self.dialect, 1), logged)] {
+                for (sql, rows) in [(settle_sql(), states), (log_sql(self.dialect, 1), logged)] {
                     if let Some(rows) = rows {
                         sqlx::query(&sql).bind(rows).execute(&mut *tx).await?;
                     }
