@@ -11,7 +11,7 @@
 //! thread of its own with a large (lazily committed) stack, so what the scan lets through
 //! (at most ~2,000 levels) cannot reach the end of the stack either.
 
-use super::inputs::{attachment_type, decode_with, text_document};
+use super::input_types::{attachment_type, text_document};
 use super::limits::{exceeded, Budget, MAX_EMAIL_DEPTH, MAX_EMAIL_PARTS};
 use super::{html, Document, EmailHeaders, EngineError};
 use mail_parser::{Message, MessageParser, MimeHeaders, PartType};
@@ -19,7 +19,15 @@ use mail_parser::{Message, MessageParser, MimeHeaders, PartType};
 /// Stack of the parsing thread: reserved, touched only as deep as the message goes.
 const PARSE_STACK: usize = 64 * 1024 * 1024;
 
-pub fn decode(bytes: &[u8], budget: &mut Budget) -> Result<Document, EngineError> {
+/// Decodes one attachment of a supported input type under what is left of the budget
+/// ([`super::inputs`] passes its own decoder: an attachment may be any input, an e-mail too).
+pub type DecodeAttachment = fn(&str, &[u8], &mut Budget) -> Result<Document, EngineError>;
+
+pub fn decode(
+    bytes: &[u8],
+    budget: &mut Budget,
+    attachment: DecodeAttachment,
+) -> Result<Document, EngineError> {
     if budget.email_depth > MAX_EMAIL_DEPTH {
         return Err(depth_exceeded());
     }
@@ -34,7 +42,7 @@ pub fn decode(bytes: &[u8], budget: &mut Budget) -> Result<Document, EngineError
                     .ok_or_else(|| EngineError::decoding("not an e-mail message (no headers found)"))?;
                 check_shape(&message, budget)?;
                 let depth = budget.email_depth;
-                decode_message(&message, depth, budget)
+                decode_message(&message, depth, budget, attachment)
             })
             .map_err(|err| EngineError::decoding(format!("starting the e-mail decoder: {err}")))?;
         // A panic in the parser is this file's failure, not the server's.
@@ -121,7 +129,12 @@ fn check_shape(message: &Message<'_>, budget: &mut Budget) -> Result<(), EngineE
 
 /// Headers, text body and attachments of a parsed message; recursion is bounded by
 /// [`check_shape`].
-fn decode_message(message: &Message<'_>, depth: usize, budget: &mut Budget) -> Result<Document, EngineError> {
+fn decode_message(
+    message: &Message<'_>,
+    depth: usize,
+    budget: &mut Budget,
+    attachment: DecodeAttachment,
+) -> Result<Document, EngineError> {
     let addresses = |address: Option<&mail_parser::Address>| -> String {
         address
             .map(|a| a.iter().filter_map(|addr| addr.address()).collect::<Vec<_>>().join(", "))
@@ -154,10 +167,10 @@ fn decode_message(message: &Message<'_>, depth: usize, budget: &mut Budget) -> R
             .map(|ct| format!("{}/{}", ct.ctype(), ct.subtype().unwrap_or_default()).to_ascii_lowercase());
         let Some(kind) = attachment_type(content_type.as_deref(), name.as_deref()) else { continue };
         let decoded = match part.message() {
-            Some(inner) => decode_message(inner, depth + 1, budget),
+            Some(inner) => decode_message(inner, depth + 1, budget, attachment),
             None => {
                 budget.email_depth = depth + 1;
-                let decoded = decode_with(kind, part.contents(), budget);
+                let decoded = attachment(kind, part.contents(), budget);
                 budget.email_depth = depth;
                 decoded
             }
@@ -203,7 +216,7 @@ mod tests {
     }
 
     fn decoded(mail: &str) -> Result<Document, EngineError> {
-        decode(mail.as_bytes(), &mut Budget::default())
+        decode(mail.as_bytes(), &mut Budget::default(), super::super::inputs::decode_with)
     }
 
     #[test]

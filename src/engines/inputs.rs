@@ -16,6 +16,7 @@
 //! `heic`/`heif` are not decoded: Debian's Leptonica (under Tesseract) cannot read them.
 //! Attachments of an unsupported type are skipped (an e-mail still decodes).
 
+use super::input_types::{supported_input_type, text_document};
 use super::limits::{exceeded, output_exceeded, Budget, CappedWriter, MAX_CSV_CELLS};
 use super::{csv, email, html, tools, Document, EngineError};
 use serde_json::Value;
@@ -23,26 +24,6 @@ use serde_json::Value;
 /// Resolution scanned PDF pages are rendered at for OCR: enough for body text, at a
 /// fraction of the time 300 dpi takes.
 const OCR_DPI: u32 = 200;
-
-/// The input types [`supported_input_type`] normalises to (each also names itself).
-pub const INPUT_TYPES: &[&str] =
-    &["text", "json", "csv", "html", "email", "pdf", "png", "jpeg", "webp", "tiff"];
-
-pub fn supported_input_type(input_type: &str) -> Option<&'static str> {
-    Some(match input_type.trim().to_ascii_lowercase().as_str() {
-        "text" | "txt" => "text",
-        "json" => "json",
-        "csv" => "csv",
-        "html" | "htm" => "html",
-        "email" | "eml" => "email",
-        "pdf" => "pdf",
-        "png" => "png",
-        "jpeg" | "jpg" | "jfif" => "jpeg",
-        "webp" => "webp",
-        "tiff" | "tif" => "tiff",
-        _ => return None,
-    })
-}
 
 /// Decodes one file under a fresh [`Budget`] (see [`super::limits`]).
 pub fn decode(input_type: &str, bytes: &[u8]) -> Result<Document, EngineError> {
@@ -64,7 +45,7 @@ pub(super) fn decode_with(
         "csv" => decode_csv(bytes)?,
         "html" => text_document("html", html::to_text(&utf8(bytes))),
         // Counts its own text (attachments take from the same budget as they decode).
-        "email" => return email::decode(bytes, budget),
+        "email" => return email::decode(bytes, budget, decode_with),
         "pdf" => decode_pdf(bytes)?,
         image => decode_image(image, bytes)?,
     };
@@ -75,10 +56,6 @@ pub(super) fn decode_with(
 fn utf8(bytes: &[u8]) -> String {
     let text = String::from_utf8_lossy(bytes);
     text.strip_prefix('\u{feff}').unwrap_or(&text).to_string()
-}
-
-pub(super) fn text_document(input_type: &str, text: String) -> Document {
-    Document { input_type: input_type.into(), pages: vec![text.clone()], text, ..Document::default() }
 }
 
 /// Nesting is bounded by serde_json (128 levels); the pretty-printed text, which indentation
@@ -130,39 +107,9 @@ fn decode_image(input_type: &str, bytes: &[u8]) -> Result<Document, EngineError>
     Ok(Document { image: Some(bytes.to_vec()), ..text_document(input_type, text) })
 }
 
-/// The input type of an attachment, by content type, else by file extension.
-pub(super) fn attachment_type(content_type: Option<&str>, name: Option<&str>) -> Option<&'static str> {
-    let by_content_type = content_type.and_then(|ct| match ct {
-        "text/plain" => Some("text"),
-        "text/csv" => Some("csv"),
-        "text/html" => Some("html"),
-        "application/json" => Some("json"),
-        "application/pdf" => Some("pdf"),
-        "message/rfc822" => Some("email"),
-        "image/png" => Some("png"),
-        "image/jpeg" | "image/jpg" => Some("jpeg"),
-        "image/webp" => Some("webp"),
-        "image/tiff" => Some("tiff"),
-        _ => None,
-    });
-    by_content_type.or_else(|| {
-        let extension = name?.rsplit_once('.')?.1;
-        supported_input_type(extension)
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn aliases_are_normalised_and_unknown_types_refused() {
-        assert_eq!(supported_input_type("JFIF"), Some("jpeg"));
-        assert_eq!(supported_input_type("jpg"), Some("jpeg"));
-        assert_eq!(supported_input_type("eml"), Some("email"));
-        assert_eq!(supported_input_type("docx"), None);
-        assert_eq!(supported_input_type("heic"), None);
-    }
 
     #[test]
     fn invalid_json_is_a_decoding_error() {
@@ -184,12 +131,5 @@ mod tests {
             ("ann@a.example", "b@b.example, c@c.example")
         );
         assert!(document.attachments.is_empty());
-    }
-
-    #[test]
-    fn attachments_are_typed_by_content_type_then_extension() {
-        assert_eq!(attachment_type(Some("application/pdf"), Some("x.bin")), Some("pdf"));
-        assert_eq!(attachment_type(Some("application/octet-stream"), Some("scan.JPG")), Some("jpeg"));
-        assert_eq!(attachment_type(Some("application/zip"), Some("a.zip")), None);
     }
 }

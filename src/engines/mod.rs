@@ -32,6 +32,7 @@ pub mod email;
 pub mod enrich;
 pub mod extract;
 pub mod html;
+pub mod input_types;
 pub mod inputs;
 pub mod join;
 pub mod limits;
@@ -153,10 +154,10 @@ pub struct Context {
 /// The input types canon decodes, with aliases normalised (`jfif`/`jpg` → `jpeg`), or
 /// `None` for an unsupported type (the API answers 400 "unsupported inputType").
 pub fn supported_input_type(input_type: &str) -> Option<&'static str> {
-    inputs::supported_input_type(input_type)
+    input_types::supported_input_type(input_type)
 }
 
-pub use inputs::INPUT_TYPES;
+pub use input_types::INPUT_TYPES;
 
 /// Decodes a file of a supported input type.
 pub fn decode(input_type: &str, bytes: &[u8]) -> Result<Document, EngineError> {
