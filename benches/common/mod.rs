@@ -45,6 +45,10 @@ pub async fn start(configure: impl FnOnce(&mut Config)) -> anyhow::Result<Bench>
     let mut config = Config::embedded(data.path(), &vendor);
     config.rate_limit_per_second = 1e9;
     config.rate_limit_burst = u32::MAX;
+    // `CANON_JOBS_PER_TENANT` as for `canon serve` (e.g. the seed jobs one tenant runs at once).
+    if let Some(n) = std::env::var("CANON_JOBS_PER_TENANT").ok().and_then(|v| v.parse().ok()) {
+        config.jobs_per_tenant = n;
+    }
     configure(&mut config);
     let app = App::spawn(&config, Handlers::default()).await?;
     let base = format!("http://{}", app.addr);
