@@ -93,4 +93,22 @@ mod tests {
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
     }
+
+    #[tokio::test]
+    async fn a_store_connected_alone_is_checkpointed_by_the_first_stores_task() {
+        let dir = tempfile::tempdir().unwrap();
+        let records = Records::connect(&crate::data_dir::prepare_sqlite(dir.path()).unwrap()).await.unwrap();
+        // The delivery worker's own connection: no checkpoint task of its own.
+        let alone = records.connect_alone(1).await.unwrap();
+        let mut conn = alone.write().await.unwrap();
+        sqlx::query("CREATE TABLE t (n INTEGER)").execute(&mut *conn).await.unwrap();
+        sqlx::query("INSERT INTO t VALUES (1), (2)").execute(&mut *conn).await.unwrap();
+        drop(conn);
+        let started = Instant::now();
+        while rows_in_the_file_alone(dir.path()).await < 2 {
+            assert!(started.elapsed() < Duration::from_secs(5), "the rows stay in the WAL");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        drop(records);
+    }
 }

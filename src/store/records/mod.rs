@@ -94,6 +94,11 @@ impl Records {
     /// A pool of its own to the same database, of at most `connections`, whose connections
     /// belong to the runtime this is called on (a PostgreSQL connection is tied to the
     /// runtime it was opened in; a pool shared across runtimes would break when one stops).
+    ///
+    /// On SQLite it starts no checkpoint task of its own: a checkpoint copies the whole WAL,
+    /// whoever wrote it, so the one started by [`Records::connect`] serves both (a second had
+    /// two connections checkpointing the same file, each with its own syncs, the second mostly
+    /// finding the work done or the checkpoint lock taken). Its writer keeps the backstop.
     pub async fn connect_alone(&self, connections: u32) -> Result<Self, RecordError> {
         Self::connect_with(&self.url, Some(connections)).await
     }
@@ -114,7 +119,9 @@ impl Records {
                 // created and deleted every few calls. Kept in memory, no file is made.
                 sqlx::query("PRAGMA temp_store = MEMORY").execute(&mut conn).await?;
                 let single = single_writer::single(conn);
-                checkpoints::spawn(connect_sqlite(url).await?, std::sync::Arc::downgrade(&single));
+                if connections.is_none() {
+                    checkpoints::spawn(connect_sqlite(url).await?, std::sync::Arc::downgrade(&single));
+                }
                 let commits = group_commit::Committer::spawn(single.clone());
                 Writer::Single { conn: single, commits }
             }
