@@ -219,10 +219,11 @@ fn list_reasons(set: &LabelledSet, seeded: &Seeded, run: &pairs::Run, automatic:
             })
             .collect();
         println!(
-            "  {label} {} / {}: p {:.3} prior {:.1} {}",
+            "  {label} {} / {}: p {:.3} name score {:.3} prior {:.1} {}",
             seeded.records[p.a].candidate.normalized,
             seeded.records[p.b].candidate.normalized,
             explanation.probability,
+            p.comparison.name_score(),
             explanation.prior_weight,
             parts.join(" ")
         );
