@@ -78,20 +78,28 @@ mod tests {
         sqlx::query("SELECT count(*) AS n FROM t").fetch_one(&mut conn).await.unwrap().get("n")
     }
 
+    /// Writes `rows` rows of table `t` through `store`, then waits (at most 5 s) until a copy
+    /// of the database file alone holds them: a checkpoint moved them out of the WAL.
+    async fn rows_reach_the_file(store: &Records, dir: &std::path::Path, rows: i64) {
+        let mut conn = store.write().await.unwrap();
+        sqlx::query("CREATE TABLE t (n INTEGER)").execute(&mut *conn).await.unwrap();
+        for n in 0..rows {
+            sqlx::query("INSERT INTO t VALUES ($1)").bind(n).execute(&mut *conn).await.unwrap();
+        }
+        drop(conn);
+        let started = Instant::now();
+        while rows_in_the_file_alone(dir).await < rows {
+            assert!(started.elapsed() < Duration::from_secs(5), "the rows stay in the WAL");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
     #[tokio::test]
     async fn commits_reach_the_database_file_within_moments_without_a_commit_checkpointing() {
         let dir = tempfile::tempdir().unwrap();
         let records = Records::connect(&crate::data_dir::prepare_sqlite(dir.path()).unwrap()).await.unwrap();
-        let mut conn = records.write().await.unwrap();
-        sqlx::query("CREATE TABLE t (n INTEGER)").execute(&mut *conn).await.unwrap();
-        sqlx::query("INSERT INTO t VALUES (1), (2), (3)").execute(&mut *conn).await.unwrap();
-        drop(conn);
         // Three rows are far from the write connection's own checkpoint (`BACKSTOP_PAGES`).
-        let started = Instant::now();
-        while rows_in_the_file_alone(dir.path()).await < 3 {
-            assert!(started.elapsed() < Duration::from_secs(5), "the rows stay in the WAL");
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        rows_reach_the_file(&records, dir.path(), 3).await;
     }
 
     #[tokio::test]
@@ -100,15 +108,7 @@ mod tests {
         let records = Records::connect(&crate::data_dir::prepare_sqlite(dir.path()).unwrap()).await.unwrap();
         // The delivery worker's own connection: no checkpoint task of its own.
         let alone = records.connect_alone(1).await.unwrap();
-        let mut conn = alone.write().await.unwrap();
-        sqlx::query("CREATE TABLE t (n INTEGER)").execute(&mut *conn).await.unwrap();
-        sqlx::query("INSERT INTO t VALUES (1), (2)").execute(&mut *conn).await.unwrap();
-        drop(conn);
-        let started = Instant::now();
-        while rows_in_the_file_alone(dir.path()).await < 2 {
-            assert!(started.elapsed() < Duration::from_secs(5), "the rows stay in the WAL");
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        rows_reach_the_file(&alone, dir.path(), 2).await;
         drop(records);
     }
 }
