@@ -212,7 +212,8 @@ impl DeliveryWorker {
                         .map(|((delivery, hold, share), url)| {
                             let (worker, slots, finished_tx) = (&worker, &slots, &finished_tx);
                             async move {
-                                let (account, done) = {
+                                let account = delivery.account_id.clone();
+                                let done = {
                                     // The account's share first: waiting for it holds no slot
                                     // another account could send in.
                                     let _share =
@@ -241,9 +242,8 @@ impl DeliveryWorker {
     }
 
     /// `url`: a webhook's URL as the egress guard checked it (`None` for other destinations,
-    /// or when the subscription has none). Returns the delivery's account with the attempt
-    /// (moved out, not copied: two allocations a delivery fewer).
-    async fn attempt(&self, mut delivery: Claimed, url: Option<Result<Url, String>>) -> (String, Finished) {
+    /// or when the subscription has none).
+    async fn attempt(&self, mut delivery: Claimed, url: Option<Result<Url, String>>) -> Finished {
         let started = Instant::now();
         let at = ids::now_millis();
         let (outcome, status_code, excerpt, error) = self.send(&mut delivery, url).await;
@@ -274,16 +274,12 @@ impl DeliveryWorker {
                 None => "failed",
             },
         };
-        (
-            delivery.account_id,
-            Finished { delivery_id: delivery.id, row: delivery.row, number, attempt, status },
-        )
+        Finished { delivery_id: delivery.id, row: delivery.row, number, attempt, status }
     }
 
     async fn send(&self, delivery: &mut Claimed, url: Option<Result<Url, String>>) -> Answer {
-        // The account's ID is lent to the tenant for the send and given back after it.
         let tenant = Tenant {
-            account_id: std::mem::take(&mut delivery.account_id),
+            account_id: delivery.account_id.clone(),
             environment: Environment::parse(&delivery.environment).unwrap_or(Environment::Sandbox),
         };
         let result = match delivery.destination.as_str() {
@@ -294,7 +290,6 @@ impl DeliveryWorker {
             "google_drive" => Box::pin(self.drive(&tenant, delivery)).await,
             other => Err(format!("unknown destination {other:?}")),
         };
-        delivery.account_id = tenant.account_id;
         match result {
             Ok(answer) => answer,
             Err(error) => (Outcome::Retry { retry_after: None }, None, None, Some(error)),
