@@ -14,7 +14,7 @@
 mod common;
 
 use canon::engines::{self, Outcome, Payload};
-use canon::functions::model::FunctionVersion;
+use canon::versions::FunctionVersion;
 use futures::StreamExt;
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};

@@ -18,10 +18,9 @@ use crate::graph::suggestions::SuggestionService;
 use crate::graph::GraphService;
 use crate::instances::{Registration, VectorStoreKind};
 use crate::jobs::{self, Handlers};
-use crate::provision;
 use crate::secrets::cipher::Cipher;
 use crate::secrets::SecretsService;
-use crate::store::graph::embedded::EmbeddedFalkor;
+use crate::store::graph::embedded::{EmbeddedFalkor, EmbeddedSettings};
 use crate::store::graph::falkordb::FalkorEngine;
 use crate::store::graph::neo4j::Neo4jEngine;
 use crate::store::graph::{CypherEngine, GraphError};
@@ -87,7 +86,7 @@ pub struct Backends {
 impl Backends {
     /// Connects (or starts) every backend the configuration names, and applies schemas.
     pub async fn start(config: &Config) -> anyhow::Result<Self> {
-        provision::check(config)?;
+        config.check_provisioned()?;
         crate::data_dir::create(&config.data_dir)?;
         let url = match &config.database_url {
             Some(url) => url.clone(),
@@ -113,7 +112,12 @@ impl Backends {
             let (url, writes) = match &config.falkordb_url {
                 Some(url) => (url.clone(), Arc::default()),
                 None => {
-                    let child = EmbeddedFalkor::start(config).await?;
+                    let child = EmbeddedFalkor::start(&EmbeddedSettings {
+                        data_dir: config.data_dir.clone(),
+                        vendor_dir: config.vendor_dir.clone(),
+                        hung_seconds: config.falkordb_hung_seconds,
+                    })
+                    .await?;
                     let found = (child.url(), child.writes());
                     embedded_falkor = Some(child);
                     found

@@ -4,6 +4,7 @@
 //! `canon.toml` keys are the variable names without the `CANON_` prefix, in lower case
 //! (`listen = "0.0.0.0:8080"`, `data_dir = "/var/lib/canon"`).
 
+use crate::provision;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
@@ -185,6 +186,41 @@ pub struct Config {
 }
 
 impl Config {
+    /// The provisioned files this configuration needs (none for a backend served elsewhere).
+    pub fn required_files(&self) -> Vec<PathBuf> {
+        let vendor = &self.vendor_dir;
+        let mut files = Vec::new();
+        if self.neo4j_uri.is_none() && self.falkordb_url.is_none() {
+            files.push(provision::falkordb_server(vendor));
+            files.push(provision::falkordb_module(vendor));
+        }
+        if self.embeddings_url.is_none() {
+            for name in ["config.json", "tokenizer.json", "model.safetensors"] {
+                files.push(vendor.join("minilm").join(name));
+            }
+        }
+        files
+    }
+
+    /// Fails, naming every missing provisioned file and the command that provides them.
+    pub fn check_provisioned(&self) -> anyhow::Result<()> {
+        let missing: Vec<String> = self
+            .required_files()
+            .into_iter()
+            .filter(|path| !path.is_file())
+            .map(|path| path.display().to_string())
+            .collect();
+        if missing.is_empty() {
+            return Ok(());
+        }
+        anyhow::bail!(
+            "missing provisioned file(s): {}. Run `make provision` (it fetches them from PyPI into {}), \
+             or point CANON_VENDOR_DIR at a folder that has them.",
+            missing.join(", "),
+            self.vendor_dir.display()
+        )
+    }
+
     /// A configuration with every default and the given data directory (tests, benchmarks).
     pub fn embedded(data_dir: &Path, vendor_dir: &Path) -> Self {
         Self {

@@ -1,5 +1,6 @@
 //! What the call executor needs of a workflow and its functions: one immutable version of
-//! each, with every node's function pinned to a version.
+//! each, with every node's function pinned to a version. The records store keeps them and
+//! the services (functions, calls, accuracy, engines) read them, so they sit below both.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;

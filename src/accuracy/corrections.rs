@@ -6,10 +6,10 @@ use super::compare::field_outcomes;
 use super::{event_kind, AccuracyService};
 use crate::engines::output_schema;
 use crate::error::{ServiceError, ServiceResult};
-use crate::functions::model::Kind;
 use crate::graph::Tenant;
 use crate::ids;
 use crate::store::records::accuracy::{EventRow, NewCorrection};
+use crate::versions::Kind;
 use serde_json::{json, Value};
 
 /// A correction's size bound (the JSON text).

@@ -16,11 +16,11 @@ pub mod stats;
 
 use crate::calls::CallService;
 use crate::error::{ServiceError, ServiceResult};
-use crate::functions::model::{canonical_type, FunctionVersion, Kind};
 use crate::graph::Tenant;
 use crate::store::records::accuracy::EventRow;
 use crate::store::records::functions::FunctionRecord;
 use crate::store::records::Records;
+use crate::versions::{canonical_type, FunctionVersion, Kind};
 
 /// The evaluation version stored when a request names none: the SDK's only enum value, so
 /// `POST /v3/functions/review` finds canon's evaluations by default (the checks are canon's,

@@ -8,11 +8,11 @@ use super::{is_scored, versions_or_default, AccuracyService};
 use crate::calls::{InputFile, Plan};
 use crate::engines::output_schema;
 use crate::error::{ServiceError, ServiceResult};
-use crate::functions::model::{FunctionVersion, Node, WorkflowVersion};
 use crate::graph::Tenant;
 use crate::ids;
 use crate::store::records::accuracy_runs::RegressionCall;
 use crate::store::records::calls::CallRow;
+use crate::versions::{FunctionVersion, Node, WorkflowVersion};
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
 

@@ -11,10 +11,10 @@ use super::AccuracyService;
 use crate::calls::InputFile;
 use crate::engines;
 use crate::error::{ServiceError, ServiceResult};
-use crate::functions::model::Kind;
 use crate::graph::Tenant;
 use crate::ids;
 use crate::store::records::accuracy_runs::ScoreRunRow;
+use crate::versions::Kind;
 use base64::Engine as _;
 use serde_json::{json, Value};
 

@@ -14,13 +14,13 @@ use super::shapes::RunInfo;
 use super::{linking, shapes, CallService, Ended, InputFile, Plan};
 use crate::documents::{structure, DocumentService, ParsedBy};
 use crate::engines::{self, EngineError, Outcome, Payload, SplitItem};
-use crate::functions::model::{FunctionVersion, Kind};
 use crate::graph::Tenant;
 use crate::ids;
 use crate::jobs::{Completion, HeldJob, JobHandler};
 use crate::store::records::calls::{CallRow, FunctionCallRow};
 use crate::store::records::keys::Environment;
 use crate::store::records::progress::CallEnd;
+use crate::versions::{FunctionVersion, Kind};
 use anyhow::Context as _;
 use async_trait::async_trait;
 use base64::Engine as _;
@@ -748,7 +748,7 @@ fn trace_input(payload: &Payload, join_inputs: Option<&[Value]>) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::functions::model::{Edge, Node, WorkflowVersion};
+    use crate::versions::{Edge, Node, WorkflowVersion};
 
     fn plan(nodes: &[&str], edges: &[(&str, &str)]) -> Plan {
         Plan {

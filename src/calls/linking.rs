@@ -29,10 +29,10 @@
 use crate::documents::{structure, Linked, LinkedEntity, LinkedRelation, Section};
 use crate::engines::Document;
 use crate::error::{ServiceError, ServiceResult};
-use crate::functions::model::{FunctionVersion, Kind};
 use crate::graph::relations::NewMention;
 use crate::graph::{GraphService, Tenant};
 use crate::pagination::{Cursor, PageRequest};
+use crate::versions::{FunctionVersion, Kind};
 use serde_json::{json, Value};
 use std::collections::HashMap;
 

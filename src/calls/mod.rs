@@ -10,7 +10,6 @@ pub mod shapes;
 
 use crate::engines::{self, Context};
 use crate::error::{ServiceError, ServiceResult};
-use crate::functions::model::{FunctionVersion, WorkflowVersion};
 use crate::graph::{GraphService, Tenant};
 use crate::ids;
 use crate::pagination::PageRequest;
@@ -19,6 +18,7 @@ use crate::store::records::events::EventFilter;
 use crate::store::records::jobs::{ClaimedJob, JobClaim};
 use crate::store::records::plans::WorkflowPlan;
 use crate::store::records::Records;
+use crate::versions::{FunctionVersion, WorkflowVersion};
 use base64::Engine as _;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};

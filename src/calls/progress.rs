@@ -13,12 +13,12 @@
 //! - or [`MAX_PENDING_EVENTS`] events are waiting (a split's items).
 
 use super::{linking, CallRow, Plan, Recorded};
-use crate::functions::model::{FunctionVersion, Kind};
 use crate::store::records::calls::{FinishedRun, FunctionCallRow};
 use crate::store::records::events::NewEvent;
 use crate::store::records::progress::CallEnd;
 use crate::store::records::Owner;
 use crate::store::records::Records;
+use crate::versions::{FunctionVersion, Kind};
 use anyhow::Context as _;
 use serde_json::Value;
 use std::time::{Duration, Instant};

@@ -2,9 +2,9 @@
 //! spec says "not shown").
 
 use super::Plan;
-use crate::functions::model::FunctionVersion;
 use crate::ids;
 use crate::store::records::calls::{CallRow, FunctionCallRow};
+use crate::versions::FunctionVersion;
 use serde_json::{json, Map, Value};
 
 /// What every event of a run has in common.

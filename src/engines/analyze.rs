@@ -12,7 +12,7 @@
 use super::extract::{extract, Source};
 use super::llm::{self, LlmConfig};
 use super::{output_schema, schema, Context, Document, EngineError, Outcome, Payload};
-use crate::functions::model::FunctionVersion;
+use crate::versions::FunctionVersion;
 use serde_json::{json, Map, Value};
 
 pub fn run(function: &FunctionVersion, input: &Payload) -> Result<Outcome, EngineError> {

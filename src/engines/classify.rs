@@ -19,7 +19,7 @@
 
 use super::extract::extraction_text;
 use super::{invalid_config, setting, Context, EngineError, Outcome, Payload};
-use crate::functions::model::FunctionVersion;
+use crate::versions::FunctionVersion;
 use regex::{Regex, RegexBuilder};
 use serde_json::{json, Map, Value};
 

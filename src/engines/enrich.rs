@@ -15,7 +15,7 @@
 
 use super::{invalid_config, payload_value, setting, shaping, Context, EngineError, Payload};
 use crate::collections::{SearchMode, SearchRequest};
-use crate::functions::model::FunctionVersion;
+use crate::versions::FunctionVersion;
 use serde_json::{json, Map, Value};
 
 const DEFAULT_DISTANCE: f64 = 0.6;

@@ -11,7 +11,7 @@
 //! itemReferenceID}`) are the executor's: it knows the item references.
 
 use super::{output_schema, schema, EngineError};
-use crate::functions::model::FunctionVersion;
+use crate::versions::FunctionVersion;
 use serde_json::{Map, Value};
 
 pub fn run(function: &FunctionVersion, inputs: &[Value]) -> Result<Value, EngineError> {

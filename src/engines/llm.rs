@@ -34,7 +34,7 @@ use super::{
     invalid_config, output_schema, schema, setting, Context, Document, EngineError, Outcome, Payload,
 };
 use crate::egress::reply;
-use crate::functions::model::FunctionVersion;
+use crate::versions::FunctionVersion;
 use base64::Engine as _;
 use serde_json::{json, Value};
 use std::time::Duration;

@@ -49,9 +49,9 @@ pub mod typed;
 use crate::collections::CollectionsService;
 use crate::egress::Egress;
 use crate::embeddings::Embedder;
-use crate::functions::model::{FunctionVersion, Kind};
 use crate::graph::Tenant;
 use crate::secrets::SecretsService;
+use crate::versions::{FunctionVersion, Kind};
 use serde_json::{Map, Value};
 use std::sync::Arc;
 

@@ -28,8 +28,8 @@
 use super::sigv4;
 use super::{invalid_config, payload_value, setting, Context, EngineError, Payload};
 use crate::egress::{objects, reply};
-use crate::functions::model::FunctionVersion;
 use crate::signature;
+use crate::versions::FunctionVersion;
 use reqwest::Method;
 use serde_json::{json, Value};
 use std::path::PathBuf;

@@ -18,7 +18,7 @@
 //! attachments add `fileName`.
 
 use super::{invalid_config, payload_value, setting, shaping, Document, EngineError, Payload, SplitItem};
-use crate::functions::model::FunctionVersion;
+use crate::versions::FunctionVersion;
 use serde_json::{json, Value};
 
 pub fn run(function: &FunctionVersion, input: &Payload) -> Result<Vec<SplitItem>, EngineError> {

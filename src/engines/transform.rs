@@ -10,7 +10,7 @@
 
 use super::extract::{extract as extract_values, Source};
 use super::{output_schema, payload_value, schema, setting, shaping, EngineError, Payload};
-use crate::functions::model::FunctionVersion;
+use crate::versions::FunctionVersion;
 use serde_json::Value;
 
 pub fn run(function: &FunctionVersion, input: &Payload) -> Result<Value, EngineError> {

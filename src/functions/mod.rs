@@ -36,7 +36,6 @@
 
 pub mod copy;
 pub mod listing;
-pub mod model;
 pub mod reach;
 pub mod schema;
 pub mod service;

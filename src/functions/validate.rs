@@ -2,7 +2,7 @@
 //!
 //! - Names (functions and workflows): `^[a-zA-Z0-9_-]{1,128}$`.
 //! - Function types: the spec's eight plus `bem-sdk`'s names (`classify`, `route`, `parse`,
-//!   `payload_shaping`, `render`); see [`super::model::canonical_type`] for how they map.
+//!   `payload_shaping`, `render`); see [`crate::versions::canonical_type`] for how they map.
 //! - `outputSchema` must be a JSON object that passes its JSON Schema metaschema (draft
 //!   detected from `$schema`, 2020-12 by default). Bounds, past which the answer is 400
 //!   "model state limit exceeded": 64 KiB serialized, 10 levels of nested subschemas
@@ -12,8 +12,8 @@
 //! - `extraConfig.llm.timeoutSeconds`: a whole number of seconds within
 //!   [`LLM_TIMEOUT_SECONDS`] (a tenant cannot hold a worker on a model for days).
 
-use super::model::canonical_type;
 use crate::error::ServiceError;
+use crate::versions::canonical_type;
 use serde_json::{json, Value};
 use std::collections::{HashMap, HashSet};
 

@@ -342,7 +342,7 @@ async fn the_executor_loads_old_function_versions_after_an_update() {
     let records = &app.app().state.records;
     let v1 = records.function_version(app.owner(), id, 1).await.unwrap().expect("version 1");
     assert_eq!((v1.function_type.as_str(), v1.version_num), ("route", 1));
-    assert_eq!(v1.kind(), canon::functions::model::Kind::Classify);
+    assert_eq!(v1.kind(), canon::versions::Kind::Classify);
     assert_eq!(v1.body["classifications"], json!([{ "name": "a" }]));
     assert_eq!(v1.body["extraConfig"], json!({ "engine": "rules" }), "the executor sees extraConfig");
     let v2 = records.function_version(app.owner(), id, 2).await.unwrap().expect("version 2");

@@ -34,7 +34,6 @@
 use super::falkordb::RESPONSE_TIMEOUT;
 use super::resp::{command, command_within, info_field};
 use super::writes_in_flight::WritesInFlight;
-use crate::config::Config;
 use crate::provision;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -80,10 +79,21 @@ struct Launch {
     hung_limit: Duration,
 }
 
+/// What the embedded FalkorDB takes from the configuration (the store reads no `Config`:
+/// that names the services' settings, and storage sits below the services).
+pub struct EmbeddedSettings {
+    /// Its files go to `<data_dir>/falkordb`.
+    pub data_dir: PathBuf,
+    /// Where `make provision` put redis-server and falkordb.so.
+    pub vendor_dir: PathBuf,
+    /// Seconds a running child may leave PING unanswered before it counts as hung.
+    pub hung_seconds: f64,
+}
+
 impl EmbeddedFalkor {
     /// Starts FalkorDB with its files in `<data_dir>/falkordb` and waits until it answers.
-    pub async fn start(config: &Config) -> anyhow::Result<Self> {
-        let dir = absolute(&config.data_dir.join("falkordb"))?;
+    pub async fn start(settings: &EmbeddedSettings) -> anyhow::Result<Self> {
+        let dir = absolute(&settings.data_dir.join("falkordb"))?;
         std::fs::create_dir_all(&dir)?;
         let socket = dir.join("falkordb.sock");
         // Unix socket paths are limited to 107 bytes.
@@ -93,13 +103,12 @@ impl EmbeddedFalkor {
             socket.display()
         );
         let launch = Launch {
-            server: provision::falkordb_server(config),
-            module: absolute(&provision::falkordb_module(config))?,
+            server: provision::falkordb_server(&settings.vendor_dir),
+            module: absolute(&provision::falkordb_module(&settings.vendor_dir))?,
             dir,
             socket: socket.clone(),
             // At least a second (the setting is bounded when parsed; MAX guards one set in code).
-            hung_limit: Duration::try_from_secs_f64(config.falkordb_hung_seconds.max(1.0))
-                .unwrap_or(Duration::MAX),
+            hung_limit: Duration::try_from_secs_f64(settings.hung_seconds.max(1.0)).unwrap_or(Duration::MAX),
         };
         stop_stale_server(&launch.dir).await;
         let child = Arc::new(Mutex::new(Some(launch.spawn_ready(true).await?)));

@@ -5,7 +5,7 @@
 use super::filters::placeholders;
 use super::Owner;
 use super::{RecordError, Records};
-use crate::accuracy::stats::Counts;
+use crate::confusion::Counts;
 use serde_json::Value;
 use sqlx::any::AnyRow;
 use sqlx::Row;

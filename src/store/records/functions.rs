@@ -5,7 +5,7 @@
 use super::filters::placeholders;
 use super::Owner;
 use super::{RecordError, Records};
-use crate::functions::model::FunctionVersion;
+use crate::versions::FunctionVersion;
 use serde_json::Value;
 use sqlx::any::AnyRow;
 use sqlx::Row;

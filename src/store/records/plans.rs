@@ -13,8 +13,8 @@
 
 use super::Owner;
 use super::{RecordError, Records};
-use crate::functions::model::{FunctionVersion, WorkflowVersion};
 use crate::memo::Memo;
+use crate::versions::{FunctionVersion, WorkflowVersion};
 use std::sync::Arc;
 use std::time::Duration;
 

@@ -6,7 +6,7 @@
 use super::functions::{is_unique_violation, Saved};
 use super::Owner;
 use super::{RecordError, Records};
-use crate::functions::model::{Edge, Node, WorkflowVersion};
+use crate::versions::{Edge, Node, WorkflowVersion};
 use serde_json::Value;
 use sqlx::any::AnyRow;
 use sqlx::Row;
