@@ -238,10 +238,13 @@ async fn run_renewing(
             let retry = (job.attempts < job.max_attempts).then(|| backoff_ms(job.attempts));
             tracing::warn!(error = %err, retry_in_ms = ?retry, "job failed");
             let message = format!("{err:#}");
-            record_failure(records, worker, &job, &message, retry).await;
+            // As `abandon` does: what the job stood for is marked failed first, then the job
+            // (a crash between: the next claim abandons it and does both again). The other
+            // order left it in progress for good, and showed the job failed before it was.
             if retry.is_none() {
                 handler.gave_up(job.payload.clone(), &message).await;
             }
+            record_failure(records, worker, &job, &message, retry).await;
         }
     }
 }
