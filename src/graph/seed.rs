@@ -126,14 +126,17 @@ impl GraphService {
         tag: &str,
         offset: usize,
     ) -> ServiceResult<Vec<SeedRowResult>> {
-        let (results, proposed) = self.seed_rows_unannounced(tenant, bucket_id, rows, tag, offset).await?;
+        let (results, proposed) = self
+            .seed_rows_unannounced(tenant, bucket_id, rows, tag, offset, &mut TypeCache::default())
+            .await?;
         self.emit(tenant, proposed).await;
         Ok(results)
     }
 
     /// [`GraphService::seed_rows`] without the announcement: the caller passes the status
     /// changes to [`GraphService::emit`] when it chooses (a seed job, while its next chunk
-    /// is written), and must before it records the rows as done.
+    /// is written), and must before it records the rows as done. `types` holds the entity
+    /// types already read (a seed job keeps one for its whole run, see [`TypeCache`]).
     pub(crate) async fn seed_rows_unannounced(
         &self,
         tenant: &Tenant,
@@ -141,13 +144,13 @@ impl GraphService {
         rows: &[Value],
         tag: &str,
         offset: usize,
+        types: &mut TypeCache,
     ) -> ServiceResult<(Vec<SeedRowResult>, Vec<StatusChange>)> {
         let mut results: Vec<Option<SeedRowResult>> = vec![None; rows.len()];
         let mut prepared = Vec::new();
-        let mut types = TypeCache::default();
         for (i, raw) in rows.iter().enumerate() {
             let canonical = raw.get("canonical").and_then(Value::as_str).unwrap_or_default().to_string();
-            match self.prepare(tenant, bucket_id, raw, &mut types, &format!("{tag}:{}", offset + i)).await {
+            match self.prepare(tenant, bucket_id, raw, types, &format!("{tag}:{}", offset + i)).await {
                 Ok(mut row) => {
                     row.index = i;
                     prepared.push(row);
@@ -400,9 +403,13 @@ fn waves(chunk: &[Prepared]) -> Vec<Vec<&Prepared>> {
 /// A type as seeding needs it: ID, declared attribute keys (None: any) and compared fields.
 type SeedType = (String, Option<HashSet<String>>, Arc<Vec<Field>>);
 
-/// Entity types by name for one seed.
+/// Entity types by name for one seed: a request's rows, or a seed job's run. A job reads each
+/// type its rows name once per run, not once per chunk: the read waited behind the other
+/// seeding job's write and left the engine idle while the chunk was then prepared. So a
+/// type's `attributeSchema` changed while a job runs applies to its rows from the job's next
+/// run (a retry), not from its next chunk.
 #[derive(Default)]
-struct TypeCache(HashMap<String, SeedType>);
+pub(crate) struct TypeCache(HashMap<String, SeedType>);
 
 impl TypeCache {
     async fn resolve(

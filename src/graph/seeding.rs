@@ -4,7 +4,7 @@
 //! carry a tag that makes a replayed chunk report what it did the first time).
 
 use crate::error::{ServiceError, ServiceResult};
-use crate::graph::seed::{SeedRowResult, SeedSummary, MAX_ROWS, SYNC_LIMIT};
+use crate::graph::seed::{SeedRowResult, SeedSummary, TypeCache, MAX_ROWS, SYNC_LIMIT};
 use crate::graph::{GraphService, Tenant};
 use crate::ids;
 use crate::jobs::JobHandler;
@@ -158,13 +158,17 @@ impl SeedService {
         let tenant = Tenant { account_id: job.account_id.clone(), environment };
         let mut processed = job.processed_rows as usize;
         let mut unrecorded: Option<SeededChunk> = None;
+        let mut types = TypeCache::default();
         while processed < job.rows.len() {
             let end = (processed + JOB_CHUNK).min(job.rows.len());
             let rows = &job.rows[processed..end];
             let began = std::time::Instant::now();
+            let types = &mut types;
             let seeding = async {
-                let seeded =
-                    self.graph.seed_rows_unannounced(&tenant, &job.bucket_id, rows, &job.id, processed).await;
+                let seeded = self
+                    .graph
+                    .seed_rows_unannounced(&tenant, &job.bucket_id, rows, &job.id, processed, types)
+                    .await;
                 (seeded, began.elapsed())
             };
             let (tenant, job_id) = (&tenant, job.id.as_str());

@@ -109,6 +109,10 @@ impl CypherEngine for FalkorEngine {
                 .bound(writes, async {
                     let result =
                         graph.query(cypher).with_params(params).execute().await.map_err(query_error)?;
+                    // FalkorDB's own time for the statement (CANON_LOG=canon::store::graph=debug),
+                    // to tell the engine's work from the wait around it.
+                    let engine_ms = result.get_internal_execution_time();
+                    tracing::debug!(writes, engine_ms, "falkordb statement");
                     result.data.try_collect().await.map_err(query_error)
                 })
                 .await;
