@@ -6,7 +6,8 @@
 //! slow (13.6 s for 5,000 entities once). So the file is kept compact: on stop it is rewritten
 //! into one snapshot (an RDB preamble, loaded by decoding, not by running queries), and while
 //! running the supervisor has it rewritten whenever the queries written since the last
-//! snapshot pass about 1 MiB (`replay_bound`) — a crash replays about that (~3 s). At
+//! snapshot pass about 1 MiB (`replay_bound`) — a crash replays about that (well under a
+//! second with the indexes built first; writes made while a rewrite runs come on top). At
 //! canon's start after a clean stop, indexes are rebuilt after loading, in the background
 //! (`DELAY_INDEXING`; writes wait for them, see `index_build`); with queries to replay, or
 //! when the supervisor relaunches a child, they are built first. Loading a large graph still

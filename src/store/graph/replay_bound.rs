@@ -2,13 +2,16 @@
 //!
 //! After a crash (of canon or of the FalkorDB child) Redis loads the append-only file: its
 //! snapshot part is decoded (fast), but every query written after the snapshot is run again,
-//! one by one (measured: 4.2 MB of seed queries, 5,000 entities, replayed in 12.7 s, about
-//! 0.33 MB/s). Redis's own trigger (`auto-aof-rewrite-percentage`) rewrites only once the
-//! queries reach a share of the snapshot, so a large graph would replay hundreds of MB. So
-//! the supervisor asks for a rewrite itself once the queries since the last snapshot pass
-//! [`REPLAY_LIMIT`]: a crash then replays about that much (about 3 s), plus whatever was
-//! written while a rewrite ran (a rewrite runs in a forked child; on a large graph rewrites
-//! follow each other under a steady write load).
+//! one by one. Measured once at 4.2 MB of seed queries (5,000 entities) replayed in 12.7 s,
+//! about 0.33 MB/s, before the indexes were built ahead of a replay; since, several MB/s: on
+//! 130,000 entities FalkorDB answered 5.1–5.7 s after a crash with 4–10 MB to replay and
+//! 7.7–8.0 s with 21.5 MB (`make bench-graph`, 2026-12-02). Redis's own trigger
+//! (`auto-aof-rewrite-percentage`) rewrites only once the queries reach a share of the
+//! snapshot, so a large graph would replay hundreds of MB. So the supervisor asks for a
+//! rewrite itself once the queries since the last snapshot pass [`REPLAY_LIMIT`]: a crash
+//! then replays about that much (well under a second), plus whatever was written while a
+//! rewrite ran (a rewrite runs in a forked child; on a large graph rewrites follow each other
+//! under a steady write load).
 
 use super::resp::{command, info_field};
 use std::path::Path;
