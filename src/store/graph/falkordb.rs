@@ -110,9 +110,13 @@ impl CypherEngine for FalkorEngine {
                     let result =
                         graph.query(cypher).with_params(params).execute().await.map_err(query_error)?;
                     // FalkorDB's own time for the statement (CANON_LOG=canon::store::graph=debug),
-                    // to tell the engine's work from the wait around it.
-                    let engine_ms = result.get_internal_execution_time();
-                    tracing::debug!(writes, engine_ms, "falkordb statement");
+                    // to tell the engine's work from the wait around it; its statistics are
+                    // parsed only when that line is enabled (every page's statements pass here).
+                    tracing::debug!(
+                        writes,
+                        engine_ms = result.get_internal_execution_time(),
+                        "falkordb statement"
+                    );
                     result.data.try_collect().await.map_err(query_error)
                 })
                 .await;
