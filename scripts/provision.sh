@@ -5,7 +5,7 @@
 #   vendor/python (bem-sdk), vendor/mcp (the MCP client) and vendor/schemathesis: Python tools the tests run
 #   vendor/graphiql/, vendor/swagger-ui/  the browser UIs at /graphql and /docs, from npm
 #   vendor/browser/node_modules/{playwright-core,axe-core}  the dashboard's browser tests, from npm
-#   vendor/febrl/, vendor/dblp-acm/, vendor/books/, vendor/companies/  labelled sets for the resolution benchmark
+#   vendor/febrl/, vendor/dblp-acm/, vendor/books/, vendor/companies/ (with Faker for its generated addresses)  labelled sets for the resolution benchmark
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VENDOR=${CANON_VENDOR_DIR:-vendor}
@@ -110,6 +110,16 @@ if [ ! -f "$VENDOR/companies/names.csv" ]; then
     mkdir -p "$VENDOR/companies"
     python3 scripts/company-names.py "$tmp/company-graph/x/company_graph/data/graph.pkl" >"$tmp/names.csv"
     mv "$tmp/names.csv" "$VENDOR/companies/names.csv"
+fi
+
+FAKER_VERSION=40.63.0
+if [ ! -f "$VENDOR/companies/addresses.csv" ]; then
+    # The same companies' names with generated addresses, postcodes, countries and legal
+    # forms run in, as registries export them (benches/resolution/companies.rs, `registry-*`).
+    echo "provision: fetching Faker $FAKER_VERSION from PyPI (addresses for the registry-export set)"
+    wheel=$(download "faker==$FAKER_VERSION" "$tmp/faker")
+    PYTHONPATH="$wheel" python3 scripts/company-addresses.py "$VENDOR/companies/names.csv" >"$tmp/addresses.csv"
+    mv "$tmp/addresses.csv" "$VENDOR/companies/addresses.csv"
 fi
 
 GRAPHIQL_VERSION=1.9.9 REACT_VERSION=17.0.2

