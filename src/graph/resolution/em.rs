@@ -79,7 +79,9 @@ pub fn estimate(records: &[Record], fields: &[Field], vectors: &[Vector]) -> Mod
     // pairs' u an equal title weighed 13 bits, a like one 12: two editions or two books of a
     // series with one author merged (books-dev, all fields: F1 0.51 against 0.76 on names
     // alone; with this and the two changes below 0.68).
-    let name_u = candidate_name_u(&random_name_u, records.len(), vectors);
+    // A name with no compared attribute beside it: records in groups of like names (below).
+    let groups = fields.is_empty().then(|| alike_groups(records.len(), vectors));
+    let name_u = candidate_name_u(&random_name_u, records.len(), vectors, groups.as_deref());
     // Duplicates are a minority: about one duplicate per record at most, and a matching pair
     // takes two records, so at most half a matching pair per record. Without this
     // bound, pairs blocked together on a value rare at random (a suburb, a postcode) all
@@ -89,7 +91,11 @@ pub fn estimate(records: &[Record], fields: &[Field], vectors: &[Vector]) -> Mod
     // weakly alike names of strangers: 14,854 pairs the model put at 0.13 held almost no match
     // (Febrl2 names, seeded: expected calibration error 0.061, now 0.030). Checked on
     // books-dev and companies-dev: unchanged but books-dev all fields, F1 0.682 -> 0.684.
-    let ceiling = (0.5 * records.len() as f64 / vectors.len().max(1) as f64).clamp(1e-4, 0.9);
+    // Names alone: a company written eight ways has 28 matching pairs for 8 records, past
+    // the bound; the pairs inside the groups of like names bound it too (see
+    // [`alike_groups`]).
+    let bound = groups.as_deref().map_or(0.0, pairs_within).max(0.5 * records.len() as f64);
+    let ceiling = (bound / vectors.len().max(1) as f64).clamp(1e-4, 0.9);
     let unconditional: Vec<Vec<Vec<f64>>> =
         random_field_u.iter().map(|u| vec![u.clone(); NAME_LEVELS.len()]).collect();
     let first = rounds(&defaults, ceiling, &name_u, &unconditional, vectors);
@@ -258,13 +264,6 @@ fn conditional_u(
 /// bits), and two records of one person with one typo in the name, the same birth date, ID
 /// and address stayed apart (Febrl3 all fields: clustered F1 0.987 -> 0.999 offline).
 fn linked(partner: &[Option<usize>]) -> Vec<usize> {
-    fn root(parent: &mut [usize], mut i: usize) -> usize {
-        while parent[i] != i {
-            parent[i] = parent[parent[i]];
-            i = parent[i];
-        }
-        i
-    }
     let mut parent: Vec<usize> = (0..partner.len()).collect();
     for (a, p) in partner.iter().enumerate() {
         if let Some(b) = *p {
@@ -273,6 +272,15 @@ fn linked(partner: &[Option<usize>]) -> Vec<usize> {
         }
     }
     (0..partner.len()).map(|i| root(&mut parent, i)).collect()
+}
+
+/// A union-find root, the path halved on the way.
+fn root(parent: &mut [usize], mut i: usize) -> usize {
+    while parent[i] != i {
+        parent[i] = parent[parent[i]];
+        i = parent[i];
+    }
+    i
 }
 
 /// Each record's likeliest partner: the other end of its best pair.
@@ -297,11 +305,59 @@ fn apart(partner: &[Option<usize>], a: usize, b: usize) -> bool {
     step(a) != Some(b) && step(b) != Some(a) && (step(a).is_none() || step(a) != step(b))
 }
 
+/// Groups of like names no larger than this count as one thing's records.
+const ALIKE_GROUP_MAX: usize = 20;
+
+/// For a name with no compared attribute: records joined by chains of candidate pairs whose
+/// names are at least "weak" alike, as a group number per record (`None` in a group of more
+/// than [`ALIKE_GROUP_MAX`]: chains of strangers). A company written eight ways (with
+/// addresses, legal forms, departments) has 28 pairs and each record one likeliest partner:
+/// the other pairs, counted as strangers with like names, made like names look common among
+/// strangers (u of "weak" 0.018, of "similar" 0.007 on registry-dev) and the prior sat at
+/// half a pair per record, so pairs at 0.13–0.95 were 80–100 % matches and few merged
+/// (registry-dev auto F1 0.141). Counting the pairs inside a group as possible matches, and
+/// the group's pairs as a bound on the prior: registry-dev 0.141 -> 0.690, companies-dev
+/// 0.309 -> 0.546, Febrl1–4 names within ±0.003, DBLP-ACM names 0.967 -> 0.963, books-dev
+/// names 0.765 -> 0.761 (`RESOLUTION_QUICK=1`; groups of 10 at most: registry-dev 0.250;
+/// "similar" links instead of "weak": Febrl1 names 0.729). With attributes beside the name,
+/// like titles of one series joined into groups (books-dev all fields 0.696 -> 0.651): the
+/// attributes tell those apart, and there the groups are not used.
+fn alike_groups(records: usize, vectors: &[Vector]) -> Vec<Option<usize>> {
+    let mut parent: Vec<usize> = (0..records).collect();
+    for vector in vectors {
+        if let (Some((a, b)), true) = (vector.pair, vector.compared_name >= 1) {
+            let (x, y) = (root(&mut parent, a), root(&mut parent, b));
+            parent[x.max(y)] = x.min(y);
+        }
+    }
+    let roots: Vec<usize> = (0..records).map(|i| root(&mut parent, i)).collect();
+    let mut sizes = vec![0usize; records];
+    for &r in &roots {
+        sizes[r] += 1;
+    }
+    roots.iter().map(|&r| (sizes[r] <= ALIKE_GROUP_MAX).then_some(r)).collect()
+}
+
+/// Pairs of records inside the same group.
+fn pairs_within(groups: &[Option<usize>]) -> f64 {
+    let mut sizes = vec![0usize; groups.len()];
+    for &g in groups.iter().flatten() {
+        sizes[g] += 1;
+    }
+    sizes.iter().map(|&n| (n * n.saturating_sub(1) / 2) as f64).sum()
+}
+
 /// The name's u over the candidate pairs: of a record's candidate pairs only the one whose
 /// name scores highest may be its match, and pairs of records that share that likeliest
-/// partner (see [`apart`]); the other pairs, with the dismissed labels, are counted as
+/// partner (see [`apart`]), or that are in one group of like names when there are `groups`
+/// (see [`alike_groups`]); the other pairs, with the dismissed labels, are counted as
 /// non-matches. Smoothed towards the random pairs' u and never below it at an agreeing level.
-fn candidate_name_u(random: &[f64], records: usize, vectors: &[Vector]) -> Vec<f64> {
+fn candidate_name_u(
+    random: &[f64],
+    records: usize,
+    vectors: &[Vector],
+    groups: Option<&[Option<usize>]>,
+) -> Vec<f64> {
     let mut best: Vec<Option<(f64, usize)>> = vec![None; records];
     for (n, vector) in vectors.iter().enumerate() {
         let Some((a, b)) = vector.pair else { continue };
@@ -316,7 +372,11 @@ fn candidate_name_u(random: &[f64], records: usize, vectors: &[Vector]) -> Vec<f
     for vector in vectors {
         counts[vector.compared_name] += match (vector.label, vector.pair) {
             (Some(false), _) => LABEL_WEIGHT,
-            (None, Some((a, b))) if apart(&partner, a, b) => 1.0,
+            (None, Some((a, b)))
+                if apart(&partner, a, b) && groups.is_none_or(|g| g[a].is_none() || g[a] != g[b]) =>
+            {
+                1.0
+            }
             _ => continue,
         };
     }
@@ -711,30 +771,63 @@ mod tests {
         assert!(equal < 4.0, "an equal name alone is no longer 10 bits: {equal} {model:?}");
     }
 
-    #[test]
-    fn a_persons_second_duplicate_is_not_counted_among_strangers() {
-        // Records 0, 1 and 2 are one person written three ways (their names "equal"), and
-        // 3..40 strangers whose candidate pairs differ. 1 and 2 are each other's second
-        // choice, never best: they were counted as strangers with equal names, and equal
-        // names looked common among strangers.
-        let pair = |a: usize, b: usize, level: usize, score: f64| Vector {
+    /// An unlabelled pair compared on its name alone.
+    fn name_pair(a: usize, b: usize, level: usize, score: f64) -> Vector {
+        Vector {
             name: Some(level),
             compared_name: level,
             name_score: score,
             levels: Vec::new(),
             pair: Some((a, b)),
             label: None,
-        };
+        }
+    }
+
+    #[test]
+    fn a_persons_second_duplicate_is_not_counted_among_strangers() {
+        // Records 0, 1 and 2 are one person written three ways (their names "equal"), and
+        // 3..40 strangers whose candidate pairs differ. 1 and 2 are each other's second
+        // choice, never best: they were counted as strangers with equal names, and equal
+        // names looked common among strangers.
+        let pair = name_pair;
         let strangers: Vec<Vector> = (3..40).map(|i| pair(i, i + 1, 0, 0.3)).collect();
         let mut one_person = vec![pair(0, 1, 4, 0.99), pair(0, 2, 4, 0.98)];
         one_person.extend(strangers.iter().cloned());
         // Two more people, each written twice.
         one_person.extend([pair(41, 42, 4, 0.99), pair(43, 44, 4, 0.99)]);
-        let without_third = candidate_name_u(&NAME_U, 45, &one_person);
+        let without_third = candidate_name_u(&NAME_U, 45, &one_person, None);
         one_person.push(pair(1, 2, 4, 0.97));
-        assert_eq!(candidate_name_u(&NAME_U, 45, &one_person), without_third);
+        assert_eq!(candidate_name_u(&NAME_U, 45, &one_person, None), without_third);
         // Like names of two people who each have a likelier duplicate still count.
         one_person.push(pair(41, 43, 4, 0.97));
-        assert!(candidate_name_u(&NAME_U, 45, &one_person)[4] > without_third[4]);
+        assert!(candidate_name_u(&NAME_U, 45, &one_person, None)[4] > without_third[4]);
+    }
+
+    #[test]
+    fn a_company_written_many_ways_is_not_counted_among_strangers_when_names_are_all_there_is() {
+        // Records 0..8 are one company written eight ways, every pair "similar"; 8..60 are
+        // strangers whose candidate pairs differ. Each of the eight has one likeliest
+        // partner: without the groups, the other pairs count as strangers with like names.
+        let pair = name_pair;
+        let mut vectors: Vec<Vector> = (8..59).map(|i| pair(i, i + 1, 0, 0.3)).collect();
+        for a in 0..8 {
+            for b in a + 1..8 {
+                // Each record's likeliest partner is its twin: 0-1, 2-3, 4-5, 6-7.
+                vectors.push(pair(a, b, 2, if a / 2 == b / 2 { 0.85 } else { 0.8 }));
+            }
+        }
+        let groups = alike_groups(60, &vectors);
+        assert!(groups[..8].iter().all(|g| g.is_some() && *g == groups[0]), "{groups:?}");
+        assert!(groups[8..].iter().all(|g| *g != groups[0]));
+        assert_eq!(pairs_within(&groups), 28.0);
+        let like = candidate_name_u(&NAME_U, 60, &vectors, None)[2];
+        let grouped = candidate_name_u(&NAME_U, 60, &vectors, Some(&groups))[2];
+        assert!(grouped < like / 2.0, "u of \"similar\": {grouped} against {like}");
+    }
+
+    #[test]
+    fn a_chain_of_like_names_longer_than_a_things_records_is_no_group() {
+        let vectors: Vec<Vector> = (0..30).map(|i| name_pair(i, i + 1, 1, 0.75)).collect();
+        assert!(alike_groups(31, &vectors).iter().all(Option::is_none));
     }
 }
