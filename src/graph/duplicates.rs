@@ -44,14 +44,19 @@ const SAME_TOKEN: f64 = 0.9;
 /// The signals of one pair (without embeddings): the best Jaro-Winkler between any of their
 /// names, and the share of words their surface forms have in common, typos forgiven.
 pub fn signals(a: &Candidate, b: &Candidate) -> Signals {
-    let tokens = |c: &Candidate| -> Vec<String> {
+    forms_signals(&a.normalized, &a.forms, &b.normalized, &b.forms)
+}
+
+/// The signals of two names given as a name and its surface forms (see [`signals`]).
+pub fn forms_signals(a: &str, a_forms: &[String], b: &str, b_forms: &[String]) -> Signals {
+    let tokens = |forms: &[String]| -> Vec<String> {
         let mut tokens: Vec<String> =
-            c.forms.iter().flat_map(|f| f.split_whitespace()).map(String::from).collect();
+            forms.iter().flat_map(|f| f.split_whitespace()).map(String::from).collect();
         tokens.sort();
         tokens.dedup();
         tokens
     };
-    let (ta, tb) = (tokens(a), tokens(b));
+    let (ta, tb) = (tokens(a_forms), tokens(b_forms));
     // Both directions count, over both lists: the share is the same whichever side comes
     // first ('cha cha cha' / 'cha cha chas' once scored 0.81 one way and 0.99 the other).
     let matched = |from: &[String], into: &[String]| {
@@ -59,11 +64,10 @@ pub fn signals(a: &Candidate, b: &Candidate) -> Signals {
     };
     let total = ta.len() + tb.len();
     let shared = if total == 0 { 0.0 } else { (matched(&ta, &tb) + matched(&tb, &ta)) as f64 / total as f64 };
-    let name = a
-        .forms
+    let name = a_forms
         .iter()
-        .flat_map(|fa| b.forms.iter().map(move |fb| jaro_winkler(fa, fb)))
-        .fold(jaro_winkler(&a.normalized, &b.normalized), f64::max);
+        .flat_map(|fa| b_forms.iter().map(move |fb| jaro_winkler(fa, fb)))
+        .fold(jaro_winkler(a, b), f64::max);
     Signals { name_similarity: name, shared_surface_forms: shared.min(1.0), embedding_similarity: None }
 }
 

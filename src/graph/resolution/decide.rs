@@ -146,6 +146,7 @@ mod tests {
                 levels: vec![],
                 shared_word: None,
                 shared_values: vec![],
+                head_score: None,
             },
             explanation: Explanation { probability, match_weight: 0.0, prior_weight: 0.0, fields: vec![] },
         }

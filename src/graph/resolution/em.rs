@@ -65,7 +65,8 @@ pub struct Vector {
 }
 
 /// Estimates the model for these fields from the records and the candidate pairs' vectors.
-pub fn estimate(records: &[Record], fields: &[Field], vectors: &[Vector]) -> Model {
+/// `addressed`: the type's names carry addresses ([`super::names::carry_addresses`]).
+pub fn estimate(records: &[Record], fields: &[Field], vectors: &[Vector], addressed: bool) -> Model {
     let defaults = Model::with_defaults(fields);
     let (random_name_u, random_field_u) = estimate_u(records, fields, vectors);
     // The name's u is that of the candidate pairs that are surely not matches, not of random
@@ -80,7 +81,7 @@ pub fn estimate(records: &[Record], fields: &[Field], vectors: &[Vector]) -> Mod
     // series with one author merged (books-dev, all fields: F1 0.51 against 0.76 on names
     // alone; with this and the two changes below 0.68).
     // A name with no compared attribute beside it: records in groups of like names (below).
-    let groups = fields.is_empty().then(|| alike_groups(records.len(), vectors));
+    let groups = fields.is_empty().then(|| alike_groups(records.len(), vectors, addressed));
     let name_u = candidate_name_u(&random_name_u, records.len(), vectors, groups.as_deref());
     // Duplicates are a minority: about one duplicate per record at most, and a matching pair
     // takes two records, so at most half a matching pair per record. Without this
@@ -267,8 +268,7 @@ fn linked(partner: &[Option<usize>]) -> Vec<usize> {
     let mut parent: Vec<usize> = (0..partner.len()).collect();
     for (a, p) in partner.iter().enumerate() {
         if let Some(b) = *p {
-            let (x, y) = (root(&mut parent, a), root(&mut parent, b));
-            parent[x.max(y)] = x.min(y);
+            join(&mut parent, a, b);
         }
     }
     (0..partner.len()).map(|i| root(&mut parent, i)).collect()
@@ -281,6 +281,13 @@ fn root(parent: &mut [usize], mut i: usize) -> usize {
         i = parent[i];
     }
     i
+}
+
+/// Joins the union-find sets of `a` and `b` under the smaller root (so the groups do not
+/// depend on the order of the joins).
+fn join(parent: &mut [usize], a: usize, b: usize) {
+    let (x, y) = (root(parent, a), root(parent, b));
+    parent[x.max(y)] = x.min(y);
 }
 
 /// Each record's likeliest partner: the other end of its best pair.
@@ -322,20 +329,43 @@ const ALIKE_GROUP_MAX: usize = 20;
 /// "similar" links instead of "weak": Febrl1 names 0.729). With attributes beside the name,
 /// like titles of one series joined into groups (books-dev all fields 0.696 -> 0.651): the
 /// attributes tell those apart, and there the groups are not used.
-fn alike_groups(records: usize, vectors: &[Vector]) -> Vec<Option<usize>> {
-    let mut parent: Vec<usize> = (0..records).collect();
-    for vector in vectors {
-        if let (Some((a, b)), true) = (vector.pair, vector.compared_name >= 1) {
-            let (x, y) = (root(&mut parent, a), root(&mut parent, b));
-            parent[x.max(y)] = x.min(y);
+///
+/// `levelled`, for names that carry addresses ([`super::names::carry_addresses`]): there a shared
+/// city or country makes strangers' names "weak" alike, so weak chains run past a thing's
+/// records; the records of such a chain are grouped at the first closer level at which it
+/// falls apart (registry-dev names 0.580 -> 0.856 with [`super::names::head`]; for every type it
+/// cost Febrl1 names 0.834 -> 0.732 and books-dev names 0.761 -> 0.564, where like names of
+/// strangers are the chain, and it is not used there).
+fn alike_groups(records: usize, vectors: &[Vector], levelled: bool) -> Vec<Option<usize>> {
+    let mut groups: Vec<Option<usize>> = vec![None; records];
+    let closest = if levelled { NAME_LEVELS.len() - 1 } else { 1 };
+    for level in 1..=closest {
+        let mut parent: Vec<usize> = (0..records).collect();
+        for vector in vectors {
+            if let (Some((a, b)), true) = (vector.pair, vector.compared_name >= level) {
+                join(&mut parent, a, b);
+            }
+        }
+        let roots: Vec<usize> = (0..records).map(|i| root(&mut parent, i)).collect();
+        let mut sizes = vec![0usize; records];
+        for &r in &roots {
+            sizes[r] += 1;
+        }
+        let mut open = false;
+        for (group, &r) in groups.iter_mut().zip(&roots) {
+            if group.is_none() {
+                if sizes[r] <= ALIKE_GROUP_MAX {
+                    *group = Some(r);
+                } else {
+                    open = true;
+                }
+            }
+        }
+        if !open {
+            break;
         }
     }
-    let roots: Vec<usize> = (0..records).map(|i| root(&mut parent, i)).collect();
-    let mut sizes = vec![0usize; records];
-    for &r in &roots {
-        sizes[r] += 1;
-    }
-    roots.iter().map(|&r| (sizes[r] <= ALIKE_GROUP_MAX).then_some(r)).collect()
+    groups
 }
 
 /// Pairs of records inside the same group.
@@ -577,10 +607,10 @@ mod tests {
 
     #[test]
     fn u_is_small_for_identifiers_that_rarely_agree_at_random() {
-        let model = estimate(&people(), &phone(), &[]);
+        let model = estimate(&people(), &phone(), &[], false);
         let u = &model.fields[0].u[0];
         assert!(u[2] < 0.001 && u[0] > 0.9, "{u:?}");
-        assert_eq!(estimate(&people(), &phone(), &[]), model, "same data, same estimate");
+        assert_eq!(estimate(&people(), &phone(), &[], false), model, "same data, same estimate");
     }
 
     #[test]
@@ -599,7 +629,7 @@ mod tests {
                 counts[name_level(compare(a, b, &[]).name_score())] += 1.0;
             }
         }
-        let model = estimate(&records, &[], &[]);
+        let model = estimate(&records, &[], &[], false);
         for level in 1..NAME_LEVELS.len() {
             let share = ((counts[level] + PSEUDO_COUNTS * NAME_U[level]) / (pairs + PSEUDO_COUNTS))
                 .max(NAME_U[level].min(0.5 / pairs));
@@ -614,12 +644,12 @@ mod tests {
                 .iter()
                 .map(|(id, phone)| record(id, &format!("restaurant {id}"), &[("phone", phone)]))
                 .collect();
-        let first = estimate(&records, &phone(), &[]);
+        let first = estimate(&records, &phone(), &[], false);
         for rotation in 1..records.len() {
             let mut reordered = records.clone();
             reordered.rotate_left(rotation);
             reordered.swap(0, 1);
-            assert_eq!(estimate(&reordered, &phone(), &[]), first, "rotation {rotation}");
+            assert_eq!(estimate(&reordered, &phone(), &[], false), first, "rotation {rotation}");
         }
     }
 
@@ -627,15 +657,15 @@ mod tests {
     fn labels_move_the_weights() {
         let records = people();
         let unlabelled = vec![vector(4, 0, None); 5];
-        let before = estimate(&records, &phone(), &unlabelled);
+        let before = estimate(&records, &phone(), &unlabelled, false);
         // People said these pairs with different phones are the same: phones disagreeing
         // is weaker evidence against a match afterwards.
         let labelled = vec![vector(4, 0, Some(true)); 5];
-        let after = estimate(&records, &phone(), &labelled);
+        let after = estimate(&records, &phone(), &labelled, false);
         assert!(after.fields[0].m[0] > before.fields[0].m[0], "{before:?} {after:?}");
         // People said these pairs with equal phones differ: equal phones weigh less.
         let dismissed = vec![vector(4, 2, Some(false)); 5];
-        let after_dismissal = estimate(&records, &phone(), &dismissed);
+        let after_dismissal = estimate(&records, &phone(), &dismissed, false);
         assert!(
             after_dismissal.fields[0].u[4][2] > before.fields[0].u[4][2],
             "{after_dismissal:?} {before:?}"
@@ -652,7 +682,7 @@ mod tests {
         let records: Vec<Record> = people().into_iter().take(20).collect();
         let mut vectors = vec![vector(4, 2, None); 15];
         vectors.extend(vec![vector(0, 0, None); 15]);
-        let model = estimate(&records, &phone(), &vectors);
+        let model = estimate(&records, &phone(), &vectors, false);
         assert!(model.prior * 30.0 <= 10.0 + 1e-9, "{model:?}");
         assert!(model.prior * 30.0 > 9.0, "EM still goes to the bound: {model:?}");
     }
@@ -663,7 +693,7 @@ mod tests {
         // 30 pairs: half agree on name and phone, half on neither.
         let mut vectors = vec![vector(4, 2, None); 15];
         vectors.extend(vec![vector(0, 0, None); 15]);
-        let model = estimate(&records, &phone(), &vectors);
+        let model = estimate(&records, &phone(), &vectors, false);
         assert!(model.fields[0].m[2] > 0.8, "{model:?}");
         assert!(model.prior > 0.3 && model.prior < 0.7, "{model:?}");
     }
@@ -686,7 +716,7 @@ mod tests {
         // outscored two records of one name.
         let mut vectors = vec![vector(1, 2, None); 60];
         vectors.extend(vec![vector(4, 0, Some(false)); 8]);
-        let model = estimate(&people(), &phone(), &vectors);
+        let model = estimate(&people(), &phone(), &vectors, false);
         let name = bits(&model.name_m, &model.name_u);
         assert!(rising(&name), "name bits by level {name:?}");
         for row in &model.fields[0].u {
@@ -743,7 +773,7 @@ mod tests {
                 vectors.push(pair(i, i + 2, 0, 0));
             }
         }
-        let model = estimate(&people(), &phone(), &vectors);
+        let model = estimate(&people(), &phone(), &vectors, false);
         // No two strangers with equal names were seen to share a phone: an equal phone at
         // the "equal" name level stays rare among non-matches, as among random pairs. Counted
         // as strangers, the person's pairs that were neither record's best made it 0.25.
@@ -765,7 +795,7 @@ mod tests {
         for k in (0..178).step_by(2) {
             vectors.push(pair(k, k + 2, 4, 0));
         }
-        let model = estimate(&people(), &phone(), &vectors);
+        let model = estimate(&people(), &phone(), &vectors, false);
         assert!(model.name_u[4] > 0.1, "{:?}", model.name_u);
         let equal = (model.name_m[4] / model.name_u[4]).log2();
         assert!(equal < 4.0, "an equal name alone is no longer 10 bits: {equal} {model:?}");
@@ -816,7 +846,7 @@ mod tests {
                 vectors.push(pair(a, b, 2, if a / 2 == b / 2 { 0.85 } else { 0.8 }));
             }
         }
-        let groups = alike_groups(60, &vectors);
+        let groups = alike_groups(60, &vectors, false);
         assert!(groups[..8].iter().all(|g| g.is_some() && *g == groups[0]), "{groups:?}");
         assert!(groups[8..].iter().all(|g| *g != groups[0]));
         assert_eq!(pairs_within(&groups), 28.0);
@@ -828,6 +858,27 @@ mod tests {
     #[test]
     fn a_chain_of_like_names_longer_than_a_things_records_is_no_group() {
         let vectors: Vec<Vector> = (0..30).map(|i| name_pair(i, i + 1, 1, 0.75)).collect();
-        assert!(alike_groups(31, &vectors).iter().all(Option::is_none));
+        assert!(alike_groups(31, &vectors, false).iter().all(Option::is_none));
+    }
+
+    #[test]
+    fn where_names_carry_addresses_a_long_weak_chain_is_grouped_at_a_closer_level() {
+        // Thirty records chained at "weak" (a shared city); in the chain six companies of
+        // five records each, "similar" to one another.
+        let mut vectors: Vec<Vector> = (0..29).map(|i| name_pair(i, i + 1, 1, 0.75)).collect();
+        for company in 0..6 {
+            for a in 0..5 {
+                for b in a + 1..5 {
+                    vectors.push(name_pair(company * 5 + a, company * 5 + b, 2, 0.85));
+                }
+            }
+        }
+        assert!(alike_groups(30, &vectors, false).iter().all(Option::is_none));
+        let groups = alike_groups(30, &vectors, true);
+        for company in groups.chunks(5) {
+            assert!(company.iter().all(|g| g.is_some() && *g == company[0]), "{groups:?}");
+        }
+        assert_ne!(groups[0], groups[5]);
+        assert_eq!(pairs_within(&groups), 60.0);
     }
 }

@@ -125,12 +125,15 @@ pub struct Comparison {
     /// Per field, the value both records hold, when the type's values were counted (empty
     /// otherwise).
     pub shared_values: Vec<Option<SharedValue>>,
+    /// The score of the names' heads, when the type's names carry addresses (see
+    /// [`super::names::head_score`]).
+    pub head_score: Option<f64>,
 }
 
 impl Comparison {
     /// The name's probability on its own (symmetric: every input is).
     pub fn name_score(&self) -> f64 {
-        let mut score = self.signals.score();
+        let mut score = self.signals.score().max(self.head_score.unwrap_or(0.0));
         if self.same_words {
             score = score.max(SAME_WORDS);
         }
@@ -166,6 +169,7 @@ pub fn compare(a: &Record, b: &Record, fields: &[Field]) -> Comparison {
         levels: levels(fields, &a.attributes, &b.attributes),
         shared_word: None,
         shared_values: Vec::new(),
+        head_score: None,
     }
 }
 
@@ -498,6 +502,7 @@ pub(crate) mod tests {
             levels: vec![],
             shared_word,
             shared_values: vec![],
+            head_score: None,
         };
         let bits = |e: &Explanation| e.fields[0].term_frequency.as_ref().unwrap().bits;
         let (weak_title, weak_short) = (alike(0.75, title.clone()), alike(0.75, short.clone()));

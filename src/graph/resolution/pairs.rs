@@ -7,6 +7,7 @@ use super::blocking;
 use super::comparisons::{fields_of, Field};
 use super::em::{self, Vector};
 use super::model::{compare, Comparison, Explanation, Model, Record, NAME_LEVELS};
+use super::names;
 use super::rarity::{self, ValueCounts, WordCounts};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -67,12 +68,19 @@ pub fn score(records: &[Record], schemas: &BTreeMap<String, Value>, labels: &[La
         run.blocked += pairs.len();
         let counts = WordCounts::of(&group);
         let values = ValueCounts::of(&group, &fields);
+        let addressed = names::carry_addresses(group.iter().map(|r| r.candidate.normalized.as_str()));
+        let heads: Option<Vec<Option<String>>> =
+            addressed.then(|| group.iter().map(|r| names::head(&r.candidate.normalized)).collect());
         let mut vectors: Vec<Vector> = Vec::with_capacity(pairs.len());
         let mut compared: Vec<(usize, usize, Comparison)> = Vec::with_capacity(pairs.len());
         for ((i, j), reasons) in pairs {
             let mut comparison = compare(&group[i], &group[j], &fields);
             comparison.shared_word = counts.rarest_shared(&group[i], &group[j]);
             comparison.shared_values = values.shared(&group[i], &group[j], &fields);
+            comparison.head_score = heads.as_ref().and_then(|h| {
+                let name = |k: usize| group[k].candidate.normalized.as_str();
+                names::head_score(name(i), h[i].as_deref(), name(j), h[j].as_deref())
+            });
             vectors.push(evidence(&comparison, reasons, (i, j), fields.is_empty()));
             compared.push((i, j, comparison));
         }
@@ -82,7 +90,7 @@ pub fn score(records: &[Record], schemas: &BTreeMap<String, Value>, labels: &[La
                 .filter(|l| l.type_key == type_key)
                 .filter_map(|l| vector_of(l.explanation, &fields, l.matched)),
         );
-        let mut model = em::estimate(&group, &fields, &vectors);
+        let mut model = em::estimate(&group, &fields, &vectors, addressed);
         model.value_agreement = values.agreement();
         model.name_rarity = rarity::baselines(
             NAME_LEVELS.len(),
@@ -438,5 +446,44 @@ mod tests {
             .collect();
         let after = score(&records, &schemas, &labels, plain(0.0));
         assert!(initech(&after).probability < initech(&before).probability);
+    }
+
+    #[test]
+    fn a_company_written_with_and_without_its_address_is_alike_where_names_carry_addresses() {
+        let sanofi = |rest: &str| format!("sanofi {rest}");
+        let addressed: Vec<Record> = [
+            sanofi("54 rue la boetie 75008 france"),
+            sanofi("paris"),
+            "total 2 place jean millier 92400 france".into(),
+            "orange 78 rue olivier de serres 75015 paris".into(),
+            "danone 17 boulevard haussmann 75009 paris".into(),
+        ]
+        .iter()
+        .enumerate()
+        .map(|(i, name)| record(&format!("r{i}"), name, &[]))
+        .collect();
+        let unaddressed: Vec<Record> = addressed[..2]
+            .iter()
+            .cloned()
+            .chain((0..8).map(|i| record(&format!("p{i}"), &format!("plain name {i}"), &[])))
+            .collect();
+        let pair = |run: &Run| {
+            run.pairs
+                .iter()
+                .find(|p| (p.a, p.b) == (0, 1))
+                .expect("the two sanofi records are candidates")
+                .clone()
+        };
+        let (with_heads, without) = (
+            pair(&score(&addressed, &BTreeMap::new(), &[], plain(0.0))),
+            pair(&score(&unaddressed, &BTreeMap::new(), &[], plain(0.0))),
+        );
+        assert!(with_heads.comparison.head_score.is_some() && without.comparison.head_score.is_none());
+        assert!(
+            with_heads.comparison.name_level() > without.comparison.name_level(),
+            "{:?} against {:?}",
+            with_heads.comparison,
+            without.comparison
+        );
     }
 }
