@@ -89,9 +89,11 @@ pub struct Suggestion {
     pub score: f64,
     /// `nameSimilarity`, `sharedSurfaceForms`, (with an embedder) `embeddingSimilarity`,
     /// `type`, and `explanation`: `{probability, matchWeight, priorWeight, fields: [{field,
-    /// kind, level, weight, m, u, valueA, valueB}]}`, the per-field comparison levels (by
-    /// name: `different` … `equal`), weights (bits) and the two values compared (`valueA`
-    /// of the first entity, `valueB` of the second) behind the score.
+    /// kind, level, weight, m, u, termFrequency, comparedOnHeads, valueA, valueB}]}`, the
+    /// per-field comparison levels (by name: `different` … `equal`), weights (bits), the
+    /// rare-word adjustment, whether the name's level is that of the names' heads (the words
+    /// before an address or legal form) and the two values compared (`valueA` of the first
+    /// entity, `valueB` of the second) behind the score.
     #[schema(value_type = Object)]
     pub signals: Value,
     /// `open`, `accepted` or `dismissed`.

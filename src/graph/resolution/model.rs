@@ -150,6 +150,12 @@ impl Comparison {
     pub fn name_level(&self) -> usize {
         name_level(self.name_score())
     }
+
+    /// Whether the names' heads scored higher than the whole names (see
+    /// [`super::names::head_score`]).
+    pub fn on_heads(&self) -> bool {
+        self.head_score.is_some_and(|heads| heads > self.signals.score())
+    }
 }
 
 pub fn name_level(score: f64) -> usize {
@@ -253,6 +259,11 @@ pub struct FieldWeight {
     /// both records hold and the share of records holding it; and the bits it adds or takes.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub term_frequency: Option<TermFrequency>,
+    /// For the name: its level is that of the names' heads, the words before an address or
+    /// legal form ('sanofi' of 'sanofi 54 rue la boetie 75008 france'), which scored higher
+    /// than the whole names (see [`super::names::head`]). Absent otherwise.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub compared_on_heads: bool,
 }
 
 /// A score with its reasons.
@@ -399,6 +410,7 @@ impl Model {
             m,
             u,
             term_frequency,
+            compared_on_heads: comparison.on_heads(),
         }];
         let mut total = name_weight;
         for (i, (model, level)) in self.fields.iter().zip(&comparison.levels).enumerate() {
@@ -414,6 +426,7 @@ impl Model {
                 m: Some(round(model.m[level])),
                 u: Some(round(model.u[name_level][level])),
                 term_frequency: term_frequency.map(|t| TermFrequency { bits: round(t.bits), ..t }),
+                compared_on_heads: false,
             });
         }
         Explanation {

@@ -479,6 +479,10 @@ mod tests {
             pair(&score(&unaddressed, &BTreeMap::new(), &[], plain(0.0))),
         );
         assert!(with_heads.comparison.head_score.is_some() && without.comparison.head_score.is_none());
+        // The explanation says the name was compared on its heads, and only then.
+        let explained = |p: &ScoredPair| serde_json::to_value(&p.explanation).unwrap()["fields"][0].clone();
+        assert_eq!(explained(&with_heads)["comparedOnHeads"], true, "{}", explained(&with_heads));
+        assert!(explained(&without).get("comparedOnHeads").is_none(), "{}", explained(&without));
         assert!(
             with_heads.comparison.name_level() > without.comparison.name_level(),
             "{:?} against {:?}",
