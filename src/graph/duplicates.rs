@@ -48,10 +48,10 @@ pub fn signals(a: &Candidate, b: &Candidate) -> Signals {
 }
 
 /// The signals of two names given as a name and its surface forms (see [`signals`]).
-pub fn forms_signals(a: &str, a_forms: &[String], b: &str, b_forms: &[String]) -> Signals {
-    let tokens = |forms: &[String]| -> Vec<String> {
+pub fn forms_signals<S: AsRef<str>>(a: &str, a_forms: &[S], b: &str, b_forms: &[S]) -> Signals {
+    let tokens = |forms: &[S]| -> Vec<String> {
         let mut tokens: Vec<String> =
-            forms.iter().flat_map(|f| f.split_whitespace()).map(String::from).collect();
+            forms.iter().flat_map(|f| f.as_ref().split_whitespace()).map(String::from).collect();
         tokens.sort();
         tokens.dedup();
         tokens
@@ -66,7 +66,7 @@ pub fn forms_signals(a: &str, a_forms: &[String], b: &str, b_forms: &[String]) -
     let shared = if total == 0 { 0.0 } else { (matched(&ta, &tb) + matched(&tb, &ta)) as f64 / total as f64 };
     let name = a_forms
         .iter()
-        .flat_map(|fa| b_forms.iter().map(move |fb| jaro_winkler(fa, fb)))
+        .flat_map(|fa| b_forms.iter().map(move |fb| jaro_winkler(fa.as_ref(), fb.as_ref())))
         .fold(jaro_winkler(a, b), f64::max);
     Signals { name_similarity: name, shared_surface_forms: shared.min(1.0), embedding_similarity: None }
 }

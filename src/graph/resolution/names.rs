@@ -94,8 +94,7 @@ pub fn head_score(a: &str, head_a: Option<&str>, b: &str, head_b: Option<&str>) 
         return None;
     }
     let (a, b) = (head_a.unwrap_or(a), head_b.unwrap_or(b));
-    let forms = |x: &str| vec![x.to_string()];
-    let score = duplicates::forms_signals(a, &forms(a), b, &forms(b)).score();
+    let score = duplicates::forms_signals(a, &[a], b, &[b]).score();
     Some(if duplicates::is_short(a) || duplicates::is_short(b) {
         score.min(SHORT_HEAD_AT_MOST)
     } else {
@@ -150,7 +149,7 @@ mod tests {
         assert!(!carry_addresses(std::iter::empty()));
 
         let (a, b) = ("sanofi 54 rue la boetie 75008 france", "sanofi paris");
-        let whole = duplicates::forms_signals(a, &[a.to_string()], b, &[b.to_string()]).score();
+        let whole = duplicates::forms_signals(a, &[a], b, &[b]).score();
         let heads = head_score(a, head(a).as_deref(), b, head(b).as_deref()).unwrap();
         assert!(heads >= 0.8 && heads > whole + 0.1, "whole {whole}, heads {heads}");
         assert_eq!(head_score(b, head(b).as_deref(), a, head(a).as_deref()), Some(heads), "symmetric");
