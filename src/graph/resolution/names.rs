@@ -78,8 +78,19 @@ pub fn carry_addresses<'a>(names: impl Iterator<Item = &'a str>) -> bool {
 /// a city). `None` when nothing would be cut, or nothing left (a name that starts so).
 pub fn head(normalized: &str) -> Option<String> {
     let words: Vec<&str> = normalized.split_whitespace().collect();
-    let cut = words.iter().position(|word| noise::kind(word) != Kind::Name)?;
+    let kinds: Vec<Kind> = words.iter().map(|word| noise::kind(word)).collect();
+    let cut = (0..words.len()).find(|&at| kinds[at] != Kind::Name || names_its_street(&kinds, at))?;
     (cut > 0).then(|| words[..cut].join(" "))
+}
+
+/// Whether the word at `at` is the street of the house number after it, written as in most
+/// of Europe ('proofpoint kyarapad 152 4706xb'): the number ends the name or a postcode or a
+/// country follows it. (Where the number comes first, as in 'cable wireless 83 yvonne knolls',
+/// the street's name follows it; and a name's first word is never its street.)
+fn names_its_street(kinds: &[Kind], at: usize) -> bool {
+    at > 0
+        && kinds.get(at + 1) == Some(&Kind::Number)
+        && matches!(kinds.get(at + 2), None | Some(Kind::Postcode | Kind::Country))
 }
 
 /// Heads this short (an acronym, 'ibm', 'air' of 'air france') never score as "very similar"
@@ -130,6 +141,14 @@ mod tests {
         assert_eq!(head("deutsche bank frankfurt germany").as_deref(), Some("deutsche bank frankfurt"));
         assert_eq!(head("jio oulu"), None, "nothing to cut");
         assert_eq!(head("7 eleven"), None, "nothing before");
+        assert_eq!(head("proofpoint kyarapad 152 4706xb").as_deref(), Some("proofpoint"), "street, number");
+        assert_eq!(head("dell grangatan 63").as_deref(), Some("dell"), "a one-word street name");
+        assert_eq!(
+            head("cable wireless 83 yvonne knolls").as_deref(),
+            Some("cable wireless"),
+            "number, street"
+        );
+        assert_eq!(head("kyarapad 152").as_deref(), Some("kyarapad"), "a first word is never a street");
     }
 
     #[test]

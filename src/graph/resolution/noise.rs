@@ -9,6 +9,10 @@
 //! - street words: the commonest of the USPS Publication 28 street suffixes (appendix C1)
 //!   and secondary unit designators (C2), and their everyday French, German, Spanish,
 //!   Italian, Portuguese and Dutch counterparts;
+//! - street names written as one word, known by the street word they end in (German
+//!   'kitzmannallee', Dutch 'merlesingel', Swedish 'grangatan', Finnish 'elimaentie'): how
+//!   most streets of those countries are named, and what no company name ends in;
+//! - postcodes: 4 to 6 digits, and the Dutch four digits and two letters ('3814aq');
 //! - countries: ISO 3166-1 English short names that are one word, the usual native
 //!   one-word names of the larger economies, and common abbreviations;
 //! - legal forms: the abbreviations of the ISO 20275 entity legal forms most often met
@@ -22,7 +26,8 @@ pub enum Kind {
     Name,
     /// Digits only, up to 3 (a house number, a floor).
     Number,
-    /// Digits only, 4 to 6 (most countries' postcodes).
+    /// Digits only, 4 to 6 (most countries' postcodes), or four digits and two letters (the
+    /// Netherlands').
     Postcode,
     Street,
     Country,
@@ -111,6 +116,38 @@ const STREET: &[&str] = &[
     "plein",
     "gracht",
     "cedex",
+    "travessa",
+];
+
+/// The street words that end one-word street names (German, Dutch, Swedish, Finnish, Danish
+/// and Norwegian), each with the letters a word so ending must have before it. English words
+/// end in some of them too ('brigade', 'sweetie', and 'ring' of 'engineering', which is not
+/// here): only words longer than those count.
+const STREET_ENDINGS: &[(&str, usize)] = &[
+    ("strasse", 4),
+    ("allee", 4),
+    ("platz", 4),
+    ("gasse", 4),
+    ("weg", 4),
+    ("damm", 4),
+    ("straat", 4),
+    ("laan", 4),
+    ("plein", 4),
+    ("gracht", 4),
+    ("singel", 4),
+    ("kade", 4),
+    ("steeg", 4),
+    ("dreef", 4),
+    ("gatan", 4),
+    ("vagen", 4),
+    ("torget", 4),
+    ("katu", 4),
+    ("kuja", 4),
+    ("tie", 5),
+    ("vej", 4),
+    ("gade", 4),
+    ("veien", 4),
+    ("gata", 4),
 ];
 
 const COUNTRY: &[&str] = &[
@@ -242,7 +279,10 @@ pub fn kind(word: &str) -> Kind {
     if !word.is_empty() && word.chars().all(|c| c.is_ascii_digit()) {
         return if (4..=6).contains(&word.len()) { Kind::Postcode } else { Kind::Number };
     }
-    if STREET.contains(&word) {
+    if is_dutch_postcode(word) {
+        return Kind::Postcode;
+    }
+    if STREET.contains(&word) || is_street_name(word) {
         Kind::Street
     } else if COUNTRY.contains(&word) {
         Kind::Country
@@ -251,6 +291,24 @@ pub fn kind(word: &str) -> Kind {
     } else {
         Kind::Name
     }
+}
+
+/// '3814aq': four digits, then two letters.
+fn is_dutch_postcode(word: &str) -> bool {
+    let bytes = word.as_bytes();
+    bytes.len() == 6
+        && bytes[..4].iter().all(u8::is_ascii_digit)
+        && bytes[4..].iter().all(u8::is_ascii_lowercase)
+}
+
+/// A one-word street name: a word ending in a street word of [`STREET_ENDINGS`] after as
+/// many letters as it says or more.
+fn is_street_name(word: &str) -> bool {
+    STREET_ENDINGS.iter().any(|(ending, before)| {
+        word.len() >= ending.len() + before
+            && word.ends_with(ending)
+            && word.is_char_boundary(word.len() - ending.len())
+    })
 }
 
 #[cfg(test)]
@@ -275,5 +333,12 @@ mod tests {
             ]
         );
         assert_eq!(kind("3m"), Kind::Name, "letters and digits together are a name");
+        assert_eq!(kind("3814aq"), Kind::Postcode, "a Dutch postcode");
+        for street in ["kitzmannallee", "merlesingel", "grangatan", "bjorkvagen", "elimaentie", "lyngbyvej"] {
+            assert_eq!(kind(street), Kind::Street, "{street}");
+        }
+        for name in ["engineering", "sweetie", "brigade", "norweg", "necktie", "consulting"] {
+            assert_ne!(kind(name), Kind::Street, "{name}");
+        }
     }
 }
