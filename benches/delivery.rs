@@ -20,6 +20,7 @@ mod common;
 
 use futures::StreamExt;
 use serde_json::{json, Value};
+use std::collections::BTreeMap;
 use std::time::Instant;
 
 const CALLS: usize = 200;
@@ -123,6 +124,20 @@ async fn main() -> anyhow::Result<()> {
             (plain + plain_receiver) / (canon + canon_receiver)
         );
     }
+    // Where canon's own CPU goes, over every round's drain: which thread to look at next.
+    let mut threads: BTreeMap<&str, u64> = BTreeMap::new();
+    for run in &runs {
+        for (name, ns) in &run.canon_threads {
+            *threads.entry(name.as_str()).or_insert(0) += ns;
+        }
+    }
+    let per = |ns: u64| ns as f64 / 1000.0 / (outbox * runs.len().max(1)) as f64;
+    let shown: Vec<String> = threads
+        .iter()
+        .filter(|(_, ns)| per(**ns) >= 0.5)
+        .map(|(name, ns)| format!("{name} {:.1}", per(*ns)))
+        .collect();
+    println!("  canon's CPU per delivery by thread (µs, every round): {}", shown.join(", "));
     println!(
         "  event-to-delivery over {CALLS} calls: p50 {} ms, p99 {} ms (goal p99 < 100 ms)",
         common::ms(p50),
@@ -141,6 +156,8 @@ struct Round {
     process_plain_rate: f64,
     canon_cpu: Option<(f64, f64)>,
     plain_cpu: Option<(f64, f64)>,
+    /// Nanoseconds of canon's drain on each of this process's threads, by name.
+    canon_threads: BTreeMap<String, u64>,
 }
 
 async fn throughput(
@@ -162,11 +179,16 @@ async fn throughput(
             .await?;
     let bodies: Vec<String> = recorded.into_iter().map(|(_, body)| body).collect();
     let cpu = Cpu::start(receiver.pid());
+    let threads = common::cpu_ns_by_thread(std::process::id());
     let started = Instant::now();
     receiver.release().await?;
     receiver.wait_for(outbox).await?;
     let canon_rate = outbox as f64 / started.elapsed().as_secs_f64();
     let canon_cpu = cpu.per(outbox);
+    let mut canon_threads = common::cpu_ns_by_thread(std::process::id());
+    for (name, ns) in &mut canon_threads {
+        *ns = ns.saturating_sub(threads.get(name).copied().unwrap_or(0));
+    }
 
     // The limit: a plain client POSTing the same bodies to the same receiver, with one
     // account's concurrency, then with a process's (for comparison).
@@ -174,7 +196,7 @@ async fn throughput(
     let plain_rate = plain_posts(receiver, hook, &bodies, IN_FLIGHT).await?;
     let plain_cpu = cpu.per(outbox);
     let process_plain_rate = plain_posts(receiver, hook, &bodies, PROCESS_IN_FLIGHT).await?;
-    Ok(Round { canon_rate, plain_rate, process_plain_rate, canon_cpu, plain_cpu })
+    Ok(Round { canon_rate, plain_rate, process_plain_rate, canon_cpu, plain_cpu, canon_threads })
 }
 
 /// POSTs `bodies` to `hook` with `in_flight` at once, as a plain client: bodies a second.

@@ -335,3 +335,17 @@ pub fn cpu_ns(pid: u32) -> Option<u64> {
     }
     Some(total)
 }
+
+/// Nanoseconds each named thread of process `pid` has run on a CPU so far (threads of one
+/// name summed: the runtime's workers are one entry), from Linux's `/proc`; empty elsewhere.
+pub fn cpu_ns_by_thread(pid: u32) -> std::collections::BTreeMap<String, u64> {
+    let mut by_name = std::collections::BTreeMap::new();
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else { return by_name };
+    for task in tasks.flatten() {
+        let name = std::fs::read_to_string(task.path().join("comm")).unwrap_or_default().trim().to_string();
+        let stat = std::fs::read_to_string(task.path().join("schedstat")).unwrap_or_default();
+        let ns = stat.split_whitespace().next().and_then(|ns| ns.parse::<u64>().ok()).unwrap_or(0);
+        *by_name.entry(name).or_insert(0) += ns;
+    }
+    by_name
+}
