@@ -79,7 +79,10 @@ pub fn carry_addresses<'a>(names: impl Iterator<Item = &'a str>) -> bool {
 pub fn head(normalized: &str) -> Option<String> {
     let words: Vec<&str> = normalized.split_whitespace().collect();
     let kinds: Vec<Kind> = words.iter().map(|word| noise::kind(word)).collect();
-    let cut = (0..words.len()).find(|&at| kinds[at] != Kind::Name || names_its_street(&kinds, at))?;
+    let country =
+        |at: usize| words.get(at + 1).is_some_and(|next| noise::is_two_word_country(words[at], next));
+    let cut = (0..words.len())
+        .find(|&at| kinds[at] != Kind::Name || names_its_street(&kinds, at) || country(at))?;
     (cut > 0).then(|| words[..cut].join(" "))
 }
 
@@ -149,6 +152,12 @@ mod tests {
             "number, street"
         );
         assert_eq!(head("kyarapad 152").as_deref(), Some("kyarapad"), "a first word is never a street");
+        assert_eq!(
+            head("unilever boston united states").as_deref(),
+            Some("unilever boston"),
+            "a two-word country"
+        );
+        assert_eq!(head("united utilities"), None, "'united' alone is a name word");
     }
 
     #[test]

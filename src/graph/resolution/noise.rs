@@ -293,6 +293,26 @@ pub fn kind(word: &str) -> Kind {
     }
 }
 
+/// Countries whose English short names are two words, the first of which is a name word
+/// alone ('united', 'new', 'south').
+const TWO_WORD_COUNTRIES: &[(&str, &str)] = &[
+    ("united", "states"),
+    ("united", "kingdom"),
+    ("united", "arab"),
+    ("new", "zealand"),
+    ("south", "africa"),
+    ("south", "korea"),
+    ("hong", "kong"),
+    ("saudi", "arabia"),
+    ("czech", "republic"),
+    ("costa", "rica"),
+];
+
+/// Whether `first` and `second`, in this order, name a country ('united kingdom').
+pub fn is_two_word_country(first: &str, second: &str) -> bool {
+    TWO_WORD_COUNTRIES.contains(&(first, second))
+}
+
 /// '3814aq': four digits, then two letters.
 fn is_dutch_postcode(word: &str) -> bool {
     let bytes = word.as_bytes();
