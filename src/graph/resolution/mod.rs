@@ -30,3 +30,4 @@ pub mod noise;
 pub mod pairs;
 pub mod rarity;
 pub mod record;
+pub mod strangers;

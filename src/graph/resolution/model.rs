@@ -20,6 +20,23 @@ use crate::graph::duplicates::{self, Signals};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
+/// A compared pair for estimation: the name level as evidence (`None` when blocking chose
+/// the pair on the name alone: no evidence about m then), the name level as compared, one
+/// level per field (`None`: missing, or no evidence because blocking chose the pair for
+/// that field alone), and a label.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Vector {
+    pub name: Option<usize>,
+    pub compared_name: usize,
+    /// The name's score as compared (which of a record's pairs is its best).
+    pub name_score: f64,
+    pub levels: Vec<Option<usize>>,
+    /// The two records (indexes into the records estimated from); `None` for a label.
+    pub pair: Option<(usize, usize)>,
+    /// `Some(true)`: a person said match; `Some(false)`: said not.
+    pub label: Option<bool>,
+}
+
 /// Name levels (for the explanation and for estimating the prior), lowest first, with the
 /// lower bound of each.
 pub const NAME_LEVELS: &[(&str, f64)] =

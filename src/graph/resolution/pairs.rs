@@ -5,8 +5,8 @@
 
 use super::blocking;
 use super::comparisons::{fields_of, Field};
-use super::em::{self, Vector};
-use super::model::{compare, Comparison, Explanation, Model, Record, NAME_LEVELS};
+use super::em;
+use super::model::{compare, Comparison, Explanation, Model, Record, Vector, NAME_LEVELS};
 use super::names;
 use super::rarity::{self, ValueCounts, WordCounts};
 use serde_json::Value;
