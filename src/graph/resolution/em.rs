@@ -425,7 +425,7 @@ impl SplitMix {
 mod tests {
     use super::*;
     use crate::graph::resolution::comparisons::Kind;
-    use crate::graph::resolution::model::tests::record;
+    use crate::graph::resolution::model::tests::{name_pair, record};
 
     fn vector(name: usize, phone: usize, label: Option<bool>) -> Vector {
         let name_score = NAME_LEVELS[name].1;
@@ -666,18 +666,6 @@ mod tests {
         assert!(model.name_u[4] > 0.1, "{:?}", model.name_u);
         let equal = (model.name_m[4] / model.name_u[4]).log2();
         assert!(equal < 4.0, "an equal name alone is no longer 10 bits: {equal} {model:?}");
-    }
-
-    /// An unlabelled pair compared on its name alone.
-    fn name_pair(a: usize, b: usize, level: usize, score: f64) -> Vector {
-        Vector {
-            name: Some(level),
-            compared_name: level,
-            name_score: score,
-            levels: Vec::new(),
-            pair: Some((a, b)),
-            label: None,
-        }
     }
 
     #[test]

@@ -494,6 +494,18 @@ pub(crate) mod tests {
         }
     }
 
+    /// An unlabelled pair compared on its name alone.
+    pub(crate) fn name_pair(a: usize, b: usize, level: usize, score: f64) -> Vector {
+        Vector {
+            name: Some(level),
+            compared_name: level,
+            name_score: score,
+            levels: Vec::new(),
+            pair: Some((a, b)),
+            label: None,
+        }
+    }
+
     fn fields() -> Vec<Field> {
         vec![
             Field { key: "city".into(), kind: Kind::Exact },

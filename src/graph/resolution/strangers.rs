@@ -128,24 +128,14 @@ pub(super) fn pairs_within(groups: &[Option<usize>]) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// An unlabelled pair compared on its name alone.
-    fn pair(a: usize, b: usize, level: usize, score: f64) -> Vector {
-        Vector {
-            name: Some(level),
-            compared_name: level,
-            name_score: score,
-            levels: Vec::new(),
-            pair: Some((a, b)),
-            label: None,
-        }
-    }
+    use crate::graph::resolution::model::tests::name_pair as pair;
 
     #[test]
     fn a_chain_of_like_names_longer_than_a_things_records_is_no_group() {
         let vectors: Vec<Vector> = (0..30).map(|i| pair(i, i + 1, 1, 0.75)).collect();
         assert!(alike_groups(31, &vectors, false).iter().all(Option::is_none));
     }
+
     #[test]
     fn where_names_carry_addresses_a_long_weak_chain_is_grouped_at_a_closer_level() {
         // Thirty records chained at "weak" (a shared city); in the chain six companies of
