@@ -137,7 +137,7 @@ async fn main() -> anyhow::Result<()> {
             params.insert("search".into(), if search { json!(term) } else { Value::Null });
             params.insert("limit".into(), json!(51));
             let t = Instant::now();
-            engine.run(find_entities, params).await.map_err(|e| anyhow::anyhow!("{e}"))?;
+            engine.run(find_entities, &params).await.map_err(|e| anyhow::anyhow!("{e}"))?;
             raw.push(t.elapsed());
         }
         report(&format!("find {what} (limit 50) over {entities} entities"), &mut api, &mut raw);

@@ -255,7 +255,7 @@ async fn pass(
         let ms_of = canon::graph::id_keys::timestamp("ent", cursor).unwrap_or_default();
         let wide = format!("ent_{}", ulid::Ulid::from_parts(ms_of + 100, 0));
         let rows =
-            graph.engine().run(canon::graph::queries::REVIEW_QUEUE, window_params(cursor, &wide)).await?;
+            graph.engine().run(canon::graph::queries::REVIEW_QUEUE, &window_params(cursor, &wide)).await?;
         let Some(last) = rows.last().and_then(|r| r["entityID"].as_str()) else { continue };
         let past_last = format!("ent_{}", ulid::Ulid(ulid::Ulid::from_string(&last[4..])?.0 + 1));
         let t = Instant::now();
@@ -264,9 +264,12 @@ async fn pass(
             let mut params = window_params(cursor, &past_last);
             params.insert("after".into(), json!(cursor));
             params.insert("limit".into(), json!(51));
-            graph.engine().run(canon::graph::queries::REVIEW_QUEUE_ORDERED, params).await?
+            graph.engine().run(canon::graph::queries::REVIEW_QUEUE_ORDERED, &params).await?
         } else {
-            graph.engine().run(canon::graph::queries::REVIEW_QUEUE, window_params(cursor, &past_last)).await?
+            graph
+                .engine()
+                .run(canon::graph::queries::REVIEW_QUEUE, &window_params(cursor, &past_last))
+                .await?
         };
         window_times.push(t.elapsed());
         let ids: Vec<String> =
@@ -281,7 +284,7 @@ async fn pass(
             params.insert("after".into(), json!(cursor));
             params.insert("limit".into(), json!(51));
             let t = Instant::now();
-            graph.engine().run(canon::graph::queries::REVIEW_QUEUE_PAGE_ORDERED, params).await?;
+            graph.engine().run(canon::graph::queries::REVIEW_QUEUE_PAGE_ORDERED, &params).await?;
             one_statement.push(t.elapsed());
         }
     }

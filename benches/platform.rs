@@ -79,8 +79,8 @@ async fn main() -> anyhow::Result<()> {
             "startingAfter" => ids[ids.len() / 2], "endingBefore" => None::<String>, "limit" => 50,
         };
         let t = Instant::now();
-        engine.run(canon::graph::queries::BUCKET_LIST_AFTER, params.clone()).await?;
-        engine.run(canon::graph::queries::BUCKET_COUNT, params).await?;
+        engine.run(canon::graph::queries::BUCKET_LIST_AFTER, &params).await?;
+        engine.run(canon::graph::queries::BUCKET_COUNT, &params).await?;
         raw.push(t.elapsed());
     }
     let (http_p50, http_p99) = (percentile(&mut http, 0.50), percentile(&mut http, 0.99));

@@ -252,7 +252,7 @@ pub async fn raw_seed_named(
                 params.insert("now".into(), json!(canon::ids::now_rfc3339()));
                 params.extend(canon::graph::id_blocks::seed_params(&tenant, ids.iter().map(|(_, id)| id.as_str())));
                 let expected = chunk.len();
-                let written = engine.run(queries::ENTITY_SEED, params).await.map_err(|e| anyhow::anyhow!("{e}"))?;
+                let written = engine.run(queries::ENTITY_SEED, &params).await.map_err(|e| anyhow::anyhow!("{e}"))?;
                 anyhow::ensure!(written.len() == expected, "the engine wrote {} of {expected} seed rows", written.len());
                 Ok(ids)
             }
@@ -279,7 +279,7 @@ async fn type_id(graph: &canon::graph::GraphService, tenant: &Tenant, name: &str
     let found = |rows: Vec<serde_json::Map<String, Value>>| {
         rows.first().and_then(|row| row.get("typeID")).and_then(Value::as_str).map(String::from)
     };
-    if let Some(id) = found(graph.engine().run(queries::ENTITY_TYPE_BY_NAME, params.clone()).await?) {
+    if let Some(id) = found(graph.engine().run(queries::ENTITY_TYPE_BY_NAME, &params).await?) {
         return Ok(id);
     }
     let new = canon::graph::entity_types::NewEntityType {

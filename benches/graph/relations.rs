@@ -61,7 +61,8 @@ pub async fn create(
     });
     stream::iter(batches)
         .map(|(expected, params)| async move {
-            let rows = graph.engine().run(RAW_RELATIONS, params).await.map_err(|e| anyhow::anyhow!("{e}"))?;
+            let rows =
+                graph.engine().run(RAW_RELATIONS, &params).await.map_err(|e| anyhow::anyhow!("{e}"))?;
             let written = rows.first().and_then(|r| r["written"].as_u64()).unwrap_or_default() as usize;
             anyhow::ensure!(written == expected, "the engine wrote {written} of {expected} relations");
             Ok(())

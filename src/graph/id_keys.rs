@@ -47,11 +47,11 @@ impl GraphService {
 }
 
 async fn backfill(engine: &dyn CypherEngine) -> anyhow::Result<()> {
-    let done = engine.run(super::queries::ID_KEYS_DONE, params! {}).await?;
+    let done = engine.run(super::queries::ID_KEYS_DONE, &params! {}).await?;
     if done.first().and_then(|row| row.get("done")).and_then(Value::as_bool) == Some(true) {
         return Ok(());
     }
-    let missing = engine.run(super::queries::ID_KEYS_MISSING, params! {}).await?;
+    let missing = engine.run(super::queries::ID_KEYS_MISSING, &params! {}).await?;
     let started = std::time::Instant::now();
     let rows: Vec<Value> = missing
         .iter()
@@ -59,7 +59,7 @@ async fn backfill(engine: &dyn CypherEngine) -> anyhow::Result<()> {
         .filter_map(|id| Some(serde_json::json!({ "id": id, "idKey": id_key(id)? })))
         .collect();
     for batch in rows.chunks(BACKFILL_BATCH) {
-        engine.run(super::queries::ID_KEYS_SET, params! { "rows" => batch.to_vec() }).await?;
+        engine.run(super::queries::ID_KEYS_SET, &params! { "rows" => batch.to_vec() }).await?;
     }
     if !rows.is_empty() {
         tracing::info!(
@@ -68,7 +68,7 @@ async fn backfill(engine: &dyn CypherEngine) -> anyhow::Result<()> {
             "gave entities and relations their ID keys"
         );
     }
-    engine.run(super::queries::ID_KEYS_MARK_DONE, params! {}).await?;
+    engine.run(super::queries::ID_KEYS_MARK_DONE, &params! {}).await?;
     Ok(())
 }
 

@@ -145,7 +145,7 @@ impl GraphService {
         let mut all = tenant.params();
         all.extend(params);
         self.queries_run.fetch_add(1, Ordering::Relaxed);
-        Ok(self.engine.run(cypher, all).await?)
+        Ok(self.engine.run(cypher, &all).await?)
     }
 
     /// Makes sure the tenant's default bucket exists; cheap after the first call.

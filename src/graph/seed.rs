@@ -95,6 +95,8 @@ struct Prepared {
     /// The type's compared attributes and the row's values of them.
     fields: Arc<Vec<Field>>,
     compared: BTreeMap<String, String>,
+    /// The row as the seed statement reads it; [`GraphService::seed_wave`] sets the keys its
+    /// lookup decides, sends the rows and takes them back (they are never copied).
     params: serde_json::Map<String, Value>,
 }
 
@@ -158,9 +160,14 @@ impl GraphService {
                 Err(reason) => results[i] = Some(rejected(canonical, reason)),
             }
         }
-        for chunk in prepared.chunks(CHUNK) {
+        let mut prepared = prepared.into_iter();
+        loop {
+            let chunk: Vec<Prepared> = prepared.by_ref().take(CHUNK).collect();
+            if chunk.is_empty() {
+                break;
+            }
             for wave in waves(chunk) {
-                self.seed_wave(tenant, &wave, &mut results).await?;
+                self.seed_wave(tenant, wave, &mut results).await?;
             }
         }
         let results: Vec<SeedRowResult> = results
@@ -249,6 +256,9 @@ impl GraphService {
             "typeName" => type_name, "typeID" => type_id, "bucketID" => bucket_id,
             "description" => row.description.map(|d| d.trim().to_string()).filter(|d| !d.is_empty()),
             "attrKeys" => attr_keys, "attrValues" => attr_values, "synonyms" => synonyms,
+            // Set by each wave's lookup (see `seed_wave`): here so that the map has room.
+            "i" => Value::Null, "homonymOf" => Value::Null, "homonymsChecked" => Value::Null, "idKey" => Value::Null,
+            "targetID" => Value::Null, "keys" => Value::Null, "expected" => Value::Null,
         };
         Ok(Prepared { index: 0, canonical, key, synonym_keys, fields, compared, params })
     }
@@ -260,21 +270,27 @@ impl GraphService {
     async fn seed_wave(
         &self,
         tenant: &Tenant,
-        wave: &[&Prepared],
+        wave: Vec<Prepared>,
         results: &mut [Option<SeedRowResult>],
     ) -> ServiceResult<()> {
-        let mut pending: Vec<&Prepared> = wave.to_vec();
+        let mut pending = wave;
         for attempt in 0.. {
             let looked_up: Vec<&Prepared> =
-                pending.iter().copied().filter(|p| !homonyms::resolved_in_write(p)).collect();
+                pending.iter().filter(|p| !homonyms::resolved_in_write(p)).collect();
             let named = match looked_up.is_empty() {
                 true => homonyms::Named::default(),
                 false => self.look_up_names(tenant, &looked_up).await?,
             };
             let owner = &named.owner;
-            let mut rows = Vec::new();
+            let new_ids: Vec<String> = pending
+                .iter()
+                .filter_map(|p| p.params.get("newID").and_then(Value::as_str).map(String::from))
+                .collect();
+            // Positions in `pending` of the rows sent, in the order sent.
+            let mut sent = Vec::with_capacity(pending.len());
+            let mut rows = Vec::with_capacity(pending.len());
             let mut not_taken: HashMap<usize, Vec<String>> = HashMap::new();
-            for prepared in &pending {
+            for (at, prepared) in pending.iter_mut().enumerate() {
                 let Some(target) = named.target(prepared) else {
                     let mut ids: Vec<&String> =
                         prepared.synonym_keys.iter().filter_map(|k| owner.get(k)).collect();
@@ -287,37 +303,39 @@ impl GraphService {
                     continue;
                 };
                 not_taken.insert(prepared.index, synonyms_of_others(prepared, owner, &target.entity_id));
-                let mut row = prepared.params.clone();
-                row.insert("i".into(), json!(prepared.index));
-                row.insert("key".into(), json!(target.key));
-                row.insert("homonymOf".into(), json!(target.homonym_of));
-                row.insert("homonymsChecked".into(), json!(named.homonyms_checked(prepared)));
-                row.insert("idKey".into(), json!(super::id_keys::id_key(&target.entity_id)));
-                row.insert("targetID".into(), json!(target.entity_id));
-                row.insert(
-                    "keys".into(),
-                    json!(std::iter::once(&prepared.key).chain(&prepared.synonym_keys).collect::<Vec<_>>()),
-                );
                 let expected = match homonyms::resolved_in_write(prepared) {
                     true => Value::Null,
                     false => Value::Array(named.expected(prepared)),
                 };
+                let keys =
+                    json!(std::iter::once(&prepared.key).chain(&prepared.synonym_keys).collect::<Vec<_>>());
+                let homonyms_checked = json!(named.homonyms_checked(prepared));
+                let row = &mut prepared.params;
+                row.insert("i".into(), json!(prepared.index));
+                row.insert("key".into(), json!(target.key));
+                row.insert("homonymOf".into(), json!(target.homonym_of));
+                row.insert("homonymsChecked".into(), homonyms_checked);
+                row.insert("idKey".into(), json!(super::id_keys::id_key(&target.entity_id)));
+                row.insert("targetID".into(), json!(target.entity_id));
+                row.insert("keys".into(), keys);
                 row.insert("expected".into(), expected);
-                rows.push(Value::Object(row));
+                rows.push(Value::Object(std::mem::take(row)));
+                sent.push(at);
             }
             let began = std::time::Instant::now();
-            let outcome = self
-                .engine
-                .run(queries::ENTITY_SEED, {
-                    let mut p = tenant.params();
-                    let new_ids =
-                        pending.iter().filter_map(|p| p.params.get("newID").and_then(Value::as_str));
-                    p.extend(super::id_blocks::seed_params(tenant, new_ids));
-                    p.insert("rows".into(), Value::Array(rows));
-                    p.insert("now".into(), json!(ids::now_rfc3339()));
-                    p
-                })
-                .await;
+            let mut statement = tenant.params();
+            statement.extend(super::id_blocks::seed_params(tenant, new_ids.iter().map(String::as_str)));
+            statement.insert("rows".into(), Value::Array(rows));
+            statement.insert("now".into(), json!(ids::now_rfc3339()));
+            let outcome = self.engine.run(queries::ENTITY_SEED, &statement).await;
+            // The rows come back to their rows, for a retry.
+            if let Some(Value::Array(rows)) = statement.remove("rows") {
+                for (row, at) in rows.into_iter().zip(sent) {
+                    if let Value::Object(row) = row {
+                        pending[at].params = row;
+                    }
+                }
+            }
             tracing::debug!(rows = pending.len(), took = ?began.elapsed(), "seed statement");
             match outcome {
                 Ok(written) => {
@@ -326,9 +344,9 @@ impl GraphService {
                         let created = row.get("created").and_then(Value::as_bool) == Some(true);
                         results[index] = Some(SeedRowResult {
                             // A wave keeps its rows' order: found by halving, not a walk per row.
-                            canonical: wave
+                            canonical: pending
                                 .binary_search_by_key(&index, |p| p.index)
-                                .map(|at| wave[at].canonical.clone())
+                                .map(|at| pending[at].canonical.clone())
                                 .unwrap_or_default(),
                             outcome: if created { "created" } else { "merged-with" }.into(),
                             entity_id: Some(str_col(&row, "entityID")),
@@ -382,16 +400,27 @@ fn rejected(canonical: String, reason: String) -> SeedRowResult {
 
 /// Splits a chunk into waves in which no two rows share a key, keeping row order: a row goes
 /// one wave after the last earlier row it shares a key with.
-fn waves(chunk: &[Prepared]) -> Vec<Vec<&Prepared>> {
+fn waves(chunk: Vec<Prepared>) -> Vec<Vec<Prepared>> {
     let mut last_wave_of_key: HashMap<&str, usize> = HashMap::new();
-    let mut waves: Vec<Vec<&Prepared>> = Vec::new();
-    for prepared in chunk {
-        let keys = std::iter::once(&prepared.key).chain(&prepared.synonym_keys);
-        let wave =
-            keys.clone().filter_map(|k| last_wave_of_key.get(k.as_str())).map(|w| w + 1).max().unwrap_or(0);
-        for key in keys {
-            last_wave_of_key.insert(key, wave);
-        }
+    let wave_of: Vec<usize> = chunk
+        .iter()
+        .map(|prepared| {
+            let keys = std::iter::once(&prepared.key).chain(&prepared.synonym_keys);
+            let wave = keys
+                .clone()
+                .filter_map(|k| last_wave_of_key.get(k.as_str()))
+                .map(|w| w + 1)
+                .max()
+                .unwrap_or(0);
+            for key in keys {
+                last_wave_of_key.insert(key, wave);
+            }
+            wave
+        })
+        .collect();
+    drop(last_wave_of_key);
+    let mut waves: Vec<Vec<Prepared>> = Vec::new();
+    for (prepared, wave) in chunk.into_iter().zip(wave_of) {
         if waves.len() <= wave {
             waves.resize_with(wave + 1, Vec::new);
         }

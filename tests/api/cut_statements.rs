@@ -41,7 +41,7 @@ async fn statements_cut_mid_reply_on_neo4j_leave_no_connection_that_answers_a_la
     let took = loop {
         let started = Instant::now();
         let rows =
-            engine.run(SLOW_AND_EMPTY, params(json!({ "n": n }))).await.expect("the slow statement runs");
+            engine.run(SLOW_AND_EMPTY, &params(json!({ "n": n }))).await.expect("the slow statement runs");
         assert!(rows.is_empty(), "it returns no rows: {rows:?}");
         let took = started.elapsed();
         if took >= Duration::from_millis(800) || n >= 16_000_000 {
@@ -54,8 +54,8 @@ async fn statements_cut_mid_reply_on_neo4j_leave_no_connection_that_answers_a_la
     // Cut each while the server works on it (past the pool's check of its connection, which
     // takes a round trip), as a client hanging up cuts its request's statement.
     let cut_at = (took / 4).max(Duration::from_millis(150));
-    let cuts =
-        (0..CUT).map(|_| tokio::time::timeout(cut_at, engine.run(SLOW_AND_EMPTY, params(json!({ "n": n })))));
+    let slow = params(json!({ "n": n }));
+    let cuts = (0..CUT).map(|_| tokio::time::timeout(cut_at, engine.run(SLOW_AND_EMPTY, &slow)));
     for cut in futures::future::join_all(cuts).await {
         assert!(cut.is_err(), "the statement was cut before it ended: {cut:?}");
     }
@@ -78,7 +78,7 @@ async fn statements_cut_mid_reply_on_neo4j_leave_no_connection_that_answers_a_la
         let asks = (0..CUT as i64).map(|i| {
             let engine = engine.clone();
             let n = round * 100 + i;
-            async move { (n, engine.run("RETURN $n AS n", params(json!({ "n": n }))).await) }
+            async move { (n, engine.run("RETURN $n AS n", &params(json!({ "n": n }))).await) }
         });
         for (n, answer) in futures::future::join_all(asks).await {
             match answer {

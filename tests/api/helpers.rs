@@ -234,7 +234,7 @@ impl TestApp {
     /// Runs Cypher straight on the graph engine (to plant data no endpoint writes yet).
     pub async fn cypher(&self, query: &str, params: Value) -> Vec<serde_json::Map<String, Value>> {
         let Value::Object(params) = params else { panic!("params must be an object") };
-        self.app().state.graph.engine().run(query, params).await.expect("cypher runs")
+        self.app().state.graph.engine().run(query, &params).await.expect("cypher runs")
     }
 }
 

@@ -51,7 +51,7 @@ async fn a_control_character_in_a_name_is_a_400_naming_the_field_and_falkordb_ke
     if let Some(pid) = pid {
         // Below the services, the engine adapter refuses what none of them checked.
         let params = serde_json::Map::from_iter([("key".to_string(), json!("x\u{1}y"))]);
-        let sent = app.app().state.graph.engine().run("CREATE (:Bucket {liveNameKey: $key})", params).await;
+        let sent = app.app().state.graph.engine().run("CREATE (:Bucket {liveNameKey: $key})", &params).await;
         assert!(matches!(sent, Err(GraphError::Unsendable { .. })), "{sent:?}");
         tokio::time::sleep(Duration::from_millis(600)).await; // a supervisor tick
         assert_eq!(app.app().falkordb_pid().await, Some(pid), "FalkorDB is the same process");

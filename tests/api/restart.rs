@@ -131,7 +131,7 @@ async fn a_start_gives_entities_and_relations_created_before_id_keys_their_keys_
         async move {
             let mut params = canon::store::graph::Params::new();
             params.insert("ids".into(), serde_json::json!(ids));
-            engine.run(cypher, params).await.expect("statement")
+            engine.run(cypher, &params).await.expect("statement")
         }
     };
     run("UNWIND $ids AS id MATCH (e:Entity {id: id}) REMOVE e.idKey", created.clone()).await;

@@ -82,13 +82,13 @@ impl FalkorEngine {
 
 #[async_trait]
 impl CypherEngine for FalkorEngine {
-    async fn run(&self, cypher: &str, params: Params) -> Result<Vec<Row>, GraphError> {
-        let params = params
-            .into_iter()
+    async fn run(&self, cypher: &str, params: &Params) -> Result<Vec<Row>, GraphError> {
+        let mut params = params
+            .iter()
             .map(|(key, value)| {
                 let mut literal = String::new();
-                encode(&key, &value, &mut literal)?;
-                Ok((key, RawParam(literal)))
+                encode(key, value, &mut literal)?;
+                Ok((key.clone(), RawParam(literal)))
             })
             .collect::<Result<Vec<_>, GraphError>>()?;
         if let Some(indexes) = self.indexes.get() {
@@ -103,7 +103,11 @@ impl CypherEngine for FalkorEngine {
         let _in_flight = writes.then(|| self.writes.begin());
         let rows: Vec<falkordb::Row> = loop {
             let mut graph = self.graph.clone();
-            let params = params.clone();
+            // The last try takes the encoded parameters (a seed's are a few hundred kB).
+            let params = match retries {
+                0 => std::mem::take(&mut params),
+                _ => params.clone(),
+            };
             let result = self
                 .liveness
                 .bound(writes, async {
@@ -137,7 +141,7 @@ impl CypherEngine for FalkorEngine {
 
     async fn apply_schema(&self) -> Result<(), GraphError> {
         // The graph must exist before indexes or constraints can be listed.
-        self.run("RETURN 1 AS ok", Params::new()).await?;
+        self.run("RETURN 1 AS ok", &Params::new()).await?;
         for line in SCHEMA.lines() {
             if let Some(spec) = line.trim().strip_prefix("// unique:") {
                 let (label, property) = parse_unique(spec)?;
@@ -145,7 +149,7 @@ impl CypherEngine for FalkorEngine {
             }
         }
         for statement in statements(SCHEMA) {
-            match self.run(&statement, Params::new()).await {
+            match self.run(&statement, &Params::new()).await {
                 Ok(_) => {}
                 Err(GraphError::Query(msg)) if msg.contains("already indexed") => {}
                 Err(err) => return Err(err),
@@ -160,7 +164,7 @@ impl CypherEngine for FalkorEngine {
     }
 
     async fn ping(&self) -> Result<(), GraphError> {
-        self.run("RETURN 1 AS ok", Params::new()).await.map(|_| ())
+        self.run("RETURN 1 AS ok", &Params::new()).await.map(|_| ())
     }
 
     fn name(&self) -> &'static str {
@@ -230,18 +234,8 @@ fn encode(parameter: &str, value: &Value, out: &mut String) -> Result<(), GraphE
             _ => return Err(GraphError::Conversion(format!("integer {n} is outside i64"))),
         },
         Value::String(text) => {
-            refuse_unsendable(parameter, text)?;
             out.push('\'');
-            for c in text.chars() {
-                match c {
-                    '\\' => out.push_str("\\\\"),
-                    '\'' => out.push_str("\\'"),
-                    '\n' => out.push_str("\\n"),
-                    '\r' => out.push_str("\\r"),
-                    '\t' => out.push_str("\\t"),
-                    other => out.push(other),
-                }
-            }
+            push_escaped(parameter, text, out)?;
             out.push('\'');
         }
         Value::Array(items) => {
@@ -284,13 +278,50 @@ fn encode(parameter: &str, value: &Value, out: &mut String) -> Result<(), GraphE
     Ok(())
 }
 
+/// Appends `text` escaped, refusing an [`unsendable`] character, in one pass over its bytes:
+/// every character escaped or refused is ASCII or a two-byte C1 control (`0xC2 0x80..0x9F`),
+/// so the runs between them are copied whole (a seed's parameters are mostly such runs, and
+/// a check pass plus a push per character cost as much as the rest of the encoding).
+fn push_escaped(parameter: &str, text: &str, out: &mut String) -> Result<(), GraphError> {
+    let bytes = text.as_bytes();
+    let mut copied = 0;
+    for (i, &byte) in bytes.iter().enumerate() {
+        let escaped = match byte {
+            b'\\' => "\\\\",
+            b'\'' => "\\'",
+            b'\n' => "\\n",
+            b'\r' => "\\r",
+            b'\t' => "\\t",
+            0xC2 if bytes.get(i + 1).is_some_and(|next| (0x80..=0x9F).contains(next)) => {
+                return Err(refused(parameter, text, i))
+            }
+            0x00..=0x1E | 0x7F => return Err(refused(parameter, text, i)),
+            _ => continue,
+        };
+        out.push_str(&text[copied..i]);
+        out.push_str(escaped);
+        copied = i + 1;
+    }
+    out.push_str(&text[copied..]);
+    Ok(())
+}
+
+/// A map key goes out bare or backquoted, never escaped: it is only checked.
 fn refuse_unsendable(parameter: &str, text: &str) -> Result<(), GraphError> {
-    match text.chars().enumerate().find(|(_, c)| unsendable(*c)) {
+    match text.char_indices().find(|(_, c)| unsendable(*c)) {
         None => Ok(()),
-        Some((i, found)) => {
-            tracing::warn!(parameter, "refused a control character that no service had checked");
-            Err(GraphError::Unsendable { parameter: parameter.to_string(), found, position: i + 1 })
-        }
+        Some((at, _)) => Err(refused(parameter, text, at)),
+    }
+}
+
+/// The refusal of the character at byte `at` of `text` (its position counted in characters).
+fn refused(parameter: &str, text: &str, at: usize) -> GraphError {
+    tracing::warn!(parameter, "refused a control character that no service had checked");
+    let found = text[at..].chars().next().unwrap_or_default();
+    GraphError::Unsendable {
+        parameter: parameter.to_string(),
+        found,
+        position: text[..at].chars().count() + 1,
     }
 }
 
@@ -373,6 +404,19 @@ mod tests {
                 matches!(&refused, GraphError::Unsendable { parameter, .. } if parameter == "p"),
                 "{refused:?}"
             );
+        }
+        // The byte-wise escaping refuses exactly the characters `unsendable` names, and
+        // says where the first one is, counted in characters.
+        for code in 0..0x800u32 {
+            let Some(c) = char::from_u32(code) else { continue };
+            let text = format!("é{c}x");
+            match encoded(&json!(text)) {
+                Err(GraphError::Unsendable { found, position, .. }) => {
+                    assert!(unsendable(c) && found == c && position == 2, "{code:#x}")
+                }
+                Ok(_) => assert!(!unsendable(c), "{code:#x} was sent"),
+                Err(other) => panic!("{code:#x}: {other:?}"),
+            }
         }
         for value in [json!({ "": 1 }), json!({ "a`b": 1 }), json!(u64::MAX)] {
             assert!(matches!(encoded(&value), Err(GraphError::Conversion(_))), "{value}");

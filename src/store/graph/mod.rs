@@ -50,8 +50,10 @@ pub enum GraphError {
 /// The one narrow trait every graph engine implements.
 #[async_trait]
 pub trait CypherEngine: Send + Sync + 'static {
-    /// Runs one statement (atomic on both engines) and returns its rows.
-    async fn run(&self, cypher: &str, params: Params) -> Result<Vec<Row>, GraphError>;
+    /// Runs one statement (atomic on both engines) and returns its rows. The parameters are
+    /// borrowed (both engines only read them): a bulk seed takes its rows back after the
+    /// statement instead of copying every row for it.
+    async fn run(&self, cypher: &str, params: &Params) -> Result<Vec<Row>, GraphError>;
     /// Applies this engine's schema (indexes, uniqueness constraints); idempotent.
     async fn apply_schema(&self) -> Result<(), GraphError>;
     /// Cheap reachability check for `/readyz`.
@@ -76,7 +78,7 @@ pub trait CypherEngine: Send + Sync + 'static {
 macro_rules! params {
     ($($key:expr => $value:expr),* $(,)?) => {{
         #[allow(unused_mut)]
-        let mut map = $crate::store::graph::Params::new();
+        let mut map = $crate::store::graph::Params::with_capacity(<[&str]>::len(&[$(stringify!($key)),*]));
         $( map.insert(($key).to_string(), serde_json::json!($value)); )*
         map
     }};

@@ -194,13 +194,13 @@ impl Probe for Neo4jProbe {
 
 #[async_trait]
 impl CypherEngine for Neo4jEngine {
-    async fn run(&self, cypher: &str, params: Params) -> Result<Vec<Row>, GraphError> {
+    async fn run(&self, cypher: &str, params: &Params) -> Result<Vec<Row>, GraphError> {
         // Each run converts the parameters afresh: a clone of converted ones cost as much, and
         // runs after the first are rare, while a seed's rows are a deep value (its copies were
         // a good part of canon's CPU per seeded row).
         let query = || -> Result<neo4rs::Query, GraphError> {
             let mut query = neo4rs::query(cypher);
-            for (name, value) in &params {
+            for (name, value) in params {
                 query = query.param(name, to_bolt(value)?);
             }
             Ok(query)
@@ -238,7 +238,7 @@ impl CypherEngine for Neo4jEngine {
 
     async fn apply_schema(&self) -> Result<(), GraphError> {
         for statement in schema_statements(SCHEMA) {
-            match self.run(&statement, Params::new()).await {
+            match self.run(&statement, &Params::new()).await {
                 // IF NOT EXISTS is not atomic: when two canons start on one Neo4j at once, the
                 // one that loses the race is told the rule it asked for already exists.
                 Err(GraphError::Query(text)) if text.contains(EQUIVALENT_SCHEMA_RULE) => {}
@@ -249,7 +249,7 @@ impl CypherEngine for Neo4jEngine {
     }
 
     async fn ping(&self) -> Result<(), GraphError> {
-        match tokio::time::timeout(PING_TIMEOUT, self.run("RETURN 1 AS ok", Params::new())).await {
+        match tokio::time::timeout(PING_TIMEOUT, self.run("RETURN 1 AS ok", &Params::new())).await {
             Ok(result) => result.map(drop),
             Err(_) => Err(GraphError::Unavailable(format!(
                 "Neo4j did not answer a ping within {} s",
