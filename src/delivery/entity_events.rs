@@ -24,7 +24,9 @@ pub struct RecordedEntityEvents {
 #[async_trait]
 impl EntityEvents for RecordedEntityEvents {
     async fn status_changed(&self, tenant: &Tenant, changes: Vec<StatusChange>) {
-        let events: Vec<AccountEvent> = changes.iter().map(event).collect();
+        // One call's changes happened together: they share one timestamp, formatted once.
+        let timestamp = json!(ids::now_rfc3339());
+        let events: Vec<AccountEvent> = changes.iter().map(|change| event(change, &timestamp)).collect();
         if let Err(err) = self.records.record_account_events(tenant.owner(), &events, ids::now_millis()).await
         {
             let first = changes.first().map(|c| c.entity_id.as_str()).unwrap_or_default();
@@ -34,10 +36,10 @@ impl EntityEvents for RecordedEntityEvents {
 }
 
 /// The event of one status change.
-fn event(change: &StatusChange) -> AccountEvent {
+fn event(change: &StatusChange, timestamp: &Value) -> AccountEvent {
     let event_type = change.event_type();
     let id = format!("evt_{}_{}", change.new_status, change.entity_id);
-    let mut body = Map::new();
+    let mut body = Map::with_capacity(9);
     body.insert("eventID".into(), json!(id));
     body.insert("eventType".into(), json!(event_type));
     body.insert("entityID".into(), json!(change.entity_id));
@@ -50,6 +52,6 @@ fn event(change: &StatusChange) -> AccountEvent {
     if let Some(reason) = &change.reason {
         body.insert("reason".into(), json!(reason));
     }
-    body.insert("timestamp".into(), json!(ids::now_rfc3339()));
+    body.insert("timestamp".into(), timestamp.clone());
     AccountEvent { id, event_type, body: Value::Object(body) }
 }

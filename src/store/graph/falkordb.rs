@@ -254,17 +254,18 @@ fn encode(parameter: &str, value: &Value, out: &mut String) -> Result<(), GraphE
                 if i > 0 {
                     out.push_str(", ");
                 }
-                refuse_unsendable(parameter, key)?;
-                if key.is_empty() || key.contains('`') {
-                    return Err(GraphError::Conversion(format!(
-                        "map key {key:?} in {parameter} cannot be sent to FalkorDB (empty or holding a backquote)"
-                    )));
-                }
+                // An identifier (every key canon writes) is all ASCII: nothing to refuse in it.
                 let bare = key.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
-                    && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+                    && key.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
                 if bare {
                     out.push_str(key);
                 } else {
+                    refuse_unsendable(parameter, key)?;
+                    if key.is_empty() || key.contains('`') {
+                        return Err(GraphError::Conversion(format!(
+                            "map key {key:?} in {parameter} cannot be sent to FalkorDB (empty or holding a backquote)"
+                        )));
+                    }
                     out.push('`');
                     out.push_str(key);
                     out.push('`');
@@ -284,9 +285,13 @@ fn encode(parameter: &str, value: &Value, out: &mut String) -> Result<(), GraphE
 /// a check pass plus a push per character cost as much as the rest of the encoding).
 fn push_escaped(parameter: &str, text: &str, out: &mut String) -> Result<(), GraphError> {
     let bytes = text.as_bytes();
-    let mut copied = 0;
-    for (i, &byte) in bytes.iter().enumerate() {
-        let escaped = match byte {
+    // `text[..copied]` is written; the next notable byte is looked for from `at`. Notable
+    // bytes are ASCII or a lead byte, so both always sit on a character boundary.
+    let (mut copied, mut at) = (0, 0);
+    while let Some(found) = bytes[at..].iter().position(|&b| NOTABLE[usize::from(b)]) {
+        let i = at + found;
+        at = i + 1;
+        let escaped = match bytes[i] {
             b'\\' => "\\\\",
             b'\'' => "\\'",
             b'\n' => "\\n",
@@ -296,15 +301,27 @@ fn push_escaped(parameter: &str, text: &str, out: &mut String) -> Result<(), Gra
                 return Err(refused(parameter, text, i))
             }
             0x00..=0x1E | 0x7F => return Err(refused(parameter, text, i)),
+            // U+001F, or 0xC2 leading a printable character: sent as it is.
             _ => continue,
         };
         out.push_str(&text[copied..i]);
         out.push_str(escaped);
-        copied = i + 1;
+        copied = at;
     }
     out.push_str(&text[copied..]);
     Ok(())
 }
+
+/// The bytes [`push_escaped`] stops at: what it escapes, refuses or must look at twice.
+static NOTABLE: [bool; 256] = {
+    let mut notable = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        notable[b] = b < 0x20 || b == 0x7F || b == 0xC2 || b == b'\\' as usize || b == b'\'' as usize;
+        b += 1;
+    }
+    notable
+};
 
 /// A map key goes out bare or backquoted, never escaped: it is only checked.
 fn refuse_unsendable(parameter: &str, text: &str) -> Result<(), GraphError> {
@@ -386,6 +403,7 @@ mod tests {
             json!(1e300),
             json!("plain"),
             json!("it's a \\ back\nslash\r\twith\u{1f}unit séparateur 東京 🙂"),
+            json!("£ ©\u{a0}x\u{1f}\u{1f}'\u{bf}"),
             json!(["a", 1, null, [false, "b'c"]]),
             json!([{ "key": "k\u{1f}x" }]),
             json!({ "not an identifier": "x" }),
