@@ -27,6 +27,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
 mod homonyms;
+mod pipeline;
 
 use utoipa::ToSchema;
 
@@ -34,8 +35,6 @@ use utoipa::ToSchema;
 pub const MAX_ROWS: usize = 10_000;
 /// Fewer rows than this are seeded in the request; more go to a seed job.
 pub const SYNC_LIMIT: usize = 100;
-/// Rows per Cypher statement.
-const CHUNK: usize = 500;
 /// Attempts of a wave that lost a race on the key constraint.
 const RACE_RETRIES: usize = 8;
 /// Lookups again of rows a concurrent writer overtook between lookup and write.
@@ -160,16 +159,7 @@ impl GraphService {
                 Err(reason) => results[i] = Some(rejected(canonical, reason)),
             }
         }
-        let mut prepared = prepared.into_iter();
-        loop {
-            let chunk: Vec<Prepared> = prepared.by_ref().take(CHUNK).collect();
-            if chunk.is_empty() {
-                break;
-            }
-            for wave in waves(chunk) {
-                self.seed_wave(tenant, wave, &mut results).await?;
-            }
-        }
+        self.write_rows(tenant, prepared, &mut results).await?;
         let results: Vec<SeedRowResult> = results
             .into_iter()
             .map(|r| r.unwrap_or_else(|| rejected(String::new(), "not processed".into())))
@@ -267,12 +257,8 @@ impl GraphService {
     /// where the lookup saw them (FalkorDB runs one write at a time, so that check and the
     /// write are one step); a row another writer overtook is looked up and written again, so
     /// concurrent seeds end as if they had run one after the other.
-    async fn seed_wave(
-        &self,
-        tenant: &Tenant,
-        wave: Vec<Prepared>,
-        results: &mut [Option<SeedRowResult>],
-    ) -> ServiceResult<()> {
+    async fn seed_wave(&self, tenant: &Tenant, wave: Vec<Prepared>) -> WaveResult {
+        let mut results = HashMap::with_capacity(wave.len());
         let mut pending = wave;
         for attempt in 0.. {
             let looked_up: Vec<&Prepared> =
@@ -296,7 +282,7 @@ impl GraphService {
                         prepared.synonym_keys.iter().filter_map(|k| owner.get(k)).collect();
                     ids.sort();
                     ids.dedup();
-                    results[prepared.index] = Some(rejected(
+                    results.insert(prepared.index, rejected(
                         prepared.canonical.clone(),
                         format!("its synonyms name several entities ({ids:?}); merge them or seed the row without those synonyms"),
                     ));
@@ -342,21 +328,24 @@ impl GraphService {
                     for row in written {
                         let index = row.get("i").and_then(Value::as_u64).unwrap_or_default() as usize;
                         let created = row.get("created").and_then(Value::as_bool) == Some(true);
-                        results[index] = Some(SeedRowResult {
-                            // A wave keeps its rows' order: found by halving, not a walk per row.
-                            canonical: pending
-                                .binary_search_by_key(&index, |p| p.index)
-                                .map(|at| pending[at].canonical.clone())
-                                .unwrap_or_default(),
-                            outcome: if created { "created" } else { "merged-with" }.into(),
-                            entity_id: Some(str_col(&row, "entityID")),
-                            reason: None,
-                            synonyms_not_taken: not_taken.remove(&index).unwrap_or_default(),
-                        });
+                        results.insert(
+                            index,
+                            SeedRowResult {
+                                // A wave keeps its rows' order: found by halving, not a walk per row.
+                                canonical: pending
+                                    .binary_search_by_key(&index, |p| p.index)
+                                    .map(|at| pending[at].canonical.clone())
+                                    .unwrap_or_default(),
+                                outcome: if created { "created" } else { "merged-with" }.into(),
+                                entity_id: Some(str_col(&row, "entityID")),
+                                reason: None,
+                                synonyms_not_taken: not_taken.remove(&index).unwrap_or_default(),
+                            },
+                        );
                     }
-                    pending.retain(|p| results[p.index].is_none());
+                    pending.retain(|p| !results.contains_key(&p.index));
                     if pending.is_empty() {
-                        return Ok(());
+                        return Ok(results);
                     }
                     if attempt >= OVERTAKEN_RETRIES {
                         return Err(ServiceError::Internal(anyhow::anyhow!(
@@ -398,36 +387,8 @@ fn rejected(canonical: String, reason: String) -> SeedRowResult {
     }
 }
 
-/// Splits a chunk into waves in which no two rows share a key, keeping row order: a row goes
-/// one wave after the last earlier row it shares a key with.
-fn waves(chunk: Vec<Prepared>) -> Vec<Vec<Prepared>> {
-    let mut last_wave_of_key: HashMap<&str, usize> = HashMap::new();
-    let wave_of: Vec<usize> = chunk
-        .iter()
-        .map(|prepared| {
-            let keys = std::iter::once(&prepared.key).chain(&prepared.synonym_keys);
-            let wave = keys
-                .clone()
-                .filter_map(|k| last_wave_of_key.get(k.as_str()))
-                .map(|w| w + 1)
-                .max()
-                .unwrap_or(0);
-            for key in keys {
-                last_wave_of_key.insert(key, wave);
-            }
-            wave
-        })
-        .collect();
-    drop(last_wave_of_key);
-    let mut waves: Vec<Vec<Prepared>> = Vec::new();
-    for (prepared, wave) in chunk.into_iter().zip(wave_of) {
-        if waves.len() <= wave {
-            waves.resize_with(wave + 1, Vec::new);
-        }
-        waves[wave].push(prepared);
-    }
-    waves
-}
+/// What a wave's write decided for its rows, by row index.
+type WaveResult = ServiceResult<HashMap<usize, SeedRowResult>>;
 
 /// A type as seeding needs it: ID, declared attribute keys (None: any) and compared fields.
 type SeedType = (String, Option<HashSet<String>>, Arc<Vec<Field>>);
