@@ -85,6 +85,12 @@ impl SeedSummary {
     }
 }
 
+/// A chunk's rows ready for the write, and the results of those rejected.
+pub(crate) struct PreparedRows {
+    prepared: Vec<Prepared>,
+    results: Vec<Option<SeedRowResult>>,
+}
+
 /// A row ready for Cypher.
 struct Prepared {
     index: usize,
@@ -127,18 +133,17 @@ impl GraphService {
         tag: &str,
         offset: usize,
     ) -> ServiceResult<Vec<SeedRowResult>> {
-        let (results, proposed) = self
-            .seed_rows_unannounced(tenant, bucket_id, rows, tag, offset, &mut TypeCache::default())
-            .await?;
+        let prepared =
+            self.prepare_rows(tenant, bucket_id, rows, tag, offset, &mut TypeCache::default()).await;
+        let (results, proposed) = self.write_prepared(tenant, rows, prepared).await?;
         self.emit(tenant, proposed).await;
         Ok(results)
     }
 
-    /// [`GraphService::seed_rows`] without the announcement: the caller passes the status
-    /// changes to [`GraphService::emit`] when it chooses (a seed job, while its next chunk
-    /// is written), and must before it records the rows as done. `types` holds the entity
+    /// Validates `rows` and builds their Cypher parameters (a seed job prepares its next
+    /// chunk while the current one is written, see `seeding.rs`). `types` holds the entity
     /// types already read (a seed job keeps one for its whole run, see [`TypeCache`]).
-    pub(crate) async fn seed_rows_unannounced(
+    pub(crate) async fn prepare_rows(
         &self,
         tenant: &Tenant,
         bucket_id: &str,
@@ -146,7 +151,7 @@ impl GraphService {
         tag: &str,
         offset: usize,
         types: &mut TypeCache,
-    ) -> ServiceResult<(Vec<SeedRowResult>, Vec<StatusChange>)> {
+    ) -> PreparedRows {
         let mut results: Vec<Option<SeedRowResult>> = vec![None; rows.len()];
         let mut prepared = Vec::new();
         for (i, raw) in rows.iter().enumerate() {
@@ -159,6 +164,20 @@ impl GraphService {
                 Err(reason) => results[i] = Some(rejected(canonical, reason)),
             }
         }
+        PreparedRows { prepared, results }
+    }
+
+    /// Writes rows [`GraphService::prepare_rows`] prepared from `rows`: their results, and
+    /// the entities they proposed, which the caller passes to [`GraphService::emit`] when it
+    /// chooses (a seed job, while its next chunk is written), and must before it records the
+    /// rows as done.
+    pub(crate) async fn write_prepared(
+        &self,
+        tenant: &Tenant,
+        rows: &[Value],
+        prepared: PreparedRows,
+    ) -> ServiceResult<(Vec<SeedRowResult>, Vec<StatusChange>)> {
+        let PreparedRows { prepared, mut results } = prepared;
         self.write_rows(tenant, prepared, &mut results).await?;
         let results: Vec<SeedRowResult> = results
             .into_iter()

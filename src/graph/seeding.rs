@@ -19,9 +19,9 @@ use utoipa::ToSchema;
 /// The job kind that runs seed jobs.
 pub const SEED_JOB_KIND: &str = "entities.seed";
 /// Rows a seed job processes between two saves of its progress: four statements, of which
-/// the seed keeps one ahead of the engine (see `WaveKeys` in `seed.rs`); at a save that
-/// pipeline empties (1,000 rows, two statements, left half the seed without one ahead). A
-/// crash replays at most these rows, which the rows' tags make idempotent.
+/// the seed keeps one ahead of the engine (see `WaveKeys` in `seed/pipeline.rs`); at a save
+/// that pipeline empties (1,000 rows, two statements, left half the seed without one ahead).
+/// A crash replays at most these rows, which the rows' tags make idempotent.
 const JOB_CHUNK: usize = 2_000;
 
 /// Results of a batch seeded in the request.
@@ -146,10 +146,11 @@ impl SeedService {
     }
 
     /// Runs (or resumes) a seed job from its first unsaved chunk. A chunk's entity events and
-    /// results are recorded while the next chunk is seeded, so the graph engine is not left
-    /// idle during the record store's writes (one after the other, bulk seeding ran at 0.67
-    /// of the engine's own rate). Events are recorded before the chunk counts as done: a crash
-    /// between the two replays the chunk, which tags and event IDs make idempotent.
+    /// results are recorded while the next chunk is written (and the one after it prepared),
+    /// so the graph engine is not left idle during the record store's writes (one after the
+    /// other, bulk seeding ran at 0.67 of the engine's own rate). Events are recorded before
+    /// the chunk counts as done: a crash between the two replays the chunk, which tags and
+    /// event IDs make idempotent.
     async fn run_job(&self, id: &str) -> anyhow::Result<()> {
         let job = self
             .records
@@ -162,17 +163,31 @@ impl SeedService {
         let mut processed = job.processed_rows as usize;
         let mut unrecorded: Option<SeededChunk> = None;
         let mut types = TypeCache::default();
+        let (graph, bucket_id) = (&self.graph, job.bucket_id.as_str());
+        let mut next = None;
         while processed < job.rows.len() {
             let end = (processed + JOB_CHUNK).min(job.rows.len());
             let rows = &job.rows[processed..end];
             let began = std::time::Instant::now();
-            let types = &mut types;
+            let prepared = match next.take() {
+                Some(prepared) => prepared,
+                None => graph.prepare_rows(&tenant, bucket_id, rows, &job.id, processed, &mut types).await,
+            };
             let seeding = async {
-                let seeded = self
-                    .graph
-                    .seed_rows_unannounced(&tenant, &job.bucket_id, rows, &job.id, processed, types)
-                    .await;
+                let seeded = graph.write_prepared(&tenant, rows, prepared).await;
                 (seeded, began.elapsed())
+            };
+            // The next chunk is prepared while this one is written, so the engine has its first
+            // statement at once when this one's last is answered.
+            let following = &job.rows[end..(end + JOB_CHUNK).min(job.rows.len())];
+            let types = &mut types;
+            let preparing = async {
+                match following.is_empty() {
+                    true => None,
+                    false => {
+                        Some(graph.prepare_rows(&tenant, bucket_id, following, &job.id, end, types).await)
+                    }
+                }
             };
             let (tenant, job_id) = (&tenant, job.id.as_str());
             let recording = |chunk| async move {
@@ -181,11 +196,17 @@ impl SeedService {
             };
             let ((seeded, seed_time), record_time) = match unrecorded.take() {
                 Some(chunk) => {
-                    let (seeded, (recorded, took)) = tokio::join!(seeding, recording(chunk));
+                    let (seeded, prepared, (recorded, took)) =
+                        tokio::join!(seeding, preparing, recording(chunk));
+                    next = prepared;
                     recorded?;
                     (seeded, Some(took))
                 }
-                None => (seeding.await, None),
+                None => {
+                    let (seeded, prepared) = tokio::join!(seeding, preparing);
+                    next = prepared;
+                    (seeded, None)
+                }
             };
             // Where a chunk's time goes (CANON_LOG=canon::graph::seeding=debug): seeding it, and
             // recording the chunk before it beside that.
