@@ -105,6 +105,13 @@ struct Prepared {
     params: serde_json::Map<String, Value>,
 }
 
+impl Prepared {
+    /// The row's name key, then its synonyms' keys.
+    fn keys(&self) -> impl Iterator<Item = &String> + Clone {
+        std::iter::once(&self.key).chain(&self.synonym_keys)
+    }
+}
+
 impl GraphService {
     /// The tenant's default bucket, or the given live one (404 otherwise).
     pub async fn write_bucket(&self, tenant: &Tenant, bucket: Option<&str>) -> ServiceResult<String> {
@@ -312,8 +319,7 @@ impl GraphService {
                     true => Value::Null,
                     false => Value::Array(named.expected(prepared)),
                 };
-                let keys =
-                    json!(std::iter::once(&prepared.key).chain(&prepared.synonym_keys).collect::<Vec<_>>());
+                let keys = json!(prepared.keys().collect::<Vec<_>>());
                 let homonyms_checked = json!(named.homonyms_checked(prepared));
                 let row = &mut prepared.params;
                 row.insert("i".into(), json!(prepared.index));

@@ -44,8 +44,7 @@ impl GraphService {
     /// taken, the name's homonyms and every candidate's attributes. Rows without compared
     /// attributes cost one statement for the wave, as before homonyms existed.
     pub(super) async fn look_up_names(&self, tenant: &Tenant, pending: &[&Prepared]) -> ServiceResult<Named> {
-        let keys: Vec<&String> =
-            pending.iter().flat_map(|p| std::iter::once(&p.key).chain(&p.synonym_keys)).collect();
+        let keys: Vec<&String> = pending.iter().flat_map(|p| p.keys()).collect();
         let found = self.run(tenant, queries::ENTITY_KEYS_LOOKUP, params! { "keys" => keys }).await?;
         let owner: HashMap<String, String> =
             found.iter().map(|row| (str_col(row, "key"), str_col(row, "entityID"))).collect();
@@ -62,10 +61,7 @@ impl GraphService {
             .filter(|p| compares(p))
             .flat_map(|p| {
                 let homonyms = named.homonyms.get(&p.key).into_iter().flatten().map(|(_, id)| id);
-                std::iter::once(&p.key)
-                    .chain(&p.synonym_keys)
-                    .filter_map(|k| named.owner.get(k))
-                    .chain(homonyms)
+                p.keys().filter_map(|k| named.owner.get(k)).chain(homonyms)
             })
             .collect::<HashSet<_>>()
             .into_iter()
@@ -116,7 +112,7 @@ impl Named {
 
     /// The keys (and homonyms) the row's write must still find pointing where they did.
     pub(super) fn expected(&self, prepared: &Prepared) -> Vec<Value> {
-        let keys = std::iter::once(&prepared.key).chain(&prepared.synonym_keys);
+        let keys = prepared.keys();
         let owned = keys.filter_map(|k| self.owner.get(k).map(|id| (k, id)));
         let homonyms = self.homonyms.get(&prepared.key).into_iter().flatten().map(|(k, id)| (k, id));
         owned.chain(homonyms).map(|(key, id)| json!({ "key": key, "entityID": id })).collect()

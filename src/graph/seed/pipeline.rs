@@ -83,7 +83,7 @@ impl WaveKeys {
     fn of(wave: &[Prepared]) -> Self {
         use std::hash::BuildHasher;
         let state = std::hash::BuildHasherDefault::<std::collections::hash_map::DefaultHasher>::default();
-        let keys = wave.iter().flat_map(|p| std::iter::once(&p.key).chain(&p.synonym_keys));
+        let keys = wave.iter().flat_map(Prepared::keys);
         Self {
             hashes: keys.map(|key| state.hash_one(key)).collect(),
             without_lookup: wave.iter().all(homonyms::resolved_in_write),
@@ -109,7 +109,7 @@ fn waves(chunk: Vec<Prepared>) -> Vec<Vec<Prepared>> {
     let wave_of: Vec<usize> = chunk
         .iter()
         .map(|prepared| {
-            let keys = std::iter::once(&prepared.key).chain(&prepared.synonym_keys);
+            let keys = prepared.keys();
             let wave = keys
                 .clone()
                 .filter_map(|k| last_wave_of_key.get(k.as_str()))
