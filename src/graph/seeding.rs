@@ -182,12 +182,10 @@ impl SeedService {
             let following = &job.rows[end..(end + JOB_CHUNK).min(job.rows.len())];
             let types = &mut types;
             let preparing = async {
-                match following.is_empty() {
-                    true => None,
-                    false => {
-                        Some(graph.prepare_rows(&tenant, bucket_id, following, &job.id, end, types).await)
-                    }
+                if following.is_empty() {
+                    return None;
                 }
+                Some(graph.prepare_rows(&tenant, bucket_id, following, &job.id, end, types).await)
             };
             let (tenant, job_id) = (&tenant, job.id.as_str());
             let recording = |chunk| async move {

@@ -85,8 +85,12 @@ impl WaveKeys {
         let state = std::hash::BuildHasherDefault::<std::collections::hash_map::DefaultHasher>::default();
         let without_lookup = wave.iter().all(homonyms::resolved_in_write);
         // A wave that needs a lookup commutes with none: its keys are not hashed.
-        let keys = wave.iter().filter(|_| without_lookup).flat_map(Prepared::keys);
-        Self { hashes: keys.map(|key| state.hash_one(key)).collect(), without_lookup }
+        let hashes = if without_lookup {
+            wave.iter().flat_map(Prepared::keys).map(|key| state.hash_one(key)).collect()
+        } else {
+            HashSet::new()
+        };
+        Self { hashes, without_lookup }
     }
 
     /// Whether a wave with these keys may be written while `other`'s write is in flight.
