@@ -7,6 +7,8 @@
 //! 2. Dense search p99 with 100,000 items in the tenant's collection (goal: ≤ 10 ms), at the
 //!    vector store, and end to end over HTTP (which adds embedding the query with the model).
 
+mod common;
+
 use canon::app::App;
 use canon::collections::names::scopes;
 use canon::config::Config;
@@ -16,6 +18,7 @@ use canon::graph::Tenant;
 use canon::jobs::Handlers;
 use canon::store::records::keys::Environment;
 use canon::store::vectors::{fields, point_id, Condition, Filter, Point, Query, Ranking, Sparse};
+use common::percentile;
 use rand::{Rng, SeedableRng};
 use serde_json::{json, Map, Value};
 use std::path::PathBuf;
@@ -77,12 +80,6 @@ fn texts(count: usize) -> Vec<String> {
             )
         })
         .collect()
-}
-
-fn percentile(samples: &mut [Duration], p: f64) -> Duration {
-    samples.sort();
-    let index = ((samples.len() as f64 - 1.0) * p).round() as usize;
-    samples[index]
 }
 
 fn ms(d: Duration) -> f64 {

@@ -95,11 +95,7 @@ async fn main() -> anyhow::Result<()> {
             run.canon_rate / run.process_plain_rate
         );
     }
-    let median = |f: &dyn Fn(&Round) -> Option<f64>| {
-        let mut values: Vec<f64> = runs.iter().filter_map(f).collect();
-        values.sort_by(f64::total_cmp);
-        values.get(values.len() / 2).copied()
-    };
+    let median = |f: &dyn Fn(&Round) -> Option<f64>| common::median(runs.iter().filter_map(f).collect());
     let canon_rate = median(&|r| Some(r.canon_rate)).unwrap_or_default();
     let plain_rate = median(&|r| Some(r.plain_rate)).unwrap_or_default();
     println!("  canon workers   {canon_rate:>9.0} deliveries/s (median)");

@@ -158,9 +158,7 @@ async fn pass(
     let (api_cpu, raw_cpu): (f64, f64) =
         (seeds.iter().map(|r| r.api.1).sum(), seeds.iter().map(|r| r.raw.1).sum());
     println!("  CPU of the canon process: API side {api_cpu:.1} s, engine side {raw_cpu:.1} s");
-    let mut ratios: Vec<f64> = seeds.iter().map(|r| r.api.0 / r.raw.0).collect();
-    ratios.sort_by(f64::total_cmp);
-    let median = (ratios[(ratios.len() - 1) / 2] + ratios[ratios.len() / 2]) / 2.0;
+    let median = common::median(seeds.iter().map(|r| r.api.0 / r.raw.0).collect()).unwrap_or_default();
     println!(
         "  ratio API/engine: {median:.2} (median of the rounds; goal >= 0.9); of all rounds' rows {:.2}",
         api_rate / raw_rate

@@ -179,6 +179,14 @@ pub async fn engine_settled(data_dir: &std::path::Path) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The median of `values` (the mean of the middle two when their number is even); `None`
+/// when there are none. Every bench that reports the median of its rounds takes it here.
+pub fn median(mut values: Vec<f64>) -> Option<f64> {
+    values.sort_by(f64::total_cmp);
+    let n = values.len();
+    (n > 0).then(|| (values[(n - 1) / 2] + values[n / 2]) / 2.0)
+}
+
 pub fn percentile(samples: &mut [Duration], p: f64) -> Duration {
     samples.sort();
     samples[((samples.len() - 1) as f64 * p).round() as usize]
