@@ -12,7 +12,7 @@
 use crate::graph::events::{EntityEvents, StatusChange};
 use crate::graph::Tenant;
 use crate::ids;
-use crate::store::records::subscriptions::AccountEvent;
+use crate::store::records::account_events::AccountEvent;
 use crate::store::records::Records;
 use async_trait::async_trait;
 use serde_json::{json, Map, Value};

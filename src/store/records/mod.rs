@@ -4,6 +4,7 @@
 //! One SQL text serves both databases through sqlx's `Any` driver (`$1` placeholders work
 //! in both); where the dialects differ (`FOR UPDATE SKIP LOCKED`) the query says so.
 
+pub mod account_events;
 pub mod accuracy;
 pub mod accuracy_runs;
 pub mod audit;
