@@ -71,6 +71,12 @@ pub struct SeedRowResult {
     pub synonyms_not_taken: Vec<String>,
 }
 
+impl crate::store::records::seed_jobs::StoredResult for SeedRowResult {
+    fn outcome(&self) -> &str {
+        &self.outcome
+    }
+}
+
 #[derive(Clone, Debug, Default, Serialize, Deserialize, ToSchema, PartialEq)]
 pub struct SeedSummary {
     pub created: usize,

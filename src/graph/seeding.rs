@@ -218,7 +218,8 @@ impl SeedService {
             self.record(&tenant, &job.id, chunk).await?;
         }
         if job.status != "completed" {
-            self.records.save_seed_progress(&job.id, "completed", processed as i64, &[], None).await?;
+            let none: &[SeedRowResult] = &[];
+            self.records.save_seed_progress(&job.id, "completed", processed as i64, none, None).await?;
         }
         Ok(())
     }
@@ -226,10 +227,8 @@ impl SeedService {
     /// Announces a seeded chunk's new entities, then saves its results and the job's progress.
     async fn record(&self, tenant: &Tenant, job_id: &str, chunk: SeededChunk) -> anyhow::Result<()> {
         self.graph.emit(tenant, chunk.proposed).await;
-        let results: Vec<Value> =
-            chunk.results.into_iter().map(|r| serde_json::to_value(r).unwrap_or_default()).collect();
         let first_row = chunk.first_row as i64;
-        Ok(self.records.save_seed_progress(job_id, chunk.status, first_row, &results, None).await?)
+        Ok(self.records.save_seed_progress(job_id, chunk.status, first_row, &chunk.results, None).await?)
     }
 }
 
