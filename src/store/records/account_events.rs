@@ -1,11 +1,11 @@
 //! Account-wide events (an entity's status change): each stored once by its ID, with its
 //! deliveries in the same transaction.
 
-use super::json_params::{json_rows, json_text};
-use super::outbox::{enqueue, EventSource};
+use super::json_params::{json_rows, json_text, positional_rows};
+use super::outbox::account_deliveries;
 use super::{Dialect, Owner, RecordError, Records};
 use sqlx::Row;
-use std::collections::HashSet;
+use std::sync::OnceLock;
 
 /// An account-wide event (an entity's status change), its ID derived from what happened.
 pub struct AccountEvent {
@@ -37,7 +37,7 @@ fn insert_sql(dialect: Dialect, rows: usize, returning: bool) -> String {
         Dialect::Sqlite => format!(
             "WITH r(id, type, body) AS (VALUES {}) {columns} SELECT r.id, ?, ?, r.type, r.body, ? FROM r \
              WHERE r.id IS NOT NULL ON CONFLICT (id) DO NOTHING{returning}",
-            vec!["(?,?,?)"; rows].join(",")
+            positional_rows(3, rows)
         ),
         Dialect::Postgres => format!(
             "{columns} SELECT e.value ->> 0, $2, $3, e.value ->> 1, e.value ->> 2, $4 \
@@ -45,6 +45,16 @@ fn insert_sql(dialect: Dialect, rows: usize, returning: bool) -> String {
             json_rows(dialect, 1)
         ),
     }
+}
+
+/// SQLite's insert for the `shape`-th of [`SQLITE_ROWS`], written once per process (up to
+/// 1,000 rows of `?`: formatting it for every batch was needless).
+fn sqlite_insert_sql(shape: usize, returning: bool) -> &'static str {
+    static SQL: OnceLock<Vec<[String; 2]>> = OnceLock::new();
+    let shapes = SQL.get_or_init(|| {
+        SQLITE_ROWS.iter().map(|rows| [false, true].map(|r| insert_sql(Dialect::Sqlite, *rows, r))).collect()
+    });
+    &shapes[shape][usize::from(returning)]
 }
 
 /// `[[id, type, body], …]` for PostgreSQL's insert, written as text (NULs as U+FFFD, see
@@ -94,18 +104,20 @@ impl Records {
             .iter()
             .map(|row| row.get("type"))
             .collect();
-            let delivered = |event: &AccountEvent| subscribed.iter().any(|t| t == event.event_type);
             // Without a subscription nothing reads which rows were new: returning them cost a
             // hand-over from SQLite's thread per event.
-            let returning = batch.iter().any(delivered);
+            let returning = batch.iter().any(|event| subscribed.iter().any(|t| t == event.event_type));
             // serde_json escapes a NUL in a string, so a body holds none.
             let bodies: Vec<String> = batch.iter().map(|event| event.body.to_string()).collect();
             let insert = match self.dialect {
                 Dialect::Sqlite => {
-                    let rows =
-                        SQLITE_ROWS.into_iter().find(|rows| *rows >= batch.len()).unwrap_or(batch.len());
-                    let sql = insert_sql(self.dialect, rows, returning);
-                    let mut query = sqlx::query(&sql);
+                    // A batch is at most EVENTS_PER_WRITE, the largest shape.
+                    let (shape, rows) = SQLITE_ROWS
+                        .into_iter()
+                        .enumerate()
+                        .find(|(_, rows)| *rows >= batch.len())
+                        .unwrap_or((SQLITE_ROWS.len() - 1, EVENTS_PER_WRITE));
+                    let mut query = sqlx::query(sqlite_insert_sql(shape, returning));
                     for (event, body) in batch.iter().zip(&bodies) {
                         query = query.bind(event.id.as_str()).bind(event.event_type).bind(body.as_str());
                     }
@@ -122,10 +134,17 @@ impl Records {
                     query.fetch_all(&mut *tx).await?
                 }
             };
-            let inserted: HashSet<String> = insert.iter().map(|row| row.get("id")).collect();
-            for event in batch.iter().filter(|event| delivered(event) && inserted.contains(&event.id)) {
-                let source = EventSource::Account { event_type: event.event_type };
-                enqueue(&mut tx, owner, &event.id, source, now).await?;
+            // Only the events new in this write are delivered: a replayed chunk's were already.
+            if returning {
+                let mut new = String::from("[");
+                for row in &insert {
+                    if new.len() > 1 {
+                        new.push(',');
+                    }
+                    json_text(&mut new, Some(row.get::<&str, _>("id")));
+                }
+                new.push(']');
+                account_deliveries(self.dialect, owner, new, now).execute(&mut tx).await?;
             }
             tx.commit().await?;
         }
@@ -147,14 +166,27 @@ mod tests {
             .collect()
     }
 
+    /// Events `range`, every tenth an `entity_merged` (the others `entity_proposed`).
     fn events(range: std::ops::Range<usize>) -> Vec<AccountEvent> {
         range
-            .map(|i| AccountEvent {
-                id: format!("evt_proposed_ent_{i:05}"),
-                event_type: "entity_proposed",
-                body: serde_json::json!({ "entityID": format!("ent_{i:05}"), "note": "a \"quoted\" \u{0}" }),
+            .map(|i| {
+                let event_type = if i % 10 == 0 { "entity_merged" } else { "entity_proposed" };
+                AccountEvent {
+                    id: format!("evt_{event_type}_ent_{i:05}"),
+                    event_type,
+                    body: serde_json::json!({ "entityID": format!("ent_{i:05}"), "note": "a \"quoted\" \u{0}" }),
+                }
             })
             .collect()
+    }
+
+    fn subscription(id: &str, event_type: &str) -> super::super::subscriptions::SubscriptionRow {
+        super::super::subscriptions::SubscriptionRow {
+            id: id.into(),
+            subscription_type: event_type.into(),
+            webhook_url: Some(format!("https://h.example.com/{id}")),
+            ..Default::default()
+        }
     }
 
     #[tokio::test]
@@ -167,32 +199,53 @@ mod tests {
         for range in [0..1, 1..10, 10..74, 74..1_074, 1_074..2_100] {
             records.record_account_events(owner, &events(range), 5).await.unwrap();
         }
-        let subscription = super::super::subscriptions::SubscriptionRow {
-            id: "sub_a".into(),
-            subscription_type: "entity_proposed".into(),
-            webhook_url: Some("https://h.example.com/a".into()),
-            ..Default::default()
+        // Proposals go to a webhook; merges to a webhook and a bucket; a disabled subscription
+        // and another tenant's get nothing.
+        records.save_subscription(owner, &subscription("sub_p", "entity_proposed")).await.unwrap();
+        let merged = super::super::subscriptions::SubscriptionRow {
+            s3_bucket: Some("bucket".into()),
+            ..subscription("sub_m", "entity_merged")
         };
-        records.save_subscription(owner, &subscription).await.unwrap();
+        records.save_subscription(owner, &merged).await.unwrap();
+        let off = super::super::subscriptions::SubscriptionRow {
+            disabled: true,
+            ..subscription("sub_off", "entity_proposed")
+        };
+        records.save_subscription(owner, &off).await.unwrap();
+        let stranger = Owner { account_id: "acc_b", environment: "sandbox" };
+        records.save_subscription(stranger, &subscription("sub_b", "entity_proposed")).await.unwrap();
         // Recorded again with a hundred new ones (a replayed seed chunk, then more): only the
         // new ones are added, and only they are delivered.
         records.record_account_events(owner, &events(2_000..2_200), 6).await.unwrap();
         let rows = stored(&records).await;
-        let expected: Vec<_> = events(0..2_200)
+        let mut expected: Vec<_> = events(0..2_200)
             .into_iter()
             .map(|event| (event.id, event.event_type.to_string(), event.body.to_string()))
             .collect();
+        expected.sort();
         assert_eq!(rows, expected);
         let body: serde_json::Value = serde_json::from_str(&rows[7].2).unwrap();
         assert_eq!(body["note"], "a \"quoted\" \u{0}", "a body is stored as the JSON it was");
-        let delivered: Vec<String> = sqlx::query("SELECT event_id FROM deliveries ORDER BY event_id")
-            .fetch_all(&records.pool)
-            .await
-            .unwrap()
-            .iter()
-            .map(|row| row.get("event_id"))
-            .collect();
-        let new: Vec<String> = events(2_100..2_200).into_iter().map(|event| event.id).collect();
-        assert_eq!(delivered, new);
+        let delivered: Vec<(String, String, String, String)> =
+            sqlx::query("SELECT id, account_id, event_id, status FROM deliveries ORDER BY id")
+                .fetch_all(&records.pool)
+                .await
+                .unwrap()
+                .iter()
+                .map(|row| (row.get("id"), row.get("account_id"), row.get("event_id"), row.get("status")))
+                .collect();
+        let mut expected: Vec<(String, String, String, String)> = Vec::new();
+        for event in events(2_100..2_200) {
+            let (subscription, destinations) = match event.event_type {
+                "entity_merged" => ("sub_m", &["s3", "webhook"][..]),
+                _ => ("sub_p", &["webhook"][..]),
+            };
+            for destination in destinations {
+                let id = format!("dlv_{subscription}_{}_{destination}", event.id);
+                expected.push((id, "acc_a".into(), event.id.clone(), "pending".into()));
+            }
+        }
+        expected.sort();
+        assert_eq!(delivered, expected);
     }
 }

@@ -27,6 +27,14 @@ pub(super) fn json_rows(dialect: Dialect, n: usize) -> String {
     }
 }
 
+/// `rows` rows of `columns` anonymous parameters, `(?,?),(?,?)…`, for a `VALUES` list on SQLite:
+/// bound in order, where a JSON parameter made SQLite re-parse each row for every field read
+/// and `$n` names made each bind search a list as long as the statement's.
+pub(super) fn positional_rows(columns: usize, rows: usize) -> String {
+    let row = format!("({})", vec!["?"; columns].join(","));
+    vec![row; rows].join(",")
+}
+
 /// `text` with every NUL character replaced by U+FFFD: PostgreSQL's text cannot hold one, and
 /// a reply or document a tenant controls may carry one.
 pub(super) fn nul_free(text: &str) -> Cow<'_, str> {

@@ -3,7 +3,7 @@
 //! row is claimed again), and every attempt kept for the delivery log.
 
 use super::batch::Statement;
-use super::json_params::{json_numbers, json_rows, json_text};
+use super::json_params::{json_numbers, json_rows, json_strings, json_text};
 use super::outbox_rows::{claimed_from, due_sql, kept_on_row, log_sql, BODIES, CARRIED, CARRIED_FROM};
 use super::outbox_sqlite::Turn;
 use super::writer::Writer;
@@ -11,18 +11,17 @@ use super::Owner;
 use super::{Dialect, RecordError, Records};
 use sqlx::any::AnyRow;
 use sqlx::Row;
+use std::sync::OnceLock;
 
 pub use super::outbox_rows::{Attempt, Claimed, DeliveryRecord, Finished};
 
-/// What an event is, for choosing the subscriptions it goes to.
+/// What an event is, for choosing the subscriptions it goes to. (Account-wide `entity_*`
+/// events go in batches: [`account_deliveries`].)
 pub enum EventSource<'a> {
     /// A terminal event of a workflow call's function.
     Function { function_id: &'a str, is_error: bool },
     /// A `collection_processing` event.
     Collection { collection_id: &'a str },
-    /// An account-wide event (`entity_*`): subscriptions of that type with no function or
-    /// collection.
-    Account { event_type: &'a str },
 }
 
 /// Destinations a subscription may have, as the outbox names them.
@@ -53,22 +52,10 @@ pub(super) fn enqueued<'a>(
     let (matches, key, is_error) = match source {
         EventSource::Function { function_id, is_error } => ("s.function_id = $4", function_id, is_error),
         EventSource::Collection { collection_id } => ("s.collection_id = $4", collection_id, false),
-        EventSource::Account { event_type } => {
-            ("s.type = $4 AND s.function_id IS NULL AND s.collection_id IS NULL", event_type, false)
-        }
     };
+    let (names, target) = destinations();
     // One statement for the three destinations (a terminal event of every call passes here):
     // each subscription crossed with the destination names, kept where it sets that one.
-    let names = DESTINATIONS
-        .iter()
-        .map(|(name, _)| format!("SELECT '{name}' AS name"))
-        .collect::<Vec<_>>()
-        .join(" UNION ALL ");
-    let target = DESTINATIONS
-        .iter()
-        .map(|(name, column)| format!("WHEN '{name}' THEN s.{column}"))
-        .collect::<Vec<_>>()
-        .join(" ");
     Statement::new(format!(
         "INSERT INTO deliveries (id, account_id, environment, subscription_id, event_id, destination, status, \
              attempts, next_attempt_at, created_at, updated_at) \
@@ -86,6 +73,57 @@ pub(super) fn enqueued<'a>(
     .arg(key)
     .arg(now)
     .arg(i64::from(is_error))
+}
+
+/// The destinations as SQL: a subquery of their names (`d.name`), and the `WHEN` arms that
+/// read a subscription's setting for each (`CASE d.name … END`).
+fn destinations() -> &'static (String, String) {
+    static SQL: OnceLock<(String, String)> = OnceLock::new();
+    SQL.get_or_init(|| {
+        let names = DESTINATIONS
+            .iter()
+            .map(|(name, _)| format!("SELECT '{name}' AS name"))
+            .collect::<Vec<_>>()
+            .join(" UNION ALL ");
+        let target = DESTINATIONS
+            .iter()
+            .map(|(name, column)| format!("WHEN '{name}' THEN s.{column}"))
+            .collect::<Vec<_>>()
+            .join(" ");
+        (names, target)
+    })
+}
+
+/// Writes the pending deliveries of a batch of recorded account-wide events (the IDs as a
+/// JSON array at `$3`) in one statement: each event goes to the live subscriptions of its own
+/// type with no function or collection, once per destination they set, with the IDs
+/// [`enqueued`] would give them. One statement per event had cost a seed with an
+/// `entity_proposed` subscription a round trip to the store per entity.
+pub(super) fn account_deliveries(
+    dialect: Dialect,
+    owner: Owner<'_>,
+    event_ids: String,
+    now: i64,
+) -> Statement<'_> {
+    let (names, target) = destinations();
+    Statement::new(format!(
+        "INSERT INTO deliveries (id, account_id, environment, subscription_id, event_id, destination, status, \
+             attempts, next_attempt_at, created_at, updated_at) \
+         SELECT 'dlv_' || s.id || '_' || e.id || '_' || d.name, s.account_id, s.environment, s.id, e.id, \
+             d.name, 'pending', 0, $4, $4, $4 \
+         FROM events e JOIN subscriptions s ON s.account_id = e.account_id AND s.environment = e.environment \
+             AND s.type = e.event_type \
+         CROSS JOIN ({names}) d \
+         WHERE e.id IN ({}) AND e.account_id = $1 AND e.environment = $2 \
+             AND s.function_id IS NULL AND s.collection_id IS NULL AND s.disabled = 0 \
+             AND (CASE d.name {target} END) <> '' \
+         ON CONFLICT (id) DO NOTHING",
+        json_strings(dialect, 3)
+    ))
+    .arg(owner.account_id)
+    .arg(owner.environment)
+    .arg(event_ids)
+    .arg(now)
 }
 
 /// A turn's finished attempts as the JSON parameter of [`settle_sql`] (every delivery's new

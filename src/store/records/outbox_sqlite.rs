@@ -1,7 +1,7 @@
 //! A turn of the delivery outbox on SQLite: the finished attempts settled and the next due
 //! rows claimed in one transaction, in two queries to SQLite's thread.
 
-use super::json_params::nul_free;
+use super::json_params::{nul_free, positional_rows};
 use super::outbox_rows::{
     claimed_from, due_sql, kept_on_row, log_sql, Claimed, Finished, BODIES, CARRIED, CARRIED_FROM,
 };
@@ -35,7 +35,6 @@ const SETTLE_COLUMNS: usize = 10;
 fn settle_sql() -> &'static str {
     static SQL: OnceLock<String> = OnceLock::new();
     SQL.get_or_init(|| {
-        let row = format!("({})", ["?"; SETTLE_COLUMNS].join(","));
         // SQLite finds the rows by rowid, without a walk down the ID's index; the ID must match
         // too, should the rowids have been renumbered since the claim (a VACUUM); its unary
         // `+` keeps SQLite from walking the ID's index instead.
@@ -48,7 +47,7 @@ fn settle_sql() -> &'static str {
                  first_latency_ms = CASE WHEN r.kept THEN r.latency ELSE first_latency_ms END, \
                  first_response_excerpt = CASE WHEN r.kept THEN r.excerpt ELSE first_response_excerpt END \
              FROM r WHERE deliveries.rowid = r.rid AND +deliveries.id = r.id",
-            vec![row; SETTLE_ROWS].join(",")
+            positional_rows(SETTLE_COLUMNS, SETTLE_ROWS)
         )
     })
 }

@@ -87,7 +87,9 @@ impl Records {
         .bind(environment)
         .bind(bucket_id)
         .bind(rows.len() as i64)
-        .bind(serde_json::Value::from(rows.to_vec()).to_string())
+        // Printed from the slice (a `Value` of it first copied every row); printing `Value`s
+        // cannot fail, their keys being strings.
+        .bind(serde_json::to_string(rows).unwrap_or_default())
         .bind(now)
         .execute(&mut *self.write().await?)
         .await?;
