@@ -36,14 +36,22 @@ async fn statements_cut_mid_reply_on_neo4j_leave_no_connection_that_answers_a_la
         buckets.push((app.create_bucket(&name).await, name));
     }
 
-    // Sized to keep the server busy about a second whatever the machine's speed.
+    // Sized to keep the server busy about a second whatever the machine's speed. Each size is
+    // timed twice and the faster kept: a first run (planning, the JIT, a busy moment) can take
+    // several times longer than the runs after it, which then ended before their cut (seen in
+    // CI: 1,000,000 rows walked in 2.2 s, then every cut statement done within 551 ms).
     let mut n: i64 = 1_000_000;
     let took = loop {
-        let started = Instant::now();
-        let rows =
-            engine.run(SLOW_AND_EMPTY, &params(json!({ "n": n }))).await.expect("the slow statement runs");
-        assert!(rows.is_empty(), "it returns no rows: {rows:?}");
-        let took = started.elapsed();
+        let mut took = Duration::MAX;
+        for _ in 0..2 {
+            let started = Instant::now();
+            let rows = engine
+                .run(SLOW_AND_EMPTY, &params(json!({ "n": n })))
+                .await
+                .expect("the slow statement runs");
+            assert!(rows.is_empty(), "it returns no rows: {rows:?}");
+            took = took.min(started.elapsed());
+        }
         if took >= Duration::from_millis(800) || n >= 16_000_000 {
             break took;
         }
