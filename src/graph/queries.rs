@@ -87,6 +87,7 @@ cypher! {
 
 cypher! {
     ENTITY_CANDIDATES => "entity_candidates",
+    ENTITY_CANDIDATES_ORDERED => "entity_candidates_ordered",
 }
 
 cypher! {

@@ -353,8 +353,19 @@ impl SuggestionService {
     ) -> ServiceResult<(Vec<Record>, BTreeMap<String, Value>)> {
         let limit = ids.len() as i64;
         let params = params! { "bucketID" => None::<String>, "ids" => ids, "after" => None::<String>, "limit" => limit };
-        let rows = self.graph.run_query(tenant, queries::ENTITY_CANDIDATES, params).await?;
+        let rows = self.graph.run_query(tenant, self.candidates_query(), params).await?;
         Ok(resolution_records(&rows))
+    }
+
+    /// The candidates' statement for this engine: Neo4j's names its indexes, so a plan made on
+    /// an index's empty statistics right after a bulk load cannot scan every key
+    /// (`entity_candidates_ordered.cypher`).
+    fn candidates_query(&self) -> &'static str {
+        if self.graph.engine().orders_by_index() {
+            queries::ENTITY_CANDIDATES_ORDERED
+        } else {
+            queries::ENTITY_CANDIDATES
+        }
     }
 
     /// Every live candidate of the tenant (or of one bucket), read a page at a time in ID order.
@@ -370,7 +381,7 @@ impl SuggestionService {
                 "bucketID" => bucket, "ids" => None::<Vec<String>>, "after" => after.clone(),
                 "limit" => self.candidates_page as i64,
             };
-            let rows = self.graph.run_query(tenant, queries::ENTITY_CANDIDATES, params).await?;
+            let rows = self.graph.run_query(tenant, self.candidates_query(), params).await?;
             let full = rows.len() >= self.candidates_page;
             let (page, page_schemas) = resolution_records(&rows);
             after = page.last().map(|r| r.candidate.entity_id.clone());
