@@ -8,7 +8,7 @@
 // seeks each ID in the same index.
 CALL {
   MATCH (e:Entity)
-  USING INDEX e:Entity(accountID, environment, id)
+  USING INDEX SEEK e:Entity(accountID, environment, id)
   WHERE e.accountID = $accountID AND e.environment = $environment AND e.id > coalesce($after, '')
     AND e.mergedInto IS NULL AND e.status <> 'rejected'
     AND ($bucketID IS NULL OR e.bucketID = $bucketID)
@@ -16,7 +16,7 @@ CALL {
   LIMIT CASE WHEN $ids IS NULL THEN $limit ELSE 0 END
   UNION ALL
   MATCH (e:Entity)
-  USING INDEX e:Entity(accountID, environment, id)
+  USING INDEX SEEK e:Entity(accountID, environment, id)
   WHERE e.accountID = $accountID AND e.environment = $environment AND e.id IN coalesce($ids, [])
     AND e.mergedInto IS NULL AND e.status <> 'rejected'
     AND ($bucketID IS NULL OR e.bucketID = $bucketID)
@@ -24,7 +24,7 @@ CALL {
 }
 OPTIONAL MATCH (t:EntityType {id: e.typeID})
 OPTIONAL MATCH (k:Key)
-USING INDEX k:Key(entityID)
+USING INDEX SEEK k:Key(entityID)
 WHERE k.entityID = e.id AND k.key IS NOT NULL
 WITH e, t, collect(k.normalized) AS forms
 RETURN e.id AS entityID, e.bucketID AS bucketID, e.normalized AS normalized,
