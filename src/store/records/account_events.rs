@@ -1,7 +1,7 @@
 //! Account-wide events (an entity's status change): each stored once by its ID, with its
 //! deliveries in the same transaction.
 
-use super::json_params::{json_rows, json_text, positional_rows};
+use super::json_params::{json_rows, json_string_array, json_text, positional_rows};
 use super::outbox::account_deliveries;
 use super::{Dialect, Owner, RecordError, Records};
 use sqlx::Row;
@@ -136,14 +136,7 @@ impl Records {
             };
             // Only the events new in this write are delivered: a replayed chunk's were already.
             if returning {
-                let mut new = String::from("[");
-                for row in &insert {
-                    if new.len() > 1 {
-                        new.push(',');
-                    }
-                    json_text(&mut new, Some(row.get::<&str, _>("id")));
-                }
-                new.push(']');
+                let new = json_string_array(insert.iter().map(|row| row.get::<&str, _>("id")));
                 account_deliveries(self.dialect, owner, new, now).execute(&mut tx).await?;
             }
             tx.commit().await?;

@@ -71,6 +71,20 @@ pub(super) fn json_text(out: &mut String, text: Option<&str>) {
     }
 }
 
+/// The strings as one JSON array, `["a","b"]`: a list of IDs bound as one parameter and read
+/// back by [`json_strings`].
+pub(super) fn json_string_array<'a>(items: impl IntoIterator<Item = &'a str>) -> String {
+    let mut out = String::from("[");
+    for item in items {
+        if out.len() > 1 {
+            out.push(',');
+        }
+        json_text(&mut out, Some(item));
+    }
+    out.push(']');
+    out
+}
+
 /// `,n` for each number (or `,null`) written onto `out`.
 pub(super) fn json_numbers(out: &mut String, numbers: &[Option<i64>]) {
     use std::fmt::Write;

@@ -41,6 +41,13 @@ pub(super) async fn enqueue(
     Ok(enqueued(owner, event_id, source, now).execute(tx).await?)
 }
 
+/// The head of both statements that write pending deliveries, up to the delivery ID's event
+/// part: one text, so a delivery's ID (`dlv_<subscription>_<event>_<destination>`) is made the
+/// same way for function, collection and account events, and a replay finds it taken.
+const INSERT_DELIVERIES: &str = "INSERT INTO deliveries (id, account_id, environment, subscription_id, \
+     event_id, destination, status, attempts, next_attempt_at, created_at, updated_at) \
+     SELECT 'dlv_' || s.id || '_' || ";
+
 /// The statement of [`enqueue`]. It writes nothing unless the event with that ID is
 /// recorded: in a batch, the insert before it may have found the event's dedupe key taken.
 pub(super) fn enqueued<'a>(
@@ -57,9 +64,7 @@ pub(super) fn enqueued<'a>(
     // One statement for the three destinations (a terminal event of every call passes here):
     // each subscription crossed with the destination names, kept where it sets that one.
     Statement::new(format!(
-        "INSERT INTO deliveries (id, account_id, environment, subscription_id, event_id, destination, status, \
-             attempts, next_attempt_at, created_at, updated_at) \
-         SELECT 'dlv_' || s.id || '_' || $3 || '_' || d.name, s.account_id, s.environment, s.id, $3, \
+        "{INSERT_DELIVERIES}$3 || '_' || d.name, s.account_id, s.environment, s.id, $3, \
              d.name, 'pending', 0, $5, $5, $5 \
          FROM subscriptions s CROSS JOIN ({names}) d \
          WHERE s.account_id = $1 AND s.environment = $2 AND {matches} AND s.disabled = 0 \
@@ -107,9 +112,7 @@ pub(super) fn account_deliveries(
 ) -> Statement<'_> {
     let (names, target) = destinations();
     Statement::new(format!(
-        "INSERT INTO deliveries (id, account_id, environment, subscription_id, event_id, destination, status, \
-             attempts, next_attempt_at, created_at, updated_at) \
-         SELECT 'dlv_' || s.id || '_' || e.id || '_' || d.name, s.account_id, s.environment, s.id, e.id, \
+        "{INSERT_DELIVERIES}e.id || '_' || d.name, s.account_id, s.environment, s.id, e.id, \
              d.name, 'pending', 0, $4, $4, $4 \
          FROM events e JOIN subscriptions s ON s.account_id = e.account_id AND s.environment = e.environment \
              AND s.type = e.event_type \

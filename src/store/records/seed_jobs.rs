@@ -78,6 +78,10 @@ impl Records {
         rows: &[serde_json::Value],
     ) -> Result<(), RecordError> {
         let now = ids::now_millis();
+        // An encoding failure is the statement's (sqlx's own kind for a value it cannot bind),
+        // not an empty job that would fail later for a reason nobody could see.
+        let rows_json = serde_json::to_string(rows)
+            .map_err(|err| RecordError::Query(sqlx::Error::Encode(Box::new(err))))?;
         sqlx::query(
             "INSERT INTO seed_jobs (id, account_id, environment, bucket_id, status, total_rows, rows_json, \
              results_json, created_at, updated_at) VALUES ($1, $2, $3, $4, 'pending', $5, $6, '[]', $7, $7)",
@@ -87,9 +91,8 @@ impl Records {
         .bind(environment)
         .bind(bucket_id)
         .bind(rows.len() as i64)
-        // Printed from the slice (a `Value` of it first copied every row); printing `Value`s
-        // cannot fail, their keys being strings.
-        .bind(serde_json::to_string(rows).unwrap_or_default())
+        // Printed from the slice (a `Value` of it first copied every row).
+        .bind(rows_json)
         .bind(now)
         .execute(&mut *self.write().await?)
         .await?;
