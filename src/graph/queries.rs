@@ -88,6 +88,7 @@ cypher! {
 cypher! {
     ENTITY_CANDIDATES => "entity_candidates",
     ENTITY_CANDIDATES_ORDERED => "entity_candidates_ordered",
+    ENTITY_CANDIDATES_BY_ID => "entity_candidates_by_id",
 }
 
 cypher! {

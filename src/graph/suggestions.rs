@@ -351,9 +351,8 @@ impl SuggestionService {
         tenant: &Tenant,
         ids: Vec<String>,
     ) -> ServiceResult<(Vec<Record>, BTreeMap<String, Value>)> {
-        let limit = ids.len() as i64;
-        let params = params! { "bucketID" => None::<String>, "ids" => ids, "after" => None::<String>, "limit" => limit };
-        let rows = self.graph.run_query(tenant, self.candidates_query(), params).await?;
+        let params = params! { "ids" => ids };
+        let rows = self.graph.run_query(tenant, queries::ENTITY_CANDIDATES_BY_ID, params).await?;
         Ok(resolution_records(&rows))
     }
 
@@ -378,7 +377,7 @@ impl SuggestionService {
         let mut after: Option<String> = None;
         loop {
             let params = params! {
-                "bucketID" => bucket, "ids" => None::<Vec<String>>, "after" => after.clone(),
+                "bucketID" => bucket, "after" => after.clone(),
                 "limit" => self.candidates_page as i64,
             };
             let rows = self.graph.run_query(tenant, self.candidates_query(), params).await?;
