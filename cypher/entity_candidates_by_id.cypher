@@ -1,7 +1,8 @@
 // entity_candidates.cypher's rows for the entities $ids only (the pair a person decided on):
 // each found by its ID, through the unique index, so two records cost two seeks whatever the
 // tenant's size. Read with the page statement's filters, they had read every entity of the
-// tenant to keep two (50 ms at 200,000 on FalkorDB).
+// tenant to keep two (50 ms at 200,000 on FalkorDB). Neo4j reads them with
+// entity_candidates_ordered.cypher, whose hints hold on any statistics.
 UNWIND $ids AS wanted
 MATCH (e:Entity {id: wanted})
 WHERE e.accountID = $accountID AND e.environment = $environment

@@ -351,8 +351,13 @@ impl SuggestionService {
         tenant: &Tenant,
         ids: Vec<String>,
     ) -> ServiceResult<(Vec<Record>, BTreeMap<String, Value>)> {
-        let params = params! { "ids" => ids };
-        let rows = self.graph.run_query(tenant, queries::ENTITY_CANDIDATES_BY_ID, params).await?;
+        let rows = if self.graph.engine().orders_by_index() {
+            let limit = ids.len() as i64;
+            let params = params! { "bucketID" => None::<String>, "ids" => ids, "after" => None::<String>, "limit" => limit };
+            self.graph.run_query(tenant, queries::ENTITY_CANDIDATES_ORDERED, params).await?
+        } else {
+            self.graph.run_query(tenant, queries::ENTITY_CANDIDATES_BY_ID, params! { "ids" => ids }).await?
+        };
         Ok(resolution_records(&rows))
     }
 
@@ -377,7 +382,7 @@ impl SuggestionService {
         let mut after: Option<String> = None;
         loop {
             let params = params! {
-                "bucketID" => bucket, "after" => after.clone(),
+                "bucketID" => bucket, "ids" => None::<Vec<String>>, "after" => after.clone(),
                 "limit" => self.candidates_page as i64,
             };
             let rows = self.graph.run_query(tenant, self.candidates_query(), params).await?;
