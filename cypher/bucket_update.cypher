@@ -1,6 +1,7 @@
 // Renames and/or re-describes a live bucket; a name taken by another live bucket of the
 // tenant fails on the liveNameKey constraint.
 MATCH (b:Bucket {id: $id, accountID: $accountID, environment: $environment})
+USING INDEX SEEK b:Bucket(id)
 WHERE b.deletedAt IS NULL
 SET b.name = coalesce($name, b.name),
     b.liveNameKey = coalesce($liveNameKey, b.liveNameKey),

@@ -2,6 +2,7 @@
 // existing one is returned, whoever owns it (the caller compares owners and refuses a
 // canonical name); a new spelling joins the forms of the entity's own synonym only.
 MATCH (e:Entity {id: $entityID, accountID: $accountID, environment: $environment})
+USING INDEX SEEK e:Entity(id)
 WHERE e.mergedInto IS NULL
 MERGE (k:Key {key: $key})
 ON CREATE SET k.id = $keyID, k.entityID = e.id, k.text = $text, k.normalized = $normalized,

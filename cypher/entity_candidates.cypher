@@ -10,7 +10,9 @@ WHERE e.mergedInto IS NULL AND e.status <> 'rejected'
   AND ($after IS NULL OR e.id > $after)
 WITH e ORDER BY e.id LIMIT $limit
 OPTIONAL MATCH (t:EntityType {id: e.typeID})
+USING INDEX SEEK t:EntityType(id)
 OPTIONAL MATCH (k:Key {entityID: e.id})
+USING INDEX SEEK k:Key(entityID)
 WHERE k.key IS NOT NULL
 WITH e, t, collect(k.normalized) AS forms
 RETURN e.id AS entityID, e.bucketID AS bucketID, e.normalized AS normalized,

@@ -2,6 +2,7 @@
 // many entities into one statement.
 UNWIND $ids AS id
 MATCH (mn:Mention {entityID: id, accountID: $accountID, environment: $environment})
+USING INDEX SEEK mn:Mention(entityID)
 WITH id, mn
 ORDER BY mn.id
 WITH id, collect({mentionID: mn.id, entityID: mn.entityID, referenceID: mn.referenceID,

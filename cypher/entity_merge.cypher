@@ -11,8 +11,10 @@ WITH 1 AS locked
 // Both in $bucketID (the survivor's, as the service read it): with `m.bucketID = s.bucketID`
 // Neo4j found the survivor by the merged entity's bucket, an index seek over the whole bucket.
 MATCH (s:Entity {id: $survivorID, accountID: $accountID, environment: $environment})
+USING INDEX SEEK s:Entity(id)
 WHERE s.mergedInto IS NULL AND s.bucketID = $bucketID
 MATCH (m:Entity {id: $mergedID, accountID: $accountID, environment: $environment})
+USING INDEX SEEK m:Entity(id)
 WHERE m.mergedInto IS NULL AND m.id <> s.id AND m.bucketID = $bucketID
 CREATE (rec:Merge {id: $mergeID, survivorID: s.id, mergedID: m.id, accountID: $accountID,
   environment: $environment, previousStatus: m.status, mergedBy: $actor, mergedAt: $now})
@@ -20,9 +22,11 @@ CREATE (m)-[mi:MERGED_INTO {mergeID: $mergeID}]->(s)
 SET m.mergedInto = s.id, m.status = 'merged', m.updatedAt = $now, s.updatedAt = $now
 WITH s, m, rec
 OPTIONAL MATCH (k:Key {entityID: m.id})
+USING INDEX SEEK k:Key(entityID)
 SET k.entityID = s.id
 WITH s, m, rec, collect(k.id) AS keyIDs
 OPTIONAL MATCH (mn:Mention {entityID: m.id})
+USING INDEX SEEK mn:Mention(entityID)
 SET mn.entityID = s.id
 WITH s, m, rec, keyIDs, collect(mn.id) AS mentionIDs
 OPTIONAL MATCH (m)-[ro:RELATES_TO]->(t:Entity)

@@ -13,8 +13,10 @@ UNWIND $merges AS pair
 // found the survivor by the merged entity's bucket, an index seek over the whole bucket for
 // each pair.
 MATCH (s:Entity {id: pair.survivorID, accountID: $accountID, environment: $environment})
+USING INDEX SEEK s:Entity(id)
 WHERE s.mergedInto IS NULL AND s.bucketID = pair.bucketID
 MATCH (m:Entity {id: pair.mergedID, accountID: $accountID, environment: $environment})
+USING INDEX SEEK m:Entity(id)
 WHERE m.mergedInto IS NULL AND m.id <> s.id AND m.bucketID = pair.bucketID
 CREATE (rec:Merge {id: pair.mergeID, survivorID: s.id, mergedID: m.id, accountID: $accountID,
   environment: $environment, previousStatus: m.status, mergedBy: $actor, mergedAt: $now})
@@ -22,9 +24,11 @@ CREATE (m)-[mi:MERGED_INTO {mergeID: pair.mergeID}]->(s)
 SET m.mergedInto = s.id, m.status = 'merged', m.updatedAt = $now, s.updatedAt = $now
 WITH s, m, rec
 OPTIONAL MATCH (k:Key {entityID: m.id})
+USING INDEX SEEK k:Key(entityID)
 SET k.entityID = s.id
 WITH s, m, rec, collect(k.id) AS keyIDs
 OPTIONAL MATCH (mn:Mention {entityID: m.id})
+USING INDEX SEEK mn:Mention(entityID)
 SET mn.entityID = s.id
 WITH s, m, rec, keyIDs, collect(mn.id) AS mentionIDs
 OPTIONAL MATCH (m)-[ro:RELATES_TO]->(t:Entity)

@@ -2,6 +2,7 @@
 // loaders; the caller sorts them newest first), by the same two indexed lookups.
 UNWIND $ids AS id
 MATCH (rec:Merge {survivorID: id, accountID: $accountID, environment: $environment})
+USING INDEX SEEK rec:Merge(survivorID)
 RETURN rec.id AS mergeID, rec.survivorID AS survivorID, rec.mergedID AS mergedID,
   rec.mergedBy AS mergedBy, rec.mergedAt AS mergedAt, rec.undoneBy AS undoneBy,
   rec.undoneAt AS undoneAt, size(rec.keyIDs) AS keysMoved, size(rec.mentionIDs) AS mentionsMoved,
@@ -9,6 +10,7 @@ RETURN rec.id AS mergeID, rec.survivorID AS survivorID, rec.mergedID AS mergedID
 UNION
 UNWIND $ids AS id
 MATCH (rec:Merge {mergedID: id, accountID: $accountID, environment: $environment})
+USING INDEX SEEK rec:Merge(mergedID)
 RETURN rec.id AS mergeID, rec.survivorID AS survivorID, rec.mergedID AS mergedID,
   rec.mergedBy AS mergedBy, rec.mergedAt AS mergedAt, rec.undoneBy AS undoneBy,
   rec.undoneAt AS undoneAt, size(rec.keyIDs) AS keysMoved, size(rec.mentionIDs) AS mentionsMoved,

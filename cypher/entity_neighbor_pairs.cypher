@@ -4,6 +4,7 @@
 // bounded number of rows.
 UNWIND $ids AS id
 MATCH (e:Entity {id: id, accountID: $accountID, environment: $environment})-[r:RELATES_TO]-(o:Entity)
+USING INDEX SEEK e:Entity(id)
 WHERE $relationType IS NULL OR r.relationType = $relationType
 WITH e, o.id AS other ORDER BY other
 WITH e, collect(DISTINCT other)[0..$perEntity] AS found

@@ -33,8 +33,10 @@ WITH 1 AS once
 UNWIND $rows AS row
 UNWIND row.keys AS key
 OPTIONAL MATCH (seen:Key {key: key})
+USING INDEX SEEK seen:Key(key)
 WITH row, collect(DISTINCT seen) AS seen
 OPTIONAL MATCH (h:Key {homonymOf: row.homonymsChecked})
+USING INDEX SEEK h:Key(homonymOf)
 // (A list of its own: `seen + collect(DISTINCT h)` in one WITH failed every check on FalkorDB.)
 WITH row, seen, collect(DISTINCT h) AS homonyms
 WHERE row.expected IS NULL

@@ -2,6 +2,7 @@
 // Returns each ID with its status before and whether it moved.
 UNWIND $ids AS id
 OPTIONAL MATCH (e:Entity {id: id, accountID: $accountID, environment: $environment})
+USING INDEX SEEK e:Entity(id)
 WHERE ($bucketID IS NULL OR e.bucketID = $bucketID)
 WITH id, e, e.status AS before,
   e IS NOT NULL AND e.mergedInto IS NULL AND e.status IN ['extracted', 'proposed'] AS allowed

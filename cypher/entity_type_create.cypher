@@ -3,6 +3,7 @@
 // not. (collect() rather than `WITH p WHERE p IS NOT NULL`: FalkorDB pushes that filter
 // into the OPTIONAL MATCH and keeps the null row.)
 OPTIONAL MATCH (p:EntityType {id: $parentTypeID, accountID: $accountID, environment: $environment})
+USING INDEX SEEK p:EntityType(id)
 WHERE p.deletedAt IS NULL
 WITH collect(p) AS parents
 WHERE $parentTypeID IS NULL OR size(parents) > 0

@@ -7,18 +7,22 @@ MERGE (lock:TenantLock {key: $accountID + '/' + $environment})
 SET lock.at = $now
 WITH 1 AS locked
 MATCH (rec:Merge {id: $mergeID, accountID: $accountID, environment: $environment})
+USING INDEX SEEK rec:Merge(id)
 WHERE rec.undoneAt IS NULL
 MATCH (m:Entity {id: rec.mergedID})-[mi:MERGED_INTO {mergeID: rec.id}]->(s:Entity {id: rec.survivorID})
+USING INDEX SEEK m:Entity(id)
 WHERE s.mergedInto IS NULL
 DELETE mi
 SET m.mergedInto = null, m.status = rec.previousStatus, m.updatedAt = $now, s.updatedAt = $now,
   rec.undoneAt = $now, rec.undoneBy = $actor
 WITH rec, m, s
 OPTIONAL MATCH (k:Key {entityID: s.id})
+USING INDEX SEEK k:Key(entityID)
 WHERE k.id IN rec.keyIDs
 SET k.entityID = m.id
 WITH rec, m, s, collect(k.id) AS keyIDs
 OPTIONAL MATCH (mn:Mention {entityID: s.id})
+USING INDEX SEEK mn:Mention(entityID)
 WHERE mn.id IN rec.mentionIDs
 SET mn.entityID = m.id
 WITH rec, m, s, keyIDs, collect(mn.id) AS mentionIDs

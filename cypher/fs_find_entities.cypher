@@ -9,6 +9,7 @@ WHERE e.accountID = $accountID AND e.environment = $environment
   AND ($since IS NULL OR e.createdAt >= $since)
   AND ($search IS NULL OR toLower(e.canonical) CONTAINS $search)
 OPTIONAL MATCH (t:EntityType {id: e.typeID})
+USING INDEX SEEK t:EntityType(id)
 WITH e, coalesce(t.name, e.typeName) AS type
 WHERE $type IS NULL OR type = $type
 RETURN e.id AS entityID

@@ -18,7 +18,9 @@ WITH a, r, b
 ORDER BY r.accountID, r.environment, r.id
 LIMIT $limit
 OPTIONAL MATCH (ta:EntityType {id: a.typeID})
+USING INDEX SEEK ta:EntityType(id)
 OPTIONAL MATCH (tb:EntityType {id: b.typeID})
+USING INDEX SEEK tb:EntityType(id)
 RETURN r.id AS relationID, r.relationType AS relationType, r.mentionCount AS mentionCount,
   a.id AS sourceId, b.id AS targetId,
   a.canonical AS sourceCanonical, coalesce(ta.name, a.typeName) AS sourceType,

@@ -1,6 +1,7 @@
 // Records a mention of a live entity in a document; its surface joins the entity's surface
 // forms as an `extracted` synonym (or as one more spelling of a name it already has).
 MATCH (e:Entity {id: $entityID, accountID: $accountID, environment: $environment})
+USING INDEX SEEK e:Entity(id)
 WHERE e.mergedInto IS NULL
 CREATE (m:Mention {id: $id, entityID: e.id, bucketID: e.bucketID, accountID: $accountID,
   environment: $environment, referenceID: $referenceID, transformationID: $transformationID,

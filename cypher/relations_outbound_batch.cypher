@@ -2,10 +2,12 @@
 // $cursor (the batched form of relations_outbound, for loaders).
 UNWIND $ids AS id
 MATCH (e:Entity {id: id, accountID: $accountID, environment: $environment})-[r:RELATES_TO]->(o:Entity)
+USING INDEX SEEK e:Entity(id)
 WHERE ($relationType IS NULL OR r.relationType = $relationType)
   AND ($cursor IS NULL OR r.id > $cursor)
   AND ($bucketID IS NULL OR r.bucketID = $bucketID)
 OPTIONAL MATCH (t:EntityType {id: o.typeID})
+USING INDEX SEEK t:EntityType(id)
 WITH e, r, o, t
 ORDER BY r.id
 WITH e, collect({relationID: r.id, relationType: r.relationType, mentionCount: r.mentionCount,

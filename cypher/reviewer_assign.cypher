@@ -1,5 +1,6 @@
 // Makes a user a reviewer of a live entity type; assigning again returns the existing assignment.
 MATCH (t:EntityType {id: $typeID, accountID: $accountID, environment: $environment})
+USING INDEX SEEK t:EntityType(id)
 WHERE t.deletedAt IS NULL
 MERGE (u:User {id: $userID})
 ON CREATE SET u.accountID = $accountID, u.environment = $environment

@@ -130,4 +130,40 @@ mod tests {
             between(KNOWLEDGE_GRAPH_EDGES_ORDERED, "MATCH (a)-[r:RELATES_TO]->(b)", Some("RETURN")),
         );
     }
+
+    #[test]
+    fn the_three_candidates_statements_read_the_same_columns_the_same_way() {
+        let tail = |text| between(text, "OPTIONAL MATCH (t:EntityType", None);
+        assert_eq!(tail(ENTITY_CANDIDATES_ORDERED), tail(ENTITY_CANDIDATES));
+        assert_eq!(tail(ENTITY_CANDIDATES_BY_ID), tail(ENTITY_CANDIDATES));
+    }
+
+    /// FalkorDB drops index hints line by line (`store::graph::falkordb`): a hint sharing a
+    /// line with other Cypher would take that Cypher with it, or stay and be refused.
+    #[test]
+    fn every_index_hint_sits_on_a_line_of_its_own() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("cypher");
+        let mut hints = 0;
+        for file in std::fs::read_dir(&dir).unwrap() {
+            let path = file.unwrap().path();
+            if path.extension().is_none_or(|ext| ext != "cypher") {
+                continue;
+            }
+            for line in std::fs::read_to_string(&path).unwrap().lines().map(str::trim) {
+                if line.starts_with("//") || !line.contains("USING ") {
+                    continue;
+                }
+                let hint =
+                    line.strip_prefix("USING INDEX SEEK ").or_else(|| line.strip_prefix("USING INDEX "));
+                let well_formed = hint.is_some_and(|h| {
+                    h.split_once(':').is_some_and(|(var, index)| {
+                        !var.contains(' ') && index.ends_with(')') && index.matches('(').count() == 1
+                    })
+                });
+                assert!(well_formed, "{}: {line:?} is not a hint alone on its line", path.display());
+                hints += 1;
+            }
+        }
+        assert!(hints > 0, "no hint found under {}", dir.display());
+    }
 }

@@ -346,24 +346,19 @@ impl SuggestionService {
         Ok(restored)
     }
 
+    /// The candidate records of the entities `ids` (a decision's pair), each read by its ID.
     async fn records_of(
         &self,
         tenant: &Tenant,
         ids: Vec<String>,
     ) -> ServiceResult<(Vec<Record>, BTreeMap<String, Value>)> {
-        let rows = if self.graph.engine().orders_by_index() {
-            let limit = ids.len() as i64;
-            let params = params! { "bucketID" => None::<String>, "ids" => ids, "after" => None::<String>, "limit" => limit };
-            self.graph.run_query(tenant, queries::ENTITY_CANDIDATES_ORDERED, params).await?
-        } else {
-            self.graph.run_query(tenant, queries::ENTITY_CANDIDATES_BY_ID, params! { "ids" => ids }).await?
-        };
+        let rows =
+            self.graph.run_query(tenant, queries::ENTITY_CANDIDATES_BY_ID, params! { "ids" => ids }).await?;
         Ok(resolution_records(&rows))
     }
 
-    /// The candidates' statement for this engine: Neo4j's names its indexes, so a plan made on
-    /// an index's empty statistics right after a bulk load cannot scan every key
-    /// (`entity_candidates_ordered.cypher`).
+    /// The candidates' page statement for this engine: Neo4j's reads the tenant's part of an
+    /// index in ID order and stops at the page's end (`entity_candidates_ordered.cypher`).
     fn candidates_query(&self) -> &'static str {
         if self.graph.engine().orders_by_index() {
             queries::ENTITY_CANDIDATES_ORDERED
@@ -382,7 +377,7 @@ impl SuggestionService {
         let mut after: Option<String> = None;
         loop {
             let params = params! {
-                "bucketID" => bucket, "ids" => None::<Vec<String>>, "after" => after.clone(),
+                "bucketID" => bucket, "after" => after.clone(),
                 "limit" => self.candidates_page as i64,
             };
             let rows = self.graph.run_query(tenant, self.candidates_query(), params).await?;

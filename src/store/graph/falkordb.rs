@@ -83,6 +83,7 @@ impl FalkorEngine {
 #[async_trait]
 impl CypherEngine for FalkorEngine {
     async fn run(&self, cypher: &str, params: &Params) -> Result<Vec<Row>, GraphError> {
+        let cypher = &*without_index_hints(cypher);
         let mut params = params
             .iter()
             .map(|(key, value)| {
@@ -170,6 +171,19 @@ impl CypherEngine for FalkorEngine {
     fn name(&self) -> &'static str {
         "falkordb"
     }
+}
+
+/// `cypher` without its index hints. The shared statements carry Neo4j's `USING INDEX [SEEK]`
+/// hints, each on a line of its own (`queries.rs` checks that), so that Neo4j's plans hold
+/// on any statistics; FalkorDB has no `USING` clause and refuses it, so its lines are dropped
+/// (a copy of the text for hinted statements only).
+fn without_index_hints(cypher: &str) -> std::borrow::Cow<'_, str> {
+    if !cypher.contains("USING INDEX") {
+        return std::borrow::Cow::Borrowed(cypher);
+    }
+    let kept: Vec<&str> =
+        cypher.lines().filter(|line| !line.trim_start().starts_with("USING INDEX")).collect();
+    std::borrow::Cow::Owned(kept.join("\n"))
 }
 
 /// The `;`-separated statements of a schema file, comment lines removed.
@@ -368,6 +382,17 @@ pub fn from_falkor(value: FalkorValue) -> Result<Value, GraphError> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn index_hints_are_dropped_and_the_rest_of_the_statement_is_kept() {
+        let hinted = "// USING INDEX in a comment stays\nMATCH (e:Entity {id: $id})\n  USING INDEX SEEK e:Entity(id)\nUSING INDEX e:Entity(id)\nRETURN e";
+        assert_eq!(
+            without_index_hints(hinted),
+            "// USING INDEX in a comment stays\nMATCH (e:Entity {id: $id})\nRETURN e"
+        );
+        let plain = "MATCH (e:Entity) RETURN e";
+        assert!(matches!(without_index_hints(plain), std::borrow::Cow::Borrowed(text) if text == plain));
+    }
 
     /// The crate's own encoding of the same value, as `run` sent it before.
     fn crates(value: &Value) -> String {
