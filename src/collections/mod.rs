@@ -475,6 +475,8 @@ impl CollectionsService {
                 ids::now_millis(),
             )
             .await?;
+        // Idle workers take the embedding job now, not at their next look.
+        crate::jobs::wake();
         Ok(Acknowledgement {
             status: "pending".into(),
             message: format!(
@@ -524,6 +526,7 @@ impl CollectionsService {
                 ids::now_millis(),
             )
             .await?;
+        crate::jobs::wake();
         if !missing.is_empty() {
             return Err(ServiceError::NotFound {
                 resource: "collection item",
