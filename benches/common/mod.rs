@@ -245,7 +245,7 @@ pub async fn raw_seed_named(
                         // `keys` and `expected` are the seed query's overtaking check: without
                         // them every row is filtered out and nothing is written.
                         json!({
-                            "i": i, "newID": id, "targetID": id, "idKey": canon::graph::id_keys::id_key(&id), "keyID": canon::ids::new_id("esn"), "tag": format!("raw:{i}"),
+                            "i": i, "targetID": id, "idKey": canon::graph::id_keys::id_key(&id), "keyID": canon::ids::new_id("esn"), "tag": format!("raw:{i}"),
                             "canonical": canonical, "normalized": normalized, "forms": [canonical],
                             "key": key, "keys": [key], "expected": [],
                             "typeName": type_name, "typeID": type_id, "bucketID": bucket, "description": null,

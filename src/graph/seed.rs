@@ -100,6 +100,8 @@ pub(crate) struct PreparedRows {
 /// A row ready for Cypher.
 struct Prepared {
     index: usize,
+    /// The ID the row's entity gets if it creates one (sent as `targetID` then).
+    new_id: String,
     canonical: String,
     key: String,
     synonym_keys: Vec<String>,
@@ -107,7 +109,11 @@ struct Prepared {
     fields: Arc<Vec<Field>>,
     compared: BTreeMap<String, String>,
     /// The row as the seed statement reads it; [`GraphService::seed_wave`] sets the keys its
-    /// lookup decides, sends the rows and takes them back (they are never copied).
+    /// lookup decides, sends the rows and takes them back (they are never copied). Only what
+    /// the statement reads, and no null (a missing key reads as null in Cypher): FalkorDB
+    /// parses every byte of a statement's rows, and the row's unread `newID` and four null
+    /// placeholders cost ~9 % of its time for 500 rows (median 25.9 against 23.7 ms, measured
+    /// on a FalkorDB of its own).
     params: serde_json::Map<String, Value>,
 }
 
@@ -272,17 +278,17 @@ impl GraphService {
             .collect();
         let (attr_keys, attr_values): (Vec<String>, Vec<String>) =
             attributes.into_iter().map(|(k, v)| (k, v.to_string())).unzip();
-        let params = params! {
-            "newID" => ids::new_id("ent"), "keyID" => ids::new_id("esn"), "tag" => tag,
+        let mut params = params! {
+            "keyID" => ids::new_id("esn"), "tag" => tag,
             "canonical" => canonical, "normalized" => normalized, "key" => key, "forms" => canonical_forms,
             "typeName" => type_name, "typeID" => type_id, "bucketID" => bucket_id,
-            "description" => row.description.map(|d| d.trim().to_string()).filter(|d| !d.is_empty()),
             "attrKeys" => attr_keys, "attrValues" => attr_values, "synonyms" => synonyms,
-            // Set by each wave's lookup (see `seed_wave`): here so that the map has room.
-            "i" => Value::Null, "homonymOf" => Value::Null, "homonymsChecked" => Value::Null, "idKey" => Value::Null,
-            "targetID" => Value::Null, "keys" => Value::Null, "expected" => Value::Null,
         };
-        Ok(Prepared { index: 0, canonical, key, synonym_keys, fields, compared, params })
+        if let Some(description) = row.description.map(|d| d.trim().to_string()).filter(|d| !d.is_empty()) {
+            params.insert("description".into(), description.into());
+        }
+        let new_id = ids::new_id("ent");
+        Ok(Prepared { index: 0, new_id, canonical, key, synonym_keys, fields, compared, params })
     }
 
     /// Resolves and writes one wave. The write applies a row only if its keys still point
@@ -300,10 +306,7 @@ impl GraphService {
                 false => self.look_up_names(tenant, &looked_up).await?,
             };
             let owner = &named.owner;
-            let new_ids: Vec<String> = pending
-                .iter()
-                .filter_map(|p| p.params.get("newID").and_then(Value::as_str).map(String::from))
-                .collect();
+            let new_ids: Vec<String> = pending.iter().map(|p| p.new_id.clone()).collect();
             // Positions in `pending` of the rows sent, in the order sent.
             let mut sent = Vec::with_capacity(pending.len());
             let mut rows = Vec::with_capacity(pending.len());
@@ -330,12 +333,12 @@ impl GraphService {
                 let row = &mut prepared.params;
                 row.insert("i".into(), json!(prepared.index));
                 row.insert("key".into(), json!(target.key));
-                row.insert("homonymOf".into(), json!(target.homonym_of));
-                row.insert("homonymsChecked".into(), homonyms_checked);
+                set_or_remove(row, "homonymOf", json!(target.homonym_of));
+                set_or_remove(row, "homonymsChecked", homonyms_checked);
                 row.insert("idKey".into(), json!(super::id_keys::id_key(&target.entity_id)));
                 row.insert("targetID".into(), json!(target.entity_id));
                 row.insert("keys".into(), keys);
-                row.insert("expected".into(), expected);
+                set_or_remove(row, "expected", expected);
                 rows.push(Value::Object(std::mem::take(row)));
                 sent.push(at);
             }
@@ -406,6 +409,19 @@ fn synonyms_of_others(prepared: &Prepared, owner: &HashMap<String, String>, targ
         .filter(|s| s["key"].as_str().and_then(|k| owner.get(k)).is_some_and(|id| id != target))
         .filter_map(|s| s["text"].as_str().map(String::from))
         .collect()
+}
+
+/// Sets `key` of a seed row, or removes it when `value` is null (what a missing key reads as):
+/// a retried wave may turn a key null that was set.
+fn set_or_remove(row: &mut serde_json::Map<String, Value>, key: &str, value: Value) {
+    match value {
+        Value::Null => {
+            row.remove(key);
+        }
+        value => {
+            row.insert(key.into(), value);
+        }
+    }
 }
 
 fn rejected(canonical: String, reason: String) -> SeedRowResult {

@@ -86,7 +86,7 @@ impl Named {
             }
             _ => true,
         };
-        let new_id = prepared.params["newID"].as_str().unwrap_or_default().to_string();
+        let new_id = prepared.new_id.clone();
         let name_key = || prepared.key.clone();
         if let Some(id) = self.owner.get(&prepared.key) {
             if joins(id) {

@@ -144,6 +144,7 @@ mod tests {
     fn row(key: &str, synonym_keys: &[&str], compared: &[(&str, &str)]) -> Prepared {
         Prepared {
             index: 0,
+            new_id: String::new(),
             canonical: key.into(),
             key: key.into(),
             synonym_keys: synonym_keys.iter().map(|k| k.to_string()).collect(),
