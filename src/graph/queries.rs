@@ -138,6 +138,60 @@ mod tests {
         assert_eq!(tail(ENTITY_CANDIDATES_BY_ID), tail(ENTITY_CANDIDATES));
     }
 
+    /// Neo4j plans a statement on its indexes' samples, which say "empty" for a while after a
+    /// bulk load into a new database, and then may read a whole index for each row looked up
+    /// (see README, Neo4j): so a MATCH that finds a node by a property with an index of its own
+    /// in Neo4j's schema names that index on the next line.
+    #[test]
+    fn every_lookup_by_an_indexed_property_names_its_index() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("cypher");
+        let schema = std::fs::read_to_string(root.join("schema/neo4j.cypher")).unwrap();
+        // `FOR (x:Label) ON (x.prop)` and `FOR (x:Label) REQUIRE x.prop IS UNIQUE`, one property.
+        let indexed: Vec<(String, String)> = schema
+            .lines()
+            .filter_map(|line| {
+                let (_, rest) = line.split_once("FOR (")?;
+                let (var, rest) = rest.split_once(':')?;
+                let (label, rest) = rest.split_once(')')?;
+                let prop = match rest.trim().split_once(' ')? {
+                    ("ON", on) => on.trim().trim_end_matches(';').strip_prefix('(')?.strip_suffix(')')?,
+                    ("REQUIRE", require) => require.split_whitespace().next()?,
+                    _ => return None,
+                };
+                let prop = prop.strip_prefix(&format!("{var}."))?;
+                (!prop.contains(',')).then(|| (label.to_string(), prop.to_string()))
+            })
+            .collect();
+        assert!(indexed.contains(&("Entity".into(), "id".into())), "{indexed:?}");
+        let mut unhinted = Vec::new();
+        for file in std::fs::read_dir(&root).unwrap() {
+            let path = file.unwrap().path();
+            if path.extension().is_none_or(|ext| ext != "cypher") {
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).unwrap();
+            let lines: Vec<&str> = text.lines().map(str::trim).filter(|l| !l.starts_with("//")).collect();
+            for (at, line) in lines.iter().enumerate() {
+                if !(line.starts_with("MATCH ") || line.starts_with("OPTIONAL MATCH ")) {
+                    continue;
+                }
+                // The first node written with properties: `(var:Label {prop: ...`.
+                let Some((label, prop)) = line.split('(').skip(1).find_map(|node| {
+                    let (_, rest) = node.split_once(':')?;
+                    let (label, map) = rest.split_once(" {")?;
+                    Some((label, map.split_once(':')?.0))
+                }) else {
+                    continue;
+                };
+                let hinted = lines.get(at + 1).is_some_and(|next| next.starts_with("USING INDEX"));
+                if indexed.iter().any(|(l, p)| l == label && p == prop) && !hinted {
+                    unhinted.push(format!("{}: {line}", path.file_name().unwrap().to_string_lossy()));
+                }
+            }
+        }
+        assert!(unhinted.is_empty(), "lookups without a USING INDEX hint on the next line: {unhinted:#?}");
+    }
+
     /// FalkorDB drops index hints line by line (`store::graph::falkordb`): a hint sharing a
     /// line with other Cypher would take that Cypher with it, or stay and be refused.
     #[test]
