@@ -131,6 +131,22 @@ mod tests {
         );
     }
 
+    /// Every statement file under `cypher/` (not the schemas): its name and text.
+    fn statement_files() -> Vec<(String, String)> {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("cypher");
+        let files: Vec<(String, String)> = std::fs::read_dir(&root)
+            .unwrap()
+            .map(|file| file.unwrap().path())
+            .filter(|path| path.extension().is_some_and(|ext| ext == "cypher"))
+            .map(|path| {
+                let text = std::fs::read_to_string(&path).unwrap();
+                (path.file_name().unwrap().to_string_lossy().into_owned(), text)
+            })
+            .collect();
+        assert!(files.len() > 50, "{} statement files under {}", files.len(), root.display());
+        files
+    }
+
     #[test]
     fn the_three_candidates_statements_read_the_same_columns_the_same_way() {
         let tail = |text| between(text, "OPTIONAL MATCH (t:EntityType", None);
@@ -144,8 +160,7 @@ mod tests {
     /// in Neo4j's schema names that index on the next line.
     #[test]
     fn every_lookup_by_an_indexed_property_names_its_index() {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("cypher");
-        let schema = std::fs::read_to_string(root.join("schema/neo4j.cypher")).unwrap();
+        let schema = include_str!("../../cypher/schema/neo4j.cypher");
         // `FOR (x:Label) ON (x.prop)` and `FOR (x:Label) REQUIRE x.prop IS UNIQUE`, one property.
         let indexed: Vec<(String, String)> = schema
             .lines()
@@ -164,12 +179,7 @@ mod tests {
             .collect();
         assert!(indexed.contains(&("Entity".into(), "id".into())), "{indexed:?}");
         let mut unhinted = Vec::new();
-        for file in std::fs::read_dir(&root).unwrap() {
-            let path = file.unwrap().path();
-            if path.extension().is_none_or(|ext| ext != "cypher") {
-                continue;
-            }
-            let text = std::fs::read_to_string(&path).unwrap();
+        for (name, text) in statement_files() {
             let lines: Vec<&str> = text.lines().map(str::trim).filter(|l| !l.starts_with("//")).collect();
             for (at, line) in lines.iter().enumerate() {
                 if !(line.starts_with("MATCH ") || line.starts_with("OPTIONAL MATCH ")) {
@@ -185,7 +195,7 @@ mod tests {
                 };
                 let hinted = lines.get(at + 1).is_some_and(|next| next.starts_with("USING INDEX"));
                 if indexed.iter().any(|(l, p)| l == label && p == prop) && !hinted {
-                    unhinted.push(format!("{}: {line}", path.file_name().unwrap().to_string_lossy()));
+                    unhinted.push(format!("{name}: {line}"));
                 }
             }
         }
@@ -196,14 +206,9 @@ mod tests {
     /// line with other Cypher would take that Cypher with it, or stay and be refused.
     #[test]
     fn every_index_hint_sits_on_a_line_of_its_own() {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("cypher");
         let mut hints = 0;
-        for file in std::fs::read_dir(&dir).unwrap() {
-            let path = file.unwrap().path();
-            if path.extension().is_none_or(|ext| ext != "cypher") {
-                continue;
-            }
-            for line in std::fs::read_to_string(&path).unwrap().lines().map(str::trim) {
+        for (name, text) in statement_files() {
+            for line in text.lines().map(str::trim) {
                 if line.starts_with("//") || !line.contains("USING ") {
                     continue;
                 }
@@ -214,10 +219,10 @@ mod tests {
                         !var.contains(' ') && index.ends_with(')') && index.matches('(').count() == 1
                     })
                 });
-                assert!(well_formed, "{}: {line:?} is not a hint alone on its line", path.display());
+                assert!(well_formed, "{name}: {line:?} is not a hint alone on its line");
                 hints += 1;
             }
         }
-        assert!(hints > 0, "no hint found under {}", dir.display());
+        assert!(hints > 0, "no hint found");
     }
 }
