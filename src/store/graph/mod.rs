@@ -2,9 +2,11 @@
 //!
 //! Engines are thin: they only turn JSON parameters into the engine's literal form and the
 //! engine's rows back into JSON. Everything else (which query, what it means) lives above
-//! them, so FalkorDB and Neo4j run byte-for-byte the same Cypher, but for the few pairs where
-//! one engine's index does what the other's cannot (`review_queue.cypher` beside
-//! `review_queue_ordered.cypher`: see [`CypherEngine::orders_by_index`]).
+//! them, so FalkorDB and Neo4j run the same Cypher, but for the few pairs where one engine's
+//! index does what the other's cannot (`review_queue.cypher` beside
+//! `review_queue_ordered.cypher`: see [`CypherEngine::orders_by_index`]), and for Neo4j's
+//! `USING INDEX` hints, which the FalkorDB engine drops before sending (FalkorDB has no such
+//! clause; see `falkordb::without_index_hints`).
 
 pub mod embedded;
 pub mod falkordb;
