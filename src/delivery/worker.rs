@@ -29,6 +29,7 @@
 
 use super::schedule::Schedule;
 use super::shares::{Shares, HELD, IN_FLIGHT};
+use crate::egress::webhooks::{self, WebhookAnswer};
 use crate::egress::{objects, Egress};
 use crate::engines::sigv4;
 use crate::graph::Tenant;
@@ -39,8 +40,9 @@ use crate::store::records::keys::Environment;
 use crate::store::records::outbox::{Attempt, Claimed, Finished};
 use crate::store::records::Records;
 use futures::stream::{FuturesUnordered, StreamExt};
-use reqwest::header::{HeaderName, HeaderValue, CONTENT_TYPE, USER_AGENT};
-use reqwest::{Method, Url};
+use http::header::{HeaderName, HeaderValue};
+use http::Uri;
+use reqwest::Method;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -49,6 +51,8 @@ use tokio::sync::{mpsc, watch, Semaphore};
 use tokio::task::JoinHandle;
 
 const TIMEOUT: Duration = Duration::from_secs(15);
+/// Characters of a destination's answer kept on its attempt.
+const EXCERPT_CHARS: usize = 500;
 const LEASE_MS: i64 = 60_000;
 /// A turn with finished attempts to record waits up to [`GATHER_FOR`] for this many (more than
 /// can be in flight, so in practice it waits the whole [`GATHER_FOR`]).
@@ -195,7 +199,7 @@ impl DeliveryWorker {
                     // A turn's webhooks mostly share a few URLs: each is parsed and checked by
                     // the egress guard once a turn, not once a delivery (a plain client's
                     // request parses its URL too: 1–2 µs a delivery of CPU).
-                    let mut checked: HashMap<&str, Result<Url, String>> = HashMap::new();
+                    let mut checked: HashMap<&str, Result<Uri, String>> = HashMap::new();
                     let urls: Vec<_> = batch
                         .iter()
                         .map(|(delivery, ..)| {
@@ -203,7 +207,8 @@ impl DeliveryWorker {
                                 .webhook_url
                                 .as_deref()
                                 .filter(|_| delivery.destination == "webhook")?;
-                            Some(checked.entry(url).or_insert_with(|| worker.egress.check_url(url)).clone())
+                            let check = || worker.egress.check_webhook_url(url);
+                            Some(checked.entry(url).or_insert_with(check).clone())
                         })
                         .collect();
                     let mut attempts: FuturesUnordered<_> = batch
@@ -243,7 +248,7 @@ impl DeliveryWorker {
 
     /// `url`: a webhook's URL as the egress guard checked it (`None` for other destinations,
     /// or when the subscription has none).
-    async fn attempt(&self, mut delivery: Claimed, url: Option<Result<Url, String>>) -> Finished {
+    async fn attempt(&self, mut delivery: Claimed, url: Option<Result<Uri, String>>) -> Finished {
         let started = Instant::now();
         let at = ids::now_millis();
         let (outcome, status_code, excerpt, error) = self.send(&mut delivery, url).await;
@@ -277,7 +282,7 @@ impl DeliveryWorker {
         Finished { delivery_id: delivery.id, row: delivery.row, number, attempt, status }
     }
 
-    async fn send(&self, delivery: &mut Claimed, url: Option<Result<Url, String>>) -> Answer {
+    async fn send(&self, delivery: &mut Claimed, url: Option<Result<Uri, String>>) -> Answer {
         let tenant = Tenant {
             account_id: delivery.account_id.clone(),
             environment: Environment::parse(&delivery.environment).unwrap_or(Environment::Sandbox),
@@ -302,26 +307,23 @@ impl DeliveryWorker {
         &self,
         tenant: &Tenant,
         delivery: &mut Claimed,
-        url: Option<Result<Url, String>>,
+        url: Option<Result<Uri, String>>,
     ) -> Result<Answer, String> {
         let url = url.ok_or("the subscription has no webhookURL any more")??;
         let signer = self.secrets.signer(tenant).await?;
-        let mut request = self
-            .egress
-            .request_to(Method::POST, url)
-            .timeout(TIMEOUT)
-            .header(CONTENT_TYPE, HeaderValue::from_static("application/json"))
-            .header(USER_AGENT, HeaderValue::from_static("canon-webhooks"));
-        if !signer.is_empty() {
-            let now = chrono::Utc::now().timestamp();
-            request = request.header(
-                HeaderName::from_static(signature::HEADER),
-                signer.sign(now, delivery.body.as_bytes()),
-            );
-        }
+        let signature = match signer.is_empty() {
+            true => None,
+            false => {
+                let signed = signer.sign(chrono::Utc::now().timestamp(), delivery.body.as_bytes());
+                let value = HeaderValue::try_from(signed).map_err(|err| err.to_string())?;
+                Some((HeaderName::from_static(signature::HEADER), value))
+            }
+        };
         let body = std::mem::take(&mut delivery.body);
-        let response = request.body(body).send().await.map_err(|err| crate::egress::describe(&err))?;
-        Ok(answer(response).await)
+        let webhooks = self.egress.webhooks();
+        let answered =
+            webhooks.post_json(url, "canon-webhooks", signature, body, TIMEOUT, EXCERPT_CHARS).await?;
+        Ok(outcome(answered))
     }
 
     async fn object(&self, tenant: &Tenant, delivery: &Claimed) -> Result<Answer, String> {
@@ -417,18 +419,21 @@ impl DeliveryWorker {
     }
 }
 
-/// Reads a destination's answer into an outcome, its status and an excerpt of its body.
+/// Reads a destination's answer (S3's or Drive's) into an outcome, its status and an excerpt
+/// of its body.
 async fn answer(response: reqwest::Response) -> Answer {
     let status = response.status();
-    let retry_after = response
-        .headers()
-        .get("retry-after")
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.trim().parse::<u64>().ok())
-        .map(Duration::from_secs);
+    let retry_after = webhooks::retry_after(response.headers());
     // Only an excerpt is kept, so only a few KiB are read: a destination cannot make the
     // worker hold its body.
-    let excerpt = Some(crate::egress::reply::excerpt(response, 500).await);
+    let excerpt = crate::egress::reply::excerpt(response, EXCERPT_CHARS).await;
+    outcome(WebhookAnswer { status, retry_after, excerpt })
+}
+
+/// An answer as the attempt's outcome, its status, excerpt and error.
+fn outcome(answered: WebhookAnswer) -> Answer {
+    let WebhookAnswer { status, retry_after, excerpt } = answered;
+    let excerpt = Some(excerpt);
     let code = Some(i64::from(status.as_u16()));
     let outcome = if status.is_success() {
         Outcome::Delivered

@@ -24,6 +24,7 @@ pub mod address;
 pub mod objects;
 pub mod reply;
 mod resolver;
+pub mod webhooks;
 
 use reqwest::{Method, RequestBuilder, Url};
 use std::net::IpAddr;
@@ -46,6 +47,7 @@ pub struct EgressPolicy {
 pub struct Egress {
     policy: EgressPolicy,
     client: reqwest::Client,
+    webhooks: webhooks::WebhookClient,
 }
 
 /// Prefix of canon's own configuration: never readable by a tenant.
@@ -72,7 +74,8 @@ impl Egress {
         } else {
             builder.dns_resolver(Arc::new(resolver::PublicOnly))
         };
-        Ok(Arc::new(Self { policy, client: builder.build()? }))
+        let webhooks = webhooks::WebhookClient::new(!policy.allow_private_network);
+        Ok(Arc::new(Self { policy, client: builder.build()?, webhooks }))
     }
 
     pub fn policy(&self) -> &EgressPolicy {
@@ -81,13 +84,19 @@ impl Egress {
 
     /// A request to a tenant-chosen URL, on the guarded client; refused with the reason.
     pub fn request(&self, method: Method, url: &str) -> Result<RequestBuilder, String> {
-        Ok(self.request_to(method, self.check_url(url)?))
+        Ok(self.client.request(method, self.check_url(url)?))
     }
 
-    /// A request to a URL [`Self::check_url`] passed (a caller sending many to one URL checks
-    /// it once), on the guarded client.
-    pub fn request_to(&self, method: Method, checked: Url) -> RequestBuilder {
-        self.client.request(method, checked)
+    /// The client deliveries POST webhooks with (requests to URLs [`Self::check_webhook_url`]
+    /// passed).
+    pub fn webhooks(&self) -> &webhooks::WebhookClient {
+        &self.webhooks
+    }
+
+    /// [`Self::check_url`] for [`Self::webhooks`]: the URL as hyper takes it.
+    pub fn check_webhook_url(&self, text: &str) -> Result<http::Uri, String> {
+        let url = self.check_url(text)?;
+        http::Uri::try_from(url.as_str()).map_err(|err| format!("{text:?} is not a URL ({err})"))
     }
 
     /// The URL's form and, for an IP literal, its address (no DNS).
@@ -174,7 +183,7 @@ impl Egress {
 }
 
 /// A request error with its causes (the guard's refusal is a cause, not the top message).
-pub fn describe(err: &reqwest::Error) -> String {
+pub fn describe(err: &(dyn std::error::Error + 'static)) -> String {
     let mut text = err.to_string();
     let mut source = std::error::Error::source(err);
     while let Some(cause) = source {

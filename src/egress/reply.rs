@@ -55,20 +55,52 @@ pub fn describe_cap(cap: usize) -> String {
 
 /// Reads at most `cap` bytes of the body; `truncated` when the body was longer.
 pub async fn read_capped(mut response: reqwest::Response, cap: usize) -> Result<Reply, reqwest::Error> {
-    // A declared length past the cap still yields the first `cap` bytes, so no early exit:
-    // but the buffer never grows past what the cap allows.
-    let declared = response.content_length().and_then(|n| usize::try_from(n).ok()).unwrap_or(0);
-    let mut reply = Reply { bytes: Vec::with_capacity(declared.min(cap).min(64 * 1024)), truncated: false };
+    let mut reply = Reply::expecting(response.content_length(), cap);
     while let Some(chunk) = response.chunk().await? {
-        let room = cap - reply.bytes.len();
-        if chunk.len() > room {
-            reply.bytes.extend_from_slice(&chunk[..room]);
-            reply.truncated = true;
+        if !reply.push(&chunk, cap) {
             break;
         }
-        reply.bytes.extend_from_slice(&chunk);
     }
     Ok(reply)
+}
+
+/// [`read_capped`] for a body read through hyper (the webhook client's).
+pub async fn read_capped_body<B>(mut body: B, cap: usize) -> Result<Reply, B::Error>
+where
+    B: hyper::body::Body<Data = bytes::Bytes> + Unpin,
+{
+    use http_body_util::BodyExt;
+    let mut reply = Reply::expecting(body.size_hint().exact(), cap);
+    while let Some(frame) = body.frame().await {
+        if let Ok(chunk) = frame?.into_data() {
+            if !reply.push(&chunk, cap) {
+                break;
+            }
+        }
+    }
+    Ok(reply)
+}
+
+impl Reply {
+    /// An empty reply with room for what a body declared, within the cap.
+    fn expecting(declared: Option<u64>, cap: usize) -> Self {
+        // A declared length past the cap still yields the first `cap` bytes, so no early
+        // exit: but the buffer never grows past what the cap allows.
+        let declared = declared.and_then(|n| usize::try_from(n).ok()).unwrap_or(0);
+        Reply { bytes: Vec::with_capacity(declared.min(cap).min(64 * 1024)), truncated: false }
+    }
+
+    /// Adds a chunk within the cap; false once the cap is reached (the rest is not read).
+    fn push(&mut self, chunk: &[u8], cap: usize) -> bool {
+        let room = cap - self.bytes.len();
+        if chunk.len() > room {
+            self.bytes.extend_from_slice(&chunk[..room]);
+            self.truncated = true;
+            return false;
+        }
+        self.bytes.extend_from_slice(chunk);
+        true
+    }
 }
 
 /// The whole body, refused when it is longer than `cap` (by its declared length before
