@@ -21,17 +21,22 @@ use tokio::sync::Semaphore;
 pub const IN_FLIGHT: usize = 128;
 /// Deliveries a process holds at once: sending, waiting for a send slot, or sent and not yet
 /// recorded. Each turn of the worker's loop records what finished and claims as many rows as
-/// are free here, in one transaction, so a turn's cost is shared by many deliveries. Holding
-/// eight times the sends keeps every send slot busy while a turn is written and makes a
-/// backlog's claims large (`make bench-delivery`, ratio to a plain client: 0.42–0.49 holding
-/// 2×, 0.46–0.56 holding 4×, 0.49–0.60 holding 8×). The price is memory: the held
-/// deliveries' event bodies.
-pub const HELD: usize = 8 * IN_FLIGHT;
+/// are free here, in one transaction, so a turn's cost is shared by many deliveries. A turn
+/// (its gathering wait and its SQL) lasts ~4 ms under load, and one account's 64 sends drain
+/// ~90 rows a millisecond from a local receiver, so an account needs ~400 rows in hand to
+/// keep its sends busy from one claim to the next: with 256 (holding 8× the sends) the
+/// account's rows ran out ~40 % of the time (measured: ~28 sends in flight of 64 on
+/// average, `make bench-delivery` 0.63–0.65 of the plain client; 0.73–0.89 holding 16×).
+/// The held bodies are also bounded in bytes ([`HELD_BYTES`]).
+pub const HELD: usize = 16 * IN_FLIGHT;
 /// Sends of one account in flight at once.
 pub const SENDS_PER_ACCOUNT: usize = IN_FLIGHT / 2;
 /// Deliveries of one account a worker holds (sending or waiting for a send slot) before it
 /// stops claiming that account's rows.
 pub const HELD_PER_ACCOUNT: usize = HELD / 4;
+/// Bytes of event bodies a process holds before it stops claiming (until sends bring it
+/// under): a claim may go past it by one claim's bodies, at most [`HELD_PER_ACCOUNT`] of them.
+pub const HELD_BYTES: usize = 64 * 1024 * 1024;
 /// How soon a claim that skips accounts runs again after one that found nothing.
 const SKIPPING_CLAIM_REST: Duration = Duration::from_millis(100);
 /// The longest rest after skipping claims that kept finding nothing: how long another
@@ -80,8 +85,9 @@ impl Shares {
     }
 
     /// The accounts the next claim skips, and how many rows it may take of `free`: none
-    /// while a claim skipping accounts found nothing a moment ago.
-    pub fn next_claim(&self, free: usize) -> (Vec<String>, usize) {
+    /// while a claim skipping accounts found nothing a moment ago, or while the held bodies
+    /// weigh [`HELD_BYTES`] or more.
+    pub fn next_claim(&self, free: usize, held_bytes: usize) -> (Vec<String>, usize) {
         let skip: Vec<String> = self
             .accounts
             .iter()
@@ -90,7 +96,7 @@ impl Shares {
             .collect();
         let resting =
             !skip.is_empty() && self.last_empty_skipping_claim.is_some_and(|at| at.elapsed() < self.rest());
-        let limit = if resting { 0 } else { free.min(HELD_PER_ACCOUNT) };
+        let limit = if resting || held_bytes >= HELD_BYTES { 0 } else { free.min(HELD_PER_ACCOUNT) };
         (skip, limit)
     }
 
@@ -127,10 +133,10 @@ mod tests {
             shares.hold("flooding");
         }
         shares.hold("quiet");
-        assert_eq!(shares.next_claim(HELD).0, vec!["flooding".to_string()]);
-        assert_eq!(shares.next_claim(HELD).1, HELD_PER_ACCOUNT, "one claim adds at most a share");
+        assert_eq!(shares.next_claim(HELD, 0).0, vec!["flooding".to_string()]);
+        assert_eq!(shares.next_claim(HELD, 0).1, HELD_PER_ACCOUNT, "one claim adds at most a share");
         shares.release("flooding");
-        assert!(shares.next_claim(HELD).0.is_empty());
+        assert!(shares.next_claim(HELD, 0).0.is_empty());
         shares.release("quiet");
         assert_eq!(shares.accounts.len(), 1, "an account holding nothing is forgotten");
     }
@@ -142,11 +148,11 @@ mod tests {
             shares.hold("flooding");
         }
         shares.claimed(true, 0);
-        assert_eq!(shares.next_claim(HELD).1, 0);
+        assert_eq!(shares.next_claim(HELD, 0).1, 0);
         shares.claimed(false, 5);
-        assert_eq!(shares.next_claim(HELD).1, 0, "a claim skipping nobody does not end the rest");
+        assert_eq!(shares.next_claim(HELD, 0).1, 0, "a claim skipping nobody does not end the rest");
         shares.claimed(true, 3);
-        assert_eq!(shares.next_claim(HELD).1, HELD_PER_ACCOUNT);
+        assert_eq!(shares.next_claim(HELD, 0).1, HELD_PER_ACCOUNT);
     }
 
     #[test]
@@ -164,5 +170,13 @@ mod tests {
         shares.claimed(true, 1);
         shares.claimed(true, 0);
         assert_eq!(shares.rest(), SKIPPING_CLAIM_REST, "one that found rows starts over");
+    }
+
+    #[test]
+    fn nothing_is_claimed_while_the_held_bodies_weigh_the_budget() {
+        let shares = Shares::default();
+        assert_eq!(shares.next_claim(HELD, HELD_BYTES - 1).1, HELD_PER_ACCOUNT);
+        assert_eq!(shares.next_claim(HELD, HELD_BYTES).1, 0);
+        assert_eq!(shares.next_claim(3, 0).1, 3, "never more than are free");
     }
 }

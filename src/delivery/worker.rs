@@ -45,6 +45,7 @@ use http::Uri;
 use reqwest::Method;
 use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, watch, Semaphore};
@@ -137,6 +138,8 @@ impl DeliveryWorker {
         };
         let slots = Arc::new(Semaphore::new(IN_FLIGHT));
         let held = Arc::new(Semaphore::new(HELD));
+        // Bytes of the held deliveries' bodies, until each is sent.
+        let held_bytes = Arc::new(AtomicUsize::new(0));
         // Each finished attempt with its delivery's account.
         let (finished_tx, mut finished_rx) = mpsc::channel::<(String, Finished)>(HELD);
         let worker = Arc::new(self);
@@ -163,7 +166,7 @@ impl DeliveryWorker {
                 shares.release(account);
             }
             let free = if stopping { 0 } else { held.available_permits() };
-            let (skip, limit) = shares.next_claim(free);
+            let (skip, limit) = shares.next_claim(free, held_bytes.load(Ordering::Relaxed));
             let mut claimed = Vec::new();
             if !finished.is_empty() || limit > 0 {
                 let now = ids::now_millis();
@@ -190,7 +193,12 @@ impl DeliveryWorker {
                         (delivery, hold, share)
                     })
                     .collect();
+                held_bytes.fetch_add(
+                    batch.iter().map(|(delivery, ..)| delivery.body.len()).sum(),
+                    Ordering::Relaxed,
+                );
                 let (worker, slots, finished_tx) = (worker.clone(), slots.clone(), finished_tx.clone());
+                let held_bytes = held_bytes.clone();
                 // The turn's deliveries are sent by one task of the sends' runtime, as a plain
                 // client drives its requests: a task spawned for each (from this thread, or from
                 // a task there) cost a task's allocation, a copy of its large future and often a
@@ -215,9 +223,11 @@ impl DeliveryWorker {
                         .into_iter()
                         .zip(urls)
                         .map(|((delivery, hold, share), url)| {
-                            let (worker, slots, finished_tx) = (&worker, &slots, &finished_tx);
+                            let (worker, slots, finished_tx, held_bytes) =
+                                (&worker, &slots, &finished_tx, &held_bytes);
                             async move {
                                 let account = delivery.account_id.clone();
+                                let bytes = delivery.body.len();
                                 let done = {
                                     // The account's share first: waiting for it holds no slot
                                     // another account could send in.
@@ -226,6 +236,7 @@ impl DeliveryWorker {
                                     let _sending = slots.acquire().await.expect("the send slots stay open");
                                     worker.attempt(delivery, url).await
                                 };
+                                held_bytes.fetch_sub(bytes, Ordering::Relaxed);
                                 // Handed in before the hold ends, so a stop waits for it to be written.
                                 let _ = finished_tx.send((account, done)).await;
                                 drop(hold);
