@@ -9,6 +9,10 @@
 //! plain client had 128 while the comment here said "the same concurrency"; the bench prints
 //! the ratio to a plain client with 128 too, for comparison with the figures before.
 //!
+//! The plain client is reqwest, a typical Rust client, one for the whole run (it keeps its
+//! connections between rounds, as canon's workers keep theirs); canon's webhooks go out on
+//! hyper directly ([`canon::egress::webhooks`]), without reqwest's per-request layers.
+//!
 //! The throughput phase measures the drain alone: the receiver holds its requests while the
 //! events are recorded (so the workers can only take their in-flight sends), and the clock
 //! starts when it lets them through. The receiver runs in a process of its own
@@ -77,8 +81,11 @@ async fn main() -> anyhow::Result<()> {
     // the phases alternate and the medians are reported.
     let rounds = common::size("CANON_BENCH_ROUNDS", 5);
     let mut runs = Vec::with_capacity(rounds);
+    // One plain client for every round, so it keeps its connections from one round to the
+    // next as canon's workers do (a client per phase opened 64 connections each time).
+    let plain = reqwest::Client::new();
     for round in 0..rounds {
-        runs.push(throughput(&bench, &receiver, &function_id, &hook, outbox, round).await?);
+        runs.push(throughput(&bench, &receiver, &plain, &function_id, &hook, outbox, round).await?);
     }
     println!(
         "delivery: {outbox} outbox deliveries of one account to a local receiver, {IN_FLIGHT} in flight, signed, \
@@ -159,6 +166,7 @@ struct Round {
 async fn throughput(
     bench: &common::Bench,
     receiver: &common::receiver::Remote,
+    plain: &reqwest::Client,
     function_id: &str,
     hook: &str,
     outbox: usize,
@@ -189,21 +197,21 @@ async fn throughput(
     // The limit: a plain client POSTing the same bodies to the same receiver, with one
     // account's concurrency, then with a process's (for comparison).
     let cpu = Cpu::start(receiver.pid());
-    let plain_rate = plain_posts(receiver, hook, &bodies, IN_FLIGHT).await?;
+    let plain_rate = plain_posts(receiver, plain, hook, &bodies, IN_FLIGHT).await?;
     let plain_cpu = cpu.per(outbox);
-    let process_plain_rate = plain_posts(receiver, hook, &bodies, PROCESS_IN_FLIGHT).await?;
+    let process_plain_rate = plain_posts(receiver, plain, hook, &bodies, PROCESS_IN_FLIGHT).await?;
     Ok(Round { canon_rate, plain_rate, process_plain_rate, canon_cpu, plain_cpu, canon_threads })
 }
 
 /// POSTs `bodies` to `hook` with `in_flight` at once, as a plain client: bodies a second.
 async fn plain_posts(
     receiver: &common::receiver::Remote,
+    plain: &reqwest::Client,
     hook: &str,
     bodies: &[String],
     in_flight: usize,
 ) -> anyhow::Result<f64> {
     receiver.clear().await?;
-    let plain = reqwest::Client::new();
     let started = Instant::now();
     futures::stream::iter(bodies.iter().cloned())
         .map(|body| {

@@ -54,7 +54,11 @@ impl WebhookClient {
                 .with_root_certificates(roots)
                 .with_no_client_auth();
         tls.alpn_protocols = vec![b"http/1.1".to_vec()];
-        let https = HttpsConnector::from((http, tls));
+        let mut https = HttpsConnector::from((http, tls));
+        if public_only {
+            // The URL check refuses plain http already; the connector refuses it too.
+            https.enforce_https();
+        }
         let client = Client::builder(TokioExecutor::new())
             .pool_timer(TokioTimer::new())
             .pool_idle_timeout(IDLE_FOR)
