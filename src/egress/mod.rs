@@ -9,7 +9,9 @@
 //!   on every request: [`Egress::request`] refuses an IP literal, and the client's resolver
 //!   drops a name that resolves to a refused address, so the address actually dialled is the
 //!   one checked (DNS rebinding cannot slip past). Redirects are never followed and no proxy
-//!   from the server's environment is used. `CANON_ALLOW_PRIVATE_NETWORK=true` (an operator's
+//!   from the server's environment is used. Webhook deliveries go out on a client of their
+//!   own ([`webhooks`], hyper without reqwest's per-request layers) under the same checks:
+//!   [`Egress::check_webhook_url`] and the same resolver rule. `CANON_ALLOW_PRIVATE_NETWORK=true` (an operator's
 //!   decision; tests and development) lifts the address rule and allows plain HTTP.
 //! - **Server environment variables**: a configuration may name one (`apiKeyEnv`,
 //!   `s3AccessKeyIdEnv`, …) only if the operator listed it in `CANON_TENANT_ENV_ALLOWLIST`;
