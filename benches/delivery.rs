@@ -141,6 +141,12 @@ async fn main() -> anyhow::Result<()> {
         .map(|(name, ns)| format!("{name} {:.1}", per(*ns)))
         .collect();
     println!("  canon's CPU per delivery by thread (µs, every round): {}", shown.join(", "));
+    if let (Some(in_flight), Some(held)) = (median(&|r| r.in_flight), median(&|r| r.held)) {
+        println!(
+            "  canon's sends in flight as each began {in_flight:.0} of {IN_FLIGHT}, deliveries held when a claim \
+             came {held:.0} (medians of the rounds' averages)"
+        );
+    }
     println!(
         "  event-to-delivery over {CALLS} calls: p50 {} ms, p99 {} ms (goal p99 < 100 ms)",
         common::ms(p50),
@@ -161,6 +167,10 @@ struct Round {
     plain_cpu: Option<(f64, f64)>,
     /// Nanoseconds of canon's drain on each of this process's threads, by name.
     canon_threads: BTreeMap<String, u64>,
+    /// Canon's sends in flight as each began, and the deliveries held when a claim came
+    /// (averages over the drain): well under 64 and a few hundred, its sends ran out of rows.
+    in_flight: Option<f64>,
+    held: Option<f64>,
 }
 
 async fn throughput(
@@ -184,11 +194,13 @@ async fn throughput(
     let bodies: Vec<String> = recorded.into_iter().map(|(_, body)| body).collect();
     let cpu = Cpu::start(receiver.pid());
     let threads = common::cpu_ns_by_thread(std::process::id());
+    let gauges = bench.app.state.delivery.gauges.read();
     let started = Instant::now();
     receiver.release().await?;
     receiver.wait_for(outbox).await?;
     let canon_rate = outbox as f64 / started.elapsed().as_secs_f64();
     let canon_cpu = cpu.per(outbox);
+    let (in_flight, held) = bench.app.state.delivery.gauges.read().since(&gauges);
     let mut canon_threads = common::cpu_ns_by_thread(std::process::id());
     for (name, ns) in &mut canon_threads {
         *ns = ns.saturating_sub(threads.get(name).copied().unwrap_or(0));
@@ -200,7 +212,16 @@ async fn throughput(
     let plain_rate = plain_posts(receiver, plain, hook, &bodies, IN_FLIGHT).await?;
     let plain_cpu = cpu.per(outbox);
     let process_plain_rate = plain_posts(receiver, plain, hook, &bodies, PROCESS_IN_FLIGHT).await?;
-    Ok(Round { canon_rate, plain_rate, process_plain_rate, canon_cpu, plain_cpu, canon_threads })
+    Ok(Round {
+        canon_rate,
+        plain_rate,
+        process_plain_rate,
+        canon_cpu,
+        plain_cpu,
+        canon_threads,
+        in_flight,
+        held,
+    })
 }
 
 /// POSTs `bodies` to `hook` with `in_flight` at once, as a plain client: bodies a second.

@@ -262,6 +262,7 @@ impl App {
                     records: records.clone(),
                     egress: egress.clone(),
                 },
+                gauges: Default::default(),
             },
             views: crate::views::ViewsService { records: records.clone() },
             datasets: crate::datasets::DatasetsService { records: records.clone() },
@@ -304,6 +305,7 @@ impl App {
             egress: egress.clone(),
             schedule: crate::delivery::schedule::Schedule { scale: config.delivery_retry_scale },
             drive_api_url: config.google_drive_api_url.clone(),
+            gauges: state.delivery.gauges.clone(),
         };
         workers.push(deliverer.spawn(stop_rx.clone()));
         let box_poller = crate::connectors::BoxPoller {

@@ -8,6 +8,7 @@
 //! read per subscription or per event, and a delivery can be queued again by hand.
 
 pub mod entity_events;
+pub mod gauges;
 pub mod schedule;
 pub mod shares;
 pub mod subscriptions;
@@ -90,6 +91,8 @@ impl From<DeliveryRecord> for Delivery {
 pub struct DeliveryService {
     pub records: Records,
     pub subscriptions: subscriptions::SubscriptionsService,
+    /// The pace of this process's delivery worker.
+    pub gauges: std::sync::Arc<gauges::Gauges>,
 }
 
 impl DeliveryService {

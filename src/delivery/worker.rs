@@ -74,6 +74,7 @@ pub struct DeliveryWorker {
     pub egress: Arc<Egress>,
     pub schedule: Schedule,
     pub drive_api_url: String,
+    pub gauges: Arc<super::gauges::Gauges>,
 }
 
 /// An attempt's outcome, the status code, an excerpt of the answer, an error.
@@ -176,6 +177,9 @@ impl DeliveryWorker {
                     Ok(rows) => claimed = rows,
                     Err(err) => tracing::warn!(error = %err, "recording and claiming deliveries failed"),
                 }
+                if !claimed.is_empty() {
+                    worker.gauges.claimed(HELD - held.available_permits());
+                }
                 if limit > 0 {
                     shares.claimed(!skip.is_empty(), claimed.len());
                 }
@@ -234,6 +238,7 @@ impl DeliveryWorker {
                                     let _share =
                                         share.acquire_owned().await.expect("an account's sends stay open");
                                     let _sending = slots.acquire().await.expect("the send slots stay open");
+                                    worker.gauges.send_began(IN_FLIGHT - slots.available_permits());
                                     worker.attempt(delivery, url).await
                                 };
                                 held_bytes.fetch_sub(bytes, Ordering::Relaxed);
