@@ -65,7 +65,7 @@ pub async fn read_capped(mut response: reqwest::Response, cap: usize) -> Result<
 }
 
 /// [`read_capped`] for a body read through hyper (the webhook client's).
-pub async fn read_capped_body<B>(mut body: B, cap: usize) -> Result<Reply, B::Error>
+async fn read_capped_body<B>(mut body: B, cap: usize) -> Result<Reply, B::Error>
 where
     B: hyper::body::Body<Data = bytes::Bytes> + Unpin,
 {
@@ -88,6 +88,11 @@ impl Reply {
         // exit: but the buffer never grows past what the cap allows.
         let declared = declared.and_then(|n| usize::try_from(n).ok()).unwrap_or(0);
         Reply { bytes: Vec::with_capacity(declared.min(cap).min(64 * 1024)), truncated: false }
+    }
+
+    /// At most `chars` characters of [`Reply::text`].
+    fn excerpt(&self, chars: usize) -> String {
+        self.text().chars().take(chars).collect()
     }
 
     /// Adds a chunk within the cap; false once the cap is reached (the rest is not read).
@@ -118,8 +123,15 @@ pub async fn read_within(response: reqwest::Response, cap: usize) -> Result<Vec<
 
 /// An excerpt of a failed reply's body, for an error message (never more than `chars`).
 pub async fn excerpt(response: reqwest::Response, chars: usize) -> String {
-    let reply = read_capped(response, ERROR_EXCERPT_CAP).await.unwrap_or_default();
-    reply.text().chars().take(chars).collect()
+    read_capped(response, ERROR_EXCERPT_CAP).await.unwrap_or_default().excerpt(chars)
+}
+
+/// [`excerpt`] of a body read through hyper (the webhook client's).
+pub async fn body_excerpt<B>(body: B, chars: usize) -> String
+where
+    B: hyper::body::Body<Data = bytes::Bytes> + Unpin,
+{
+    read_capped_body(body, ERROR_EXCERPT_CAP).await.unwrap_or_default().excerpt(chars)
 }
 
 #[derive(Debug, thiserror::Error)]

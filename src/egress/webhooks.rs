@@ -8,7 +8,7 @@
 //! here. `make bench-delivery` measured those at ~3 µs of CPU a delivery, a tenth of
 //! canon's whole cost per delivery; deliveries are the one hot path of outbound requests.
 
-use super::reply::{read_capped_body, ERROR_EXCERPT_CAP};
+use super::reply::body_excerpt;
 use super::resolver::Guarded;
 use bytes::Bytes;
 use http::header::{HeaderName, HeaderValue, CONTENT_TYPE, USER_AGENT};
@@ -29,7 +29,8 @@ pub struct WebhookClient {
 }
 
 /// What a receiver answered: the status, its `Retry-After` in seconds, and an excerpt of the
-/// body (at most `chars` characters of its first [`ERROR_EXCERPT_CAP`] bytes).
+/// body (at most `chars` characters of its first
+/// [`ERROR_EXCERPT_CAP`](super::reply::ERROR_EXCERPT_CAP) bytes).
 #[derive(Debug)]
 pub struct WebhookAnswer {
     pub status: http::StatusCode,
@@ -91,11 +92,10 @@ impl WebhookClient {
             let (parts, body) = response.into_parts();
             // Only an excerpt is kept, so only a few KiB are read: a receiver cannot make
             // canon hold its body.
-            let reply = read_capped_body(body, ERROR_EXCERPT_CAP).await.unwrap_or_default();
             Ok(WebhookAnswer {
                 status: parts.status,
                 retry_after: retry_after(&parts.headers),
-                excerpt: reply.text().chars().take(chars).collect(),
+                excerpt: body_excerpt(body, chars).await,
             })
         };
         tokio::time::timeout(timeout, exchange)
