@@ -24,9 +24,9 @@ pub const IN_FLIGHT: usize = 128;
 /// are free here, in one transaction, so a turn's cost is shared by many deliveries. A turn
 /// (its gathering wait and its SQL) lasts ~4 ms under load, and one account's 64 sends drain
 /// ~90 rows a millisecond from a local receiver, so an account needs ~400 rows in hand to
-/// keep its sends busy from one claim to the next: with 256 (holding 8× the sends) the
-/// account's rows ran out ~40 % of the time (measured: ~28 sends in flight of 64 on
-/// average, `make bench-delivery` 0.63–0.65 of the plain client; 0.73–0.89 holding 16×).
+/// keep its sends busy from one claim to the next: with 256 (holding 8× the sends) its rows
+/// ran out before each claim (measured: 41 held when a claim came, ~28 sends in flight of 64
+/// on average, `make bench-delivery` 0.63–0.65 of the plain client; 0.82–0.87 holding 16×).
 /// The held bodies are also bounded in bytes ([`HELD_BYTES`]).
 pub const HELD: usize = 16 * IN_FLIGHT;
 /// Sends of one account in flight at once.
