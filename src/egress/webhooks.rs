@@ -101,7 +101,7 @@ impl WebhookClient {
         };
         tokio::time::timeout(timeout, exchange)
             .await
-            .map_err(|_| format!("no answer within {} s", timeout.as_secs()))?
+            .map_err(|_| format!("no answer within {} s", timeout.as_secs_f64()))?
     }
 }
 
@@ -109,4 +109,75 @@ impl WebhookClient {
 pub fn retry_after(headers: &http::HeaderMap) -> Option<Duration> {
     let value = headers.get(http::header::RETRY_AFTER)?.to_str().ok()?;
     value.trim().parse::<u64>().ok().map(Duration::from_secs)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::net::TcpListener;
+
+    async fn listener() -> (TcpListener, Uri) {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let uri = format!("http://{}/hook", listener.local_addr().unwrap()).parse().unwrap();
+        (listener, uri)
+    }
+
+    async fn post(uri: Uri, timeout: Duration) -> Result<WebhookAnswer, String> {
+        WebhookClient::new(false).post_json(uri, "canon-test", None, "{}".into(), timeout, 100).await
+    }
+
+    #[tokio::test]
+    async fn a_receiver_that_accepts_and_never_answers_fails_the_post_at_the_timeout() {
+        let (listener, uri) = listener().await;
+        // Holds each connection open, reading and never writing a byte.
+        tokio::spawn(async move {
+            let mut held = Vec::new();
+            while let Ok((socket, _)) = listener.accept().await {
+                held.push(socket);
+            }
+        });
+        let began = std::time::Instant::now();
+        let error = post(uri, Duration::from_millis(300)).await.unwrap_err();
+        assert_eq!(error, "no answer within 0.3 s");
+        assert!(began.elapsed() < Duration::from_secs(5), "took {:?}", began.elapsed());
+    }
+
+    #[tokio::test]
+    async fn a_receiver_that_answers_slowly_in_pieces_is_cut_by_the_same_timeout() {
+        let (listener, uri) = listener().await;
+        // Sends the head at once, then one byte of the body every 100 ms, forever.
+        tokio::spawn(async move {
+            let (mut socket, _) = listener.accept().await.unwrap();
+            let mut request = [0_u8; 1024];
+            let _ = socket.read(&mut request).await;
+            let head = "HTTP/1.1 500 Internal Server Error\r\ncontent-length: 100000\r\n\r\n";
+            socket.write_all(head.as_bytes()).await.unwrap();
+            while socket.write_all(b"x").await.is_ok() {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        });
+        let error = post(uri, Duration::from_millis(500)).await.unwrap_err();
+        assert_eq!(error, "no answer within 0.5 s");
+    }
+
+    #[tokio::test]
+    async fn a_receiver_s_status_retry_after_and_body_excerpt_come_back() {
+        let (listener, uri) = listener().await;
+        tokio::spawn(async move {
+            let (mut socket, _) = listener.accept().await.unwrap();
+            let mut request = [0_u8; 4096];
+            let _ = socket.read(&mut request).await;
+            let body = "slow down, please";
+            let reply = format!(
+                "HTTP/1.1 429 Too Many Requests\r\nretry-after: 7\r\ncontent-length: {}\r\n\r\n{body}",
+                body.len()
+            );
+            socket.write_all(reply.as_bytes()).await.unwrap();
+        });
+        let answer = post(uri, Duration::from_secs(5)).await.unwrap();
+        assert_eq!(answer.status, http::StatusCode::TOO_MANY_REQUESTS);
+        assert_eq!(answer.retry_after, Some(Duration::from_secs(7)));
+        assert_eq!(answer.excerpt, "slow down, please");
+    }
 }
