@@ -242,13 +242,17 @@ pub async fn raw_seed_named(
                         let id = canon::ids::new_id("ent");
                         ids.push((*i, id.clone()));
                         let key = resolution_key(&tenant, &bucket, type_name, &normalized);
-                        // `keys` and `expected` are the seed query's overtaking check: without
-                        // them every row is filtered out and nothing is written.
+                        // The keys the API's rows carry for a bare name, and only those: no
+                        // `expected` (the write's own MERGE decides, as for the API's rows, which
+                        // it looks up only when they have synonyms or compared attributes) and
+                        // no `description`. A row of another shape takes other branches of the
+                        // statement, and on Neo4j the warm-up below warmed only the engine's
+                        // rows' branches: the API's first rounds ran on colder code.
                         json!({
                             "i": i, "targetID": id, "idKey": canon::graph::id_keys::id_key(&id), "keyID": canon::ids::new_id("esn"), "tag": format!("raw:{i}"),
                             "canonical": canonical, "normalized": normalized, "forms": [canonical],
-                            "key": key, "keys": [key], "expected": [],
-                            "typeName": type_name, "typeID": type_id, "bucketID": bucket, "description": null,
+                            "key": key, "keys": [key],
+                            "typeName": type_name, "typeID": type_id, "bucketID": bucket,
                             "attrKeys": [], "attrValues": [], "synonyms": [],
                         })
                     })
