@@ -11,15 +11,15 @@
 //! own: a PASSIVE checkpoint takes no write lock, so writes go on while it copies and syncs.
 //! The write connection keeps a backstop ([`BACKSTOP_PAGES`]) should the task fall behind
 //! or stop. Durability is SQLite's for WAL with `synchronous = NORMAL` either way: a commit
-//! survives a crash of canon at once, and an OS crash once a checkpoint synced it, so within
-//! [`EVERY`] (as Redis's `appendfsync everysec`).
+//! survives a crash of canon at once, and an OS crash once a checkpoint synced it.
 //!
-//! Once a second, not every 100 ms: each checkpoint of a busy WAL writes the pages changed
-//! since the last one and syncs two files, and the same hot pages (indexes, the seed job's
-//! row) were written ten times a second. On the disk a graph engine shares, its commits wait
-//! behind those syncs: during the API's side of `make bench-graph-neo4j` the disk saw 245–295
-//! writes and 27–35 flushes a second at 100 ms, 102–139 and 19–24 at 1 s, for the same
-//! ~33 MB/s (the engine's side alone: ~85 writes and ~21 flushes).
+//! Every 100 ms. Tried on 2026-12-04 and not kept: once a second. Beside a graph engine on
+//! the same disk it helped the engine's commits (during the API's side of the Neo4j seed
+//! bench, with SQLite records, the disk saw 102–139 writes and 19–24 flushes a second instead
+//! of 245–295 and 27–35, and the seed ratio went 0.82–0.95, median 0.88 in nine runs, to
+//! 0.90–1.06 in five), but deliveries, on SQLite alone, fell: alternated in one sitting,
+//! 0.84 / 0.84 / 0.82 of the plain client at 100 ms against 0.84 / 0.70 / 0.77 at 1 s. The
+//! production pair (Neo4j with PostgreSQL) does not share this.
 
 use super::single_writer::SingleWriter;
 use super::RecordError;
@@ -29,7 +29,7 @@ use std::time::Duration;
 use tokio::sync::Mutex;
 
 /// How often the task checkpoints what was written since (see the module's docs).
-const EVERY: Duration = Duration::from_secs(1);
+const EVERY: Duration = Duration::from_millis(100);
 
 /// WAL pages past which the write connection checkpoints itself (SQLite's own default is
 /// 1,000): only when the task cannot keep up.
