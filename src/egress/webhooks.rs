@@ -123,6 +123,15 @@ mod tests {
         (listener, uri)
     }
 
+    /// Accepts one connection, reads its request and writes `reply`; the socket stays open.
+    async fn answer_first_request(listener: TcpListener, reply: &[u8]) -> tokio::net::TcpStream {
+        let (mut socket, _) = listener.accept().await.unwrap();
+        let mut request = [0_u8; 4096];
+        let _ = socket.read(&mut request).await;
+        socket.write_all(reply).await.unwrap();
+        socket
+    }
+
     async fn post(uri: Uri, timeout: Duration) -> Result<WebhookAnswer, String> {
         WebhookClient::new(false).post_json(uri, "canon-test", None, "{}".into(), timeout, 100).await
     }
@@ -148,11 +157,8 @@ mod tests {
         let (listener, uri) = listener().await;
         // Sends the head at once, then one byte of the body every 100 ms, forever.
         tokio::spawn(async move {
-            let (mut socket, _) = listener.accept().await.unwrap();
-            let mut request = [0_u8; 1024];
-            let _ = socket.read(&mut request).await;
             let head = "HTTP/1.1 500 Internal Server Error\r\ncontent-length: 100000\r\n\r\n";
-            socket.write_all(head.as_bytes()).await.unwrap();
+            let mut socket = answer_first_request(listener, head.as_bytes()).await;
             while socket.write_all(b"x").await.is_ok() {
                 tokio::time::sleep(Duration::from_millis(100)).await;
             }
@@ -165,15 +171,12 @@ mod tests {
     async fn a_receiver_s_status_retry_after_and_body_excerpt_come_back() {
         let (listener, uri) = listener().await;
         tokio::spawn(async move {
-            let (mut socket, _) = listener.accept().await.unwrap();
-            let mut request = [0_u8; 4096];
-            let _ = socket.read(&mut request).await;
             let body = "slow down, please";
             let reply = format!(
                 "HTTP/1.1 429 Too Many Requests\r\nretry-after: 7\r\ncontent-length: {}\r\n\r\n{body}",
                 body.len()
             );
-            socket.write_all(reply.as_bytes()).await.unwrap();
+            answer_first_request(listener, reply.as_bytes()).await;
         });
         let answer = post(uri, Duration::from_secs(5)).await.unwrap();
         assert_eq!(answer.status, http::StatusCode::TOO_MANY_REQUESTS);
