@@ -72,7 +72,9 @@ async fn main() -> anyhow::Result<()> {
     println!("setup: {entities} entities in {:.0} s", started.elapsed().as_secs_f64());
 
     // grep: a code found in one document, and a word found in an eighth of them.
-    let store = sqlx::AnyPool::connect(&canon::data_dir::sqlite_url(bench.data_dir())).await?;
+    let url = bench.config.database_url.clone();
+    let store =
+        sqlx::AnyPool::connect(&url.unwrap_or_else(|| canon::data_dir::sqlite_url(bench.data_dir()))).await?;
     for (what, pattern) in [("rare", "ZX-0"), ("common", "warranty")] {
         let mut api = Vec::new();
         let mut raw = Vec::new();

@@ -12,7 +12,11 @@
 #
 # This is a test server: trust authentication on loopback only, and fsync off (a crash of the
 # machine may lose or corrupt its data, which the tests recreate anyway: each makes its own
-# database). Do not keep data you care about in it.
+# database). Do not keep data you care about in it. CANON_POSTGRES_DURABLE=1 starts it with
+# PostgreSQL's own defaults for those instead (fsync, synchronous commits, full-page writes),
+# as a production server runs: what a benchmark of the records on PostgreSQL should measure.
+# The flags are the start's: a running server keeps its own (give the benchmark's another
+# CANON_POSTGRES_PORT and CANON_CACHE_DIR).
 #
 # PostgreSQL refuses to run as root. As root (CI, containers) the server runs as an unprivileged
 # user of a user namespace (`unshare --map-user`), which keeps its files owned by the caller in
@@ -102,12 +106,13 @@ start() {
             say "something else already listens on 127.0.0.1:$PORT; set CANON_POSTGRES_PORT to another port"
             exit 1
         fi
-        say "starting PostgreSQL on 127.0.0.1:$PORT"
+        local unsafe="-c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+        [ "${CANON_POSTGRES_DURABLE:-0}" = 1 ] && unsafe=""
+        say "starting PostgreSQL on 127.0.0.1:$PORT${unsafe:+ (fsync off)}"
         # The tests open a pool per test, many at once: 300 connections leave room for that.
         server "$BIN/pg_ctl" start -D "$DATA" -w -t 60 -l "$(dirname "$DATA")/server.log" \
             -o "-c listen_addresses=127.0.0.1 -p $PORT -c unix_socket_directories='$DATA' \
-                -c max_connections=300 -c shared_buffers=128MB -c fsync=off \
-                -c synchronous_commit=off -c full_page_writes=off" >&2 ||
+                -c max_connections=300 -c shared_buffers=128MB $unsafe" >&2 ||
             { tail -20 "$(dirname "$DATA")/server.log" >&2; exit 1; }
     fi
     for _ in $(seq 1 60); do

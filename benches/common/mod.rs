@@ -43,6 +43,7 @@ pub async fn start(configure: impl FnOnce(&mut Config)) -> anyhow::Result<Bench>
     }
     let vendor = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("vendor");
     let mut config = Config::embedded(data.path(), &vendor);
+    config.database_url = fresh_postgres_database().await?;
     config.rate_limit_per_second = 1e9;
     config.rate_limit_burst = u32::MAX;
     // `CANON_JOBS_PER_TENANT` as for `canon serve` (e.g. the seed jobs one tenant runs at once).
@@ -58,6 +59,25 @@ pub async fn start(configure: impl FnOnce(&mut Config)) -> anyhow::Result<Bench>
     app.state.graph.ensure_tenant(&tenant).await.map_err(|e| anyhow::anyhow!("{e}"))?;
     let client = reqwest::Client::builder().pool_max_idle_per_host(64).build()?;
     Ok(Bench { app, base, key, tenant, client, config, _data: data })
+}
+
+/// `CANON_BENCH_DATABASE_URL` (a PostgreSQL server's URL, e.g. the last line of
+/// `scripts/postgres.sh start`) puts the records in a database of their own on it, created for
+/// the run and left behind (`canon_bench_<ulid>`); unset, SQLite in the data directory.
+/// Production pairs Neo4j with PostgreSQL: the bench can measure that pair.
+async fn fresh_postgres_database() -> anyhow::Result<Option<String>> {
+    let Some(admin_url) = std::env::var("CANON_BENCH_DATABASE_URL").ok().filter(|url| !url.is_empty()) else {
+        return Ok(None);
+    };
+    sqlx::any::install_default_drivers();
+    let name = format!("canon_bench_{}", ulid::Ulid::new().to_string().to_lowercase());
+    let admin = sqlx::AnyPool::connect(&admin_url).await?;
+    sqlx::query(&format!("CREATE DATABASE {name}")).execute(&admin).await?;
+    admin.close().await;
+    let (base, _) =
+        admin_url.rsplit_once('/').ok_or_else(|| anyhow::anyhow!("CANON_BENCH_DATABASE_URL has no path"))?;
+    eprintln!("records in PostgreSQL, database {name}");
+    Ok(Some(format!("{base}/{name}")))
 }
 
 impl Bench {

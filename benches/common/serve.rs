@@ -16,6 +16,8 @@ pub struct Serve {
     port: u16,
     data: tempfile::TempDir,
     vendor: PathBuf,
+    /// The bench's PostgreSQL records (`CANON_BENCH_DATABASE_URL`), else SQLite in `data`.
+    database_url: Option<String>,
 }
 
 /// Start times after a crash (see [`Serve::crash_restart`]).
@@ -35,7 +37,7 @@ impl Serve {
         let Bench { app, key, client, config, _data, .. } = bench;
         app.stop().await;
         let port = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
-        let child = spawn(port, _data.path(), &config.vendor_dir)?;
+        let child = spawn(port, _data.path(), &config.vendor_dir, config.database_url.as_deref())?;
         let mut serve = Serve {
             child,
             base: format!("http://127.0.0.1:{port}"),
@@ -44,6 +46,7 @@ impl Serve {
             port,
             data: _data,
             vendor: config.vendor_dir,
+            database_url: config.database_url,
         };
         serve
             .answers(Instant::now() + Duration::from_secs(600))
@@ -82,7 +85,7 @@ impl Serve {
         }
         let engine = super::engine_start(&dir, &self.vendor, false).await?;
         let started = Instant::now();
-        self.child = spawn(self.port, self.data.path(), &self.vendor)?;
+        self.child = spawn(self.port, self.data.path(), &self.vendor, self.database_url.as_deref())?;
         let canon = self.answers(started + Duration::from_secs(600)).await.map(|()| started.elapsed());
         Ok((self, CrashStart { engine, canon }))
     }
@@ -127,10 +130,16 @@ impl Serve {
 }
 
 /// `canon serve` (the binary cargo built beside this bench) on `data`, logging to
-/// `serve.log` there, with no rate limit and only the embedded backends.
-fn spawn(port: u16, data: &Path, vendor: &Path) -> anyhow::Result<Child> {
+/// `serve.log` there, with no rate limit and only the embedded backends (but the bench's
+/// PostgreSQL records, when it has them).
+fn spawn(port: u16, data: &Path, vendor: &Path, database_url: Option<&str>) -> anyhow::Result<Child> {
     let log = std::fs::OpenOptions::new().create(true).append(true).open(data.join("serve.log"))?;
-    let child = Command::new(env!("CARGO_BIN_EXE_canon"))
+    let mut command = Command::new(env!("CARGO_BIN_EXE_canon"));
+    match database_url {
+        Some(url) => command.env("CANON_DATABASE_URL", url),
+        None => command.env_remove("CANON_DATABASE_URL"),
+    };
+    let child = command
         .arg("serve")
         .env("CANON_LISTEN", format!("127.0.0.1:{port}"))
         .env("CANON_DATA_DIR", data)
@@ -139,7 +148,6 @@ fn spawn(port: u16, data: &Path, vendor: &Path) -> anyhow::Result<Child> {
         .env("CANON_RATE_LIMIT_BURST", "4000000000")
         .env("CANON_LOG", "info")
         .env_remove("CANON_NEO4J_URI")
-        .env_remove("CANON_DATABASE_URL")
         .env_remove("CANON_FALKORDB_URL")
         .stdin(Stdio::null())
         .stdout(log.try_clone()?)
