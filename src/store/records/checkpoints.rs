@@ -19,7 +19,9 @@
 //! of 245–295 and 27–35, and the seed ratio went 0.82–0.95, median 0.88 in nine runs, to
 //! 0.90–1.06 in five), but deliveries, on SQLite alone, fell: alternated in one sitting,
 //! 0.84 / 0.84 / 0.82 of the plain client at 100 ms against 0.84 / 0.70 / 0.77 at 1 s. The
-//! production pair (Neo4j with PostgreSQL) does not share this.
+//! production pair (Neo4j with PostgreSQL) does not share this, and did no better: with the
+//! records on a PostgreSQL that syncs each commit, the seed ratio was 0.84 and 0.76 (0.78 with
+//! `synchronous_commit = off`) beside SQLite's 0.84 in the same sitting.
 
 use super::single_writer::SingleWriter;
 use super::RecordError;
