@@ -3,6 +3,9 @@
 #![allow(dead_code)]
 
 pub mod events;
+#[path = "../../tests/support/postgres.rs"]
+mod postgres;
+pub use postgres::create_database;
 pub mod receiver;
 pub mod serve;
 
@@ -69,15 +72,9 @@ async fn fresh_postgres_database() -> anyhow::Result<Option<String>> {
     let Some(admin_url) = std::env::var("CANON_BENCH_DATABASE_URL").ok().filter(|url| !url.is_empty()) else {
         return Ok(None);
     };
-    sqlx::any::install_default_drivers();
-    let name = format!("canon_bench_{}", ulid::Ulid::new().to_string().to_lowercase());
-    let admin = sqlx::AnyPool::connect(&admin_url).await?;
-    sqlx::query(&format!("CREATE DATABASE {name}")).execute(&admin).await?;
-    admin.close().await;
-    let (base, _) =
-        admin_url.rsplit_once('/').ok_or_else(|| anyhow::anyhow!("CANON_BENCH_DATABASE_URL has no path"))?;
-    eprintln!("records in PostgreSQL, database {name}");
-    Ok(Some(format!("{base}/{name}")))
+    let url = create_database(&admin_url, "canon_bench").await?;
+    eprintln!("records in PostgreSQL: {url}");
+    Ok(Some(url))
 }
 
 impl Bench {

@@ -14,6 +14,9 @@ use std::io::BufRead;
 use std::path::PathBuf;
 use tempfile::TempDir;
 
+#[path = "../support/postgres.rs"]
+mod postgres;
+
 pub struct TestApp {
     pub address: String,
     pub api_key: String,
@@ -105,13 +108,8 @@ pub fn unique(prefix: &str) -> String {
 /// Creates a database of its own on the server `CANON_TEST_DATABASE_URL` points at.
 pub async fn fresh_postgres_database() -> Option<String> {
     let admin_url = std::env::var("CANON_TEST_DATABASE_URL").ok()?;
-    sqlx::any::install_default_drivers();
-    let name = format!("canon_test_{}", ulid::Ulid::new().to_string().to_lowercase());
-    let admin = sqlx::AnyPool::connect(&admin_url).await.expect("connect to CANON_TEST_DATABASE_URL");
-    sqlx::query(&format!("CREATE DATABASE {name}")).execute(&admin).await.expect("create test database");
-    admin.close().await;
-    let (base, _) = admin_url.rsplit_once('/').expect("database URL has a path");
-    Some(format!("{base}/{name}"))
+    let created = postgres::create_database(&admin_url, "canon_test").await;
+    Some(created.expect("a database of its own on CANON_TEST_DATABASE_URL"))
 }
 
 /// A record store of its own (PostgreSQL when `CANON_TEST_DATABASE_URL` is set, else SQLite in
