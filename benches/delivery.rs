@@ -195,9 +195,11 @@ async fn throughput(
     let cpu = Cpu::start(receiver.pid());
     let threads = common::cpu_ns_by_thread(std::process::id());
     let gauges = bench.app.state.delivery.gauges.read();
+    common::perf(true);
     let started = Instant::now();
     receiver.release().await?;
     receiver.wait_for(outbox).await?;
+    common::perf(false);
     let canon_rate = outbox as f64 / started.elapsed().as_secs_f64();
     let canon_cpu = cpu.per(outbox);
     let (in_flight, held) = bench.app.state.delivery.gauges.read().since(&gauges);

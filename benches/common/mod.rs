@@ -355,6 +355,21 @@ pub fn cpu_seconds() -> f64 {
 /// Nanoseconds process `pid` (all its threads) has run on a CPU so far, from Linux's
 /// `/proc/<pid>/task/*/schedstat`; `None` elsewhere. CPU per delivery moves far less with the
 /// machine's load than a rate does.
+/// Turns `perf record --control fifo:<path> -D -1` on or off around what a bench measures,
+/// when `CANON_BENCH_PERF_CONTROL` names that FIFO: a profile of the measured part alone,
+/// without the setup around it (which on the delivery bench took most of SQLite's CPU).
+pub fn perf(enable: bool) {
+    if let Some(path) = std::env::var_os("CANON_BENCH_PERF_CONTROL") {
+        let command: &[u8] = if enable { b"enable\n" } else { b"disable\n" };
+        if let Err(err) = std::fs::OpenOptions::new().write(true).open(path).and_then(|mut fifo| {
+            use std::io::Write;
+            fifo.write_all(command)
+        }) {
+            eprintln!("perf control: {err}");
+        }
+    }
+}
+
 pub fn cpu_ns(pid: u32) -> Option<u64> {
     let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).ok()?;
     let mut total = 0;
