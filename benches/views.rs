@@ -32,15 +32,13 @@ async fn main() -> anyhow::Result<()> {
         .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".to_string());
     match sqlx::AnyPool::connect(&admin).await {
         Ok(pool) => {
+            pool.close().await;
             let url = common::create_database(&admin, "canon_bench_views").await?;
-            let name = url.rsplit_once('/').map_or(url.as_str(), |(_, name)| name);
             let result = run(Some(url.clone())).await;
             // The database is dropped whatever the run did: 100,000 events each time add up.
-            let drop = format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)");
-            if let Err(err) = sqlx::query(&drop).execute(&pool).await {
-                println!("could not drop {name}: {err}");
+            if let Err(err) = common::drop_database(&admin, &url).await {
+                println!("could not drop {url}: {err}");
             }
-            pool.close().await;
             result?;
         }
         Err(err) => println!("views on PostgreSQL: skipped ({err})"),

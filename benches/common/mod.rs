@@ -5,7 +5,7 @@
 pub mod events;
 #[path = "../../tests/support/postgres.rs"]
 mod postgres;
-pub use postgres::create_database;
+pub use postgres::{create_database, drop_database};
 pub mod receiver;
 pub mod serve;
 
@@ -29,12 +29,35 @@ pub struct Bench {
     pub client: reqwest::Client,
     pub config: Config,
     _data: tempfile::TempDir,
+    /// The run's own PostgreSQL database, if any, dropped when the bench stops.
+    pub database: Option<BenchDatabase>,
+}
+
+/// A database made for one run on the server `CANON_BENCH_DATABASE_URL` points at.
+pub struct BenchDatabase {
+    admin_url: String,
+    pub url: String,
+}
+
+impl BenchDatabase {
+    /// Drops it, unless `CANON_BENCH_KEEP=1` keeps the run's data to look at.
+    pub async fn remove(self) {
+        if keep() {
+            eprintln!("keeping the database {}", self.url);
+        } else if let Err(err) = drop_database(&self.admin_url, &self.url).await {
+            eprintln!("could not drop {}: {err}", self.url);
+        }
+    }
+}
+
+fn keep() -> bool {
+    std::env::var("CANON_BENCH_KEEP").is_ok_and(|v| v == "1")
 }
 
 /// Canon on its embedded defaults with no rate limit, and one sandbox key.
 pub async fn start(configure: impl FnOnce(&mut Config)) -> anyhow::Result<Bench> {
-    // `CANON_BENCH_KEEP=1` keeps the data directory (to look at the graph after a run).
-    let keep = std::env::var("CANON_BENCH_KEEP").is_ok_and(|v| v == "1");
+    // `CANON_BENCH_KEEP=1` keeps the data directory and the database (to look at them after a run).
+    let keep = keep();
     // `CANON_LOG` (as for `canon serve`) logs to stderr, e.g. `canon::graph::window=debug`.
     if let Ok(filter) = tracing_subscriber::EnvFilter::try_from_env("CANON_LOG") {
         let subscriber = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
@@ -46,7 +69,8 @@ pub async fn start(configure: impl FnOnce(&mut Config)) -> anyhow::Result<Bench>
     }
     let vendor = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("vendor");
     let mut config = Config::embedded(data.path(), &vendor);
-    config.database_url = fresh_postgres_database().await?;
+    let mut database = fresh_postgres_database().await?;
+    config.database_url = database.as_ref().map(|db| db.url.clone());
     config.rate_limit_per_second = 1e9;
     config.rate_limit_burst = u32::MAX;
     // `CANON_JOBS_PER_TENANT` as for `canon serve` (e.g. the seed jobs one tenant runs at once).
@@ -54,6 +78,10 @@ pub async fn start(configure: impl FnOnce(&mut Config)) -> anyhow::Result<Bench>
         config.jobs_per_tenant = n;
     }
     configure(&mut config);
+    // A bench that chose its own record store (the views bench) leaves the fresh one unused.
+    if let Some(db) = database.take_if(|db| config.database_url.as_ref() != Some(&db.url)) {
+        db.remove().await;
+    }
     let app = App::spawn(&config, Handlers::default()).await?;
     let base = format!("http://{}", app.addr);
     let account = app.state.records.ensure_account("bench").await?;
@@ -61,20 +89,20 @@ pub async fn start(configure: impl FnOnce(&mut Config)) -> anyhow::Result<Bench>
     let tenant = Tenant { account_id: account.id.clone(), environment: Environment::Sandbox };
     app.state.graph.ensure_tenant(&tenant).await.map_err(|e| anyhow::anyhow!("{e}"))?;
     let client = reqwest::Client::builder().pool_max_idle_per_host(64).build()?;
-    Ok(Bench { app, base, key, tenant, client, config, _data: data })
+    Ok(Bench { app, base, key, tenant, client, config, _data: data, database })
 }
 
 /// `CANON_BENCH_DATABASE_URL` (a PostgreSQL server's URL, e.g. the last line of
-/// `scripts/postgres.sh start`) puts the records in a database of their own on it, created for
-/// the run and left behind (`canon_bench_<ulid>`); unset, SQLite in the data directory.
-/// Production pairs Neo4j with PostgreSQL: the bench can measure that pair.
-async fn fresh_postgres_database() -> anyhow::Result<Option<String>> {
+/// `scripts/postgres.sh start`) puts the records in a database of their own on it
+/// (`canon_bench_<ulid>`), created for the run and dropped when it stops; unset, SQLite in the
+/// data directory. Production pairs Neo4j with PostgreSQL: the bench can measure that pair.
+async fn fresh_postgres_database() -> anyhow::Result<Option<BenchDatabase>> {
     let Some(admin_url) = std::env::var("CANON_BENCH_DATABASE_URL").ok().filter(|url| !url.is_empty()) else {
         return Ok(None);
     };
     let url = create_database(&admin_url, "canon_bench").await?;
     eprintln!("records in PostgreSQL: {url}");
-    Ok(Some(url))
+    Ok(Some(BenchDatabase { admin_url, url }))
 }
 
 impl Bench {
@@ -93,12 +121,15 @@ impl Bench {
 
     pub async fn stop(self) {
         self.app.stop().await;
+        if let Some(db) = self.database {
+            db.remove().await;
+        }
     }
 
     /// Stops canon, times FalkorDB alone loading the files canon left (the limit), then
     /// times canon starting again on them.
     pub async fn restart(self) -> anyhow::Result<(Self, Starts)> {
-        let Bench { app, key, tenant, client, config, _data, .. } = self;
+        let Bench { app, key, tenant, client, config, _data, database, .. } = self;
         app.stop().await;
         let dir = config.data_dir.join("falkordb");
         let engine_indexing = engine_start(&dir, &config.vendor_dir, false).await?;
@@ -107,7 +138,7 @@ impl Bench {
         let app = App::spawn(&config, Handlers::default()).await?;
         let canon = started.elapsed();
         let base = format!("http://{}", app.addr);
-        let bench = Bench { app, base, key, tenant, client, config, _data };
+        let bench = Bench { app, base, key, tenant, client, config, _data, database };
         // Index builds on a million entities take seconds; ten minutes means they are stuck.
         let deadline = started + Duration::from_secs(600);
         loop {

@@ -18,6 +18,8 @@ pub struct Serve {
     vendor: PathBuf,
     /// The bench's PostgreSQL records (`CANON_BENCH_DATABASE_URL`), else SQLite in `data`.
     database_url: Option<String>,
+    /// That database, dropped when this canon stops.
+    database: Option<super::BenchDatabase>,
 }
 
 /// Start times after a crash (see [`Serve::crash_restart`]).
@@ -34,7 +36,7 @@ impl Serve {
     /// Stops the in-process canon cleanly and runs `canon serve` on its data directory,
     /// waiting until it answers a graph read and has built its indexes.
     pub async fn start(bench: Bench) -> anyhow::Result<Self> {
-        let Bench { app, key, client, config, _data, .. } = bench;
+        let Bench { app, key, client, config, _data, database, .. } = bench;
         app.stop().await;
         let port = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
         let child = spawn(port, _data.path(), &config.vendor_dir, config.database_url.as_deref())?;
@@ -47,6 +49,7 @@ impl Serve {
             data: _data,
             vendor: config.vendor_dir,
             database_url: config.database_url,
+            database,
         };
         serve
             .answers(Instant::now() + Duration::from_secs(600))
@@ -126,6 +129,9 @@ impl Serve {
             unsafe { libc::kill(pid as i32, libc::SIGTERM) };
         }
         let _ = tokio::time::timeout(Duration::from_secs(120), self.child.wait()).await;
+        if let Some(db) = self.database.take() {
+            db.remove().await;
+        }
     }
 }
 

@@ -13,3 +13,15 @@ pub async fn create_database(admin_url: &str, prefix: &str) -> Result<String, sq
     admin.close().await;
     Ok(format!("{base}/{name}"))
 }
+
+/// Drops the database `url` names (one [`create_database`] made) from the server `admin_url`
+/// points at, its connections closed first. The benches' (the tests' are dropped together by
+/// `scripts/test.sh` after a run).
+#[allow(dead_code)]
+pub async fn drop_database(admin_url: &str, url: &str) -> Result<(), sqlx::Error> {
+    let name = url.rsplit_once('/').map_or(url, |(_, name)| name);
+    let admin = sqlx::AnyPool::connect(admin_url).await?;
+    let dropped = sqlx::query(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)")).execute(&admin).await;
+    admin.close().await;
+    dropped.map(|_| ())
+}
