@@ -117,6 +117,11 @@ pub struct Config {
     /// unset means `<data dir>/objects`.
     #[arg(long, env = "CANON_OBJECT_STORE_DIR")]
     pub object_store_dir: Option<PathBuf>,
+    /// A PEM file of root certificates trusted beside the public web's for every outbound
+    /// HTTPS request (webhooks, S3 endpoints, language models, Google Drive): an operator's
+    /// private CA. Unreadable or holding no certificate, canon does not start.
+    #[arg(long, env = "CANON_EXTRA_CA_FILE")]
+    pub extra_ca_file: Option<PathBuf>,
     /// Key encrypting tenant secrets at rest (64 hex characters); unset means one generated
     /// into the data directory.
     #[arg(long, env = "CANON_SECRETS_KEY", hide_env_values = true)]
@@ -249,6 +254,7 @@ impl Config {
             allow_private_network: false,
             tenant_env_allowlist: Vec::new(),
             object_store_dir: None,
+            extra_ca_file: None,
             secrets_key: None,
             webhook_rotation_hours: 24.0,
             delivery_retry_scale: 1.0,
@@ -292,6 +298,7 @@ impl Config {
                 .filter(|name| !name.is_empty())
                 .collect(),
             object_store_dir: self.object_store_dir.clone().unwrap_or_else(|| self.data_dir.join("objects")),
+            extra_ca_file: self.extra_ca_file.clone(),
         }
     }
 

@@ -26,6 +26,7 @@ pub mod address;
 pub mod objects;
 pub mod reply;
 mod resolver;
+pub mod roots;
 pub mod webhooks;
 
 use reqwest::{Method, RequestBuilder, Url};
@@ -43,6 +44,8 @@ pub struct EgressPolicy {
     pub env_allowlist: Vec<String>,
     /// `CANON_OBJECT_STORE_DIR`: root of local object-store sends.
     pub object_store_dir: PathBuf,
+    /// `CANON_EXTRA_CA_FILE`: root certificates trusted beside the public ones ([`roots`]).
+    pub extra_ca_file: Option<PathBuf>,
 }
 
 /// The guard and the HTTP client every tenant-directed request goes through.
@@ -67,16 +70,20 @@ impl Egress {
                 "CANON_ALLOW_PRIVATE_NETWORK=true: tenants may reach loopback and private addresses"
             );
         }
-        let builder = reqwest::Client::builder()
+        let extra_roots = roots::extra(policy.extra_ca_file.as_deref())?;
+        let mut builder = reqwest::Client::builder()
             .timeout(Duration::from_secs(30))
             .redirect(reqwest::redirect::Policy::none())
             .no_proxy();
+        for root in &extra_roots {
+            builder = builder.add_root_certificate(reqwest::Certificate::from_der(root)?);
+        }
         let builder = if policy.allow_private_network {
             builder
         } else {
             builder.dns_resolver(Arc::new(resolver::PublicOnly))
         };
-        let webhooks = webhooks::WebhookClient::new(!policy.allow_private_network);
+        let webhooks = webhooks::WebhookClient::new(!policy.allow_private_network, &extra_roots)?;
         Ok(Arc::new(Self { policy, client: builder.build()?, webhooks }))
     }
 
@@ -205,6 +212,7 @@ mod tests {
             allow_private_network,
             env_allowlist: vec!["PARTNER_TOKEN".into(), "CANON_JWT_SECRET".into()],
             object_store_dir: PathBuf::from("/nonexistent"),
+            extra_ca_file: None,
         })
         .unwrap()
     }

@@ -42,13 +42,16 @@ pub struct WebhookAnswer {
 impl WebhookClient {
     /// `public_only`: whether the resolver refuses names that resolve to non-public addresses
     /// (IP literals are checked before a request is made, by [`super::Egress::check_webhook_url`]).
-    pub fn new(public_only: bool) -> Self {
+    /// `extra_roots`: the operator's CA ([`super::roots`]), trusted beside the public roots.
+    pub fn new(
+        public_only: bool,
+        extra_roots: &[rustls::pki_types::CertificateDer<'static>],
+    ) -> anyhow::Result<Self> {
         let mut http = HttpConnector::new_with_resolver(Guarded { public_only });
         http.enforce_http(false);
         // As reqwest does: a request is one write, with nothing to wait for.
         http.set_nodelay(true);
-        let mut roots = rustls::RootCertStore::empty();
-        roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
+        let roots = super::roots::store(extra_roots)?;
         let mut tls =
             rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
                 .with_safe_default_protocol_versions()
@@ -65,7 +68,7 @@ impl WebhookClient {
             .pool_timer(TokioTimer::new())
             .pool_idle_timeout(IDLE_FOR)
             .build(https);
-        Self { client }
+        Ok(Self { client })
     }
 
     /// POSTs `body` as JSON to `url` (a URL the guard passed) with `user_agent` and `extra`
@@ -133,7 +136,10 @@ mod tests {
     }
 
     async fn post(uri: Uri, timeout: Duration) -> Result<WebhookAnswer, String> {
-        WebhookClient::new(false).post_json(uri, "canon-test", None, "{}".into(), timeout, 100).await
+        WebhookClient::new(false, &[])
+            .unwrap()
+            .post_json(uri, "canon-test", None, "{}".into(), timeout, 100)
+            .await
     }
 
     #[tokio::test]

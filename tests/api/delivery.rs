@@ -45,7 +45,7 @@ pub(crate) async fn spawn_delivering_app(configure: impl FnOnce(&mut canon::conf
 
 impl TestApp {
     /// An extract → transform workflow named `workflow`; returns nothing.
-    async fn two_step_workflow(&self, workflow: &str) {
+    pub(crate) async fn two_step_workflow(&self, workflow: &str) {
         self.extract_function("reader", crate::calls::invoice_schema()).await;
         self.create_function(
             json!({"functionName": "shaper", "type": "transform", "outputSchemaName": "Row",
@@ -55,7 +55,7 @@ impl TestApp {
         self.pipeline(workflow, &["reader", "shaper"], &[("reader", "shaper")]).await;
     }
 
-    async fn subscribe(&self, function: &str, webhook: &str) -> String {
+    pub(crate) async fn subscribe(&self, function: &str, webhook: &str) -> String {
         let response = self
             .post(
                 "/v3/subscriptions",
@@ -78,7 +78,7 @@ impl TestApp {
         json(response).await["secret"].as_str().unwrap().to_string()
     }
 
-    async fn run_workflow(&self, workflow: &str) -> Value {
+    pub(crate) async fn run_workflow(&self, workflow: &str) -> Value {
         let (status, body) = self.call_text(workflow, INVOICE, json!({}), true).await;
         assert_eq!(status, 200, "{body}");
         body["call"].clone()
@@ -86,7 +86,7 @@ impl TestApp {
 }
 
 /// Waits until `received` holds `count` requests.
-async fn wait_for(received: &Received, count: usize) -> Vec<(String, String)> {
+pub(crate) async fn wait_for(received: &Received, count: usize) -> Vec<(String, String)> {
     for _ in 0..600 {
         if received.lock().unwrap().len() >= count {
             return received.lock().unwrap().clone();

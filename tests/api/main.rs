@@ -23,6 +23,7 @@ mod datasets;
 mod decode_limits;
 mod delivery;
 mod delivery_batches;
+mod delivery_tls;
 mod docs;
 mod engines;
 mod entities;
