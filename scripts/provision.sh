@@ -177,16 +177,17 @@ if [ ! -f "$VENDOR/browser/.playwright-core-$PLAYWRIGHT_CORE_VERSION-axe-core-$A
 fi
 
 # Decoding tools of the engines (Debian packages, not vendored): pdftotext for PDF text layers,
-# tesseract with English data for OCR of images.
+# tesseract with English data for OCR of images; and openssl, which makes the HTTPS webhook
+# tests' certificates.
 if ! command -v pdftotext >/dev/null || ! command -v tesseract >/dev/null \
-    || ! tesseract --list-langs 2>/dev/null | grep -qx eng; then
+    || ! tesseract --list-langs 2>/dev/null | grep -qx eng || ! command -v openssl >/dev/null; then
     if command -v apt-get >/dev/null; then
-        echo "provision: installing poppler-utils tesseract-ocr tesseract-ocr-eng (PDF and image inputs)"
+        echo "provision: installing poppler-utils tesseract-ocr tesseract-ocr-eng openssl (PDF and image inputs, test certificates)"
         sudo=""
         [ "$(id -u)" -eq 0 ] || sudo="sudo"
         $sudo apt-get update -qq
         $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-            poppler-utils tesseract-ocr tesseract-ocr-eng
+            poppler-utils tesseract-ocr tesseract-ocr-eng openssl
     else
         echo "provision: apt-get not found; install pdftotext (poppler-utils) and tesseract with English" \
             "data yourself, or PDF and image inputs fail with input_decoding errors" >&2
