@@ -29,7 +29,7 @@
 
 use super::schedule::Schedule;
 use super::shares::{Shares, HELD, IN_FLIGHT};
-use crate::egress::webhooks::{self, WebhookAnswer};
+use crate::egress::webhooks::{self, DestinationAnswer};
 use crate::egress::{objects, Egress};
 use crate::engines::sigv4;
 use crate::graph::Tenant;
@@ -443,12 +443,12 @@ async fn answer(response: reqwest::Response) -> Answer {
     // Only an excerpt is kept, so only a few KiB are read: a destination cannot make the
     // worker hold its body.
     let excerpt = crate::egress::reply::excerpt(response, EXCERPT_CHARS).await;
-    outcome(WebhookAnswer { status, retry_after, excerpt })
+    outcome(DestinationAnswer { status, retry_after, excerpt })
 }
 
 /// An answer as the attempt's outcome, its status, excerpt and error.
-fn outcome(answered: WebhookAnswer) -> Answer {
-    let WebhookAnswer { status, retry_after, excerpt } = answered;
+fn outcome(answered: DestinationAnswer) -> Answer {
+    let DestinationAnswer { status, retry_after, excerpt } = answered;
     let excerpt = Some(excerpt);
     let code = Some(i64::from(status.as_u16()));
     let outcome = if status.is_success() {

@@ -29,11 +29,11 @@ pub struct WebhookClient {
     client: Client<HttpsConnector<HttpConnector<Guarded>>, Full<Bytes>>,
 }
 
-/// What a receiver answered: the status, its `Retry-After` in seconds, and an excerpt of the
-/// body (at most `chars` characters of its first
+/// What a destination answered (a webhook receiver, or an S3 or Drive endpoint through
+/// reqwest): the status, its `Retry-After` in seconds, and an excerpt of the body (at most `chars` characters of its first
 /// [`ERROR_EXCERPT_CAP`](super::reply::ERROR_EXCERPT_CAP) bytes).
 #[derive(Debug)]
-pub struct WebhookAnswer {
+pub struct DestinationAnswer {
     pub status: http::StatusCode,
     pub retry_after: Option<Duration>,
     pub excerpt: String,
@@ -81,7 +81,7 @@ impl WebhookClient {
         body: String,
         timeout: Duration,
         chars: usize,
-    ) -> Result<WebhookAnswer, String> {
+    ) -> Result<DestinationAnswer, String> {
         let mut request = Request::builder()
             .method(Method::POST)
             .uri(url)
@@ -96,7 +96,7 @@ impl WebhookClient {
             let (parts, body) = response.into_parts();
             // Only an excerpt is kept, so only a few KiB are read: a receiver cannot make
             // canon hold its body.
-            Ok(WebhookAnswer {
+            Ok(DestinationAnswer {
                 status: parts.status,
                 retry_after: retry_after(&parts.headers),
                 excerpt: body_excerpt(body, chars).await,
@@ -135,7 +135,7 @@ mod tests {
         socket
     }
 
-    async fn post(uri: Uri, timeout: Duration) -> Result<WebhookAnswer, String> {
+    async fn post(uri: Uri, timeout: Duration) -> Result<DestinationAnswer, String> {
         WebhookClient::new(false, &[])
             .unwrap()
             .post_json(uri, "canon-test", None, "{}".into(), timeout, 100)
