@@ -7,7 +7,11 @@
 //!    to the engine for the same number of rows, in `CANON_BENCH_SEED_ROUNDS` rounds (default
 //!    4) that alternate which of the two goes first; the figure is the median of the rounds'
 //!    ratios (goal ≥ 0.9, the platform issue's). Until 2026-12-03 it was one API seed between
-//!    two of the engine's, against their mean.
+//!    two of the engine's, against their mean. Beside it, the engine process's own CPU on each
+//!    side (per row, and as a share of the side's time): the same per row with the API's side
+//!    slower means the engine waited for canon. `CANON_BENCH_TIMELINE=1` prints how busy the
+//!    engine was every 50 ms of each seed; `CANON_BENCH_PERF_CONTROL` profiles the API's side
+//!    alone (see `benches/delivery.rs`).
 //! 2. With 1,000,000 entities: review-queue page (limit 50) p50 / p99 (goal p99 ≤ 10 ms), the
 //!    knowledge-graph page p99 (goal ≤ 10 ms) and, on FalkorDB, the start time on that graph
 //!    (goal < 5 s), with the time until its indexes are built (they are built after canon
@@ -125,20 +129,37 @@ async fn pass(
     // same size.
     let raw_tenant = Tenant { account_id: canon::ids::new_id("acc"), environment: Environment::Sandbox };
     graph.ensure_tenant(&raw_tenant).await.map_err(|e| anyhow::anyhow!("{e}"))?;
+    // The engine's own CPU on each side: the same per row on both, with the API's side slower,
+    // means the engine waited for canon; more per row on the API's side, that it worked more.
+    let engine_pid = common::engine_pid(falkordb);
+    let engine_cpu = || engine_pid.and_then(common::cpu_ns).map(|ns| ns as f64 / 1e9);
+    // `CANON_BENCH_TIMELINE=1` prints how busy the engine was through each seed, 50 ms at a time.
+    let timeline = std::env::var("CANON_BENCH_TIMELINE").is_ok_and(|v| v == "1");
+    let sample = || engine_pid.filter(|_| timeline).map(common::BusySampler::start);
     for round in 0..rounds {
         let rows = seed * round / rounds..seed * (round + 1) / rounds;
         let api_first = round % 2 == 1;
         let mut raw = None;
         if !api_first {
-            raw = Some(timed_raw_seed(&graph, &raw_tenant, rows.clone()).await?);
+            raw = Some(timed_raw_seed(&graph, &raw_tenant, rows.clone(), &engine_cpu, &sample).await?);
         }
         let started = Instant::now();
-        let cpu = common::cpu_seconds();
+        let (cpu, engine) = (common::cpu_seconds(), engine_cpu());
+        let sampler = sample();
+        common::perf(true);
         api_seed(&bench, rows.clone()).await?;
-        let api = (rows.len() as f64 / started.elapsed().as_secs_f64(), common::cpu_seconds() - cpu);
+        common::perf(false);
+        if let Some(sampler) = sampler {
+            println!("  the engine during the API's seed, {}", sampler.stop());
+        }
+        let api = Side {
+            rate: rows.len() as f64 / started.elapsed().as_secs_f64(),
+            cpu: common::cpu_seconds() - cpu,
+            engine_cpu: engine.zip(engine_cpu()).map(|(before, after)| after - before),
+        };
         let raw = match raw {
             Some(raw) => raw,
-            None => timed_raw_seed(&graph, &raw_tenant, rows.clone()).await?,
+            None => timed_raw_seed(&graph, &raw_tenant, rows.clone(), &engine_cpu, &sample).await?,
         };
         seeds.push(SeedRound { rows: rows.len(), api, raw, api_first });
     }
@@ -149,21 +170,33 @@ async fn pass(
         println!(
             "  round {}: API {:.0}/s, engine {:.0}/s ({} first), ratio {:.2}",
             round + 1,
-            r.api.0,
-            r.raw.0,
+            r.api.rate,
+            r.raw.rate,
             if r.api_first { "API" } else { "engine" },
-            r.api.0 / r.raw.0
+            r.api.rate / r.raw.rate
         );
     }
     let seconds = |rate: fn(&SeedRound) -> f64| seeds.iter().map(|r| r.rows as f64 / rate(r)).sum::<f64>();
-    let (api_rate, raw_rate) = (seed as f64 / seconds(|r| r.api.0), seed as f64 / seconds(|r| r.raw.0));
+    let (api_seconds, raw_seconds) = (seconds(|r| r.api.rate), seconds(|r| r.raw.rate));
+    let (api_rate, raw_rate) = (seed as f64 / api_seconds, seed as f64 / raw_seconds);
     println!("  all rounds: API {api_rate:.0}/s, engine {raw_rate:.0}/s");
     // CPU of this process (canon and the bench's client; on FalkorDB not the engine's child):
     // on two cores, what canon spends per row is taken from the engine beside it.
     let (api_cpu, raw_cpu): (f64, f64) =
-        (seeds.iter().map(|r| r.api.1).sum(), seeds.iter().map(|r| r.raw.1).sum());
+        (seeds.iter().map(|r| r.api.cpu).sum(), seeds.iter().map(|r| r.raw.cpu).sum());
     println!("  CPU of the canon process: API side {api_cpu:.1} s, engine side {raw_cpu:.1} s");
-    let median = common::median(seeds.iter().map(|r| r.api.0 / r.raw.0).collect()).unwrap_or_default();
+    let engine_sum = |side: fn(&SeedRound) -> Option<f64>| seeds.iter().map(side).sum::<Option<f64>>();
+    if let (Some(api), Some(raw)) = (engine_sum(|r| r.api.engine_cpu), engine_sum(|r| r.raw.engine_cpu)) {
+        println!(
+            "  CPU of the engine's process: API side {api:.1} s ({:.0} µs a row, busy {:.0} % of the time), \
+             engine side {raw:.1} s ({:.0} µs a row, busy {:.0} %)",
+            api * 1e6 / seed as f64,
+            100.0 * api / api_seconds,
+            raw * 1e6 / seed as f64,
+            100.0 * raw / raw_seconds
+        );
+    }
+    let median = common::median(seeds.iter().map(|r| r.api.rate / r.raw.rate).collect()).unwrap_or_default();
     println!(
         "  ratio API/engine: {median:.2} (median of the rounds; goal >= 0.9); of all rounds' rows {:.2}",
         api_rate / raw_rate
@@ -513,21 +546,38 @@ async fn sample_ids(bench: &common::Bench, want: usize) -> anyhow::Result<Vec<St
 /// seconds of this process, and which ran first.
 struct SeedRound {
     rows: usize,
-    api: (f64, f64),
-    raw: (f64, f64),
+    api: Side,
+    raw: Side,
     api_first: bool,
 }
 
-/// The seed statement straight to the engine for rows `range` of `tenant`: rows/s and this
-/// process's CPU seconds.
+/// One side of a seed round: rows/s, this process's CPU seconds and the engine's.
+struct Side {
+    rate: f64,
+    cpu: f64,
+    engine_cpu: Option<f64>,
+}
+
+/// The seed statement straight to the engine for rows `range` of `tenant`; `engine_cpu` reads
+/// the engine's CPU seconds, `sample` starts a timeline of it (when asked for).
 async fn timed_raw_seed(
     graph: &canon::graph::GraphService,
     tenant: &Tenant,
     range: std::ops::Range<usize>,
-) -> anyhow::Result<(f64, f64)> {
+    engine_cpu: &dyn Fn() -> Option<f64>,
+    sample: &dyn Fn() -> Option<common::BusySampler>,
+) -> anyhow::Result<Side> {
     let rows = range.len();
+    let sampler = sample();
     let started = Instant::now();
-    let cpu = common::cpu_seconds();
+    let (cpu, engine) = (common::cpu_seconds(), engine_cpu());
     raw_seed(graph, tenant, range).await?;
-    Ok((rows as f64 / started.elapsed().as_secs_f64(), common::cpu_seconds() - cpu))
+    if let Some(sampler) = sampler {
+        println!("  the engine during its own seed, {}", sampler.stop());
+    }
+    Ok(Side {
+        rate: rows as f64 / started.elapsed().as_secs_f64(),
+        cpu: common::cpu_seconds() - cpu,
+        engine_cpu: engine.zip(engine_cpu()).map(|(before, after)| after - before),
+    })
 }

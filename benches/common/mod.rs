@@ -401,6 +401,75 @@ pub fn perf(enable: bool) {
     }
 }
 
+/// The graph engine's process, to read its CPU beside canon's: FalkorDB's `redis-server`
+/// started under this process, or Neo4j's launcher (`scripts/neo4j.sh`, `canon.Launcher` on
+/// its command line; one Neo4j on the machine). `None` when not found or not on Linux.
+pub fn engine_pid(falkordb: bool) -> Option<u32> {
+    let me = std::process::id();
+    let stat = |pid: u32| std::fs::read_to_string(format!("/proc/{pid}/stat")).ok();
+    // The parent's pid: the field after the state, after the command's closing parenthesis.
+    let parent =
+        |pid: u32| -> Option<u32> { stat(pid)?.rsplit_once(')')?.1.split_whitespace().nth(1)?.parse().ok() };
+    let descends_from_me = |mut pid: u32| {
+        for _ in 0..16 {
+            match parent(pid) {
+                Some(p) if p == me => return true,
+                Some(p) if p > 1 => pid = p,
+                _ => return false,
+            }
+        }
+        false
+    };
+    std::fs::read_dir("/proc").ok()?.flatten().find_map(|entry| {
+        let pid: u32 = entry.file_name().to_str()?.parse().ok()?;
+        let found = if falkordb {
+            let comm = std::fs::read_to_string(entry.path().join("comm")).ok()?;
+            comm.trim() == "redis-server" && descends_from_me(pid)
+        } else {
+            let cmdline = std::fs::read(entry.path().join("cmdline")).ok()?;
+            cmdline.split(|b| *b == 0).any(|arg| arg == b"canon.Launcher")
+        };
+        found.then_some(pid)
+    })
+}
+
+/// Samples how busy process `pid` is (its CPU per wall-clock time, in %) every 50 ms until
+/// stopped: where a phase leaves the engine idle (its start, its end, pauses between).
+pub struct BusySampler {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: std::thread::JoinHandle<Vec<u32>>,
+}
+
+impl BusySampler {
+    pub const EVERY: Duration = Duration::from_millis(50);
+
+    pub fn start(pid: u32) -> Self {
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let stopped = stop.clone();
+        let thread = std::thread::spawn(move || {
+            let mut busy = Vec::new();
+            let mut last = (cpu_ns(pid).unwrap_or(0), std::time::Instant::now());
+            while !stopped.load(std::sync::atomic::Ordering::Relaxed) {
+                std::thread::sleep(Self::EVERY);
+                let now = (cpu_ns(pid).unwrap_or(0), std::time::Instant::now());
+                let share = now.0.saturating_sub(last.0) as f64 / (now.1 - last.1).as_nanos().max(1) as f64;
+                busy.push((share * 100.0).round() as u32);
+                last = now;
+            }
+            busy
+        });
+        Self { stop, thread }
+    }
+
+    /// The samples, as `busy % every 50 ms: 12 88 97 …`.
+    pub fn stop(self) -> String {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        let busy = self.thread.join().unwrap_or_default();
+        let shown: Vec<String> = busy.iter().map(u32::to_string).collect();
+        format!("busy % every {} ms: {}", Self::EVERY.as_millis(), shown.join(" "))
+    }
+}
+
 pub fn cpu_ns(pid: u32) -> Option<u64> {
     let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).ok()?;
     let mut total = 0;
