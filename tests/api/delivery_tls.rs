@@ -189,3 +189,31 @@ async fn an_https_webhook_whose_certificate_no_trusted_root_signs_is_not_sent_an
     assert!(receiver.failed_handshakes.load(Ordering::SeqCst) >= 1, "the handshake reached the receiver");
     assert!(receiver.received.lock().unwrap().is_empty(), "no body crossed an untrusted connection");
 }
+
+#[tokio::test]
+async fn an_https_s3_endpoint_behind_the_operators_ca_receives_the_event_object() {
+    let dir = tempfile::tempdir().unwrap();
+    let (ca, chain, key) = certificates(dir.path());
+    let receiver = tls_receiver(&chain, &key);
+    let app = spawn_delivering_app(|config| config.extra_ca_file = Some(ca)).await;
+    let endpoint = receiver.url.trim_end_matches("/hook");
+    for (name, value) in
+        [("s3-endpoint", endpoint), ("s3-access-key-id", "AKID"), ("s3-secret-access-key", "s")]
+    {
+        assert_eq!(
+            app.post("/v3/secrets", serde_json::json!({"name": name, "value": value})).await.status(),
+            201
+        );
+    }
+    app.two_step_workflow("invoices").await;
+    let body =
+        serde_json::json!({"name": "s3", "type": "transform", "functionName": "shaper", "s3Bucket": "b"});
+    assert_eq!(app.post("/v3/subscriptions", body).await.status(), 200);
+    let call = app.run_workflow("invoices").await;
+
+    // The S3 client is reqwest, not the webhooks' hyper client: the operator's CA reaches both.
+    let got = wait_for(&receiver.received, 1).await;
+    let object: serde_json::Value = serde_json::from_str(&got[0].1).unwrap();
+    assert_eq!(object["eventID"], call["outputs"][0]["eventID"], "{object}");
+    assert_eq!(receiver.failed_handshakes.load(Ordering::SeqCst), 0);
+}
