@@ -149,14 +149,15 @@ async fn pass(
         common::perf(true);
         api_seed(&bench, rows.clone()).await?;
         common::perf(false);
-        if let Some(sampler) = sampler {
-            println!("  the engine during the API's seed, {}", sampler.stop());
-        }
         let api = Side {
             rate: rows.len() as f64 / started.elapsed().as_secs_f64(),
             cpu: common::cpu_seconds() - cpu,
             engine_cpu: engine.zip(engine_cpu()).map(|(before, after)| after - before),
         };
+        // Stopped after the side is measured: the sampler's thread takes up to 50 ms to end.
+        if let Some(sampler) = sampler {
+            println!("  the engine during the API's seed, {}", sampler.stop());
+        }
         let raw = match raw {
             Some(raw) => raw,
             None => timed_raw_seed(&graph, &raw_tenant, rows.clone(), &engine_cpu, &sample).await?,
@@ -572,12 +573,13 @@ async fn timed_raw_seed(
     let started = Instant::now();
     let (cpu, engine) = (common::cpu_seconds(), engine_cpu());
     raw_seed(graph, tenant, range).await?;
-    if let Some(sampler) = sampler {
-        println!("  the engine during its own seed, {}", sampler.stop());
-    }
-    Ok(Side {
+    let side = Side {
         rate: rows as f64 / started.elapsed().as_secs_f64(),
         cpu: common::cpu_seconds() - cpu,
         engine_cpu: engine.zip(engine_cpu()).map(|(before, after)| after - before),
-    })
+    };
+    if let Some(sampler) = sampler {
+        println!("  the engine during its own seed, {}", sampler.stop());
+    }
+    Ok(side)
 }

@@ -383,9 +383,6 @@ pub fn cpu_seconds() -> f64 {
     (ticks(11) + ticks(12)) / 100.0
 }
 
-/// Nanoseconds process `pid` (all its threads) has run on a CPU so far, from Linux's
-/// `/proc/<pid>/task/*/schedstat`; `None` elsewhere. CPU per delivery moves far less with the
-/// machine's load than a rate does.
 /// Turns `perf record --control fifo:<path> -D -1` on or off around what a bench measures,
 /// when `CANON_BENCH_PERF_CONTROL` names that FIFO: a profile of the measured part alone,
 /// without the setup around it (which on the delivery bench took most of SQLite's CPU).
@@ -470,6 +467,9 @@ impl BusySampler {
     }
 }
 
+/// Nanoseconds process `pid` (all its threads) has run on a CPU so far, from Linux's
+/// `/proc/<pid>/task/*/schedstat`; `None` elsewhere. CPU per delivery moves far less with the
+/// machine's load than a rate does.
 pub fn cpu_ns(pid: u32) -> Option<u64> {
     let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).ok()?;
     let mut total = 0;
