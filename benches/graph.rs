@@ -131,36 +131,32 @@ async fn pass(
     graph.ensure_tenant(&raw_tenant).await.map_err(|e| anyhow::anyhow!("{e}"))?;
     // The engine's own CPU on each side: the same per row on both, with the API's side slower,
     // means the engine waited for canon; more per row on the API's side, that it worked more.
-    let engine_pid = common::engine_pid(falkordb);
-    let engine_cpu = || engine_pid.and_then(common::cpu_ns).map(|ns| ns as f64 / 1e9);
+    let engine_pid = match falkordb {
+        true => bench.app.falkordb_pid().await,
+        false => common::neo4j_pid(),
+    };
     // `CANON_BENCH_TIMELINE=1` prints how busy the engine was through each seed, 50 ms at a time.
     let timeline = std::env::var("CANON_BENCH_TIMELINE").is_ok_and(|v| v == "1");
-    let sample = || engine_pid.filter(|_| timeline).map(common::BusySampler::start);
+    let meter = Meter { engine_pid, timeline };
     for round in 0..rounds {
         let rows = seed * round / rounds..seed * (round + 1) / rounds;
         let api_first = round % 2 == 1;
+        let engine_side =
+            || meter.side(rows.len(), "its own seed", raw_seed(&graph, &raw_tenant, rows.clone()));
         let mut raw = None;
         if !api_first {
-            raw = Some(timed_raw_seed(&graph, &raw_tenant, rows.clone(), &engine_cpu, &sample).await?);
+            raw = Some(engine_side().await?);
         }
-        let started = Instant::now();
-        let (cpu, engine) = (common::cpu_seconds(), engine_cpu());
-        let sampler = sample();
-        common::perf(true);
-        api_seed(&bench, rows.clone()).await?;
-        common::perf(false);
-        let api = Side {
-            rate: rows.len() as f64 / started.elapsed().as_secs_f64(),
-            cpu: common::cpu_seconds() - cpu,
-            engine_cpu: engine.zip(engine_cpu()).map(|(before, after)| after - before),
+        let api_side = async {
+            common::perf(true);
+            let seeded = api_seed(&bench, rows.clone()).await;
+            common::perf(false);
+            seeded
         };
-        // Stopped after the side is measured: the sampler's thread takes up to 50 ms to end.
-        if let Some(sampler) = sampler {
-            println!("  the engine during the API's seed, {}", sampler.stop());
-        }
+        let api = meter.side(rows.len(), "the API's seed", api_side).await?;
         let raw = match raw {
             Some(raw) => raw,
-            None => timed_raw_seed(&graph, &raw_tenant, rows.clone(), &engine_cpu, &sample).await?,
+            None => engine_side().await?,
         };
         seeds.push(SeedRound { rows: rows.len(), api, raw, api_first });
     }
@@ -559,27 +555,38 @@ struct Side {
     engine_cpu: Option<f64>,
 }
 
-/// The seed statement straight to the engine for rows `range` of `tenant`; `engine_cpu` reads
-/// the engine's CPU seconds, `sample` starts a timeline of it (when asked for).
-async fn timed_raw_seed(
-    graph: &canon::graph::GraphService,
-    tenant: &Tenant,
-    range: std::ops::Range<usize>,
-    engine_cpu: &dyn Fn() -> Option<f64>,
-    sample: &dyn Fn() -> Option<common::BusySampler>,
-) -> anyhow::Result<Side> {
-    let rows = range.len();
-    let sampler = sample();
-    let started = Instant::now();
-    let (cpu, engine) = (common::cpu_seconds(), engine_cpu());
-    raw_seed(graph, tenant, range).await?;
-    let side = Side {
-        rate: rows as f64 / started.elapsed().as_secs_f64(),
-        cpu: common::cpu_seconds() - cpu,
-        engine_cpu: engine.zip(engine_cpu()).map(|(before, after)| after - before),
-    };
-    if let Some(sampler) = sampler {
-        println!("  the engine during its own seed, {}", sampler.stop());
+/// Measures a side of a seed round: the engine's process (when found) beside this one's.
+struct Meter {
+    engine_pid: Option<u32>,
+    timeline: bool,
+}
+
+impl Meter {
+    fn engine_cpu(&self) -> Option<f64> {
+        self.engine_pid.and_then(common::cpu_ns).map(|ns| ns as f64 / 1e9)
     }
-    Ok(side)
+
+    /// Runs `work` (seeding `rows` rows) and measures it; with a timeline, prints how busy the
+    /// engine was through it as `what`.
+    async fn side(
+        &self,
+        rows: usize,
+        what: &str,
+        work: impl std::future::Future<Output = anyhow::Result<()>>,
+    ) -> anyhow::Result<Side> {
+        let sampler = self.engine_pid.filter(|_| self.timeline).map(common::BusySampler::start);
+        let started = Instant::now();
+        let (cpu, engine) = (common::cpu_seconds(), self.engine_cpu());
+        work.await?;
+        let side = Side {
+            rate: rows as f64 / started.elapsed().as_secs_f64(),
+            cpu: common::cpu_seconds() - cpu,
+            engine_cpu: engine.zip(self.engine_cpu()).map(|(before, after)| after - before),
+        };
+        // Stopped after the side is measured: the sampler's thread takes up to 50 ms to end.
+        if let Some(sampler) = sampler {
+            println!("  the engine during {what}, {}", sampler.stop());
+        }
+        Ok(side)
+    }
 }

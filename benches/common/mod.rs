@@ -398,35 +398,14 @@ pub fn perf(enable: bool) {
     }
 }
 
-/// The graph engine's process, to read its CPU beside canon's: FalkorDB's `redis-server`
-/// started under this process, or Neo4j's launcher (`scripts/neo4j.sh`, `canon.Launcher` on
-/// its command line; one Neo4j on the machine). `None` when not found or not on Linux.
-pub fn engine_pid(falkordb: bool) -> Option<u32> {
-    let me = std::process::id();
-    let stat = |pid: u32| std::fs::read_to_string(format!("/proc/{pid}/stat")).ok();
-    // The parent's pid: the field after the state, after the command's closing parenthesis.
-    let parent =
-        |pid: u32| -> Option<u32> { stat(pid)?.rsplit_once(')')?.1.split_whitespace().nth(1)?.parse().ok() };
-    let descends_from_me = |mut pid: u32| {
-        for _ in 0..16 {
-            match parent(pid) {
-                Some(p) if p == me => return true,
-                Some(p) if p > 1 => pid = p,
-                _ => return false,
-            }
-        }
-        false
-    };
+/// Neo4j's process (the `canon.Launcher` java process of `scripts/neo4j.sh`; one Neo4j on the
+/// machine), to read its CPU beside canon's. `None` when not found or not on Linux. (canon's
+/// own FalkorDB child: [`App::falkordb_pid`].)
+pub fn neo4j_pid() -> Option<u32> {
     std::fs::read_dir("/proc").ok()?.flatten().find_map(|entry| {
         let pid: u32 = entry.file_name().to_str()?.parse().ok()?;
-        let found = if falkordb {
-            let comm = std::fs::read_to_string(entry.path().join("comm")).ok()?;
-            comm.trim() == "redis-server" && descends_from_me(pid)
-        } else {
-            let cmdline = std::fs::read(entry.path().join("cmdline")).ok()?;
-            cmdline.split(|b| *b == 0).any(|arg| arg == b"canon.Launcher")
-        };
-        found.then_some(pid)
+        let cmdline = std::fs::read(entry.path().join("cmdline")).ok()?;
+        cmdline.split(|b| *b == 0).any(|arg| arg == b"canon.Launcher").then_some(pid)
     })
 }
 

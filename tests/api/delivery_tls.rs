@@ -5,7 +5,7 @@
 
 use crate::delivery::{now, settled_log, spawn_delivering_app, wait_for, Received};
 use crate::helpers::{json, TestApp};
-use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+use rustls::pki_types::PrivateKeyDer;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -54,19 +54,21 @@ fn certificates(dir: &Path) -> (PathBuf, PathBuf, PathBuf) {
 }
 
 /// What the TLS receiver saw: each request's `svc-signature` and body, and the handshakes
-/// that failed.
+/// that failed; and the CA that signed its certificate (in a folder kept while it lives).
 struct TlsReceiver {
     url: String,
     received: Received,
     failed_handshakes: Arc<AtomicUsize>,
+    ca: PathBuf,
+    _certificates: tempfile::TempDir,
 }
 
-/// An HTTPS receiver on 127.0.0.1 presenting `chain` (answers 200 and closes).
-fn tls_receiver(chain: &Path, key: &Path) -> TlsReceiver {
-    let chain: Vec<CertificateDer<'static>> =
-        rustls_pemfile::certs(&mut std::fs::read(chain).unwrap().as_slice())
-            .collect::<Result<_, _>>()
-            .unwrap();
+/// An HTTPS receiver on 127.0.0.1 presenting a certificate of a CA made for it (answers 200
+/// and closes).
+fn tls_receiver() -> TlsReceiver {
+    let folder = tempfile::tempdir().unwrap();
+    let (ca, chain, key) = certificates(folder.path());
+    let chain = canon::egress::roots::extra(Some(&chain)).unwrap();
     let key: PrivateKeyDer<'static> =
         rustls_pemfile::private_key(&mut std::fs::read(key).unwrap().as_slice()).unwrap().unwrap();
     let config =
@@ -103,7 +105,7 @@ fn tls_receiver(chain: &Path, key: &Path) -> TlsReceiver {
             });
         }
     });
-    TlsReceiver { url, received, failed_handshakes }
+    TlsReceiver { url, received, failed_handshakes, ca, _certificates: folder }
 }
 
 /// One HTTP/1.1 request's `svc-signature` and body, read through the TLS stream (which does
@@ -145,10 +147,8 @@ async fn one_call_to(app: &TestApp, url: &str) -> String {
 
 #[tokio::test]
 async fn an_https_webhook_signed_by_the_operators_ca_receives_the_signed_event() {
-    let dir = tempfile::tempdir().unwrap();
-    let (ca, chain, key) = certificates(dir.path());
-    let receiver = tls_receiver(&chain, &key);
-    let app = spawn_delivering_app(|config| config.extra_ca_file = Some(ca)).await;
+    let receiver = tls_receiver();
+    let app = spawn_delivering_app(|config| config.extra_ca_file = Some(receiver.ca.clone())).await;
     let secret = app.generate_secret().await;
     let subscription = one_call_to(&app, &receiver.url).await;
 
@@ -166,9 +166,7 @@ async fn an_https_webhook_signed_by_the_operators_ca_receives_the_signed_event()
 
 #[tokio::test]
 async fn an_https_webhook_whose_certificate_no_trusted_root_signs_is_not_sent_and_the_log_says_why() {
-    let dir = tempfile::tempdir().unwrap();
-    let (_, chain, key) = certificates(dir.path());
-    let receiver = tls_receiver(&chain, &key);
+    let receiver = tls_receiver();
     let app = spawn_delivering_app(|_| {}).await;
     let subscription = one_call_to(&app, &receiver.url).await;
 
@@ -192,10 +190,8 @@ async fn an_https_webhook_whose_certificate_no_trusted_root_signs_is_not_sent_an
 
 #[tokio::test]
 async fn an_https_s3_endpoint_behind_the_operators_ca_receives_the_event_object() {
-    let dir = tempfile::tempdir().unwrap();
-    let (ca, chain, key) = certificates(dir.path());
-    let receiver = tls_receiver(&chain, &key);
-    let app = spawn_delivering_app(|config| config.extra_ca_file = Some(ca)).await;
+    let receiver = tls_receiver();
+    let app = spawn_delivering_app(|config| config.extra_ca_file = Some(receiver.ca.clone())).await;
     let endpoint = receiver.url.trim_end_matches("/hook");
     for (name, value) in
         [("s3-endpoint", endpoint), ("s3-access-key-id", "AKID"), ("s3-secret-access-key", "s")]
