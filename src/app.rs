@@ -241,7 +241,7 @@ impl App {
         let state = AppState::new(Services {
             accuracy,
             calls,
-            seeding: SeedService { graph: graph.clone(), records: records.clone() },
+            seeding: SeedService::new(graph.clone(), records.clone()),
             reviewers: ReviewerService { graph: graph.clone(), records: records.clone() },
             suggestions: SuggestionService {
                 graph: graph.clone(),

@@ -108,7 +108,7 @@ impl Records {
         environment: &str,
     ) -> Result<Option<SeedJob>, RecordError> {
         Ok(self
-            .load_seed_job(id, false)
+            .load_seed_job(id, false, true)
             .await?
             .filter(|job| job.account_id == account_id && job.environment == environment))
     }
@@ -163,10 +163,21 @@ impl Records {
 
     /// A seed job whoever owns it, rows included (for the worker that runs it).
     pub async fn seed_job_by_id(&self, id: &str) -> Result<Option<SeedJob>, RecordError> {
-        self.load_seed_job(id, true).await
+        self.load_seed_job(id, true, true).await
     }
 
-    async fn load_seed_job(&self, id: &str, with_rows: bool) -> Result<Option<SeedJob>, RecordError> {
+    /// A seed job whoever owns it, without its results (the worker that runs it resumes from
+    /// `processed_rows`), with its rows only if `with_rows` (the worker may hold them already).
+    pub async fn seed_job_to_run(&self, id: &str, with_rows: bool) -> Result<Option<SeedJob>, RecordError> {
+        self.load_seed_job(id, with_rows, false).await
+    }
+
+    async fn load_seed_job(
+        &self,
+        id: &str,
+        with_rows: bool,
+        with_results: bool,
+    ) -> Result<Option<SeedJob>, RecordError> {
         let rows_column = if with_rows { "rows_json" } else { "'[]' AS rows_json" };
         let row = sqlx::query(&format!(
             "SELECT id, account_id, environment, bucket_id, status, total_rows, processed_rows, {rows_column}, \
@@ -177,14 +188,17 @@ impl Records {
         .await?;
         let Some(row) = row else { return Ok(None) };
         // Jobs saved before migration 0014 keep their results in results_json; chunks follow.
-        let mut results = parse(&row.get::<String, _>("results_json"));
-        let chunks =
-            sqlx::query("SELECT results_json FROM seed_job_results WHERE job_id = $1 ORDER BY first_row")
-                .bind(id)
-                .fetch_all(&self.pool)
-                .await?;
-        for chunk in chunks {
-            results.extend(parse(&chunk.get::<String, _>("results_json")));
+        let mut results = Vec::new();
+        if with_results {
+            results = parse(&row.get::<String, _>("results_json"));
+            let chunks =
+                sqlx::query("SELECT results_json FROM seed_job_results WHERE job_id = $1 ORDER BY first_row")
+                    .bind(id)
+                    .fetch_all(&self.pool)
+                    .await?;
+            for chunk in chunks {
+                results.extend(parse(&chunk.get::<String, _>("results_json")));
+            }
         }
         Ok(Some(SeedJob {
             id: row.get("id"),
