@@ -35,6 +35,8 @@ use utoipa::ToSchema;
 pub const MAX_ROWS: usize = 10_000;
 /// Fewer rows than this are seeded in the request; more go to a seed job.
 pub const SYNC_LIMIT: usize = 100;
+/// Rows [`GraphService::prepare_rows`] prepares between two yields to the runtime (~0.4 ms).
+const PREPARED_BETWEEN_YIELDS: usize = 64;
 /// Attempts of a wave that lost a race on the key constraint.
 const RACE_RETRIES: usize = 8;
 /// Lookups again of rows a concurrent writer overtook between lookup and write.
@@ -174,6 +176,12 @@ impl GraphService {
         let mut results: Vec<Option<SeedRowResult>> = vec![None; rows.len()];
         let mut prepared = Vec::new();
         for (i, raw) in rows.iter().enumerate() {
+            // A seed job prepares its next chunk beside the chunk being written, in one task:
+            // 2,000 rows prepared without a pause (~13 ms) held back the next statement while
+            // the engine ran out of work.
+            if i % PREPARED_BETWEEN_YIELDS == PREPARED_BETWEEN_YIELDS - 1 {
+                tokio::task::yield_now().await;
+            }
             let canonical = raw.get("canonical").and_then(Value::as_str).unwrap_or_default().to_string();
             match self.prepare(tenant, bucket_id, raw, types, &format!("{tag}:{}", offset + i)).await {
                 Ok(mut row) => {
