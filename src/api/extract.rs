@@ -32,8 +32,14 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for ApiJson<T> {
     }
 }
 
-/// Deserializes a JSON body, reporting the path of the field that failed.
+/// Deserializes a JSON body, reporting the path of the field that failed. A body that parses
+/// is read once, plainly; only a failed one is read again to find the failing field's path
+/// (tracking it cost a bulk seed of 10,000 rows an allocation per row's key, on the way to
+/// the job's first statement).
 pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
+    if let Ok(parsed) = serde_json::from_slice(bytes) {
+        return Ok(parsed);
+    }
     let deserializer = &mut serde_json::Deserializer::from_slice(bytes);
     serde_path_to_error::deserialize(deserializer).map_err(|err| {
         let path = err.path().to_string();
