@@ -30,10 +30,8 @@ async fn main() -> anyhow::Result<()> {
     }
     let admin = std::env::var("CANON_BENCH_DATABASE_URL")
         .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".to_string());
-    match sqlx::AnyPool::connect(&admin).await {
-        Ok(pool) => {
-            pool.close().await;
-            let url = common::create_database(&admin, "canon_bench_views").await?;
+    match common::create_database(&admin, "canon_bench_views").await {
+        Ok(url) => {
             let result = run(Some(url.clone())).await;
             // The database is dropped whatever the run did: 100,000 events each time add up.
             if let Err(err) = common::drop_database(&admin, &url).await {
@@ -50,8 +48,11 @@ async fn main() -> anyhow::Result<()> {
 async fn run(database_url: Option<String>) -> anyhow::Result<()> {
     let mut sqlite_file = None;
     let postgres = database_url.is_some();
-    let bench = common::start(|config| {
-        config.database_url = database_url.clone();
+    let records = match &database_url {
+        Some(url) => common::RecordStore::Postgres(url.clone()),
+        None => common::RecordStore::Sqlite,
+    };
+    let bench = common::start_with(records, |config| {
         sqlite_file = Some(config.data_dir.join("canon.sqlite"));
     })
     .await?;

@@ -54,8 +54,23 @@ fn keep() -> bool {
     std::env::var("CANON_BENCH_KEEP").is_ok_and(|v| v == "1")
 }
 
+/// Where a bench's canon keeps its records.
+pub enum RecordStore {
+    /// A fresh database on `CANON_BENCH_DATABASE_URL`'s server when it is set, else SQLite.
+    FromEnv,
+    /// SQLite in the data directory, whatever the environment says.
+    Sqlite,
+    /// A database the bench made itself (and drops).
+    Postgres(String),
+}
+
 /// Canon on its embedded defaults with no rate limit, and one sandbox key.
 pub async fn start(configure: impl FnOnce(&mut Config)) -> anyhow::Result<Bench> {
+    start_with(RecordStore::FromEnv, configure).await
+}
+
+/// [`start`] with its records where `records` says.
+pub async fn start_with(records: RecordStore, configure: impl FnOnce(&mut Config)) -> anyhow::Result<Bench> {
     // `CANON_BENCH_KEEP=1` keeps the data directory and the database (to look at them after a run).
     let keep = keep();
     // `CANON_LOG` (as for `canon serve`) logs to stderr, e.g. `canon::graph::window=debug`.
@@ -69,8 +84,14 @@ pub async fn start(configure: impl FnOnce(&mut Config)) -> anyhow::Result<Bench>
     }
     let vendor = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("vendor");
     let mut config = Config::embedded(data.path(), &vendor);
-    let mut database = fresh_postgres_database().await?;
-    config.database_url = database.as_ref().map(|db| db.url.clone());
+    let database = match records {
+        RecordStore::FromEnv => fresh_postgres_database().await?,
+        RecordStore::Sqlite | RecordStore::Postgres(_) => None,
+    };
+    config.database_url = match records {
+        RecordStore::Postgres(url) => Some(url),
+        _ => database.as_ref().map(|db| db.url.clone()),
+    };
     config.rate_limit_per_second = 1e9;
     config.rate_limit_burst = u32::MAX;
     // `CANON_JOBS_PER_TENANT` as for `canon serve` (e.g. the seed jobs one tenant runs at once).
@@ -78,10 +99,6 @@ pub async fn start(configure: impl FnOnce(&mut Config)) -> anyhow::Result<Bench>
         config.jobs_per_tenant = n;
     }
     configure(&mut config);
-    // A bench that chose its own record store (the views bench) leaves the fresh one unused.
-    if let Some(db) = database.take_if(|db| config.database_url.as_ref() != Some(&db.url)) {
-        db.remove().await;
-    }
     let app = App::spawn(&config, Handlers::default()).await?;
     let base = format!("http://{}", app.addr);
     let account = app.state.records.ensure_account("bench").await?;

@@ -53,7 +53,10 @@ fn chunk_end(start: usize, total: usize) -> usize {
 /// instance, after a restart or on a retry reads its stored rows. Bounded: past `HELD_JOBS`,
 /// or once held `HELD_FOR`, rows are dropped (their job reads the store).
 #[derive(Clone, Default)]
-struct HeldRows(Arc<Mutex<VecDeque<(String, Instant, Vec<Value>)>>>);
+struct HeldRows(Arc<Mutex<VecDeque<Held>>>);
+
+/// A job's ID, when its rows were held, and the rows.
+type Held = (String, Instant, Vec<Value>);
 
 const HELD_JOBS: usize = 8;
 const HELD_FOR: Duration = Duration::from_secs(60);
