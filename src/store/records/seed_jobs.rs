@@ -161,7 +161,8 @@ impl Records {
         }))
     }
 
-    /// A seed job whoever owns it, rows included (for the worker that runs it).
+    /// A seed job whoever owns it, its rows and saved results included (what a test checks;
+    /// the worker reads [`Records::seed_job_to_run`]).
     pub async fn seed_job_by_id(&self, id: &str) -> Result<Option<SeedJob>, RecordError> {
         self.load_seed_job(id, true, true).await
     }
