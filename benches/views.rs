@@ -30,13 +30,11 @@ async fn main() -> anyhow::Result<()> {
     }
     let admin = std::env::var("CANON_BENCH_DATABASE_URL")
         .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".to_string());
-    match common::create_database(&admin, "canon_bench_views").await {
-        Ok(url) => {
-            let result = run(Some(url.clone())).await;
+    match common::BenchDatabase::create(&admin, "canon_bench_views").await {
+        Ok(database) => {
+            let result = run(Some(database.url.clone())).await;
             // The database is dropped whatever the run did: 100,000 events each time add up.
-            if let Err(err) = common::drop_database(&admin, &url).await {
-                println!("could not drop {url}: {err}");
-            }
+            database.remove().await;
             result?;
         }
         Err(err) => println!("views on PostgreSQL: skipped ({err})"),

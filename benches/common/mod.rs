@@ -5,7 +5,7 @@
 pub mod events;
 #[path = "../../tests/support/postgres.rs"]
 mod postgres;
-pub use postgres::{create_database, drop_database};
+use postgres::{create_database, drop_database};
 pub mod receiver;
 pub mod serve;
 
@@ -40,6 +40,12 @@ pub struct BenchDatabase {
 }
 
 impl BenchDatabase {
+    /// A fresh database `<prefix>_<ulid>` on the server `admin_url` points at.
+    pub async fn create(admin_url: &str, prefix: &str) -> Result<Self, sqlx::Error> {
+        let url = create_database(admin_url, prefix).await?;
+        Ok(Self { admin_url: admin_url.to_string(), url })
+    }
+
     /// Drops it, unless `CANON_BENCH_KEEP=1` keeps the run's data to look at.
     pub async fn remove(self) {
         if keep() {
@@ -84,14 +90,16 @@ pub async fn start_with(records: RecordStore, configure: impl FnOnce(&mut Config
     }
     let vendor = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("vendor");
     let mut config = Config::embedded(data.path(), &vendor);
-    let database = match records {
-        RecordStore::FromEnv => fresh_postgres_database().await?,
-        RecordStore::Sqlite | RecordStore::Postgres(_) => None,
+    let (database, database_url) = match records {
+        RecordStore::FromEnv => {
+            let database = fresh_postgres_database().await?;
+            let url = database.as_ref().map(|db| db.url.clone());
+            (database, url)
+        }
+        RecordStore::Sqlite => (None, None),
+        RecordStore::Postgres(url) => (None, Some(url)),
     };
-    config.database_url = match records {
-        RecordStore::Postgres(url) => Some(url),
-        _ => database.as_ref().map(|db| db.url.clone()),
-    };
+    config.database_url = database_url;
     config.rate_limit_per_second = 1e9;
     config.rate_limit_burst = u32::MAX;
     // `CANON_JOBS_PER_TENANT` as for `canon serve` (e.g. the seed jobs one tenant runs at once).
@@ -117,9 +125,9 @@ async fn fresh_postgres_database() -> anyhow::Result<Option<BenchDatabase>> {
     let Some(admin_url) = std::env::var("CANON_BENCH_DATABASE_URL").ok().filter(|url| !url.is_empty()) else {
         return Ok(None);
     };
-    let url = create_database(&admin_url, "canon_bench").await?;
-    eprintln!("records in PostgreSQL: {url}");
-    Ok(Some(BenchDatabase { admin_url, url }))
+    let database = BenchDatabase::create(&admin_url, "canon_bench").await?;
+    eprintln!("records in PostgreSQL: {}", database.url);
+    Ok(Some(database))
 }
 
 impl Bench {

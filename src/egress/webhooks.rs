@@ -30,8 +30,8 @@ pub struct WebhookClient {
 }
 
 /// What a destination answered (a webhook receiver, or an S3 or Drive endpoint through
-/// reqwest): the status, its `Retry-After` in seconds, and an excerpt of the body (at most `chars` characters of its first
-/// [`ERROR_EXCERPT_CAP`](super::reply::ERROR_EXCERPT_CAP) bytes).
+/// reqwest): the status, its `Retry-After` in seconds, and an excerpt of the body (at most
+/// `chars` characters of its first [`ERROR_EXCERPT_CAP`](super::reply::ERROR_EXCERPT_CAP) bytes).
 #[derive(Debug)]
 pub struct DestinationAnswer {
     pub status: http::StatusCode,
