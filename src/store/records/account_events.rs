@@ -79,7 +79,24 @@ fn event_rows(events: &[AccountEvent], bodies: &[String]) -> String {
     rows
 }
 
+/// The event types the environment's live account-wide subscriptions listen to.
+fn subscribed_types(owner: Owner<'_>) -> sqlx::query::Query<'_, sqlx::Any, sqlx::any::AnyArguments<'_>> {
+    sqlx::query(
+        "SELECT DISTINCT type FROM subscriptions WHERE account_id = $1 AND environment = $2 \
+         AND function_id IS NULL AND collection_id IS NULL AND disabled = 0",
+    )
+    .bind(owner.account_id)
+    .bind(owner.environment)
+}
+
 impl Records {
+    /// The account-wide event types (`entity_proposed`, …) some live subscription of the
+    /// environment listens to: an event of any other type would be stored for nobody.
+    pub async fn subscribed_account_event_types(&self, owner: Owner<'_>) -> Result<Vec<String>, RecordError> {
+        let rows = subscribed_types(owner).fetch_all(&self.pool).await?;
+        Ok(rows.iter().map(|row| row.get("type")).collect())
+    }
+
     /// Records account-wide events, each once by its ID, with their deliveries in the same
     /// transaction as the event. A batch's events go in one INSERT: one statement per event
     /// had cost a seed of 1,000 entities ~40 ms, longer than its lookups in the graph.
@@ -93,17 +110,8 @@ impl Records {
             let mut tx = self.begin_write().await?;
             // The types someone subscribed to, read in the transaction that enqueues: an event
             // of another type skips the outbox's statements.
-            let subscribed: Vec<String> = sqlx::query(
-                "SELECT DISTINCT type FROM subscriptions WHERE account_id = $1 AND environment = $2 \
-                 AND function_id IS NULL AND collection_id IS NULL AND disabled = 0",
-            )
-            .bind(owner.account_id)
-            .bind(owner.environment)
-            .fetch_all(&mut *tx)
-            .await?
-            .iter()
-            .map(|row| row.get("type"))
-            .collect();
+            let subscribed = subscribed_types(owner).fetch_all(&mut *tx).await?;
+            let subscribed: Vec<String> = subscribed.iter().map(|row| row.get("type")).collect();
             // Without a subscription nothing reads which rows were new: returning them cost a
             // hand-over from SQLite's thread per event.
             let returning = batch.iter().any(|event| subscribed.iter().any(|t| t == event.event_type));
