@@ -128,8 +128,10 @@ impl Neo4jEngine {
                 }
                 // neo4rs's `execute` sends a deep copy of the parameters (so that it can run them
                 // again itself); a transaction of its own sends them as they are. A transaction
-                // that fails is left open and its connection handed back: the pool's RESET
-                // before the next use rolls it back.
+                // that fails is left open on its connection, which goes back to the pool: the
+                // pool's RESET before that connection's next use rolls it back (until then, a
+                // retry on another connection could wait on its locks; not seen in the suite's
+                // concurrent seeds on Neo4j).
                 Carried::Large => {
                     let mut transaction = graph.start_txn().await?;
                     let mut stream = transaction.execute(query).await?;
