@@ -28,6 +28,7 @@ mod docs;
 mod engines;
 mod entities;
 mod entity_types;
+mod failed_statements;
 mod fair_shares;
 mod fs;
 mod functions;

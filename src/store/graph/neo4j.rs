@@ -127,11 +127,14 @@ impl Neo4jEngine {
                     }
                 }
                 // neo4rs's `execute` sends a deep copy of the parameters (so that it can run them
-                // again itself); a transaction of its own sends them as they are. A transaction
-                // that fails is left open on its connection, which goes back to the pool: the
-                // pool's RESET before that connection's next use rolls it back (until then, a
-                // retry on another connection could wait on its locks; not seen in the suite's
-                // concurrent seeds on Neo4j).
+                // again itself); a transaction of its own sends them as they are. When its
+                // statement (or COMMIT) fails, Neo4j rolls the transaction back there and then,
+                // locks and all (tests/api/failed_statements.rs), though neo4rs cannot send a
+                // ROLLBACK after a FAILURE: the connection goes back to the pool in the FAILED
+                // state, which the pool's RESET before its next use clears. Only a transaction
+                // dropped while still open would keep its locks until that RESET: a cut retires
+                // the pool (closing its connections, so Neo4j rolls back); a client-side error
+                // mid-stream (a row neo4rs cannot decode) is the one case left, never seen.
                 Carried::Large => {
                     let mut transaction = graph.start_txn().await?;
                     let mut stream = transaction.execute(query).await?;
