@@ -16,6 +16,7 @@ pub mod cost;
 pub mod loaders;
 pub mod mutation;
 pub mod query;
+pub mod timeline;
 pub mod types;
 
 use crate::access::caller::Caller;

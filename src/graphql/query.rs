@@ -1,5 +1,6 @@
 //! Reads: each field calls the service function its REST endpoint calls.
 
+use super::timeline::TimelinePage;
 use super::types::{
     entity_connection, list_cost, page_size, Bucket, Entity, EntityType, KnowledgeGraph, MergeSuggestionPage,
     ReviewPage,
@@ -238,6 +239,26 @@ impl QueryRoot {
             suggestions: page.suggestions.into_iter().map(Into::into).collect(),
             has_more: page.has_more,
         })
+    }
+
+    /// The entity's audit timeline, newest first, as `GET /v3/entities/{id}/timeline` pages it:
+    /// status changes, merges and unmerges, synonym and name edits, type changes and
+    /// merge-suggestion decisions, each with who and when. A merged-away ID lists its own
+    /// history (it does not resolve to its survivor, as `entity` does).
+    #[graphql(complexity = "list_cost(limit, child_complexity)")]
+    async fn entity_timeline(
+        &self,
+        ctx: &Context<'_>,
+        id: ID,
+        #[graphql(desc = "A previous page's `nextCursor`: the page of older items after it.")] cursor: Option<
+            String,
+        >,
+        #[graphql(default = 50, desc = "1..200.")] limit: i32,
+    ) -> async_graphql::Result<TimelinePage> {
+        let rc = request(ctx);
+        let limit = limit_arg(limit)? as usize;
+        let page = rc.state.graph.timeline(&rc.caller.tenant, &id, cursor.as_deref(), limit).await.gql()?;
+        Ok(page.into())
     }
 }
 

@@ -789,6 +789,47 @@ async fn bulk_validation_and_merge_history_match_rest() {
 }
 
 #[tokio::test]
+async fn an_entitys_timeline_pages_as_rest_pages_it() {
+    let app = spawn_app().await;
+    let a = app.entity("Timeline One", "Thing").await;
+    let b = app.entity("Timeline Two", "Thing").await;
+    assert_eq!(app.patch(&format!("/v3/entities/{a}"), json!({ "status": "approved" })).await.status(), 200);
+    let synonym = app.post(&format!("/v3/entities/{a}/synonyms"), json!({ "text": "T1" })).await;
+    assert_eq!(synonym.status(), 200);
+    assert_eq!(app.post(&format!("/v3/entities/{a}/merge"), json!({ "entityIDs": [b] })).await.status(), 200);
+
+    let query = "query($id: ID!, $cursor: String, $limit: Int!) { entityTimeline(id: $id, cursor: $cursor, \
+        limit: $limit) { items { kind at actor details } hasMore nextCursor } }";
+    let rest = json(app.get(&format!("/v3/entities/{a}/timeline")).await).await;
+    let whole = data(&app, query, json!({ "id": a, "limit": 50 })).await["entityTimeline"].clone();
+    assert_eq!(whole["items"], rest["items"], "every item as REST lists it");
+    let kinds: Vec<&str> =
+        whole["items"].as_array().unwrap().iter().map(|i| i["kind"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["merged", "synonym_added", "status_changed"], "newest first");
+    assert_eq!(whole["hasMore"], false);
+
+    // Page by page with the cursor: the same items, each once.
+    let (mut paged, mut cursor) = (Vec::new(), Value::Null);
+    loop {
+        let page = data(&app, query, json!({ "id": a, "cursor": cursor, "limit": 1 })).await
+            ["entityTimeline"]
+            .clone();
+        paged.extend(page["items"].as_array().unwrap().iter().cloned());
+        if page["hasMore"] == false {
+            break;
+        }
+        cursor = page["nextCursor"].clone();
+        assert!(cursor.is_string(), "a page with more has a cursor: {page}");
+    }
+    assert_eq!(Value::Array(paged), rest["items"]);
+
+    let bad = gql(&app, query, json!({ "id": a, "cursor": "nonsense", "limit": 50 })).await;
+    assert_eq!(error_code(&bad), 400, "a bad cursor is REST's 400: {bad}");
+    let too_many = gql(&app, query, json!({ "id": a, "limit": 500 })).await;
+    assert_eq!(error_code(&too_many), 400, "{too_many}");
+}
+
+#[tokio::test]
 async fn the_rate_limit_refuses_graphql_with_rests_429() {
     let app = crate::helpers::spawn_app_with(canon::jobs::Handlers::default(), |config| {
         config.rate_limit_per_second = 0.001;
