@@ -154,6 +154,19 @@ pub struct SearchArgs {
     pub limit: Option<u32>,
 }
 
+/// An entity's audit timeline, as `GET /v3/entities/{id}/timeline` pages it.
+#[derive(Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TimelineArgs {
+    /// The entity (`ent_…`; a merged-away ID lists its own history).
+    #[serde(rename = "entityID")]
+    pub entity_id: String,
+    /// Page size, 1..200 (default 50).
+    pub limit: Option<u32>,
+    /// `nextCursor` of the previous page (older items).
+    pub cursor: Option<String>,
+}
+
 /// Entities to approve or reject.
 #[derive(Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]

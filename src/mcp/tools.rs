@@ -5,7 +5,7 @@
 
 use super::args::{
     CatArgs, DirectionArg, FindArgs, GrepArgs, HeadArgs, LsArgs, MergeArgs, NeighborsArgs, PathArgs,
-    RelationsArgs, ReviewArgs, SearchArgs, XrefArgs,
+    RelationsArgs, ReviewArgs, SearchArgs, TimelineArgs, XrefArgs,
 };
 use crate::access::caller::Caller;
 use crate::access::state::AppState;
@@ -28,6 +28,10 @@ pub struct CanonTools {
 }
 
 type ToolResult = Result<CallToolResult, ErrorData>;
+
+/// A timeline page's default and largest sizes, REST's.
+const TIMELINE_PAGE: u32 = 50;
+const MAX_TIMELINE_PAGE: u32 = 200;
 
 impl CanonTools {
     pub fn new(state: AppState) -> Self {
@@ -199,6 +203,31 @@ impl CanonTools {
             .search_entities(&caller.tenant, &args.text, args.bucket.as_deref(), args.limit.unwrap_or(25))
             .await;
         Ok(answer(found.map(|entities| json!({ "entities": entities }))))
+    }
+
+    /// What happened to an entity, newest first: status changes, merges and unmerges,
+    /// synonym and name edits, type changes and merge-suggestion decisions, each with who and
+    /// when, a page at a time.
+    #[tool(annotations(read_only_hint = true))]
+    async fn entity_timeline(
+        &self,
+        Extension(parts): Extension<Parts>,
+        Parameters(args): Parameters<TimelineArgs>,
+    ) -> ToolResult {
+        let caller = caller(&parts)?;
+        let limit = args.limit.unwrap_or(TIMELINE_PAGE);
+        if !(1..=MAX_TIMELINE_PAGE).contains(&limit) {
+            let refused =
+                ServiceError::invalid_field("limit", format!("must be between 1 and {MAX_TIMELINE_PAGE}"));
+            return Ok(answer::<()>(Err(refused)));
+        }
+        let page = self.state.graph.timeline(
+            &caller.tenant,
+            &args.entity_id,
+            args.cursor.as_deref(),
+            limit as usize,
+        );
+        Ok(answer(page.await))
     }
 
     /// Approve entities (from extracted or proposed), as `POST /v3/entities/bulk-validate`

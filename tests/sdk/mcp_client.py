@@ -14,7 +14,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 TOOLS = {
     "fs_ls", "fs_cat", "fs_grep", "fs_head", "fs_stat", "fs_find", "fs_open", "fs_xref",
-    "entity_relations", "entity_neighbors", "search_entities",
+    "entity_relations", "entity_neighbors", "search_entities", "entity_timeline",
     "validate_entities", "reject_entities", "merge_entities",
 }
 
@@ -101,11 +101,23 @@ async def exercise(session):
     check(rejected["summary"]["validated"] == 1, f"reject: {rejected}")
     check((await call("fs_stat", {"path": umbrella_id}))["data"]["status"] == "rejected", "umbrella rejected")
 
+    # What happened to Umbrella, newest first, a page of one at a time.
+    kinds, cursor = [], None
+    while True:
+        page = await call("entity_timeline", {"entityID": umbrella_id, "limit": 1, **({"cursor": cursor} if cursor else {})})
+        kinds += [item["kind"] for item in page["items"]]
+        if not page["hasMore"]:
+            break
+        cursor = page["nextCursor"]
+    check(kinds == ["status_changed", "merged"], f"timeline: {kinds}")
+
     # A service's refusal is a tool error with REST's body.
     missing = await refused("fs_cat", {"path": "nowhere"})
     check((missing["code"], missing["message"]) == (404, "parsed document nowhere not found"), f"{missing}")
     bad = await refused("fs_ls", {"limit": 0})
     check((bad["code"], bad["details"]["field"]) == (400, "limit"), f"{bad}")
+    too_many = await refused("entity_timeline", {"entityID": umbrella_id, "limit": 500})
+    check((too_many["code"], too_many["details"]["field"]) == (400, "limit"), f"{too_many}")
 
 
 asyncio.run(main())
