@@ -159,3 +159,29 @@ async fn a_merged_away_id_lists_the_survivors_synonyms_without_either_canonical_
         "the merged entity's canonical name is a canonical name still, not a synonym"
     );
 }
+
+#[tokio::test]
+async fn a_synonym_removed_on_the_entity_card_comes_back_with_its_source_when_the_reviewer_presses_z() {
+    let app = spawn_app().await;
+    let (id, _) = acme(&app).await;
+    let args = [app.address.as_str(), app.api_key.as_str(), id.as_str(), "Road Runner Supply", "undo"];
+    let Some(seen) = browser_script("synonyms.mjs", &args).await else { return };
+    let texts = |list: &Value| -> Vec<String> {
+        list.as_array().unwrap().iter().map(|s| s["text"].as_str().unwrap().to_string()).collect()
+    };
+    assert!(!texts(&seen["after"]).contains(&"Road Runner Supply".to_string()), "{seen}");
+    assert!(seen["status"].as_str().unwrap().contains("Press z to undo"), "{seen}");
+    let restored = seen["restored"].as_array().unwrap();
+    let back = restored.iter().find(|s| s["text"] == "Road Runner Supply").expect("the synonym is back");
+    assert_eq!(back["source"], "(SME-approved)", "{seen}");
+    assert!(seen["undoStatus"].as_str().unwrap().starts_with("Undone:"), "{seen}");
+    assert_eq!(seen["errors"], json!([]), "{seen}");
+    let rest = listed(&app, &id).await;
+    let again = rest.iter().find(|s| s["text"] == "Road Runner Supply").expect("REST lists it again");
+    assert_eq!(again["source"], "sme_approved", "its source as it was");
+    assert_eq!(
+        texts(&Value::Array(rest.clone())).len(),
+        texts(&seen["before"]).len(),
+        "nothing else changed"
+    );
+}

@@ -1,13 +1,14 @@
 // The entity card's synonyms in Debian's chromium, driven by playwright-core (vendored by
 // `make provision` under vendor/browser; CANON_BROWSER_MODULES names that folder):
-//   synonyms.mjs BASE KEY ENTITY_ID TEXT
+//   synonyms.mjs BASE KEY ENTITY_ID TEXT [undo]
 // signs in through the form on the entity's page, reads its synonym list (text, source word,
 // whether a Remove button is offered), clicks the button named "Remove synonym TEXT", waits
 // for that synonym to leave the list, and prints JSON for the Rust caller
-// (tests/api/synonyms.rs) to check: {before, after, status, errors}.
+// (tests/api/synonyms.rs) to check: {before, after, status, errors}. With `undo` it then
+// presses z, waits for the synonym to come back, and adds {restored, undoStatus}.
 import { withPage, signIn } from "./browser.mjs";
 
-const [base, key, entityID, text] = process.argv.slice(2);
+const [base, key, entityID, text, mode] = process.argv.slice(2);
 console.log(JSON.stringify(await withPage(removeOne)));
 
 /** The list as a reviewer sees it: each item's text, source word and Remove button. */
@@ -31,5 +32,11 @@ async function removeOne(page) {
     .some((span) => span.textContent === gone), text);
   const after = await synonyms(page);
   const status = await page.locator("#status").textContent();
-  return { before, after, status, errors };
+  if (mode !== "undo") return { before, after, status, errors };
+  await page.keyboard.press("z");
+  await page.waitForFunction((back) => [...document.querySelectorAll("#synonyms .synonym-text")]
+    .some((span) => span.textContent === back), text);
+  const restored = await synonyms(page);
+  const undoStatus = await page.locator("#status").textContent();
+  return { before, after, status, restored, undoStatus, errors };
 }

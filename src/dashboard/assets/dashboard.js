@@ -103,6 +103,14 @@ async function undoLast() {
     await api("PATCH", `/v3/entities/${encodeURIComponent(last.entityID)}`, { canonical: last.previous });
   } else if (last.kind === "merge") {
     await api("POST", `/v3/merges/${encodeURIComponent(last.mergeID)}/undo`);
+  } else if (last.kind === "type") {
+    await api("PATCH", `/v3/entities/${encodeURIComponent(last.entityID)}`, { assignedTypeID: last.previous });
+  } else if (last.kind === "synonym_added") {
+    await api("DELETE", `/v3/entities/${encodeURIComponent(last.entityID)}/synonyms/${encodeURIComponent(last.synonymID)}`);
+  } else if (last.kind === "synonym_removed") {
+    // Attached again as it was (text, source, locale); it gets a new synonymID.
+    const { text, source, locale } = last;
+    await api("POST", `/v3/entities/${encodeURIComponent(last.entityID)}/synonyms`, { text, source, locale });
   }
   sessionStorage.setItem(UNDO, JSON.stringify(stack));
   say(`Undone: ${last.label}`);
@@ -555,16 +563,25 @@ const EntityCard = {
     event.preventDefault();
     const entity = EntityCard.entity;
     await api("PATCH", `/v3/entities/${encodeURIComponent(entity.entityID)}`, { assignedTypeID: $("#new-type").value.trim() });
-    say("Type changed.");
+    // The API cannot take an assigned type away, so only a change from one type to another
+    // can be undone.
+    if (entity.typeID) {
+      remember({ kind: "type", entityID: entity.entityID, previous: entity.typeID, label: `type change of ${entity.canonical}` });
+      say("Type changed. Press z to undo.");
+    } else {
+      say("Type changed.");
+    }
     await EntityCard.load();
   },
 
   async addSynonym(event) {
     event.preventDefault();
     const text = $("#synonym-text").value.trim();
-    await api("POST", `/v3/entities/${encodeURIComponent(EntityCard.entity.entityID)}/synonyms`, { text });
+    const entityID = EntityCard.entity.entityID;
+    const added = await api("POST", `/v3/entities/${encodeURIComponent(entityID)}/synonyms`, { text });
     $("#synonym-text").value = "";
-    say(`Synonym “${text}” added.`);
+    remember({ kind: "synonym_added", entityID, synonymID: added.synonymID, label: `synonym “${text}” added` });
+    say(`Synonym “${text}” added. Press z to undo.`);
     await EntityCard.load();
   },
 
@@ -615,7 +632,9 @@ const Synonyms = {
   async remove(entityID, synonym) {
     const path = `/v3/entities/${encodeURIComponent(entityID)}/synonyms/${encodeURIComponent(synonym.synonymID)}`;
     await api("DELETE", path);
-    say(`Synonym “${synonym.text}” removed.`);
+    const { text, source, locale } = synonym;
+    remember({ kind: "synonym_removed", entityID, text, source, locale, label: `synonym “${text}” removed` });
+    say(`Synonym “${text}” removed. Press z to undo.`);
     await Synonyms.load(entityID);
   },
 };
