@@ -161,7 +161,7 @@ async fn a_merged_away_id_lists_the_survivors_synonyms_without_either_canonical_
 }
 
 #[tokio::test]
-async fn a_synonym_removed_on_the_entity_card_comes_back_with_its_source_when_the_reviewer_presses_z() {
+async fn synonyms_removed_or_added_on_the_entity_card_are_taken_back_when_the_reviewer_presses_z() {
     let app = spawn_app().await;
     let (id, _) = acme(&app).await;
     let args = [app.address.as_str(), app.api_key.as_str(), id.as_str(), "Road Runner Supply", "undo"];
@@ -184,4 +184,8 @@ async fn a_synonym_removed_on_the_entity_card_comes_back_with_its_source_when_th
         texts(&seen["before"]).len(),
         "nothing else changed"
     );
+    // A synonym added on the card goes again on z.
+    assert!(texts(&seen["added"]).contains(&"Zed Supply".to_string()), "{seen}");
+    assert_eq!(texts(&seen["unadded"]), texts(&seen["restored"]), "{seen}");
+    assert!(listed(&app, &id).await.iter().all(|s| s["text"] != "Zed Supply"), "REST no longer lists it");
 }

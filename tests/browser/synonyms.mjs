@@ -5,7 +5,9 @@
 // whether a Remove button is offered), clicks the button named "Remove synonym TEXT", waits
 // for that synonym to leave the list, and prints JSON for the Rust caller
 // (tests/api/synonyms.rs) to check: {before, after, status, errors}. With `undo` it then
-// presses z, waits for the synonym to come back, and adds {restored, undoStatus}.
+// presses z, waits for the synonym to come back, and adds {restored, undoStatus}; then adds
+// the synonym "Zed Supply" through the card's form, presses z, waits for it to go, and adds
+// {added, unadded}.
 import { withPage, signIn } from "./browser.mjs";
 
 const [base, key, entityID, text, mode] = process.argv.slice(2);
@@ -38,5 +40,17 @@ async function removeOne(page) {
     .some((span) => span.textContent === back), text);
   const restored = await synonyms(page);
   const undoStatus = await page.locator("#status").textContent();
-  return { before, after, status, restored, undoStatus, errors };
+  const shown = (wanted) => [...document.querySelectorAll("#synonyms .synonym-text")]
+    .some((span) => span.textContent === wanted);
+  await page.locator("#synonym-text").fill("Zed Supply");
+  await page.locator("#synonym-text").press("Enter");
+  await page.waitForFunction(shown, "Zed Supply");
+  const added = await synonyms(page);
+  // The reviewer leaves the field before pressing a key (keys typed into a field are text).
+  await page.evaluate(() => document.activeElement.blur());
+  await page.keyboard.press("z");
+  await page.waitForFunction((gone) => ![...document.querySelectorAll("#synonyms .synonym-text")]
+    .some((span) => span.textContent === gone), "Zed Supply");
+  const unadded = await synonyms(page);
+  return { before, after, status, restored, undoStatus, added, unadded, errors };
 }
