@@ -8,7 +8,7 @@ use crate::graph::entities::{Entity, EntityChanges, EntityUpdate, Synonym, Valid
 use crate::graph::merges::{MergeRecord, MergeResult};
 use crate::graph::seed::SeedRow;
 use crate::graph::seeding::{SeedAccepted, SeedResults, SeedStatus, Submitted};
-use crate::graph::timeline::TimelinePage;
+use crate::graph::timeline::{TimelinePage, MAX_TIMELINE_PAGE, TIMELINE_PAGE};
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
@@ -306,6 +306,6 @@ pub async fn timeline(
     Path(id): Path<String>,
     ApiQuery(query): ApiQuery<TimelineQuery>,
 ) -> Result<Json<TimelinePage>, ApiError> {
-    let limit = limit_param(query.limit.as_deref(), 50, 200)? as usize;
+    let limit = limit_param(query.limit.as_deref(), TIMELINE_PAGE, MAX_TIMELINE_PAGE)? as usize;
     Ok(Json(state.graph.timeline(&auth.tenant, &id, query.cursor.as_deref(), limit).await?))
 }

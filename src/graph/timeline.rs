@@ -17,6 +17,10 @@ use serde::Serialize;
 use serde_json::{json, Value};
 use utoipa::ToSchema;
 
+/// A timeline page's default and largest sizes (REST's `limit`, GraphQL's, MCP's).
+pub const TIMELINE_PAGE: u32 = 50;
+pub const MAX_TIMELINE_PAGE: u32 = 200;
+
 /// One thing that happened to an entity.
 #[derive(Clone, Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]

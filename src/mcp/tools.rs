@@ -13,6 +13,7 @@ use crate::api::error::{ApiError, ErrorBody};
 use crate::error::{ServiceError, ServiceResult};
 use crate::fs::request::{self, Op};
 use crate::graph::relations::{Direction, RelationsQuery, MAX_RELATIONS_PAGE, RELATIONS_PAGE};
+use crate::graph::timeline::{MAX_TIMELINE_PAGE, TIMELINE_PAGE};
 use axum::http::request::Parts;
 use rmcp::handler::server::tool::Extension;
 use rmcp::handler::server::wrapper::Parameters;
@@ -28,10 +29,6 @@ pub struct CanonTools {
 }
 
 type ToolResult = Result<CallToolResult, ErrorData>;
-
-/// A timeline page's default and largest sizes, REST's.
-const TIMELINE_PAGE: u32 = 50;
-const MAX_TIMELINE_PAGE: u32 = 200;
 
 impl CanonTools {
     pub fn new(state: AppState) -> Self {

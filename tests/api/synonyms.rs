@@ -188,4 +188,8 @@ async fn synonyms_removed_or_added_on_the_entity_card_are_taken_back_when_the_re
     assert!(texts(&seen["added"]).contains(&"Zed Supply".to_string()), "{seen}");
     assert_eq!(texts(&seen["unadded"]), texts(&seen["restored"]), "{seen}");
     assert!(listed(&app, &id).await.iter().all(|s| s["text"] != "Zed Supply"), "REST no longer lists it");
+    // Adding a synonym the entity has changes nothing, so z has nothing of it to undo.
+    assert_eq!(seen["readdStatus"], "“Acme A.” was already a synonym.", "{seen}");
+    assert_eq!(seen["undoAfterReadd"], "Nothing to undo.", "{seen}");
+    assert_eq!(texts(&seen["afterReadd"]), texts(&seen["restored"]), "{seen}");
 }

@@ -7,7 +7,8 @@
 // (tests/api/synonyms.rs) to check: {before, after, status, errors}. With `undo` it then
 // presses z, waits for the synonym to come back, and adds {restored, undoStatus}; then adds
 // the synonym "Zed Supply" through the card's form, presses z, waits for it to go, and adds
-// {added, unadded}.
+// {added, unadded}; then adds "Acme A." (a synonym the entity has), presses z, and adds
+// {readdStatus, afterReadd, undoAfterReadd}: z must not remove what was there before.
 import { withPage, signIn } from "./browser.mjs";
 
 const [base, key, entityID, text, mode] = process.argv.slice(2);
@@ -52,5 +53,14 @@ async function removeOne(page) {
   await page.waitForFunction((gone) => ![...document.querySelectorAll("#synonyms .synonym-text")]
     .some((span) => span.textContent === gone), "Zed Supply");
   const unadded = await synonyms(page);
-  return { before, after, status, restored, undoStatus, added, unadded, errors };
+  await page.locator("#synonym-text").fill("Acme A.");
+  await page.locator("#synonym-text").press("Enter");
+  await page.waitForFunction(() => document.querySelector("#status").textContent.includes("already"));
+  const readdStatus = await page.locator("#status").textContent();
+  await page.evaluate(() => document.activeElement.blur());
+  await page.keyboard.press("z");
+  await page.waitForFunction(() => document.querySelector("#status").textContent.startsWith("Nothing"));
+  const undoAfterReadd = await page.locator("#status").textContent();
+  const afterReadd = await synonyms(page);
+  return { before, after, status, restored, undoStatus, added, unadded, readdStatus, undoAfterReadd, afterReadd, errors };
 }

@@ -580,8 +580,14 @@ const EntityCard = {
     const entityID = EntityCard.entity.entityID;
     const added = await api("POST", `/v3/entities/${encodeURIComponent(entityID)}/synonyms`, { text });
     $("#synonym-text").value = "";
-    remember({ kind: "synonym_added", entityID, synonymID: added.synonymID, label: `synonym “${text}” added` });
-    say(`Synonym “${text}” added. Press z to undo.`);
+    // Adding one the entity has answers it unchanged: undoing that must not remove it.
+    const listed = document.querySelector(`#synonyms li[data-synonym-id="${CSS.escape(added.synonymID)}"]`);
+    if (listed) {
+      say(`“${text}” was already a synonym.`);
+    } else {
+      remember({ kind: "synonym_added", entityID, synonymID: added.synonymID, label: `synonym “${text}” added` });
+      say(`Synonym “${text}” added. Press z to undo.`);
+    }
     await EntityCard.load();
   },
 
