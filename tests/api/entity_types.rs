@@ -206,3 +206,30 @@ async fn a_deleted_type_frees_its_name_and_cannot_become_a_parent() {
     assert_error(app.post("/v3/entity-types", json!({ "name": "Sub", "parentTypeID": old })).await, 404)
         .await;
 }
+
+#[tokio::test]
+async fn a_type_change_on_the_entity_card_is_taken_back_when_the_reviewer_presses_z() {
+    let app = spawn_app().await;
+    let vendor = app.create_type("Vendor", None).await;
+    let customer = app.create_type("Customer", None).await;
+    let acme = app.entity("Acme Undo Corp", "Company").await;
+    let assigned = app.patch(&format!("/v3/entities/{acme}"), json!({ "assignedTypeID": vendor })).await;
+    assert_eq!(assigned.status(), 200);
+    let plain = app.entity("Plain Undo Ltd", "Company").await;
+    let cleared = app.patch(&format!("/v3/entities/{plain}"), json!({ "assignedTypeID": "" })).await;
+    assert_eq!(cleared.status(), 200);
+
+    let type_id = |entity: serde_json::Value| entity["typeID"].as_str().map(String::from);
+    // From one assigned type to another, and from none: each goes back to what it was.
+    for (entity, before) in [(&acme, Some(vendor.clone())), (&plain, None)] {
+        let now = json(app.get(&format!("/v3/entities/{entity}")).await).await;
+        assert_eq!(type_id(now), before, "the type before the card changes it");
+        let args = [app.address.as_str(), app.api_key.as_str(), entity.as_str(), customer.as_str()];
+        let Some(seen) = crate::helpers::browser_script("type_undo.mjs", &args).await else { return };
+        assert_eq!(seen["changed"], "Type changed. Press z to undo.", "{seen}");
+        assert!(seen["undone"].as_str().unwrap().starts_with("Undone: type change of"), "{seen}");
+        assert_eq!(seen["errors"], json!([]), "{seen}");
+        let now = json(app.get(&format!("/v3/entities/{entity}")).await).await;
+        assert_eq!(type_id(now), before, "REST reads the type it had before");
+    }
+}

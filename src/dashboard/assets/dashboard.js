@@ -563,14 +563,9 @@ const EntityCard = {
     event.preventDefault();
     const entity = EntityCard.entity;
     await api("PATCH", `/v3/entities/${encodeURIComponent(entity.entityID)}`, { assignedTypeID: $("#new-type").value.trim() });
-    // The API cannot take an assigned type away, so only a change from one type to another
-    // can be undone.
-    if (entity.typeID) {
-      remember({ kind: "type", entityID: entity.entityID, previous: entity.typeID, label: `type change of ${entity.canonical}` });
-      say("Type changed. Press z to undo.");
-    } else {
-      say("Type changed.");
-    }
+    // Undone by assigning the type it had; "" clears an assignment it did not have.
+    remember({ kind: "type", entityID: entity.entityID, previous: entity.typeID || "", label: `type change of ${entity.canonical}` });
+    say("Type changed. Press z to undo.");
     await EntityCard.load();
   },
 
