@@ -3,10 +3,11 @@
 use super::timeline::TimelinePage;
 use super::types::{
     entity_connection, list_cost, page_size, Bucket, Entity, EntityType, KnowledgeGraph, MergeSuggestionPage,
-    ReviewPage,
+    ReviewPage, Synonym,
 };
 use super::{request, OrGql, RequestContext};
 use crate::api::extract::time_param;
+use crate::graph::entities::SYNONYMS_LISTED;
 use crate::graph::relations::{GraphQuery, MAX_DEPTH};
 use crate::graph::review::{ReviewFilter, STATUSES};
 use crate::pagination::{Limits, PageRequest};
@@ -239,6 +240,16 @@ impl QueryRoot {
             suggestions: page.suggestions.into_iter().map(Into::into).collect(),
             has_more: page.has_more,
         })
+    }
+
+    /// The entity's synonyms with their IDs and sources (`extracted`, `customer_defined`,
+    /// `sme_approved`), oldest first, as `GET /v3/entities/{id}/synonyms` lists them (at most
+    /// the first 500; canonical names are not synonyms). A merged-away ID lists its survivor's.
+    #[graphql(complexity = "list_cost(SYNONYMS_LISTED as i32, child_complexity)")]
+    async fn entity_synonyms(&self, ctx: &Context<'_>, id: ID) -> async_graphql::Result<Vec<Synonym>> {
+        let rc = request(ctx);
+        let synonyms = rc.state.graph.list_synonyms(&rc.caller.tenant, &id).await.gql()?;
+        Ok(synonyms.into_iter().map(Synonym::from).collect())
     }
 
     /// The entity's audit timeline, newest first, as `GET /v3/entities/{id}/timeline` pages it:

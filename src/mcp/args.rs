@@ -154,6 +154,14 @@ pub struct SearchArgs {
     pub limit: Option<u32>,
 }
 
+/// One entity.
+#[derive(Deserialize, JsonSchema)]
+pub struct EntityArgs {
+    /// The entity (`ent_…`; a merged-away ID reads its survivor).
+    #[serde(rename = "entityID")]
+    pub entity_id: String,
+}
+
 /// An entity's audit timeline, as `GET /v3/entities/{id}/timeline` pages it.
 #[derive(Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]

@@ -4,8 +4,8 @@
 //! another tenant's entity stays "not found".
 
 use super::args::{
-    CatArgs, DirectionArg, FindArgs, GrepArgs, HeadArgs, LsArgs, MergeArgs, NeighborsArgs, PathArgs,
-    RelationsArgs, ReviewArgs, SearchArgs, TimelineArgs, XrefArgs,
+    CatArgs, DirectionArg, EntityArgs, FindArgs, GrepArgs, HeadArgs, LsArgs, MergeArgs, NeighborsArgs,
+    PathArgs, RelationsArgs, ReviewArgs, SearchArgs, TimelineArgs, XrefArgs,
 };
 use crate::access::caller::Caller;
 use crate::access::state::AppState;
@@ -200,6 +200,19 @@ impl CanonTools {
             .search_entities(&caller.tenant, &args.text, args.bucket.as_deref(), args.limit.unwrap_or(25))
             .await;
         Ok(answer(found.map(|entities| json!({ "entities": entities }))))
+    }
+
+    /// An entity's synonyms with their IDs and sources (`extracted`, `customer_defined`,
+    /// `sme_approved`), oldest first, at most the first 500.
+    #[tool(annotations(read_only_hint = true))]
+    async fn entity_synonyms(
+        &self,
+        Extension(parts): Extension<Parts>,
+        Parameters(args): Parameters<EntityArgs>,
+    ) -> ToolResult {
+        let caller = caller(&parts)?;
+        let listed = self.state.graph.list_synonyms(&caller.tenant, &args.entity_id).await;
+        Ok(answer(listed.map(|synonyms| json!({ "synonyms": synonyms }))))
     }
 
     /// What happened to an entity, newest first: status changes, merges and unmerges,

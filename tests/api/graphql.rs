@@ -789,6 +789,26 @@ async fn bulk_validation_and_merge_history_match_rest() {
 }
 
 #[tokio::test]
+async fn an_entitys_synonyms_list_as_rest_lists_them() {
+    let app = spawn_app().await;
+    let a = app.entity("Synonym Source Inc", "Thing").await;
+    let path = format!("/v3/entities/{a}/synonyms");
+    assert_eq!(app.post(&path, json!({ "text": "SSI" })).await.status(), 200);
+    assert_eq!(app.post(&path, json!({ "text": "Source Co", "source": "sme_approved" })).await.status(), 200);
+    let query = "query($id: ID!) { entitySynonyms(id: $id) { synonymID text normalizedText source locale createdAt } }";
+    let got = data(&app, query, json!({ "id": a })).await;
+    let rest = json(app.get(&path).await).await;
+    let (g, r) = (got["entitySynonyms"].as_array().unwrap(), rest["synonyms"].as_array().unwrap());
+    assert_eq!(g.len(), 2, "{got}");
+    assert_eq!(g.len(), r.len());
+    for (g, r) in g.iter().zip(r) {
+        assert_same(g, r);
+    }
+    let missing = gql(&app, query, json!({ "id": "ent_01J00000000000000000000000" })).await;
+    assert_eq!(error_code(&missing), 404, "{missing}");
+}
+
+#[tokio::test]
 async fn an_entitys_timeline_pages_as_rest_pages_it() {
     let app = spawn_app().await;
     let a = app.entity("Timeline One", "Thing").await;

@@ -75,6 +75,23 @@ async fn an_mcp_request_without_a_valid_key_is_refused_as_rest_refuses_it() {
 }
 
 #[tokio::test]
+async fn entity_synonyms_lists_what_rest_lists_and_nothing_of_another_tenant() {
+    let app = spawn_app().await;
+    let acme = app.entity("Acme Synonym Corp", "Company").await;
+    let path = format!("/v3/entities/{acme}/synonyms");
+    assert_eq!(app.post(&path, json!({ "text": "ASC" })).await.status(), 200);
+    assert_eq!(app.post(&path, json!({ "text": "Acme S.", "source": "sme_approved" })).await.status(), 200);
+    let listed = app.call_tool(&app.api_key, "entity_synonyms", json!({"entityID": acme})).await;
+    assert_eq!(listed["isError"], false, "{listed}");
+    assert_eq!(listed["structuredContent"], json(app.get(&path).await).await);
+    assert_eq!(listed["structuredContent"]["synonyms"].as_array().map(Vec::len), Some(2), "{listed}");
+
+    let other_key = app.new_key(Some(&crate::helpers::unique("other")), Environment::Sandbox).await;
+    let theirs = app.call_tool(&other_key, "entity_synonyms", json!({"entityID": acme})).await;
+    assert_eq!(theirs["structuredContent"]["code"], 404, "{theirs}");
+}
+
+#[tokio::test]
 async fn a_tool_call_cannot_see_another_tenants_entity() {
     let app = spawn_app().await;
     let globex = app.entity("Globex Corporation", "Company").await;

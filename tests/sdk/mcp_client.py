@@ -15,6 +15,7 @@ from mcp.client.streamable_http import streamable_http_client
 TOOLS = {
     "fs_ls", "fs_cat", "fs_grep", "fs_head", "fs_stat", "fs_find", "fs_open", "fs_xref",
     "entity_relations", "entity_neighbors", "search_entities", "entity_timeline",
+    "entity_synonyms",
     "validate_entities", "reject_entities", "merge_entities",
 }
 
@@ -100,6 +101,11 @@ async def exercise(session):
     rejected = await call("reject_entities", {"entityIDs": [umbrella_id]})
     check(rejected["summary"]["validated"] == 1, f"reject: {rejected}")
     check((await call("fs_stat", {"path": umbrella_id}))["data"]["status"] == "rejected", "umbrella rejected")
+
+    # Umbrella's synonyms: none (canonical names, its own and the merged one's, are not
+    # synonyms; tests/api/mcp.rs checks a list with entries against REST's).
+    names = await call("entity_synonyms", {"entityID": umbrella_id})
+    check(names == {"synonyms": []}, f"synonyms: {names}")
 
     # What happened to Umbrella, newest first, a page of one at a time.
     kinds, cursor = [], None
