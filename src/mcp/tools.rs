@@ -144,12 +144,10 @@ impl CanonTools {
         Parameters(args): Parameters<RelationsArgs>,
     ) -> ToolResult {
         let caller = caller(&parts)?;
-        let limit = args.limit.unwrap_or(RELATIONS_PAGE);
-        if !(1..=MAX_RELATIONS_PAGE).contains(&limit) {
-            let refused =
-                ServiceError::invalid_field("limit", format!("must be between 1 and {MAX_RELATIONS_PAGE}"));
-            return Ok(answer::<()>(Err(refused)));
-        }
+        let limit = match page_size(args.limit, RELATIONS_PAGE, MAX_RELATIONS_PAGE) {
+            Ok(limit) => limit,
+            Err(refused) => return Ok(answer::<()>(Err(refused))),
+        };
         let query = RelationsQuery {
             direction: match args.direction.unwrap_or(DirectionArg::Both) {
                 DirectionArg::Inbound => Direction::Inbound,
@@ -225,12 +223,10 @@ impl CanonTools {
         Parameters(args): Parameters<TimelineArgs>,
     ) -> ToolResult {
         let caller = caller(&parts)?;
-        let limit = args.limit.unwrap_or(TIMELINE_PAGE);
-        if !(1..=MAX_TIMELINE_PAGE).contains(&limit) {
-            let refused =
-                ServiceError::invalid_field("limit", format!("must be between 1 and {MAX_TIMELINE_PAGE}"));
-            return Ok(answer::<()>(Err(refused)));
-        }
+        let limit = match page_size(args.limit, TIMELINE_PAGE, MAX_TIMELINE_PAGE) {
+            Ok(limit) => limit,
+            Err(refused) => return Ok(answer::<()>(Err(refused))),
+        };
         let page = self.state.graph.timeline(
             &caller.tenant,
             &args.entity_id,
@@ -301,6 +297,15 @@ impl CanonTools {
 impl ServerHandler for CanonTools {}
 
 /// The caller the `/mcp` route authenticated (its middleware always puts one there).
+/// A tool's `limit`: `default` when absent, refused (REST's 400 body) outside 1..=`max`.
+fn page_size(limit: Option<u32>, default: u32, max: u32) -> ServiceResult<u32> {
+    let limit = limit.unwrap_or(default);
+    if !(1..=max).contains(&limit) {
+        return Err(ServiceError::invalid_field("limit", format!("must be between 1 and {max}")));
+    }
+    Ok(limit)
+}
+
 fn caller(parts: &Parts) -> Result<&Caller, ErrorData> {
     parts
         .extensions
