@@ -505,6 +505,12 @@ const EntityCard = {
 
   id() { return $("#page").dataset.entityId; },
 
+  /** The entity the card shows; a form sent before the card has loaded says so, not a TypeError. */
+  shown() {
+    if (!EntityCard.entity) throw new Error("The entity is still loading; try again in a moment.");
+    return EntityCard.entity;
+  },
+
   async load() {
     const id = encodeURIComponent(EntityCard.id());
     const [entity, relations, history] = await Promise.all([
@@ -535,7 +541,7 @@ const EntityCard = {
   },
 
   async decide(status) {
-    const entity = EntityCard.entity;
+    const entity = EntityCard.shown();
     await api("PATCH", `/v3/entities/${encodeURIComponent(entity.entityID)}`, { status });
     const verb = status === "approved" ? "Validated" : "Rejected";
     remember({ kind: "status", entityID: entity.entityID, previous: entity.status, label: `${verb} ${entity.canonical}` });
@@ -551,7 +557,7 @@ const EntityCard = {
 
   async rename(event) {
     event.preventDefault();
-    const entity = EntityCard.entity;
+    const entity = EntityCard.shown();
     const canonical = $("#new-canonical").value.trim();
     await api("PATCH", `/v3/entities/${encodeURIComponent(entity.entityID)}`, { canonical });
     remember({ kind: "canonical", entityID: entity.entityID, previous: entity.canonical, label: `rename to ${canonical}` });
@@ -561,7 +567,7 @@ const EntityCard = {
 
   async retype(event) {
     event.preventDefault();
-    const entity = EntityCard.entity;
+    const entity = EntityCard.shown();
     await api("PATCH", `/v3/entities/${encodeURIComponent(entity.entityID)}`, { assignedTypeID: $("#new-type").value.trim() });
     // Undone by assigning the type it had; "" clears an assignment it did not have.
     remember({ kind: "type", entityID: entity.entityID, previous: entity.typeID || "", label: `type change of ${entity.canonical}` });
@@ -572,7 +578,7 @@ const EntityCard = {
   async addSynonym(event) {
     event.preventDefault();
     const text = $("#synonym-text").value.trim();
-    const entityID = EntityCard.entity.entityID;
+    const entityID = EntityCard.shown().entityID;
     const added = await api("POST", `/v3/entities/${encodeURIComponent(entityID)}/synonyms`, { text });
     $("#synonym-text").value = "";
     // Adding one the entity has answers it unchanged: undoing that must not remove it.
