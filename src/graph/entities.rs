@@ -16,6 +16,7 @@ use crate::store::graph::Row;
 use crate::store::records::audit::NewAuditEntry;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
+use std::collections::HashMap;
 use utoipa::ToSchema;
 
 /// A mention of an entity in a document.
@@ -532,6 +533,36 @@ impl GraphService {
             )
             .await?;
         rows.into_iter().map(decode).collect()
+    }
+
+    /// The synonyms of each live entity of `ids` as [`Self::list_synonyms`] lists them (the
+    /// first `limit` of each, oldest first), in one statement: GraphQL asks for a page of
+    /// entities' synonyms at once. Every ID has an entry, empty when it has none.
+    pub async fn synonyms_of_many(
+        &self,
+        tenant: &Tenant,
+        ids: &[String],
+        limit: u32,
+    ) -> ServiceResult<HashMap<String, Vec<Synonym>>> {
+        let mut found: HashMap<String, Vec<Synonym>> =
+            ids.iter().map(|id| (id.clone(), Vec::new())).collect();
+        if ids.is_empty() {
+            return Ok(found);
+        }
+        let params = params! { "ids" => ids, "limit" => i64::from(limit) };
+        for row in self.run(tenant, queries::ENTITY_SYNONYMS_BATCH, params).await? {
+            let entity_id = str_col(&row, "entityID");
+            let synonym: Synonym = decode(row)?;
+            if let Some(list) = found.get_mut(&entity_id) {
+                list.push(synonym);
+            }
+        }
+        // The statement collects in this order already; sorting again keeps it whatever order
+        // the engine streams the entities' rows in.
+        for list in found.values_mut() {
+            list.sort_by(|a, b| (&a.created_at, &a.synonym_id).cmp(&(&b.created_at, &b.synonym_id)));
+        }
+        Ok(found)
     }
 
     /// Removes a customer_defined or sme_approved synonym; extracted ones and the canonical

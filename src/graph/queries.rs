@@ -50,6 +50,7 @@ cypher! {
     ENTITY_REMOVE_KEY => "entity_remove_key",
     ENTITY_KEY_GET => "entity_key_get",
     ENTITY_SYNONYMS => "entity_synonyms",
+    ENTITY_SYNONYMS_BATCH => "entity_synonyms_batch",
     ENTITY_SET_CANONICAL => "entity_set_canonical",
     ENTITY_ASSIGN_TYPE => "entity_assign_type",
     ENTITY_TYPE_BY_NAME => "entity_type_by_name",

@@ -17,6 +17,7 @@ pub struct Loaders {
     pub relations: DataLoader<RelationsLoader>,
     pub neighbors: DataLoader<NeighborsLoader>,
     pub merges: DataLoader<MergesLoader>,
+    pub synonyms: DataLoader<SynonymsLoader>,
     pub entity_types: DataLoader<EntityTypeLoader>,
     pub type_children: DataLoader<TypeChildrenLoader>,
 }
@@ -30,6 +31,7 @@ impl Loaders {
             relations: DataLoader::new(RelationsLoader(scope()), tokio::spawn),
             neighbors: DataLoader::new(NeighborsLoader(scope()), tokio::spawn),
             merges: DataLoader::new(MergesLoader(scope()), tokio::spawn),
+            synonyms: DataLoader::new(SynonymsLoader(scope()), tokio::spawn),
             entity_types: DataLoader::new(EntityTypeLoader(scope()), tokio::spawn),
             type_children: DataLoader::new(TypeChildrenLoader(scope()), tokio::spawn),
         }
@@ -54,29 +56,36 @@ impl Loader<String> for EntityLoader {
     }
 }
 
+/// The first `limit` items of one entity's list (its mentions, its synonyms); keys with the
+/// same limit batch together.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct MentionsKey {
+pub struct FirstOf {
     pub entity_id: String,
     pub limit: u32,
+}
+
+/// The keys' entity IDs grouped by limit: one statement per group.
+fn by_limit(keys: &[FirstOf]) -> HashMap<u32, Vec<String>> {
+    let mut groups: HashMap<u32, Vec<String>> = HashMap::new();
+    for key in keys {
+        groups.entry(key.limit).or_default().push(key.entity_id.clone());
+    }
+    groups
 }
 
 /// The first mentions of each entity ([`GraphService::mentions_of_many`]).
 pub struct MentionsLoader(Scope);
 
-impl Loader<MentionsKey> for MentionsLoader {
+impl Loader<FirstOf> for MentionsLoader {
     type Value = Vec<Mention>;
     type Error = async_graphql::Error;
 
-    async fn load(&self, keys: &[MentionsKey]) -> Result<HashMap<MentionsKey, Vec<Mention>>, Self::Error> {
-        let mut by_limit: HashMap<u32, Vec<String>> = HashMap::new();
-        for key in keys {
-            by_limit.entry(key.limit).or_default().push(key.entity_id.clone());
-        }
+    async fn load(&self, keys: &[FirstOf]) -> Result<HashMap<FirstOf, Vec<Mention>>, Self::Error> {
         let mut out = HashMap::new();
-        for (limit, ids) in by_limit {
+        for (limit, ids) in by_limit(keys) {
             let found =
                 self.0.graph.mentions_of_many(&self.0.tenant, &ids, limit).await.map_err(gql_error)?;
-            out.extend(found.into_iter().map(|(entity_id, list)| (MentionsKey { entity_id, limit }, list)));
+            out.extend(found.into_iter().map(|(entity_id, list)| (FirstOf { entity_id, limit }, list)));
         }
         Ok(out)
     }
@@ -190,6 +199,24 @@ impl Loader<String> for MergesLoader {
 
     async fn load(&self, keys: &[String]) -> Result<HashMap<String, Self::Value>, Self::Error> {
         self.0.graph.merge_history_of_many(&self.0.tenant, keys).await.map_err(gql_error)
+    }
+}
+
+/// The synonyms of each entity ([`GraphService::synonyms_of_many`]).
+pub struct SynonymsLoader(Scope);
+
+impl Loader<FirstOf> for SynonymsLoader {
+    type Value = Vec<crate::graph::entities::Synonym>;
+    type Error = async_graphql::Error;
+
+    async fn load(&self, keys: &[FirstOf]) -> Result<HashMap<FirstOf, Self::Value>, Self::Error> {
+        let mut out = HashMap::new();
+        for (limit, ids) in by_limit(keys) {
+            let found =
+                self.0.graph.synonyms_of_many(&self.0.tenant, &ids, limit).await.map_err(gql_error)?;
+            out.extend(found.into_iter().map(|(entity_id, list)| (FirstOf { entity_id, limit }, list)));
+        }
+        Ok(out)
     }
 }
 

@@ -1,10 +1,12 @@
 //! GraphQL output types. Field names are the REST JSON names, so a GraphQL answer reads like
 //! the REST body for the same data; doc comments become the SDL's descriptions.
 
-use super::loaders::{MentionsKey, RelationsKey};
+use super::loaders::{FirstOf, RelationsKey};
 use super::{request, OrGql};
 use crate::graph::buckets::Bucket as BucketRecord;
-use crate::graph::entities::{Entity as EntityRecord, Mention as MentionRecord, Synonym as SynonymRecord};
+use crate::graph::entities::{
+    Entity as EntityRecord, Mention as MentionRecord, Synonym as SynonymRecord, SYNONYMS_LISTED,
+};
 use crate::graph::entity_types::EntityType as EntityTypeRecord;
 use crate::graph::merges::{MergeRecord, MergeResult as MergeResultRecord};
 use crate::graph::relations::{
@@ -145,7 +147,7 @@ impl Entity {
         #[graphql(default = 50, desc = "At most this many (1..200).")] first: i32,
     ) -> async_graphql::Result<Vec<Mention>> {
         let limit = page_size(first, 200)?;
-        let key = MentionsKey { entity_id: self.0.entity_id.clone(), limit };
+        let key = FirstOf { entity_id: self.0.entity_id.clone(), limit };
         let found = ctx.data_unchecked::<super::loaders::Loaders>().mentions.load_one(key).await?;
         Ok(found.unwrap_or_default().into_iter().map(Mention::from).collect())
     }
@@ -195,6 +197,20 @@ impl Entity {
         let merges =
             ctx.data_unchecked::<super::loaders::Loaders>().merges.load_one(self.0.entity_id.clone()).await?;
         Ok(merges.unwrap_or_default().into_iter().map(Merge::from).collect())
+    }
+
+    /// The entity's synonyms with their IDs and sources, oldest first, as
+    /// `GET /v3/entities/{id}/synonyms` lists them (there the first 500; batched across a page).
+    #[graphql(complexity = "list_cost(first, child_complexity)")]
+    async fn synonyms(
+        &self,
+        ctx: &Context<'_>,
+        #[graphql(default = 50, desc = "At most this many (1..500).")] first: i32,
+    ) -> async_graphql::Result<Vec<Synonym>> {
+        let limit = page_size(first, SYNONYMS_LISTED as u32)?;
+        let key = FirstOf { entity_id: self.0.entity_id.clone(), limit };
+        let found = ctx.data_unchecked::<super::loaders::Loaders>().synonyms.load_one(key).await?;
+        Ok(found.unwrap_or_default().into_iter().map(Synonym::from).collect())
     }
 
     /// Entities within `depth` hops (1..3), either direction, nearest first, at most `first`
