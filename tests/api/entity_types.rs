@@ -233,3 +233,21 @@ async fn a_type_change_on_the_entity_card_is_taken_back_when_the_reviewer_presse
         assert_eq!(type_id(now), before, "REST reads the type it had before");
     }
 }
+
+#[tokio::test]
+async fn a_type_sent_from_the_entity_card_before_it_has_loaded_is_refused_saying_so() {
+    let app = spawn_app().await;
+    let customer = app.create_type("Customer", None).await;
+    let acme = app.entity("Acme Early Corp", "Company").await;
+    let before = json(app.get(&format!("/v3/entities/{acme}")).await).await["typeID"].clone();
+    let args = [app.address.as_str(), app.api_key.as_str(), acme.as_str(), customer.as_str()];
+    let Some(seen) = crate::helpers::browser_script("card_loading.mjs", &args).await else { return };
+    // Sent before the card knew its entity, the form says so and changes nothing (it used to
+    // throw a TypeError, leaving the reviewer no word of it).
+    assert_eq!(seen["early"], "The entity is still loading; try again in a moment.", "{seen}");
+    assert_eq!(seen["patches"], 0, "{seen}");
+    assert_eq!(seen["errors"], json!([]), "{seen}");
+    assert!(seen["facts"].as_str().unwrap().starts_with(acme.as_str()), "the card loads after: {seen}");
+    let after = json(app.get(&format!("/v3/entities/{acme}")).await).await["typeID"].clone();
+    assert_eq!(after, before, "the type is unchanged");
+}
