@@ -18,6 +18,7 @@ pub struct Loaders {
     pub neighbors: DataLoader<NeighborsLoader>,
     pub merges: DataLoader<MergesLoader>,
     pub synonyms: DataLoader<SynonymsLoader>,
+    pub timelines: DataLoader<TimelinesLoader>,
     pub entity_types: DataLoader<EntityTypeLoader>,
     pub type_children: DataLoader<TypeChildrenLoader>,
 }
@@ -32,6 +33,7 @@ impl Loaders {
             neighbors: DataLoader::new(NeighborsLoader(scope()), tokio::spawn),
             merges: DataLoader::new(MergesLoader(scope()), tokio::spawn),
             synonyms: DataLoader::new(SynonymsLoader(scope()), tokio::spawn),
+            timelines: DataLoader::new(TimelinesLoader(scope()), tokio::spawn),
             entity_types: DataLoader::new(EntityTypeLoader(scope()), tokio::spawn),
             type_children: DataLoader::new(TypeChildrenLoader(scope()), tokio::spawn),
         }
@@ -56,21 +58,34 @@ impl Loader<String> for EntityLoader {
     }
 }
 
-/// The first `limit` items of one entity's list (its mentions, its synonyms); keys with the
-/// same limit batch together.
+/// The first `limit` items of one entity's list (its mentions, synonyms, timeline); keys with
+/// the same limit batch together.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct FirstOf {
     pub entity_id: String,
     pub limit: u32,
 }
 
-/// The keys' entity IDs grouped by limit: one statement per group.
-fn by_limit(keys: &[FirstOf]) -> HashMap<u32, Vec<String>> {
+/// Loads `keys` one limit at a time (`load(ids, limit)`: one statement for each limit
+/// asked), each answer keyed back by its entity and that limit.
+async fn first_of_each<T, I, Fut>(
+    keys: &[FirstOf],
+    load: impl Fn(Vec<String>, u32) -> Fut,
+) -> Result<HashMap<FirstOf, T>, async_graphql::Error>
+where
+    I: IntoIterator<Item = (String, T)>,
+    Fut: std::future::Future<Output = crate::error::ServiceResult<I>>,
+{
     let mut groups: HashMap<u32, Vec<String>> = HashMap::new();
     for key in keys {
         groups.entry(key.limit).or_default().push(key.entity_id.clone());
     }
-    groups
+    let mut out = HashMap::new();
+    for (limit, ids) in groups {
+        let found = load(ids, limit).await.map_err(gql_error)?;
+        out.extend(found.into_iter().map(|(entity_id, value)| (FirstOf { entity_id, limit }, value)));
+    }
+    Ok(out)
 }
 
 /// The first mentions of each entity ([`GraphService::mentions_of_many`]).
@@ -81,13 +96,9 @@ impl Loader<FirstOf> for MentionsLoader {
     type Error = async_graphql::Error;
 
     async fn load(&self, keys: &[FirstOf]) -> Result<HashMap<FirstOf, Vec<Mention>>, Self::Error> {
-        let mut out = HashMap::new();
-        for (limit, ids) in by_limit(keys) {
-            let found =
-                self.0.graph.mentions_of_many(&self.0.tenant, &ids, limit).await.map_err(gql_error)?;
-            out.extend(found.into_iter().map(|(entity_id, list)| (FirstOf { entity_id, limit }, list)));
-        }
-        Ok(out)
+        let Scope { graph, tenant } = &self.0;
+        first_of_each(keys, |ids, limit| async move { graph.mentions_of_many(tenant, &ids, limit).await })
+            .await
     }
 }
 
@@ -210,13 +221,25 @@ impl Loader<FirstOf> for SynonymsLoader {
     type Error = async_graphql::Error;
 
     async fn load(&self, keys: &[FirstOf]) -> Result<HashMap<FirstOf, Self::Value>, Self::Error> {
-        let mut out = HashMap::new();
-        for (limit, ids) in by_limit(keys) {
-            let found =
-                self.0.graph.synonyms_of_many(&self.0.tenant, &ids, limit).await.map_err(gql_error)?;
-            out.extend(found.into_iter().map(|(entity_id, list)| (FirstOf { entity_id, limit }, list)));
-        }
-        Ok(out)
+        let Scope { graph, tenant } = &self.0;
+        first_of_each(keys, |ids, limit| async move { graph.synonyms_of_many(tenant, &ids, limit).await })
+            .await
+    }
+}
+
+/// The first page of each entity's timeline ([`GraphService::timelines_of_many`]).
+pub struct TimelinesLoader(Scope);
+
+impl Loader<FirstOf> for TimelinesLoader {
+    type Value = crate::graph::timeline::TimelinePage;
+    type Error = async_graphql::Error;
+
+    async fn load(&self, keys: &[FirstOf]) -> Result<HashMap<FirstOf, Self::Value>, Self::Error> {
+        let Scope { graph, tenant } = &self.0;
+        first_of_each(keys, |ids, limit| async move {
+            graph.timelines_of_many(tenant, &ids, limit as usize).await
+        })
+        .await
     }
 }
 

@@ -21,7 +21,7 @@ pub struct TimelineItem {
 }
 
 /// A page of an entity's timeline, newest first.
-#[derive(SimpleObject)]
+#[derive(SimpleObject, Default)]
 pub struct TimelinePage {
     pub items: Vec<TimelineItem>,
     pub has_more: bool,

@@ -14,6 +14,7 @@ use crate::graph::relations::{
     RelatedEntity as RelatedRecord,
 };
 use crate::graph::suggestions::{SuggestedEntity as SuggestedRecord, Suggestion as SuggestionRecord};
+use crate::graph::timeline::MAX_TIMELINE_PAGE;
 use async_graphql::connection::{Connection, Edge};
 use async_graphql::{ComplexObject, Context, Enum, Json, Object, SimpleObject, ID};
 use serde_json::Value;
@@ -211,6 +212,21 @@ impl Entity {
         let key = FirstOf { entity_id: self.0.entity_id.clone(), limit };
         let found = ctx.data_unchecked::<super::loaders::Loaders>().synonyms.load_one(key).await?;
         Ok(found.unwrap_or_default().into_iter().map(Synonym::from).collect())
+    }
+
+    /// The first page of the entity's audit timeline, newest first, as
+    /// `GET /v3/entities/{id}/timeline` gives it (batched across a page); `entityTimeline`
+    /// pages on with its `nextCursor`.
+    #[graphql(complexity = "list_cost(first, child_complexity)")]
+    async fn timeline(
+        &self,
+        ctx: &Context<'_>,
+        #[graphql(default = 20, desc = "At most this many items (1..200).")] first: i32,
+    ) -> async_graphql::Result<super::timeline::TimelinePage> {
+        let limit = page_size(first, MAX_TIMELINE_PAGE)?;
+        let key = FirstOf { entity_id: self.0.entity_id.clone(), limit };
+        let page = ctx.data_unchecked::<super::loaders::Loaders>().timelines.load_one(key).await?;
+        Ok(page.map(Into::into).unwrap_or_default())
     }
 
     /// Entities within `depth` hops (1..3), either direction, nearest first, at most `first`

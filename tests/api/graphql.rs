@@ -879,6 +879,65 @@ async fn a_page_of_entities_lists_each_ones_synonyms_as_rest_does_in_a_few_state
 }
 
 #[tokio::test]
+async fn a_page_of_entities_shows_each_ones_first_timeline_page_as_rest_does() {
+    let app = spawn_app().await;
+    let a = app.entity("Page Timeline One", "Thing").await;
+    let b = app.entity("Page Timeline Two", "Thing").await;
+    let c = app.entity("Page Timeline Three", "Thing").await;
+    let quiet = app.entity("Page Timeline Quiet", "Thing").await;
+    assert_eq!(app.patch(&format!("/v3/entities/{a}"), json!({ "status": "approved" })).await.status(), 200);
+    assert_eq!(app.post(&format!("/v3/entities/{a}/synonyms"), json!({ "text": "PT1" })).await.status(), 200);
+    assert_eq!(app.post(&format!("/v3/entities/{a}/merge"), json!({ "entityIDs": [b] })).await.status(), 200);
+    assert_eq!(app.post(&format!("/v3/entities/{c}/synonyms"), json!({ "text": "PT3" })).await.status(), 200);
+
+    let query = "{ entities(first: 20) { edges { node { entityID timeline(first: 2) { items { kind at actor \
+        details } hasMore nextCursor } } } } }";
+    let got = data(&app, query, json!({})).await;
+    let nodes: Vec<&Value> =
+        got["entities"]["edges"].as_array().unwrap().iter().map(|e| &e["node"]).collect();
+    assert_eq!(nodes.len(), 3, "a, c and the quiet one (b was merged away): {got}");
+    for node in &nodes {
+        let id = node["entityID"].as_str().unwrap();
+        let rest = json(app.get(&format!("/v3/entities/{id}/timeline?limit=2")).await).await;
+        assert_eq!(node["timeline"]["items"], rest["items"], "{id}");
+        assert_eq!(node["timeline"]["hasMore"], rest["hasMore"], "{id}");
+        assert_eq!(
+            node["timeline"]["nextCursor"],
+            rest.get("nextCursor").cloned().unwrap_or(Value::Null),
+            "{id}"
+        );
+    }
+    let of = |id: &str| nodes.iter().find(|n| n["entityID"] == id).unwrap()["timeline"].clone();
+    let kinds = |page: Value| -> Vec<String> {
+        page["items"].as_array().unwrap().iter().map(|i| i["kind"].as_str().unwrap().to_string()).collect()
+    };
+    assert_eq!(kinds(of(&a)), ["merged", "synonym_added"], "newest first, cut at 2");
+    assert_eq!(of(&a)["hasMore"], true);
+    assert_eq!(kinds(of(&c)), ["synonym_added"]);
+    assert_eq!(of(&quiet), json!({ "items": [], "hasMore": false, "nextCursor": null }));
+    let refused = gql(
+        &app,
+        "{ entities(first: 1) { edges { node { timeline(first: 201) { hasMore } } } } }",
+        json!({}),
+    )
+    .await;
+    assert_eq!(error_code(&refused), 400, "{refused}");
+
+    // More entities than one statement reads (200): the record store's entries of each, in
+    // statements of 200, the entity past the first 200 included.
+    let mut ids: Vec<String> = (0..250).map(|i| format!("ent_none{i:03}")).collect();
+    ids.push(c.clone());
+    ids.insert(0, a.clone());
+    let records = &app.app().state.records;
+    let found = records.audit_of_entities(&app.account_id, "sandbox", &ids, 5).await.expect("entries");
+    let kinds_of =
+        |id: &str| found.iter().filter(|e| e.entity_id == id).map(|e| e.kind.clone()).collect::<Vec<_>>();
+    assert_eq!(kinds_of(&a), ["synonym_added", "status_changed"], "merges are the graph's, not here");
+    assert_eq!(kinds_of(&c), ["synonym_added"], "the entity in the second statement");
+    assert_eq!(found.len(), 3);
+}
+
+#[tokio::test]
 async fn an_entitys_timeline_pages_as_rest_pages_it() {
     let app = spawn_app().await;
     let a = app.entity("Timeline One", "Thing").await;
