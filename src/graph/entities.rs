@@ -557,11 +557,7 @@ impl GraphService {
                 list.push(synonym);
             }
         }
-        // The statement collects in this order already; sorting again keeps it whatever order
-        // the engine streams the entities' rows in.
-        for list in found.values_mut() {
-            list.sort_by(|a, b| (&a.created_at, &a.synonym_id).cmp(&(&b.created_at, &b.synonym_id)));
-        }
+        // Each entity's rows come in the order the statement collected them (oldest first).
         Ok(found)
     }
 

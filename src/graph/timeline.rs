@@ -11,7 +11,7 @@ use super::merges::MergeRecord;
 use super::{GraphService, Tenant};
 use crate::error::{ServiceError, ServiceResult};
 use crate::ids;
-use crate::store::records::audit::NewAuditEntry;
+use crate::store::records::audit::{AuditEntry, NewAuditEntry};
 use crate::store::records::Records;
 use serde::Serialize;
 use serde_json::{json, Value};
@@ -95,11 +95,7 @@ impl GraphService {
                     limit + 1,
                 )
                 .await?;
-            items.extend(
-                stored
-                    .into_iter()
-                    .map(|entry| item(entry.kind, entry.at, entry.actor, entry.details, entry.id)),
-            );
+            items.extend(stored.into_iter().map(stored_item));
         }
         for merge in self.merge_history(tenant, entity_id).await? {
             items.extend(merge_items(&merge));
@@ -116,18 +112,18 @@ impl GraphService {
         ids: &[String],
         limit: usize,
     ) -> ServiceResult<HashMap<String, TimelinePage>> {
-        let mut items: HashMap<String, Vec<TimelineItem>> =
-            ids.iter().map(|id| (id.clone(), Vec::new())).collect();
         if ids.is_empty() {
             return Ok(HashMap::new());
         }
+        let mut items: HashMap<String, Vec<TimelineItem>> =
+            ids.iter().map(|id| (id.clone(), Vec::new())).collect();
         if let Some(records) = self.audit_log.get() {
             let stored = records
                 .audit_of_entities(&tenant.account_id, tenant.environment.as_str(), ids, limit + 1)
                 .await?;
             for entry in stored {
                 if let Some(list) = items.get_mut(&entry.entity_id) {
-                    list.push(item(entry.kind, entry.at, entry.actor, entry.details, entry.id));
+                    list.push(stored_item(entry));
                 }
             }
         }
@@ -150,6 +146,11 @@ fn cut_page(mut items: Vec<TimelineItem>, before: Option<&(i64, String)>, limit:
     items.truncate(limit);
     let next_cursor = if has_more { items.last().map(|i| format!("{}.{}", i.key.0, i.key.1)) } else { None };
     TimelinePage { items, has_more, next_cursor }
+}
+
+/// An entry of the record store's `entity_audit` as a timeline item.
+fn stored_item(entry: AuditEntry) -> TimelineItem {
+    item(entry.kind, entry.at, entry.actor, entry.details, entry.id)
 }
 
 fn item(kind: String, at: i64, actor: String, details: Value, key: String) -> TimelineItem {

@@ -296,7 +296,6 @@ impl CanonTools {
 )]
 impl ServerHandler for CanonTools {}
 
-/// The caller the `/mcp` route authenticated (its middleware always puts one there).
 /// A tool's `limit`: `default` when absent, refused (REST's 400 body) outside 1..=`max`.
 fn page_size(limit: Option<u32>, default: u32, max: u32) -> ServiceResult<u32> {
     let limit = limit.unwrap_or(default);
@@ -306,6 +305,7 @@ fn page_size(limit: Option<u32>, default: u32, max: u32) -> ServiceResult<u32> {
     Ok(limit)
 }
 
+/// The caller the `/mcp` route authenticated (its middleware always puts one there).
 fn caller(parts: &Parts) -> Result<&Caller, ErrorData> {
     parts
         .extensions
