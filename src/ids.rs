@@ -6,16 +6,43 @@ pub fn new_id(prefix: &str) -> String {
     format!("{prefix}_{}", ulid::Ulid::new())
 }
 
-/// `count` new IDs with the given prefix, in increasing order even within one millisecond
-/// (so items written together list in the order they were sent).
+/// `count` new IDs with the given prefix, in increasing order across every call in this
+/// process, even within one millisecond: items written together list in the order they were
+/// sent, and entries two requests write in the same millisecond (an entity's timeline, ordered
+/// by time then ID) in the order they were made. A generator per call had ordered such entries
+/// by their random bits. Within a millisecond the 80 random bits count up from the last ID's by
+/// a random step (as [`new_ksuid`]'s do), so an ID does not give its neighbours away. Two
+/// processes' IDs of one millisecond still order by their random bits.
 pub fn new_ids(prefix: &str, count: usize) -> Vec<String> {
-    let mut generator = ulid::Generator::new();
-    (0..count)
-        .map(|_| {
-            let id = generator.generate().unwrap_or_else(|_| ulid::Ulid::new());
-            format!("{prefix}_{id}")
-        })
-        .collect()
+    (0..count).map(|_| format!("{prefix}_{}", next_ulid())).collect()
+}
+
+/// A ULID above every one this function made before (see [`new_ids`]).
+fn next_ulid() -> ulid::Ulid {
+    use rand::Rng;
+    use std::sync::Mutex;
+    // Fresh random parts start below 2^79 and steps stay below 2^40: 2^39 IDs a millisecond
+    // before a step could pass 80 bits (it then moves to the next millisecond).
+    const START: u128 = (1 << 79) - 1;
+    const TOP: u128 = 1 << 80;
+    // (millisecond, random part) of the last ULID made.
+    static LAST: Mutex<(u64, u128)> = Mutex::new((0, 0));
+    let now = u64::try_from(now_millis()).unwrap_or_default();
+    let mut rng = rand::thread_rng();
+    let mut last = LAST.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let next = if last.0 >= now && last.0 != 0 {
+        // The same millisecond, or the clock stepped back: above the last.
+        let random = last.1 + u128::from(rng.gen_range(1..1u64 << 40));
+        if random < TOP {
+            (last.0, random)
+        } else {
+            (last.0 + 1, rng.gen::<u128>() & START)
+        }
+    } else {
+        (now, rng.gen::<u128>() & START)
+    };
+    *last = next;
+    ulid::Ulid::from_parts(next.0, next.1)
 }
 
 /// A new KSUID (27 base62 characters: a timestamp in seconds, then 128 bits), the shape of
@@ -107,6 +134,27 @@ mod tests {
     fn ids_made_together_are_in_order() {
         let ids = new_ids("itm", 1_000);
         assert!(ids.windows(2).all(|w| w[0] < w[1]));
+    }
+
+    #[test]
+    fn ids_made_one_call_after_another_in_the_same_millisecond_are_in_order() {
+        let ids: Vec<String> = (0..2_000).map(|_| new_ids("aud", 1).remove(0)).collect();
+        let stamp = |id: &str| ulid::Ulid::from_string(&id[4..]).unwrap().timestamp_ms();
+        let same_millisecond = ids.windows(2).filter(|w| stamp(&w[0]) == stamp(&w[1])).count();
+        assert!(same_millisecond > 0, "some IDs of one millisecond to compare");
+        assert!(ids.windows(2).all(|w| w[0] < w[1]), "each above the one made before");
+        let steps: std::collections::HashSet<u128> = ids
+            .windows(2)
+            .filter(|w| stamp(&w[0]) == stamp(&w[1]))
+            .map(|w| {
+                let (a, b) = (
+                    ulid::Ulid::from_string(&w[0][4..]).unwrap(),
+                    ulid::Ulid::from_string(&w[1][4..]).unwrap(),
+                );
+                b.random() - a.random()
+            })
+            .collect();
+        assert!(steps.len() > 1 && !steps.contains(&1), "random steps, not a count: {steps:?}");
     }
 
     #[test]
