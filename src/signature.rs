@@ -45,9 +45,15 @@ impl Signer {
         let mut header = String::with_capacity(2 + stamp.len() + self.keyed.len() * 68);
         header.push_str("t=");
         header.push_str(&stamp);
+        // Hex written straight into the header: `hex::encode` built a String a char at a time
+        // and copied it in (~0.15 µs of a delivery's CPU in `make bench-delivery`'s profile).
+        const DIGITS: &[u8; 16] = b"0123456789abcdef";
         for keyed in &self.keyed {
             header.push_str(",v1=");
-            header.push_str(&hex::encode(stamped(keyed, &stamp, body).finalize().into_bytes()));
+            for byte in stamped(keyed, &stamp, body).finalize().into_bytes() {
+                header.push(char::from(DIGITS[usize::from(byte >> 4)]));
+                header.push(char::from(DIGITS[usize::from(byte & 0x0f)]));
+            }
         }
         header
     }

@@ -264,16 +264,22 @@ impl QueryRoot {
         #[graphql(desc = "A previous page's `nextCursor`: the page of older items after it.")] cursor: Option<
             String,
         >,
-        #[graphql(default = 50, desc = "1..200.")] limit: i32,
+        #[graphql(default_with = "crate::graph::timeline::TIMELINE_PAGE as i32", desc = "1..200.")]
+        limit: i32,
     ) -> async_graphql::Result<TimelinePage> {
         let rc = request(ctx);
-        let limit = limit_arg(limit)? as usize;
+        let limit = limit_up_to(limit, crate::graph::timeline::MAX_TIMELINE_PAGE)? as usize;
         let page = rc.state.graph.timeline(&rc.caller.tenant, &id, cursor.as_deref(), limit).await.gql()?;
         Ok(page.into())
     }
 }
 
-/// A `limit` argument, 1..200 with REST's message.
+/// A `limit` argument of a list REST pages 1..200 too (the review queue's), with REST's message.
 fn limit_arg(limit: i32) -> async_graphql::Result<u32> {
-    crate::api::extract::limit_param(Some(&limit.to_string()), 50, 200).gql()
+    limit_up_to(limit, 200)
+}
+
+/// A `limit` argument within `1..=max`, with REST's message.
+fn limit_up_to(limit: i32, max: u32) -> async_graphql::Result<u32> {
+    crate::api::extract::limit_param(Some(&limit.to_string()), max, max).gql()
 }
