@@ -274,7 +274,7 @@ impl QueryRoot {
     }
 }
 
-/// A `limit` argument of a list REST pages 1..200 too (the review queue's), with REST's message.
+/// The review queue's `limit`: 1..200, as REST's, with REST's message.
 fn limit_arg(limit: i32) -> async_graphql::Result<u32> {
     limit_up_to(limit, 200)
 }
