@@ -7,11 +7,10 @@
 use axum::body::Body;
 use axum::extract::{FromRequest, FromRequestParts, Request};
 use axum::http::StatusCode;
+use canon::access::params::{array_param, bool_param, int_param, limit_param, list_param, time_param};
 use canon::api::buckets::CreateBucket;
 use canon::api::entities::BulkSeed;
-use canon::api::extract::{
-    array_param, bool_param, int_param, limit_param, list_param, parse_json, time_param, ApiJson, ApiQuery,
-};
+use canon::api::extract::{parse_json, ApiJson, ApiQuery};
 use canon::api::graph::{GraphParams, ReviewQuery};
 use canon::api::listener::enveloped;
 use canon::graph::normalize::normalize;

@@ -2,9 +2,10 @@
 //! review, regression runs and version comparison (`bem-sdk`'s shapes). Behaviour lives in
 //! [`crate::accuracy`].
 
-use super::error::{ApiError, ErrorBody};
-use super::extract::{array_param, int_param, list_param, ApiJson, ApiQuery};
+use super::extract::{ApiJson, ApiQuery};
 use crate::access::caller::Caller;
+use crate::access::error::{ApiError, ErrorBody};
+use crate::access::params::{array_param, int_param, list_param};
 use crate::access::state::AppState;
 use crate::accuracy::compare::CompareOptions;
 use crate::accuracy::corrections::BatchItem;

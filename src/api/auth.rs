@@ -2,8 +2,8 @@
 //! into a [`Caller`] or [`DashboardUser`] ([`crate::access::caller`] decides), and the
 //! answers for a refused one.
 
-use super::error::ApiError;
 use crate::access::caller::{self, AccessError, Caller, Credentials, DashboardUser, API_KEY_HEADER};
+use crate::access::error::ApiError;
 use crate::access::state::AppState;
 use axum::extract::FromRequestParts;
 use axum::http::header::AUTHORIZATION;

@@ -1,8 +1,9 @@
 //! REST transport for buckets: parse, call the graph service, shape the response.
 
-use super::error::{ApiError, ErrorBody};
-use super::extract::{bool_param, int_param, ApiJson, ApiQuery};
+use super::extract::{ApiJson, ApiQuery};
 use crate::access::caller::Caller;
+use crate::access::error::{ApiError, ErrorBody};
+use crate::access::params::{bool_param, int_param};
 use crate::access::state::AppState;
 use crate::graph::buckets::{Bucket, BucketChanges, BucketPage, NewBucket};
 use crate::pagination::{Limits, PageRequest};

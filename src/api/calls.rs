@@ -9,9 +9,10 @@
 //! completed one — node failures never change the status (the spec's execution errors) —
 //! and carries `error` naming the first failure.
 
-use super::error::{ApiError, ErrorBody};
-use super::extract::{array_param, bool_param, int_param, parse_json, ApiQuery};
+use super::extract::{parse_json, ApiQuery};
 use crate::access::caller::Caller;
+use crate::access::error::{ApiError, ErrorBody};
+use crate::access::params::{array_param, bool_param, int_param};
 use crate::access::state::AppState;
 use crate::calls::{CallRequest, SubmittedFile};
 use crate::engines;

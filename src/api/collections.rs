@@ -1,8 +1,9 @@
 //! REST transport for collections: parse, call the collections service, shape the response.
 
-use super::error::{ApiError, ErrorBody};
-use super::extract::{bool_param, int_param, ApiJson, ApiQuery};
+use super::extract::{ApiJson, ApiQuery};
 use crate::access::caller::Caller;
+use crate::access::error::{ApiError, ErrorBody};
+use crate::access::params::{bool_param, int_param};
 use crate::access::state::AppState;
 use crate::collections::{
     page_bounds, Acknowledgement, Collection, CollectionItems, CollectionPage, SearchMode, SearchRequest,

@@ -1,8 +1,8 @@
 //! REST transport of connectors (see [`crate::connectors`]).
 
-use super::error::{ApiError, ErrorBody};
 use super::extract::{ApiJson, ApiQuery};
 use crate::access::caller::Caller;
+use crate::access::error::{ApiError, ErrorBody};
 use crate::access::state::AppState;
 use crate::connectors::{Connector, ConnectorInput};
 use axum::extract::{Path, State};

@@ -2,10 +2,10 @@
 //! [`crate::functions::copy`]). Static routes, so they win over `/{functionName}` and
 //! `/{workflowName}` (a function named `copy` stays readable by GET).
 
-use super::error::{ApiError, ErrorBody};
 use super::extract::ApiJson;
 use super::functions::author;
 use crate::access::caller::Caller;
+use crate::access::error::{ApiError, ErrorBody};
 use crate::access::state::AppState;
 use crate::functions::copy::{CopiedFunction, FunctionCopyInput, WorkflowCopyInput};
 use axum::extract::State;

@@ -1,8 +1,9 @@
 //! REST transport for golden datasets and their rows.
 
-use super::error::{ApiError, ErrorBody};
-use super::extract::{int_param, limit_param, ApiJson, ApiQuery};
+use super::extract::{ApiJson, ApiQuery};
 use crate::access::caller::Caller;
+use crate::access::error::{ApiError, ErrorBody};
+use crate::access::params::{int_param, limit_param};
 use crate::access::state::AppState;
 use crate::datasets::model::{
     ColumnsInput, ColumnsResult, Dataset, DatasetInput, DatasetPage, DatasetRow, FromEventsInput, RowPage,

@@ -1,8 +1,9 @@
 //! REST transport for entities: bulk seed, curation, synonyms, merges.
 
-use super::error::{ApiError, ErrorBody};
-use super::extract::{limit_param, ApiJson, ApiQuery};
+use super::extract::{ApiJson, ApiQuery};
 use crate::access::caller::Caller;
+use crate::access::error::{ApiError, ErrorBody};
+use crate::access::params::limit_param;
 use crate::access::state::AppState;
 use crate::graph::entities::{Entity, EntityChanges, EntityUpdate, Synonym, ValidateResult};
 use crate::graph::merges::{MergeRecord, MergeResult};

@@ -1,8 +1,9 @@
 //! REST transport for entity types.
 
-use super::error::{ApiError, ErrorBody};
-use super::extract::{int_param, ApiJson, ApiQuery};
+use super::extract::{ApiJson, ApiQuery};
 use crate::access::caller::Caller;
+use crate::access::error::{ApiError, ErrorBody};
+use crate::access::params::int_param;
 use crate::access::state::AppState;
 use crate::graph::entity_types::{EntityType, EntityTypeChanges, EntityTypePage, NewEntityType};
 use crate::pagination::{Limits, PageRequest};

@@ -2,9 +2,10 @@
 //! (error events) and the legacy `/v1-alpha/events` (both). Event IDs are KSUIDs; cursors
 //! are event IDs; array filters take repeated keys, `key[]` keys or comma-separated lists.
 
-use super::error::{ApiError, ErrorBody};
-use super::extract::{array_param, bool_param, int_param, ApiQuery};
+use super::extract::ApiQuery;
 use crate::access::caller::Caller;
+use crate::access::error::{ApiError, ErrorBody};
+use crate::access::params::{array_param, bool_param, int_param};
 use crate::access::state::AppState;
 use crate::pagination::{Limits, Order, PageRequest};
 use crate::store::records::events::EventFilter;

@@ -1,8 +1,8 @@
 //! REST transport of `POST /v3/fs` (see [`crate::fs`]).
 
-use super::error::{ApiError, ErrorBody};
 use super::extract::ApiJson;
 use crate::access::caller::Caller;
+use crate::access::error::{ApiError, ErrorBody};
 use crate::access::state::AppState;
 use crate::fs::request::{self, FsRequest};
 use crate::fs::FsResponse;

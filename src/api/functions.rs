@@ -1,9 +1,10 @@
 //! REST transport for functions: parse, call the functions service, wrap the answer in the
 //! `{function}` / `{functions, totalCount}` / `{versions, totalCount}` envelopes of `bem-sdk`.
 
-use super::error::{ApiError, ErrorBody};
-use super::extract::{array_param, bool_param, int_param, ApiJson, ApiQuery};
+use super::extract::{ApiJson, ApiQuery};
 use crate::access::caller::Caller;
+use crate::access::error::{ApiError, ErrorBody};
+use crate::access::params::{array_param, bool_param, int_param};
 use crate::access::state::AppState;
 use crate::functions::listing::{id_page, version_page, version_refs};
 use crate::functions::schema::{FunctionEnvelope, FunctionPage, FunctionVersionPage};

@@ -1,9 +1,10 @@
 //! REST transport for reading and feeding the graph: review queue, mentions, relations and
 //! the knowledge-graph view.
 
-use super::error::{ApiError, ErrorBody};
-use super::extract::{int_param, limit_param, list_param, time_param, ApiJson, ApiQuery};
+use super::extract::{ApiJson, ApiQuery};
 use crate::access::caller::Caller;
+use crate::access::error::{ApiError, ErrorBody};
+use crate::access::params::{int_param, limit_param, list_param, time_param};
 use crate::access::state::AppState;
 use crate::graph::bulk::BulkOutcome;
 use crate::graph::entities::Mention;

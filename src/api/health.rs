@@ -67,7 +67,7 @@ pub async fn readyz(State(state): State<AppState>) -> Response {
     if !ready {
         // Unready is passing (a backend restarting): a retry helps.
         let retry = axum::http::HeaderValue::from_static("true");
-        response.headers_mut().insert(super::error::SHOULD_RETRY, retry);
+        response.headers_mut().insert(crate::access::error::SHOULD_RETRY, retry);
     }
     response
 }

@@ -4,8 +4,8 @@
 //! becomes three `file[]` text fields, the bytes their Python repr), so it cannot reach this
 //! endpoint unchanged; any multipart client that sends one `file` part does.
 
-use super::error::{ApiError, ErrorBody};
 use crate::access::caller::Caller;
+use crate::access::error::{ApiError, ErrorBody};
 use crate::access::state::AppState;
 use crate::documents::infer::{self, Analysis, Upload};
 use crate::documents::refine::refine;

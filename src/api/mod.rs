@@ -3,7 +3,6 @@
 
 pub mod accuracy;
 pub mod auth;
-pub mod browser_ui;
 pub mod buckets;
 pub mod calls;
 pub mod collections;
@@ -13,7 +12,6 @@ pub mod copies;
 pub mod datasets;
 pub mod entities;
 pub mod entity_types;
-pub mod error;
 pub mod events;
 pub mod extract;
 pub mod fs;
@@ -31,13 +29,13 @@ pub mod suggestions;
 pub mod views;
 pub mod workflows;
 
+use crate::access::error::ApiError;
 use crate::access::state::AppState;
 use axum::extract::Request;
 use axum::http::{HeaderName, StatusCode};
 use axum::middleware;
 use axum::routing::{delete, get, patch, post};
 use axum::Router;
-use error::ApiError;
 use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
 use tower_http::trace::TraceLayer;
 
@@ -61,7 +59,7 @@ pub fn router(state: AppState) -> Router {
         .merge(crate::dashboard::router())
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
-        .layer(middleware::map_response(error::normalize_errors))
+        .layer(middleware::map_response(crate::access::error::normalize_errors))
         .layer(middleware::from_fn_with_state(state.clone(), metrics::track))
         .layer(PropagateRequestIdLayer::new(REQUEST_ID))
         .layer(TraceLayer::new_for_http().make_span_with(|request: &Request| {

@@ -1,12 +1,12 @@
 //! The OpenAPI 3.1 document, generated from the handlers' annotations, and a browsable page.
 
-use super::browser_ui::{self, BrowserUi};
 use super::{
-    accuracy, buckets, calls, collections, connectors, copies, entities, entity_types, error::ErrorBody,
-    events, fs, functions, graph, health, infer_schema, metrics, reviewers, secrets, subscriptions,
-    suggestions, workflows,
+    accuracy, buckets, calls, collections, connectors, copies, entities, entity_types, events, fs, functions,
+    graph, health, infer_schema, metrics, reviewers, secrets, subscriptions, suggestions, workflows,
 };
 use super::{datasets, views};
+use crate::access::browser_ui::{self, BrowserUi};
+use crate::access::error::ErrorBody;
 use crate::access::state::AppState;
 use axum::extract::{Path, State};
 use axum::response::{Html, Response};

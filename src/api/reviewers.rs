@@ -1,8 +1,8 @@
 //! REST transport for reviewer assignments (dashboard tokens only).
 
-use super::error::{ApiError, ErrorBody};
 use super::extract::ApiJson;
 use crate::access::caller::DashboardUser;
+use crate::access::error::{ApiError, ErrorBody};
 use crate::access::state::AppState;
 use crate::graph::reviewers::{Assignment, Reviewer};
 use axum::extract::{Path, State};

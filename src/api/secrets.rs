@@ -5,9 +5,9 @@
 //! /{name}` removes it (204). Functions name secrets in `apiKeySecret`,
 //! `s3AccessKeyIdSecret` and `s3SecretAccessKeySecret`.
 
-use super::error::{ApiError, ErrorBody};
 use super::extract::ApiJson;
 use crate::access::caller::Caller;
+use crate::access::error::{ApiError, ErrorBody};
 use crate::access::state::AppState;
 use crate::secrets::SecretInfo;
 use axum::extract::{Path, State};

@@ -1,8 +1,9 @@
 //! REST transport for subscriptions, the webhook signing secret and the delivery log.
 
-use super::error::{ApiError, ErrorBody};
-use super::extract::{array_param, int_param, ApiJson, ApiQuery};
+use super::extract::{ApiJson, ApiQuery};
 use crate::access::caller::Caller;
+use crate::access::error::{ApiError, ErrorBody};
+use crate::access::params::{array_param, int_param};
 use crate::access::state::AppState;
 use crate::delivery::subscriptions::{Subscription, SubscriptionInput};
 use crate::delivery::Delivery;

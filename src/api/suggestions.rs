@@ -1,8 +1,9 @@
 //! REST transport for merge suggestions.
 
-use super::error::{ApiError, ErrorBody};
-use super::extract::{bool_param, limit_param, ApiJson, ApiQuery};
+use super::extract::{ApiJson, ApiQuery};
 use crate::access::caller::Caller;
+use crate::access::error::{ApiError, ErrorBody};
+use crate::access::params::{bool_param, limit_param};
 use crate::access::state::AppState;
 use crate::graph::bulk::BulkOutcome;
 use crate::graph::merges::MergeResult;

@@ -1,8 +1,9 @@
 //! REST transport for views and their table and aggregation data.
 
-use super::error::{ApiError, ErrorBody};
-use super::extract::{array_param, int_param, ApiJson, ApiQuery};
+use super::extract::{ApiJson, ApiQuery};
 use crate::access::caller::Caller;
+use crate::access::error::{ApiError, ErrorBody};
+use crate::access::params::{array_param, int_param};
 use crate::access::state::AppState;
 use crate::pagination::{Limits, Order, PageRequest};
 use crate::views::model::{

@@ -1,10 +1,11 @@
 //! REST transport for workflows: parse, call the functions service, wrap the answer in the
 //! `{workflow}` / `{workflows, totalCount}` / `{versions, totalCount}` envelopes of `bem-sdk`.
 
-use super::error::{ApiError, ErrorBody};
-use super::extract::{array_param, int_param, ApiJson, ApiQuery};
+use super::extract::{ApiJson, ApiQuery};
 use super::functions::{author, versions_page, ListVersions};
 use crate::access::caller::Caller;
+use crate::access::error::{ApiError, ErrorBody};
+use crate::access::params::{array_param, int_param};
 use crate::access::state::AppState;
 use crate::functions::listing::{id_page, version_refs};
 use crate::functions::schema::{

@@ -19,10 +19,10 @@ pub mod query;
 pub mod timeline;
 pub mod types;
 
+use crate::access::browser_ui::{self, BrowserUi};
 use crate::access::caller::Caller;
+use crate::access::error::ApiError;
 use crate::access::state::AppState;
-use crate::api::browser_ui::{self, BrowserUi};
-use crate::api::error::ApiError;
 use crate::error::ServiceError;
 use async_graphql::{EmptySubscription, ErrorExtensions, Schema};
 use axum::body::Bytes;
@@ -168,7 +168,7 @@ fn refused(err: ApiError) -> Response {
     let status = if status == StatusCode::OK { StatusCode::BAD_REQUEST } else { status };
     let rest = err.into_response();
     let mut response = (status, Json(body)).into_response();
-    for name in [axum::http::header::RETRY_AFTER.as_str(), crate::api::error::SHOULD_RETRY] {
+    for name in [axum::http::header::RETRY_AFTER.as_str(), crate::access::error::SHOULD_RETRY] {
         if let Some(value) = rest.headers().get(name) {
             response.headers_mut().insert(name, value.clone());
         }

@@ -6,7 +6,7 @@ use super::types::{
     ReviewPage, Synonym,
 };
 use super::{request, OrGql, RequestContext};
-use crate::api::extract::time_param;
+use crate::access::params::time_param;
 use crate::graph::entities::SYNONYMS_LISTED;
 use crate::graph::relations::{GraphQuery, MAX_DEPTH};
 use crate::graph::review::{ReviewFilter, STATUSES};
@@ -281,5 +281,5 @@ fn limit_arg(limit: i32) -> async_graphql::Result<u32> {
 
 /// A `limit` argument within `1..=max`, with REST's message.
 fn limit_up_to(limit: i32, max: u32) -> async_graphql::Result<u32> {
-    crate::api::extract::limit_param(Some(&limit.to_string()), max, max).gql()
+    crate::access::params::limit_param(Some(&limit.to_string()), max, max).gql()
 }

@@ -8,8 +8,8 @@ use super::args::{
     PathArgs, RelationsArgs, ReviewArgs, SearchArgs, TimelineArgs, XrefArgs,
 };
 use crate::access::caller::Caller;
+use crate::access::error::{ApiError, ErrorBody};
 use crate::access::state::AppState;
-use crate::api::error::{ApiError, ErrorBody};
 use crate::error::{ServiceError, ServiceResult};
 use crate::fs::request::{self, Op};
 use crate::graph::relations::{Direction, RelationsQuery, MAX_RELATIONS_PAGE, RELATIONS_PAGE};

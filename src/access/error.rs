@@ -1,4 +1,5 @@
-//! The REST error type: every non-2xx body is `{message, code, details?}`.
+//! The error every transport answers with: REST sends it as `{message, code, details?}` with
+//! its status, GraphQL as the error's `message` and `extensions.code`, MCP as a tool result.
 
 use crate::error::ServiceError;
 use axum::http::{header, HeaderValue, StatusCode};
