@@ -3,7 +3,7 @@
 //! wire. neo4rs hands the connection back to its pool and checks it with one RESET before
 //! reuse, which reads that leftover reply and passes, so the next statement on it would read
 //! the RESET's reply as its own and get no rows, silently. The adapter retires the pool after
-//! such a cut (see src/store/graph/neo4j.rs); this is the test that fails without it.
+//! such a cut (see src/store/graph/neo4j/mod.rs); this is the test that fails without it.
 //! Neo4j pass only (`CANON_TEST_NEO4J_URI`); off it the test says SKIPPED.
 
 use crate::helpers::spawn_app;

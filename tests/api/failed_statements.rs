@@ -1,5 +1,5 @@
 //! A statement carrying large lists runs on Neo4j in a transaction of its own (neo4rs's `Txn`,
-//! see `Carried` in src/store/graph/neo4j.rs). When it fails, the adapter drops that
+//! see `Carried` in src/store/graph/neo4j/mod.rs). When it fails, the adapter drops that
 //! transaction without a ROLLBACK (neo4rs cannot send one after a FAILURE) and its connection
 //! goes back to the pool. These tests hold what that relies on: Neo4j rolls the transaction
 //! back at the failure itself, so its locks do not wait for the connection's next use and a
