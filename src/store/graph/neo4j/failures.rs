@@ -57,6 +57,21 @@ pub(super) fn is_transient(error: &neo4rs::Error) -> bool {
     code.is_some_and(|code| code.starts_with("Neo.TransientError.") && !is_unavailable_code(&code))
 }
 
+/// Whether neo4rs failed to read a reply (a value or a message it cannot decode): the rest of
+/// the reply is still on the wire and what the statement opened on the server (a transaction,
+/// its locks) still open, so the connection is out of step. A FAILURE the server sent (even one
+/// neo4rs reports as an unexpected message) and a connection that broke are not.
+pub(super) fn leaves_connection_out_of_step(error: &neo4rs::Error) -> bool {
+    use neo4rs::Error as E;
+    match error {
+        E::UnknownType(_) | E::UnknownMessage(_) | E::InvalidTypeMarker(_) | E::DeserializationError(_) => {
+            true
+        }
+        E::UnexpectedMessage(text) => failure_field(text, "code").is_none(),
+        _ => false,
+    }
+}
+
 /// Codes meaning the server cannot serve us now (credentials, database down), not a bad query.
 fn is_unavailable_code(code: &str) -> bool {
     code.starts_with("Neo.ClientError.Security.")
@@ -129,6 +144,26 @@ mod tests {
                 if message == "Neo.ClientError.Statement.ArithmeticError: said \"no\"\nand C:\\ left"),
             "{error:?}"
         );
+    }
+
+    #[test]
+    fn only_a_reply_neo4rs_could_not_read_leaves_the_connection_out_of_step() {
+        let unreadable = [
+            neo4rs::Error::UnknownType("0xC7".to_owned()),
+            neo4rs::Error::InvalidTypeMarker("invalid string marker".to_owned()),
+            neo4rs::Error::UnexpectedMessage("unexpected response for PULL: Ok(Success(..))".to_owned()),
+        ];
+        for error in &unreadable {
+            assert!(leaves_connection_out_of_step(error), "{error:?}");
+        }
+        let answered_or_broken = [
+            neo4rs::Error::UnexpectedMessage(pull_failure_text(CONSTRAINT_VIOLATION, "exists")),
+            neo4rs::Error::ConnectionError,
+            neo4rs::Error::from(std::io::Error::new(std::io::ErrorKind::BrokenPipe, "gone")),
+        ];
+        for error in &answered_or_broken {
+            assert!(!leaves_connection_out_of_step(error), "{error:?}");
+        }
     }
 
     #[test]

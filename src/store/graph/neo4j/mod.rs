@@ -15,6 +15,8 @@
 //! RESET's reply as its own (no rows, silently). So a cut statement retires the whole pool:
 //! the next statement opens a new one, and the old connections close once nothing holds them
 //! (tests/api/cut_statements.rs: without it, a bucket that exists read as 404 after such cuts).
+//! A reply neo4rs cannot read (a value of a kind it does not know) leaves its connection the
+//! same way, its transaction open on the server: it retires the pool too.
 //! (A statement cut while the pool checks a connection, which is where a stalled server holds
 //! a new statement, never reaches that state: deadpool drops a connection cut mid-check.)
 
@@ -30,7 +32,7 @@ mod failures;
 use super::liveness::{Liveness, Probe};
 use super::{CypherEngine, GraphError, Params, Row};
 use bolt::{row_to_json, to_bolt};
-use failures::{is_transient, map_error};
+use failures::{is_transient, leaves_connection_out_of_step, map_error};
 
 /// Indexes and uniqueness constraints, `;`-separated, each statement idempotent.
 const SCHEMA: &str = include_str!("../../../../cypher/schema/neo4j.cypher");
@@ -106,7 +108,8 @@ impl Neo4jEngine {
         Ok((pool.graph.clone(), pool.generation))
     }
 
-    /// One run of a statement, every row drained. Dropped before it ends, it retires its pool.
+    /// One run of a statement, every row drained. Dropped before it ends, or ended by a reply
+    /// neo4rs cannot read, it retires its pool.
     ///
     /// Drain every row before converting any: stopping mid-stream would leave it to chance
     /// (fetch batch size) whether the write was committed when a value fails to convert.
@@ -132,10 +135,10 @@ impl Neo4jEngine {
                 // statement (or COMMIT) fails, Neo4j rolls the transaction back there and then,
                 // locks and all (tests/api/failed_statements.rs), though neo4rs cannot send a
                 // ROLLBACK after a FAILURE: the connection goes back to the pool in the FAILED
-                // state, which the pool's RESET before its next use clears. Only a transaction
-                // dropped while still open would keep its locks until that RESET: a cut retires
-                // the pool (closing its connections, so Neo4j rolls back); a client-side error
-                // mid-stream (a row neo4rs cannot decode) is the one case left, never seen.
+                // state, which the pool's RESET before its next use clears. A transaction
+                // dropped while still open would keep its locks until that RESET: a cut and a
+                // reply neo4rs cannot read retire the pool (closing its connections, so Neo4j
+                // rolls back; see below).
                 Carried::Large => {
                     let mut transaction = graph.start_txn().await?;
                     let mut stream = transaction.execute(query).await?;
@@ -148,7 +151,22 @@ impl Neo4jEngine {
             Ok(raw)
         }
         .await;
-        cut.disarm();
+        match &result {
+            // neo4rs could not read a reply (a value of a kind it does not know): the rest of it
+            // is still on the wire, and the statement's transaction, locks and all, still open.
+            // Retire the pool as after a cut, and open the next one now, so that the old one's
+            // connections close as soon as the statements still on them end, not at the next
+            // statement (tests/api/failed_statements.rs).
+            Err(error) if leaves_connection_out_of_step(error) => {
+                tracing::warn!(%error, "a Neo4j reply could not be read; its connection pool is retired");
+                drop(graph);
+                drop(cut);
+                if let Err(error) = self.current().await {
+                    tracing::warn!(%error, "no new Neo4j connection pool yet; the next statement opens one");
+                }
+            }
+            _ => cut.disarm(),
+        }
         result
     }
 }
