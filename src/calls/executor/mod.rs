@@ -17,7 +17,7 @@ mod node;
 
 pub use jobs::{CallJob, ClaimedCall};
 
-use super::progress::{Kept, Progress};
+use super::progress::{self, FinishedNow, Kept, Progress};
 use super::{CallService, Ended, InputFile, Plan};
 use crate::engines::{self, EngineError, Payload, SplitItem};
 use crate::graph::Tenant;
@@ -167,6 +167,12 @@ impl<'a> Execution<'a> {
             recorded,
         };
         Ok((completion, ended))
+    }
+
+    /// Records runs that finished now (see [`progress`]), with the call's end when given.
+    async fn record(&self, finished: &[FinishedNow], end: Option<CallEnd<'_>>) -> anyhow::Result<()> {
+        let owner = self.tenant.owner();
+        progress::record(&self.service.records, owner, self.call, &self.plan, finished, end).await
     }
 
     /// The call's files, decoded, one activation each (a file that cannot be decoded

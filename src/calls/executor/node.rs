@@ -2,14 +2,13 @@
 //! result goes next.
 
 use super::{Activation, Checkpoint, Next, RanNow};
-use crate::calls::progress::{self, Emission, EmittedBy, FinishedNow, Kept, Progress, RUN_SHOWN_AFTER};
+use crate::calls::progress::{Emission, EmittedBy, FinishedNow, Kept, Progress, RUN_SHOWN_AFTER};
 use crate::calls::shapes::RunInfo;
 use crate::calls::{linking, shapes};
 use crate::documents::{structure, DocumentService, ParsedBy};
 use crate::engines::{self, EngineError, Outcome, Payload};
 use crate::ids;
 use crate::store::records::calls::FunctionCallRow;
-use crate::store::records::progress::CallEnd;
 use crate::versions::FunctionVersion;
 use serde_json::{json, Value};
 use std::collections::HashMap;
@@ -299,16 +298,6 @@ impl<'a> super::Execution<'a> {
             Ok(Outcome::Items(items)) => Checkpoint::Items { items },
             Err(err) => Checkpoint::Failed { kind: err.kind, message: err.message },
         }
-    }
-
-    /// Records runs that finished now (see [`progress`]), with the call's end when given.
-    pub(super) async fn record(
-        &self,
-        finished: &[FinishedNow],
-        end: Option<CallEnd<'_>>,
-    ) -> anyhow::Result<()> {
-        let owner = self.tenant.owner();
-        progress::record(&self.service.records, owner, self.call, &self.plan, finished, end).await
     }
 
     /// Records the runs pending so far.
