@@ -262,7 +262,8 @@ fn constrain_bodies(schemas: &mut Map<String, Value>) {
         ("WorkflowInput", "name", json!({ "pattern": FUNCTION_NAME })),
         ("CreateBucket", "name", json!({ "pattern": NOT_BLANK, "maxLength": 100 })),
         ("CreateEntityType", "name", json!({ "pattern": NOT_BLANK, "maxLength": 100 })),
-        ("CreateEntityType", "parentTypeID", json!({ "pattern": "^ety_" })),
+        // An empty parentTypeID is a type without a parent, as the type's reply shows it.
+        ("CreateEntityType", "parentTypeID", json!({ "pattern": "^(ety_|$)" })),
         ("BulkSeed", "onConflict", json!({ "enum": ["merge", null] })),
         ("BulkSeed", "entities", json!({ "minItems": 1, "maxItems": 10000 })),
         ("BulkValidate", "status", json!({ "enum": ["approved", "rejected"] })),

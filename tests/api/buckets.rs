@@ -126,6 +126,19 @@ async fn a_bucket_can_be_renamed_and_redescribed_and_an_empty_patch_changes_noth
 }
 
 #[tokio::test]
+async fn a_patch_sent_as_an_array_is_a_400_and_changes_nothing() {
+    let app = spawn_app().await;
+    let id = app.create_bucket("Drafts").await;
+    let before = json(app.get(&format!("/v3/buckets/{id}")).await).await;
+    // serde reads a struct from an array field by field: this renamed the bucket.
+    let refused = app.patch(&format!("/v3/buckets/{id}"), json!(["Renamed", "by position"])).await;
+    let body = assert_error(refused, 400).await;
+    assert!(body["message"].as_str().unwrap().contains("expected struct"), "{body}");
+    let after = json(app.get(&format!("/v3/buckets/{id}")).await).await;
+    assert_eq!(after, before);
+}
+
+#[tokio::test]
 async fn a_bucket_read_a_moment_ago_shows_its_rename_and_delete_at_once_and_only_to_its_tenant() {
     let app = spawn_app().await;
     let id = app.create_bucket("Inbox").await;
