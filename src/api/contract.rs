@@ -3,6 +3,7 @@
 //! bounds the handlers and services check (ranges, patterns, enums) on query parameters and
 //! request bodies. Schemathesis (scripts/schemathesis.sh) holds the server to the result.
 
+use crate::collections::{MAX_ITEMS_PER_REQUEST, MAX_TEXTS_PER_COUNT};
 use serde_json::{json, Map, Value};
 
 /// Collection names: dot-separated segments of ASCII letters, digits and underscores, each
@@ -292,6 +293,32 @@ fn constrain_bodies(schemas: &mut Map<String, Value>) {
         ("ColumnsInput", "columns", json!({ "minItems": 1, "maxItems": 100 })),
         ("FromEventsInput", "limit", json!({ "minimum": 1, "maximum": 1000 })),
         ("FromEventsInput", "eventIDs", json!({ "maxItems": 1000 })),
+        // What each service checks and the generated schemas cannot say (lists' bounds,
+        // blank text, names' shapes, enums read from free strings).
+        ("EvalRequest", "transformationIDs", json!({ "minItems": 1, "maxItems": 100 })),
+        ("LegacyCorrections", "transformations", json!({ "minItems": 1, "maxItems": 100 })),
+        ("ScoreRequest", "pairs", json!({ "minItems": 1, "maxItems": 1000 })),
+        ("ReviewBody", "confidenceMethod", json!({ "enum": ["wald", "wilson", null] })),
+        ("CompareBody", "functionName", json!({ "pattern": NOT_BLANK })),
+        ("RegressionBody", "functionName", json!({ "pattern": NOT_BLANK })),
+        ("RegressionCorrectionsBody", "functionName", json!({ "pattern": NOT_BLANK })),
+        ("AddItems", "items", json!({ "minItems": 1, "maxItems": MAX_ITEMS_PER_REQUEST })),
+        ("UpdateItems", "items", json!({ "minItems": 1, "maxItems": MAX_ITEMS_PER_REQUEST })),
+        ("Search", "query", json!({ "pattern": NOT_BLANK })),
+        ("CountTokens", "texts", json!({ "minItems": 1, "maxItems": MAX_TEXTS_PER_COUNT })),
+        ("BulkValidate", "entityIDs", json!({ "minItems": 1, "maxItems": 1000 })),
+        ("MergeRequest", "entityIDs", json!({ "minItems": 1, "maxItems": 100 })),
+        ("FunctionCopyInput", "sourceFunctionName", json!({ "pattern": FUNCTION_NAME })),
+        ("FunctionCopyInput", "targetFunctionName", json!({ "pattern": FUNCTION_NAME })),
+        ("WorkflowCopyInput", "sourceWorkflowName", json!({ "pattern": FUNCTION_NAME })),
+        ("WorkflowCopyInput", "targetWorkflowName", json!({ "pattern": FUNCTION_NAME })),
+        ("WorkflowInput", "nodes", json!({ "minItems": 1 })),
+        ("EvalRequest", "evaluationVersion", json!({ "pattern": NOT_BLANK })),
+        ("ReviewBody", "functionName", json!({ "pattern": NOT_BLANK })),
+        ("RegressionBody", "sampleSize", json!({ "minimum": 1, "maximum": 1000 })),
+        ("UpdateBucket", "name", json!({ "pattern": NOT_BLANK, "maxLength": 100 })),
+        ("FunctionCopyInput", "targetEnvironment", json!({ "enum": ["production", "sandbox", null] })),
+        ("WorkflowCopyInput", "targetEnvironment", json!({ "enum": ["production", "sandbox", null] })),
     ];
     for (schema, property, rule) in rules {
         let Some(schema) = schemas.get_mut(schema) else { continue };
