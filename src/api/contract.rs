@@ -4,6 +4,7 @@
 //! request bodies. Schemathesis (scripts/schemathesis.sh) holds the server to the result.
 
 use crate::collections::{MAX_ITEMS_PER_REQUEST, MAX_TEXTS_PER_COUNT};
+use crate::graph::{buckets, entity_types};
 use serde_json::{json, Map, Value};
 
 /// Collection names: dot-separated segments of ASCII letters, digits and underscores, each
@@ -261,8 +262,8 @@ fn constrain_bodies(schemas: &mut Map<String, Value>) {
     let rules = [
         ("FunctionInput", "functionName", json!({ "pattern": FUNCTION_NAME })),
         ("WorkflowInput", "name", json!({ "pattern": FUNCTION_NAME })),
-        ("CreateBucket", "name", json!({ "pattern": NOT_BLANK, "maxLength": 100 })),
-        ("CreateEntityType", "name", json!({ "pattern": NOT_BLANK, "maxLength": 100 })),
+        ("CreateBucket", "name", json!({ "pattern": NOT_BLANK, "maxLength": buckets::NAME_MAX })),
+        ("CreateEntityType", "name", json!({ "pattern": NOT_BLANK, "maxLength": entity_types::NAME_MAX })),
         // An empty parentTypeID is a type without a parent, as the type's reply shows it.
         ("CreateEntityType", "parentTypeID", json!({ "pattern": "^(ety_|$)" })),
         ("BulkSeed", "onConflict", json!({ "enum": ["merge", null] })),
@@ -316,7 +317,7 @@ fn constrain_bodies(schemas: &mut Map<String, Value>) {
         ("EvalRequest", "evaluationVersion", json!({ "pattern": NOT_BLANK })),
         ("ReviewBody", "functionName", json!({ "pattern": NOT_BLANK })),
         ("RegressionBody", "sampleSize", json!({ "minimum": 1, "maximum": 1000 })),
-        ("UpdateBucket", "name", json!({ "pattern": NOT_BLANK, "maxLength": 100 })),
+        ("UpdateBucket", "name", json!({ "pattern": NOT_BLANK, "maxLength": buckets::NAME_MAX })),
         ("FunctionCopyInput", "targetEnvironment", json!({ "enum": ["production", "sandbox", null] })),
         ("WorkflowCopyInput", "targetEnvironment", json!({ "enum": ["production", "sandbox", null] })),
     ];

@@ -18,7 +18,8 @@ use utoipa::ToSchema;
 
 /// Name the default bucket is created with.
 pub const DEFAULT_BUCKET_NAME: &str = "default";
-const NAME_MAX: usize = 100;
+/// Characters a bucket name may hold.
+pub const NAME_MAX: usize = 100;
 /// How long a bucket read by ID is served from memory.
 pub(super) const BUCKET_TRUST: std::time::Duration = std::time::Duration::from_secs(1);
 /// Buckets remembered at most, over all tenants.

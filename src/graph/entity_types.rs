@@ -13,7 +13,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa::ToSchema;
 
-const NAME_MAX: usize = 100;
+/// Characters an entity type name may hold.
+pub const NAME_MAX: usize = 100;
 const DESCRIPTION_MAX: usize = 2_000;
 /// Largest `attributeSchema`, serialized.
 const ATTRIBUTE_SCHEMA_MAX_BYTES: usize = 64 * 1024;
