@@ -18,12 +18,25 @@ export function launch() {
   });
 }
 
+/** How long a wait may take before the script fails. Generous: CI runs these beside the rest of
+ * the suite, on Neo4j too, on a machine that was once twice as slow as usual (a browser test
+ * failed there with 15 s waits); a test that fails only when slow would test speed, and no
+ * pass/fail test does. */
+export const WAIT_MS = 90000;
+
+/** A new page of `context` whose waits last WAIT_MS. */
+export async function openPage(context) {
+  const page = await context.newPage();
+  page.setDefaultTimeout(WAIT_MS);
+  page.setDefaultNavigationTimeout(WAIT_MS);
+  return page;
+}
+
 /** Calls `run(page)` with a fresh page, and always closes the browser after. */
 export async function withPage(run) {
   const browser = await launch();
   try {
-    const page = await (await browser.newContext()).newPage();
-    return await run(page);
+    return await run(await openPage(await browser.newContext()));
   } finally {
     await browser.close();
   }
@@ -32,7 +45,7 @@ export async function withPage(run) {
 /** Waits until `predicate(arg)` holds in the page; a timeout names it and the status line. */
 export async function until(page, predicate, arg) {
   try {
-    await page.waitForFunction(predicate, arg, { timeout: 15000 });
+    await page.waitForFunction(predicate, arg, { timeout: WAIT_MS });
   } catch (err) {
     const status = await page.locator("#status").textContent().catch(() => null);
     throw new Error(`timed out waiting for ${predicate} (${JSON.stringify(arg)}); status line: ${status}\n${err.message}`);

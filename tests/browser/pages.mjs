@@ -10,7 +10,7 @@
 //   speed BASE KEY RUNS     ms from navigation to the first queue row / suggestion card
 //                           visible, RUNS times each, on a graph seeded before (no seeding)
 import { join } from "node:path";
-import { launch, vendored } from "./browser.mjs";
+import { launch, openPage, vendored } from "./browser.mjs";
 import { seedGraph } from "./seed.mjs";
 
 const [mode, base, key, extra] = process.argv.slice(2);
@@ -56,7 +56,7 @@ async function visit(page, seeded, onPage) {
 async function axe(seeded) {
   // The page's CSP allows no inline script; axe-core is injected by the test only.
   const context = await browser.newContext({ bypassCSP: true });
-  const page = await context.newPage();
+  const page = await openPage(context);
   const source = vendored.resolve("axe-core/axe.min.js");
   const pages = {};
   await visit(page, seeded, async (name) => {
@@ -87,7 +87,7 @@ async function offline(seeded) {
       (window.__violations = window.__violations || []).push(`${event.violatedDirective} ${event.blockedURI}`);
     });
   });
-  const page = await context.newPage();
+  const page = await openPage(context);
   page.on("requestfailed", (request) => failed.push(`${request.url()} ${request.failure()?.errorText}`));
   page.on("response", (response) => {
     if (response.status() >= 400) errors.push(`${response.status()} ${response.url()}`);
@@ -101,7 +101,7 @@ async function offline(seeded) {
 
 async function screenshots(seeded) {
   const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, deviceScaleFactor: 1 });
-  const page = await context.newPage();
+  const page = await openPage(context);
   const written = [];
   const shots = { queue: "queue.png", suggestions: "suggestion-card.png", entity: "entity-card.png" };
   await visit(page, seeded, async (name) => {
@@ -130,7 +130,7 @@ async function speed() {
     };
     new MutationObserver(seen).observe(document, { childList: true, subtree: true, attributes: true });
   }, { credential: key, row: QUEUE_ROW, card: CARD });
-  const page = await context.newPage();
+  const page = await openPage(context);
   const timed = async (path) => {
     await page.goto(`${base}${path}`, { waitUntil: "commit" });
     await page.waitForFunction(() => window.__visible !== undefined, null, { timeout: 60000 });
