@@ -229,7 +229,9 @@ fn constrain_parameter(path: &str, parameter: &mut Value) {
         "maxDepth" | "depth" => json!({ "minimum": 0, "maximum": 5 }),
         "sortOrder" => json!({ "enum": ["asc", "desc"] }),
         "assignedTo" => json!({ "pattern": "^(me|usr_.+)$" }),
-        "collectionName" | "parentCollectionName" => json!({ "pattern": COLLECTION_NAME }),
+        "collectionName" => json!({ "pattern": COLLECTION_NAME }),
+        // Empty is read as no filter (a form's blank field), so the document allows it.
+        "parentCollectionName" => json!({ "pattern": format!("^$|{COLLECTION_NAME}") }),
         "since" => json!({ "format": "date-time" }),
         "startingAfter" | "endingBefore" => match path {
             "/v3/buckets" => id_prefix("bkt"),
