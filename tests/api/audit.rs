@@ -180,6 +180,19 @@ async fn status_of(app: &TestApp, id: &str) -> String {
 }
 
 #[tokio::test]
+async fn a_filter_sent_as_an_array_is_a_400_not_a_filter_that_matches_everything() {
+    let app = spawn_app().await;
+    let bucket = app.create_bucket("north").await;
+    seed_into(&app, &bucket, &["Acme Anvils", "Globex Corporation"]).await;
+    // serde read a nested struct from an array by position: this was the empty filter.
+    let body = json!({ "status": "approved", "filter": [[], [], null, null, null], "dryRun": true });
+    let refused = assert_error(app.post("/v3/review-queue/bulk-validate", body).await, 400).await;
+    assert!(refused["message"].as_str().unwrap().starts_with("filter: invalid type: sequence"), "{refused}");
+    let counted = json!({ "status": "approved", "filter": { "bucket": bucket }, "dryRun": true });
+    assert_eq!(json(app.post("/v3/review-queue/bulk-validate", counted).await).await["matching"], 2);
+}
+
+#[tokio::test]
 async fn a_bulk_validate_of_all_matching_a_filter_changes_exactly_the_counted_entities() {
     let app = spawn_app().await;
     let north = app.create_bucket("north").await;

@@ -1,20 +1,27 @@
-//! A body's struct is read from a JSON object only. serde's derived structs also accept an
-//! array, field by field in declaration order, so `["renamed"]` sent to a PATCH renamed a
-//! bucket and `[null, null]` changed nothing and answered 200: a client's mistake (or a
-//! fuzzer's) taken as an update. The API documents objects; an array is now a 400 naming
-//! what was expected. (Top level only: nested structs of a body keep serde's leniency.)
+//! A body's structs are read from JSON objects only, at every depth. serde's derived structs
+//! also accept an array, field by field in declaration order, so `["renamed"]` sent to a PATCH
+//! renamed a bucket, `[null, null]` changed nothing and answered 200, and a nested struct (a
+//! correction, a workflow's node) sent as an array was read by position: a client's mistake (or
+//! a fuzzer's) taken as data. The API documents objects; an array is a 400 naming what was
+//! expected. The deserializer, and every visitor, access and seed it hands out, is wrapped so
+//! that nested values go through the same rule (the way `serde_path_to_error` tracks paths).
+//! Content serde buffers (untagged or flattened fields) is read by serde itself, leniently.
 
-use serde::de::{Deserializer, Visitor};
+use serde::de::{DeserializeSeed, Deserializer, EnumAccess, MapAccess, SeqAccess, VariantAccess, Visitor};
+use std::fmt;
 
 /// Deserializes as `inner` does, except that a struct must be a JSON object.
 pub(super) struct ObjectsOnly<D>(pub D);
 
-/// Forwards each named method, with its arguments before the visitor, to the inner
-/// deserializer.
+/// The same rule for what a wrapped value hands its visitor, access or seed.
+struct Strict<T>(T);
+
+/// Forwards each named deserializer method, with its arguments before the visitor, to the
+/// inner deserializer, the visitor wrapped.
 macro_rules! forward {
     ($($method:ident($($arg:ident: $ty:ty),*))*) => {$(
         fn $method<V: Visitor<'de>>(self, $($arg: $ty,)* visitor: V) -> Result<V::Value, D::Error> {
-            self.0.$method($($arg,)* visitor)
+            self.0.$method($($arg,)* Strict(visitor))
         }
     )*};
 }
@@ -43,7 +50,7 @@ impl<'de, D: Deserializer<'de>> Deserializer<'de> for ObjectsOnly<D> {
         _fields: &'static [&'static str],
         visitor: V,
     ) -> Result<V::Value, D::Error> {
-        self.0.deserialize_map(visitor)
+        self.0.deserialize_map(Strict(visitor))
     }
 
     fn is_human_readable(&self) -> bool {
@@ -51,15 +58,148 @@ impl<'de, D: Deserializer<'de>> Deserializer<'de> for ObjectsOnly<D> {
     }
 }
 
+/// Forwards each named visitor method, taking a plain value, to the inner visitor.
+macro_rules! visit {
+    ($($method:ident($ty:ty))*) => {$(
+        fn $method<E: serde::de::Error>(self, value: $ty) -> Result<V::Value, E> {
+            self.0.$method(value)
+        }
+    )*};
+}
+
+impl<'de, V: Visitor<'de>> Visitor<'de> for Strict<V> {
+    type Value = V::Value;
+
+    fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
+        self.0.expecting(formatter)
+    }
+
+    visit! {
+        visit_bool(bool) visit_i8(i8) visit_i16(i16) visit_i32(i32) visit_i64(i64) visit_i128(i128)
+        visit_u8(u8) visit_u16(u16) visit_u32(u32) visit_u64(u64) visit_u128(u128) visit_f32(f32)
+        visit_f64(f64) visit_char(char) visit_str(&str) visit_borrowed_str(&'de str)
+        visit_string(String) visit_bytes(&[u8]) visit_borrowed_bytes(&'de [u8])
+        visit_byte_buf(Vec<u8>)
+    }
+
+    fn visit_none<E: serde::de::Error>(self) -> Result<V::Value, E> {
+        self.0.visit_none()
+    }
+
+    fn visit_unit<E: serde::de::Error>(self) -> Result<V::Value, E> {
+        self.0.visit_unit()
+    }
+
+    fn visit_some<D: Deserializer<'de>>(self, inner: D) -> Result<V::Value, D::Error> {
+        self.0.visit_some(ObjectsOnly(inner))
+    }
+
+    fn visit_newtype_struct<D: Deserializer<'de>>(self, inner: D) -> Result<V::Value, D::Error> {
+        self.0.visit_newtype_struct(ObjectsOnly(inner))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<V::Value, A::Error> {
+        self.0.visit_seq(Strict(seq))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<V::Value, A::Error> {
+        self.0.visit_map(Strict(map))
+    }
+
+    fn visit_enum<A: EnumAccess<'de>>(self, data: A) -> Result<V::Value, A::Error> {
+        self.0.visit_enum(Strict(data))
+    }
+}
+
+impl<'de, S: DeserializeSeed<'de>> DeserializeSeed<'de> for Strict<S> {
+    type Value = S::Value;
+
+    fn deserialize<D: Deserializer<'de>>(self, inner: D) -> Result<S::Value, D::Error> {
+        self.0.deserialize(ObjectsOnly(inner))
+    }
+}
+
+impl<'de, A: SeqAccess<'de>> SeqAccess<'de> for Strict<A> {
+    type Error = A::Error;
+
+    fn next_element_seed<T: DeserializeSeed<'de>>(&mut self, seed: T) -> Result<Option<T::Value>, A::Error> {
+        self.0.next_element_seed(Strict(seed))
+    }
+
+    fn size_hint(&self) -> Option<usize> {
+        self.0.size_hint()
+    }
+}
+
+impl<'de, A: MapAccess<'de>> MapAccess<'de> for Strict<A> {
+    type Error = A::Error;
+
+    /// Keys as they are: a key is a string, never a struct (and serde_json's own values
+    /// recognise their special keys by the seed they pass).
+    fn next_key_seed<K: DeserializeSeed<'de>>(&mut self, seed: K) -> Result<Option<K::Value>, A::Error> {
+        self.0.next_key_seed(seed)
+    }
+
+    fn next_value_seed<T: DeserializeSeed<'de>>(&mut self, seed: T) -> Result<T::Value, A::Error> {
+        self.0.next_value_seed(Strict(seed))
+    }
+
+    fn size_hint(&self) -> Option<usize> {
+        self.0.size_hint()
+    }
+}
+
+impl<'de, A: EnumAccess<'de>> EnumAccess<'de> for Strict<A> {
+    type Error = A::Error;
+    type Variant = Strict<A::Variant>;
+
+    fn variant_seed<T: DeserializeSeed<'de>>(self, seed: T) -> Result<(T::Value, Self::Variant), A::Error> {
+        let (value, variant) = self.0.variant_seed(seed)?;
+        Ok((value, Strict(variant)))
+    }
+}
+
+impl<'de, A: VariantAccess<'de>> VariantAccess<'de> for Strict<A> {
+    type Error = A::Error;
+
+    fn unit_variant(self) -> Result<(), A::Error> {
+        self.0.unit_variant()
+    }
+
+    fn newtype_variant_seed<T: DeserializeSeed<'de>>(self, seed: T) -> Result<T::Value, A::Error> {
+        self.0.newtype_variant_seed(Strict(seed))
+    }
+
+    fn tuple_variant<V: Visitor<'de>>(self, len: usize, visitor: V) -> Result<V::Value, A::Error> {
+        self.0.tuple_variant(len, Strict(visitor))
+    }
+
+    /// A struct variant as a map, like a struct.
+    fn struct_variant<V: Visitor<'de>>(
+        self,
+        fields: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, A::Error> {
+        self.0.struct_variant(fields, Strict(visitor))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::parse_json;
     use serde::Deserialize;
+    use serde_json::{json, Value};
 
     #[derive(Debug, Deserialize, PartialEq)]
     struct Rename {
         name: Option<String>,
         description: Option<String>,
+    }
+
+    #[derive(Debug, Deserialize, PartialEq)]
+    struct Batch {
+        items: Vec<Rename>,
+        first: Option<Rename>,
     }
 
     #[test]
@@ -70,10 +210,24 @@ mod tests {
     }
 
     #[test]
+    fn a_nested_struct_sent_as_an_array_is_refused_naming_its_field() {
+        let in_list = parse_json::<Batch>(br#"{"items": [{"name": "a"}, ["b", null]]}"#)
+            .expect_err("an array in a list of structs is refused");
+        assert!(in_list.message().starts_with("items[1]: invalid type: sequence"), "{}", in_list.message());
+        let in_option =
+            parse_json::<Batch>(br#"{"items": [], "first": ["b", null]}"#).expect_err("an optional one too");
+        assert!(in_option.message().starts_with("first: invalid type: sequence"), "{}", in_option.message());
+    }
+
+    #[test]
     fn a_struct_sent_as_an_object_is_read_as_before() {
         let read: Rename = parse_json(br#"{"name": "renamed"}"#).unwrap();
         assert_eq!(read, Rename { name: Some("renamed".into()), description: None });
-        assert!(parse_json::<serde_json::Value>(b"[1, 2]").is_ok(), "a body of any JSON stays any JSON");
+        let batch: Batch = parse_json(br#"{"items": [{"description": "d"}], "first": null}"#).unwrap();
+        assert_eq!(batch.items, [Rename { name: None, description: Some("d".into()) }]);
+        assert!(parse_json::<Value>(b"[1, 2]").is_ok(), "a body of any JSON stays any JSON");
+        let nested: Value = parse_json(br#"{"a": [{"b": [1.5, "x", null, true]}]}"#).unwrap();
+        assert_eq!(nested, json!({ "a": [{ "b": [1.5, "x", null, true] }] }), "values read whole");
     }
 
     #[test]
