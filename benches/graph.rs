@@ -133,7 +133,7 @@ async fn pass(
     // means the engine waited for canon; more per row on the API's side, that it worked more.
     let engine_pid = match falkordb {
         true => bench.app.falkordb_pid().await,
-        false => common::neo4j_pid(),
+        false => common::neo4j_pid(neo4j_port()),
     };
     // `CANON_BENCH_TIMELINE=1` prints how busy the engine was through each seed, 50 ms at a time.
     let timeline = std::env::var("CANON_BENCH_TIMELINE").is_ok_and(|v| v == "1");
@@ -589,4 +589,11 @@ impl Meter {
         }
         Ok(side)
     }
+}
+
+/// The Bolt port `CANON_BENCH_NEO4J_URI` names (Bolt's 7687 when it names none).
+fn neo4j_port() -> u16 {
+    let uri = std::env::var("CANON_BENCH_NEO4J_URI").unwrap_or_default();
+    let authority = uri.split("://").last().unwrap_or_default().split('/').next().unwrap_or_default();
+    authority.rsplit_once(':').and_then(|(_, port)| port.parse().ok()).unwrap_or(7687)
 }

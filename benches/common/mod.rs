@@ -426,14 +426,19 @@ pub fn perf(enable: bool) {
     }
 }
 
-/// Neo4j's process (the `canon.Launcher` java process of `scripts/neo4j.sh`; one Neo4j on the
-/// machine), to read its CPU beside canon's. `None` when not found or not on Linux. (canon's
-/// own FalkorDB child: [`App::falkordb_pid`].)
-pub fn neo4j_pid() -> Option<u32> {
+/// Neo4j's process serving Bolt on `port` (the `canon.Launcher` java process of
+/// `scripts/neo4j.sh`, which takes its port as an argument), to read its CPU beside canon's: the
+/// test suite's Neo4j may run beside the bench's, on another port. `None` when not found or not
+/// on Linux. (canon's own FalkorDB child: [`App::falkordb_pid`].)
+pub fn neo4j_pid(port: u16) -> Option<u32> {
+    let port = port.to_string();
     std::fs::read_dir("/proc").ok()?.flatten().find_map(|entry| {
         let pid: u32 = entry.file_name().to_str()?.parse().ok()?;
         let cmdline = std::fs::read(entry.path().join("cmdline")).ok()?;
-        cmdline.split(|b| *b == 0).any(|arg| arg == b"canon.Launcher").then_some(pid)
+        let args: Vec<&[u8]> = cmdline.split(|b| *b == 0).collect();
+        let launcher = args.iter().position(|arg| *arg == b"canon.Launcher")?;
+        // canon.Launcher HOME PORT PASSWORD …
+        (args.get(launcher + 2) == Some(&port.as_bytes())).then_some(pid)
     })
 }
 
