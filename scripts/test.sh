@@ -17,11 +17,20 @@ TEST_TIMEOUT=${CANON_TEST_TIMEOUT:-2400}
 echo "== building the tests"
 cargo test --locked --no-run
 
-timed() { # NAME COMMAND...: runs it and says how long it took
-    local name=$1 start=$SECONDS status=0
+# NAME COMMAND...: runs it and says how long it took. When it fails, each panic's first lines
+# are repeated after it: with backtraces on, a failure's message sits hundreds of lines above the
+# end, and a log cut to its head and tail (as CI's report is) lost the one that said why.
+timed() {
+    local name=$1 start=$SECONDS status=0 log
     shift
-    "$@" || status=$?
+    log=$(mktemp)
+    "$@" 2>&1 | tee "$log" || status=$?
     echo "== $name took $((SECONDS - start)) s"
+    if [ "$status" != 0 ]; then
+        echo "== why $name failed (each panic's first lines, repeated from above)"
+        grep -A6 "panicked at" "$log" | grep -vE "^ +[0-9]+: |^ +at |^stack backtrace:" | head -80 || true
+    fi
+    rm -f "$log"
     return "$status"
 }
 
