@@ -12,6 +12,9 @@ use crate::store::records::accuracy::{EventRow, NewCorrection};
 use crate::versions::Kind;
 use serde_json::{json, Value};
 
+/// Corrections one legacy batch (`PATCH /v1-beta/transformations`) takes at most.
+pub const MAX_CORRECTIONS: usize = 100;
+
 /// A correction's size bound (the JSON text).
 pub const MAX_CORRECTION_BYTES: usize = 256 * 1024;
 
@@ -144,8 +147,11 @@ impl AccuracyService {
         tenant: &Tenant,
         items: Vec<BatchItem>,
     ) -> ServiceResult<(Value, bool)> {
-        if items.is_empty() || items.len() > 100 {
-            return Err(ServiceError::invalid_field("transformations", "send 1 to 100 corrections"));
+        if items.is_empty() || items.len() > MAX_CORRECTIONS {
+            return Err(ServiceError::invalid_field(
+                "transformations",
+                format!("send 1 to {MAX_CORRECTIONS} corrections"),
+            ));
         }
         let mut results = Vec::new();
         let mut successes = 0;

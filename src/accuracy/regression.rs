@@ -16,6 +16,9 @@ use crate::versions::{FunctionVersion, Node, WorkflowVersion};
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
 
+/// The largest `sampleSize` a regression takes.
+pub const MAX_SAMPLE: i64 = 1000;
+
 /// The node name of a regression (and score) call's one-node plan.
 pub const NODE: &str = "accuracy";
 
@@ -90,8 +93,11 @@ impl AccuracyService {
         sample_size: Option<i64>,
     ) -> ServiceResult<Value> {
         let sample_size = sample_size.unwrap_or(50);
-        if !(1..=1000).contains(&sample_size) {
-            return Err(ServiceError::invalid_field("sampleSize", "must be between 1 and 1000"));
+        if !(1..=MAX_SAMPLE).contains(&sample_size) {
+            return Err(ServiceError::invalid_field(
+                "sampleSize",
+                format!("must be between 1 and {MAX_SAMPLE}"),
+            ));
         }
         let record = self.function(tenant, function_name).await?;
         let (baseline, comparison) = versions_or_default(&record, baseline, comparison)?;

@@ -3,8 +3,9 @@
 //! bounds the handlers and services check (ranges, patterns, enums) on query parameters and
 //! request bodies. Schemathesis (scripts/schemathesis.sh) holds the server to the result.
 
+use crate::accuracy::{corrections, evaluations, regression, score};
 use crate::collections::{MAX_ITEMS_PER_REQUEST, MAX_TEXTS_PER_COUNT};
-use crate::graph::{buckets, entity_types};
+use crate::graph::{buckets, entities, entity_types, merges};
 use serde_json::{json, Map, Value};
 
 /// Collection names: dot-separated segments of ASCII letters, digits and underscores, each
@@ -298,9 +299,13 @@ fn constrain_bodies(schemas: &mut Map<String, Value>) {
         ("FromEventsInput", "eventIDs", json!({ "maxItems": 1000 })),
         // What each service checks and the generated schemas cannot say (lists' bounds,
         // blank text, names' shapes, enums read from free strings).
-        ("EvalRequest", "transformationIDs", json!({ "minItems": 1, "maxItems": 100 })),
-        ("LegacyCorrections", "transformations", json!({ "minItems": 1, "maxItems": 100 })),
-        ("ScoreRequest", "pairs", json!({ "minItems": 1, "maxItems": 1000 })),
+        ("EvalRequest", "transformationIDs", json!({ "minItems": 1, "maxItems": evaluations::MAX_IDS })),
+        (
+            "LegacyCorrections",
+            "transformations",
+            json!({ "minItems": 1, "maxItems": corrections::MAX_CORRECTIONS }),
+        ),
+        ("ScoreRequest", "pairs", json!({ "minItems": 1, "maxItems": score::MAX_PAIRS })),
         ("ReviewBody", "confidenceMethod", json!({ "enum": ["wald", "wilson", null] })),
         ("CompareBody", "functionName", json!({ "pattern": NOT_BLANK })),
         ("RegressionBody", "functionName", json!({ "pattern": NOT_BLANK })),
@@ -309,8 +314,8 @@ fn constrain_bodies(schemas: &mut Map<String, Value>) {
         ("UpdateItems", "items", json!({ "minItems": 1, "maxItems": MAX_ITEMS_PER_REQUEST })),
         ("Search", "query", json!({ "pattern": NOT_BLANK })),
         ("CountTokens", "texts", json!({ "minItems": 1, "maxItems": MAX_TEXTS_PER_COUNT })),
-        ("BulkValidate", "entityIDs", json!({ "minItems": 1, "maxItems": 1000 })),
-        ("MergeRequest", "entityIDs", json!({ "minItems": 1, "maxItems": 100 })),
+        ("BulkValidate", "entityIDs", json!({ "minItems": 1, "maxItems": entities::BULK_VALIDATE_MAX })),
+        ("MergeRequest", "entityIDs", json!({ "minItems": 1, "maxItems": merges::MERGE_MAX })),
         ("FunctionCopyInput", "sourceFunctionName", json!({ "pattern": FUNCTION_NAME })),
         ("FunctionCopyInput", "targetFunctionName", json!({ "pattern": FUNCTION_NAME })),
         ("WorkflowCopyInput", "sourceWorkflowName", json!({ "pattern": FUNCTION_NAME })),
@@ -318,7 +323,7 @@ fn constrain_bodies(schemas: &mut Map<String, Value>) {
         ("WorkflowInput", "nodes", json!({ "minItems": 1 })),
         ("EvalRequest", "evaluationVersion", json!({ "pattern": NOT_BLANK })),
         ("ReviewBody", "functionName", json!({ "pattern": NOT_BLANK })),
-        ("RegressionBody", "sampleSize", json!({ "minimum": 1, "maximum": 1000 })),
+        ("RegressionBody", "sampleSize", json!({ "minimum": 1, "maximum": regression::MAX_SAMPLE })),
         ("UpdateBucket", "name", json!({ "pattern": NOT_BLANK, "maxLength": buckets::NAME_MAX })),
         ("FunctionCopyInput", "targetEnvironment", json!({ "enum": ["production", "sandbox", null] })),
         ("WorkflowCopyInput", "targetEnvironment", json!({ "enum": ["production", "sandbox", null] })),

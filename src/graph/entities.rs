@@ -156,6 +156,9 @@ pub struct Synonym {
 /// Sources a caller may give a synonym.
 pub const SYNONYM_SOURCES: &[&str] = &["extracted", "customer_defined", "sme_approved"];
 
+/// Entity IDs one `POST /v3/entities/bulk-validate` takes at most.
+pub const BULK_VALIDATE_MAX: usize = 1_000;
+
 /// How many synonyms `GET /v3/entities/{id}/synonyms` lists: the first by creation.
 pub const SYNONYMS_LISTED: i64 = 500;
 
@@ -407,8 +410,11 @@ impl GraphService {
         check_terminal_status(status)?;
         crate::text::check_each("entityIDs", ids)?;
         crate::text::check_opt("bucket", bucket)?;
-        if ids.is_empty() || ids.len() > 1_000 {
-            return Err(ServiceError::invalid_field("entityIDs", "must hold between 1 and 1000 IDs"));
+        if ids.is_empty() || ids.len() > BULK_VALIDATE_MAX {
+            return Err(ServiceError::invalid_field(
+                "entityIDs",
+                format!("must hold between 1 and {BULK_VALIDATE_MAX} IDs"),
+            ));
         }
         let rows = self.set_status(tenant, ids, bucket, status, actor).await?;
         let mut summary = ValidateSummary::default();

@@ -13,6 +13,9 @@ use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use utoipa::ToSchema;
 
+/// Entities one manual merge folds into its survivor at most.
+pub const MERGE_MAX: usize = 100;
+
 /// Merges one statement of [`GraphService::merge_pairs`] makes at most: a refresh's merges
 /// one statement each were most of its time (~8 ms each at a million entities).
 pub const MERGES_PER_STATEMENT: usize = 250;
@@ -70,8 +73,11 @@ impl GraphService {
         merged: &[String],
         actor: &Actor,
     ) -> ServiceResult<(String, Vec<MergeRecord>)> {
-        if merged.is_empty() || merged.len() > 100 {
-            return Err(ServiceError::invalid_field("entityIDs", "must hold between 1 and 100 IDs"));
+        if merged.is_empty() || merged.len() > MERGE_MAX {
+            return Err(ServiceError::invalid_field(
+                "entityIDs",
+                format!("must hold between 1 and {MERGE_MAX} IDs"),
+            ));
         }
         let (survivor_id, survivor_bucket) = self.resolve_entity(tenant, survivor, None).await?;
         let mut targets = Vec::new();

@@ -156,7 +156,7 @@ impl SuggestionService {
         merged: &[String],
         actor: &Actor,
     ) -> ServiceResult<MergeResult> {
-        if merged.is_empty() || merged.len() > 100 {
+        if merged.is_empty() || merged.len() > crate::graph::merges::MERGE_MAX {
             // Refused by the merge itself, before anything is read.
             return self.graph.merge_entities(tenant, survivor, merged, actor).await;
         }
