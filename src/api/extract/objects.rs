@@ -174,7 +174,8 @@ impl<'de, A: VariantAccess<'de>> VariantAccess<'de> for Strict<A> {
         self.0.tuple_variant(len, Strict(visitor))
     }
 
-    /// A struct variant as a map, like a struct.
+    /// As the inner format reads a struct variant (serde_json hands its own deserializer the
+    /// visitor, so an array is still read by position there); no request body has one.
     fn struct_variant<V: Visitor<'de>>(
         self,
         fields: &'static [&'static str],
