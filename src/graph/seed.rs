@@ -241,8 +241,12 @@ impl GraphService {
         let canonical = row.canonical.trim().to_string();
         let normalized = normalized_name("canonical", &canonical).map_err(|e| e.to_string())?;
         let type_name = row.type_name.trim().to_string();
-        if type_name.is_empty() || type_name.chars().count() > 100 {
-            return Err("type: must be a type name of 1 to 100 characters".into());
+        // A row's type is created by name when missing: the same bound as a type's own name.
+        if type_name.is_empty() || type_name.chars().count() > super::entity_types::NAME_MAX {
+            return Err(format!(
+                "type: must be a type name of 1 to {} characters",
+                super::entity_types::NAME_MAX
+            ));
         }
         let (type_id, declared, fields) =
             types.resolve(self, tenant, &type_name).await.map_err(|e| e.to_string())?;
