@@ -4,8 +4,10 @@
 //! request bodies. Schemathesis (scripts/schemathesis.sh) holds the server to the result.
 
 use crate::accuracy::{corrections, evaluations, regression, score};
-use crate::collections::{MAX_ITEMS_PER_REQUEST, MAX_TEXTS_PER_COUNT};
+use crate::collections::{MAX_ITEMS_PER_REQUEST, MAX_SEARCH_LIMIT, MAX_TEXTS_PER_COUNT};
+use crate::datasets::{MAX_COLUMNS_PER_WRITE, MAX_ROWS_PER_BUILD};
 use crate::graph::{buckets, entities, entity_types, merges};
+use crate::views;
 use serde_json::{json, Map, Value};
 
 /// Collection names: dot-separated segments of ASCII letters, digits and underscores, each
@@ -262,7 +264,18 @@ fn review_statuses() -> Vec<&'static str> {
 
 /// Bounds of request bodies, by component schema and property.
 fn constrain_bodies(schemas: &mut Map<String, Value>) {
-    let rules = [
+    for (schema, property, rule) in body_rules() {
+        constrain_property(schemas, schema, property, rule);
+    }
+    // Exactly one of the two ways to send files.
+    if let Some(input) = schemas.get_mut("CallInput") {
+        merge(input, json!({ "oneOf": [{ "required": ["singleFile"] }, { "required": ["batchFiles"] }] }));
+    }
+}
+
+/// Each rule as (component schema, property, keys to add to the property's schema).
+fn body_rules() -> Vec<(&'static str, &'static str, Value)> {
+    vec![
         ("FunctionInput", "functionName", json!({ "pattern": FUNCTION_NAME })),
         ("WorkflowInput", "name", json!({ "pattern": FUNCTION_NAME })),
         ("CreateBucket", "name", json!({ "pattern": NOT_BLANK, "maxLength": buckets::NAME_MAX })),
@@ -280,23 +293,23 @@ fn constrain_bodies(schemas: &mut Map<String, Value>) {
         ("AddItems", "collectionName", json!({ "pattern": COLLECTION_NAME })),
         ("UpdateItems", "collectionName", json!({ "pattern": COLLECTION_NAME })),
         ("Search", "collectionName", json!({ "pattern": COLLECTION_NAME })),
-        ("Search", "limit", json!({ "minimum": 1, "maximum": 100 })),
+        ("Search", "limit", json!({ "minimum": 1, "maximum": MAX_SEARCH_LIMIT })),
         // A surface must hold a letter or a digit ([^\W_]: a word character, not `_`).
         ("CreateMention", "surface", json!({ "pattern": r"[^\W_]" })),
         ("CreateRelation", "relationType", json!({ "pattern": NOT_BLANK, "maxLength": 100 })),
         ("BatchFiles", "inputs", json!({ "minItems": 1 })),
         ("ViewInput", "name", json!({ "pattern": NOT_BLANK, "maxLength": 200 })),
-        ("ViewInput", "functions", json!({ "minItems": 1, "maxItems": 20 })),
-        ("ViewInput", "columns", json!({ "maxItems": 100 })),
-        ("ViewInput", "filters", json!({ "maxItems": 50 })),
-        ("ViewInput", "aggregations", json!({ "maxItems": 20 })),
-        ("TableDataInput", "limit", json!({ "minimum": 1, "maximum": 200 })),
-        ("TableDataInput", "offset", json!({ "minimum": 0, "maximum": 10_000_000 })),
+        ("ViewInput", "functions", json!({ "minItems": 1, "maxItems": views::MAX_FUNCTIONS })),
+        ("ViewInput", "columns", json!({ "maxItems": views::MAX_COLUMNS })),
+        ("ViewInput", "filters", json!({ "maxItems": views::MAX_FILTERS })),
+        ("ViewInput", "aggregations", json!({ "maxItems": views::MAX_AGGREGATIONS })),
+        ("TableDataInput", "limit", json!({ "minimum": 1, "maximum": views::MAX_TABLE_ROWS })),
+        ("TableDataInput", "offset", json!({ "minimum": 0, "maximum": views::MAX_OFFSET })),
         ("DatasetInput", "name", json!({ "pattern": NOT_BLANK, "maxLength": 200 })),
         ("DatasetInput", "columns", json!({ "minItems": 1, "maxItems": 3 })),
-        ("ColumnsInput", "columns", json!({ "minItems": 1, "maxItems": 100 })),
-        ("FromEventsInput", "limit", json!({ "minimum": 1, "maximum": 1000 })),
-        ("FromEventsInput", "eventIDs", json!({ "maxItems": 1000 })),
+        ("ColumnsInput", "columns", json!({ "minItems": 1, "maxItems": MAX_COLUMNS_PER_WRITE })),
+        ("FromEventsInput", "limit", json!({ "minimum": 1, "maximum": MAX_ROWS_PER_BUILD })),
+        ("FromEventsInput", "eventIDs", json!({ "maxItems": MAX_ROWS_PER_BUILD })),
         // What each service checks and the generated schemas cannot say (lists' bounds,
         // blank text, names' shapes, enums read from free strings).
         ("EvalRequest", "transformationIDs", json!({ "minItems": 1, "maxItems": evaluations::MAX_IDS })),
@@ -327,23 +340,24 @@ fn constrain_bodies(schemas: &mut Map<String, Value>) {
         ("UpdateBucket", "name", json!({ "pattern": NOT_BLANK, "maxLength": buckets::NAME_MAX })),
         ("FunctionCopyInput", "targetEnvironment", json!({ "enum": ["production", "sandbox", null] })),
         ("WorkflowCopyInput", "targetEnvironment", json!({ "enum": ["production", "sandbox", null] })),
-    ];
-    for (schema, property, rule) in rules {
-        let Some(schema) = schemas.get_mut(schema) else { continue };
-        // A schema with flattened fields is an allOf of objects.
-        let mut parts: Vec<&mut Value> = match schema.get_mut("allOf").and_then(Value::as_array_mut) {
-            Some(parts) => parts.iter_mut().collect(),
-            None => vec![schema],
-        };
-        if let Some(target) =
-            parts.iter_mut().find_map(|part| part.pointer_mut(&format!("/properties/{property}")))
-        {
+    ]
+}
+
+/// Adds `rule` to `property` of `schema`; false when the document has no such property (a
+/// renamed type or field: the unit test below fails on it rather than the bound vanishing).
+fn constrain_property(schemas: &mut Map<String, Value>, schema: &str, property: &str, rule: Value) -> bool {
+    let Some(schema) = schemas.get_mut(schema) else { return false };
+    // A schema with flattened fields is an allOf of objects.
+    let mut parts: Vec<&mut Value> = match schema.get_mut("allOf").and_then(Value::as_array_mut) {
+        Some(parts) => parts.iter_mut().collect(),
+        None => vec![schema],
+    };
+    match parts.iter_mut().find_map(|part| part.pointer_mut(&format!("/properties/{property}"))) {
+        Some(target) => {
             merge(target, rule);
+            true
         }
-    }
-    // Exactly one of the two ways to send files.
-    if let Some(input) = schemas.get_mut("CallInput") {
-        merge(input, json!({ "oneOf": [{ "required": ["singleFile"] }, { "required": ["batchFiles"] }] }));
+        None => false,
     }
 }
 
@@ -357,5 +371,25 @@ fn merge(target: &mut Value, rule: Value) {
     }
     if let (Some(target), Value::Object(rule)) = (target.as_object_mut(), rule) {
         target.extend(rule);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use utoipa::OpenApi as _;
+
+    #[test]
+    fn every_body_rule_names_a_property_the_generated_document_has() {
+        let doc = serde_json::to_value(crate::api::openapi::ApiDoc::openapi()).unwrap();
+        let mut schemas = doc["components"]["schemas"].as_object().unwrap().clone();
+        let missing: Vec<String> = body_rules()
+            .into_iter()
+            .filter(|(schema, property, rule)| {
+                !constrain_property(&mut schemas, schema, property, rule.clone())
+            })
+            .map(|(schema, property, _)| format!("{schema}.{property}"))
+            .collect();
+        assert!(missing.is_empty(), "rules for properties the document lacks: {missing:?}");
     }
 }

@@ -27,7 +27,10 @@ use model::*;
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, HashMap};
 
-const MAX_ROWS_PER_BUILD: i64 = 1_000;
+/// Most rows one `from-events` call builds (its `limit` and its `eventIDs`).
+pub const MAX_ROWS_PER_BUILD: i64 = 1_000;
+/// Most columns one row's column write carries.
+pub const MAX_COLUMNS_PER_WRITE: usize = 100;
 
 #[derive(Clone)]
 pub struct DatasetsService {
@@ -97,8 +100,11 @@ impl DatasetsService {
     ) -> ServiceResult<Written> {
         let dataset = self.row(tenant, id).await?;
         check_row_key(row_key)?;
-        if input.columns.is_empty() || input.columns.len() > 100 {
-            return Err(ServiceError::invalid_field("columns", "give 1..100 columns"));
+        if input.columns.is_empty() || input.columns.len() > MAX_COLUMNS_PER_WRITE {
+            return Err(ServiceError::invalid_field(
+                "columns",
+                format!("give 1..{MAX_COLUMNS_PER_WRITE} columns"),
+            ));
         }
         let columns = columns_of(&dataset);
         let mut stored = Vec::new();
@@ -180,11 +186,17 @@ impl DatasetsService {
             None => 100,
             Some(n @ 1..=MAX_ROWS_PER_BUILD) => n as u32,
             Some(n) => {
-                return Err(ServiceError::invalid_field("limit", format!("must be 1..1000 (got {n})")))
+                return Err(ServiceError::invalid_field(
+                    "limit",
+                    format!("must be 1..{MAX_ROWS_PER_BUILD} (got {n})"),
+                ))
             }
         };
         if input.event_ids.len() > MAX_ROWS_PER_BUILD as usize {
-            return Err(ServiceError::invalid_field("eventIDs", "at most 1000 events"));
+            return Err(ServiceError::invalid_field(
+                "eventIDs",
+                format!("at most {MAX_ROWS_PER_BUILD} events"),
+            ));
         }
         text::check_each("eventIDs", &input.event_ids)?;
         let function = match (input.function_id.as_deref(), input.function_name.as_deref()) {

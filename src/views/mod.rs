@@ -34,12 +34,15 @@ use model::*;
 use serde_json::{json, Value};
 use std::collections::HashMap;
 
-const MAX_FUNCTIONS: usize = 20;
-const MAX_COLUMNS: usize = 100;
-const MAX_FILTERS: usize = 50;
-const MAX_AGGREGATIONS: usize = 20;
+/// Bounds of a view's lists, checked on create and update and stated in the OpenAPI.
+pub const MAX_FUNCTIONS: usize = 20;
+pub const MAX_COLUMNS: usize = 100;
+pub const MAX_FILTERS: usize = 50;
+pub const MAX_AGGREGATIONS: usize = 20;
 const MAX_PATH: usize = 16;
 const MAX_GROUPS: u32 = 200;
+/// Most rows one table page returns.
+pub const MAX_TABLE_ROWS: i64 = 200;
 /// Deepest row a table page may start at: the store walks every row before it.
 pub const MAX_OFFSET: i64 = 100_000;
 /// Widest time window a view reads (a leap year): the store reads every event inside it.
@@ -193,8 +196,13 @@ impl ViewsService {
     pub async fn table_data(&self, tenant: &Tenant, input: TableDataInput) -> ServiceResult<TableData> {
         let limit = match input.limit {
             None => 50,
-            Some(n @ 1..=200) => n as u32,
-            Some(n) => return Err(ServiceError::invalid_field("limit", format!("must be 1..200 (got {n})"))),
+            Some(n @ 1..=MAX_TABLE_ROWS) => n as u32,
+            Some(n) => {
+                return Err(ServiceError::invalid_field(
+                    "limit",
+                    format!("must be 1..{MAX_TABLE_ROWS} (got {n})"),
+                ))
+            }
         };
         let offset = match input.offset {
             None => 0,
