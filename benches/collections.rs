@@ -21,7 +21,6 @@ use canon::store::vectors::{fields, point_id, Condition, Filter, Point, Query, R
 use common::percentile;
 use rand::{Rng, SeedableRng};
 use serde_json::{json, Map, Value};
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 const EMBED_ITEMS: usize = 1_000;
@@ -89,7 +88,7 @@ fn ms(d: Duration) -> f64 {
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let data = tempfile::tempdir()?;
-    let vendor = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("vendor");
+    let vendor = canon::provision::source_dir().join("vendor");
     let mut config = Config::embedded(data.path(), &vendor);
     config.rate_limit_per_second = 1e9;
     config.rate_limit_burst = u32::MAX;

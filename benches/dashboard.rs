@@ -135,7 +135,7 @@ async fn main() -> anyhow::Result<()> {
 
 /// vendor/browser when chromium and the vendored playwright-core are there.
 fn browser_modules() -> Option<PathBuf> {
-    let modules = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("vendor/browser");
+    let modules = canon::provision::source_dir().join("vendor/browser");
     let there = std::path::Path::new("/usr/bin/chromium").exists()
         && modules.join("node_modules/playwright-core/package.json").is_file();
     there.then_some(modules)
@@ -143,7 +143,7 @@ fn browser_modules() -> Option<PathBuf> {
 
 /// `tests/browser/pages.mjs MODE ARGS…` against this bench's canon; its JSON.
 async fn pages(bench: &common::Bench, modules: &std::path::Path, args: &[&str]) -> anyhow::Result<Value> {
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/browser/pages.mjs");
+    let script = canon::provision::source_dir().join("tests/browser/pages.mjs");
     let (mode, rest) = args.split_first().expect("a mode");
     let output = tokio::process::Command::new("node")
         .arg(script)

@@ -192,7 +192,7 @@ proptest! {
     /// Malformed PDFs (a sound one cut and with bytes flipped): an error or a document.
     #[test]
     fn malformed_pdfs_are_an_error_or_a_document(cut in 0.0..=1.0f64, flips in prop::collection::vec(any::<(usize, u8)>(), 0..32)) {
-        let mut pdf = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/invoice.pdf")).unwrap();
+        let mut pdf = std::fs::read(canon::provision::source_dir().join("tests/fixtures/invoice.pdf")).unwrap();
         pdf.truncate((pdf.len() as f64 * cut) as usize);
         let len = pdf.len().max(1);
         for (at, byte) in flips {

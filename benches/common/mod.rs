@@ -18,7 +18,6 @@ use canon::jobs::Handlers;
 use canon::store::records::keys::Environment;
 use futures::stream::{self, StreamExt};
 use serde_json::{json, Value};
-use std::path::PathBuf;
 use std::time::Duration;
 
 pub struct Bench {
@@ -88,7 +87,7 @@ pub async fn start_with(records: RecordStore, configure: impl FnOnce(&mut Config
     if keep {
         eprintln!("keeping the data directory {}", data.path().display());
     }
-    let vendor = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("vendor");
+    let vendor = canon::provision::source_dir().join("vendor");
     let mut config = Config::embedded(data.path(), &vendor);
     let (database, database_url) = match records {
         RecordStore::FromEnv => {

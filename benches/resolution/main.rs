@@ -54,7 +54,6 @@ use canon::graph::normalize::normalize;
 use canon::graph::resolution::{blocking, comparisons};
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::path::PathBuf;
 use std::time::Instant;
 
 /// Pairs of record numbers, the smaller first.
@@ -96,7 +95,7 @@ impl LabelledSet {
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    let vendor = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("vendor");
+    let vendor = canon::provision::source_dir().join("vendor");
     let wanted = std::env::var("RESOLUTION_SETS")
         .unwrap_or_else(|_| "1,2,3,4,acm,books,books-test,companies-test,registry-test".into());
     let wants = |name: &str| wanted.split(',').any(|w| !w.trim().is_empty() && name.ends_with(w.trim()));
@@ -343,7 +342,7 @@ fn splink_run(set: &LabelledSet, mode: &str) -> anyhow::Result<Option<SplinkResu
         csv.push_str(&format!("{i},{}\n", values.join(",")));
     }
     std::fs::write(&input, csv)?;
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("benches/resolution/splink_run.py");
+    let script = canon::provision::source_dir().join("benches/resolution/splink_run.py");
     let status = std::process::Command::new(python)
         .arg(script)
         .arg(&input)

@@ -14,7 +14,6 @@ use canon::graph::normalize::normalize;
 use canon::graph::resolution::decide::{self, Thresholds};
 use canon::graph::resolution::{calibration, comparisons, model, model::Record, names, pairs};
 use std::collections::{BTreeMap, HashMap};
-use std::path::PathBuf;
 
 /// canon's default thresholds.
 pub const THRESHOLDS: Thresholds = Thresholds { auto_merge: 0.95, suggest: 0.80 };
@@ -105,7 +104,7 @@ pub fn score(set: &LabelledSet, mode: &str, seeded: &Seeded, floor: pairs::Floor
 
 /// Adds the names' cosine where a refresh adds it (on a fresh tenant: nothing stored yet).
 async fn add_meaning(seeded: &Seeded, run: &mut pairs::Run) -> anyhow::Result<()> {
-    let embedder = MiniLm::shared(&PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("vendor/minilm"))?;
+    let embedder = MiniLm::shared(&canon::provision::source_dir().join("vendor/minilm"))?;
     let wanted = decide::meaning_wanted(&seeded.records, &run.models, &run.pairs, |_| false, THRESHOLDS);
     let (needed, _) =
         decide::names_to_embed(&run.pairs, &wanted, decide::MEANING_BUDGET, decide::SCORE_ONLY_BUDGET);

@@ -163,7 +163,7 @@ mod tests {
     use super::*;
 
     fn model() -> Option<MiniLm> {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("vendor/minilm");
+        let dir = crate::provision::source_dir().join("vendor/minilm");
         dir.join("model.safetensors").is_file().then(|| MiniLm::load(&dir).expect("MiniLM loads"))
     }
 

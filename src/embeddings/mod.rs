@@ -280,7 +280,7 @@ mod tests {
     #[test]
     fn a_text_without_tokens_is_one_piece_of_itself() {
         assert_eq!(TokenCounter::Estimate.chunk("", 50).unwrap(), vec![String::new()]);
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("vendor/minilm/tokenizer.json");
+        let path = crate::provision::source_dir().join("vendor/minilm/tokenizer.json");
         let tokenizer = Tokenizer::from_file(path).expect("the provisioned MiniLM tokenizer");
         let counter = TokenCounter::Tokenizer(Box::new(tokenizer));
         for text in ["", " ", "\u{1}\u{2}", "\u{200b}"] {

@@ -134,7 +134,7 @@ mod tests {
 
     /// Every statement file under `cypher/` (not the schemas): its name and text.
     fn statement_files() -> Vec<(String, String)> {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("cypher");
+        let root = crate::provision::source_dir().join("cypher");
         let files: Vec<(String, String)> = std::fs::read_dir(&root)
             .unwrap()
             .map(|file| file.unwrap().path())

@@ -307,7 +307,7 @@ impl Neo4j {
     /// Starts the server on its folder (again, on the same data) and waits until Bolt answers;
     /// false (SKIPPED printed) when the launcher is not built.
     fn start(&self) -> bool {
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/neo4j.sh");
+        let script = crate::helpers::source_dir().join("scripts/neo4j.sh");
         let output = Command::new(script)
             .arg("start")
             .env("CANON_NEO4J_PORT", self.port.to_string())

@@ -90,7 +90,7 @@ async fn a_mail_nested_1400_deep_as_a_workflow_call_fails_naming_the_depth_limit
 async fn crafted_and_broken_pdfs_are_an_error_or_a_document_never_a_crash() {
     let app = spawn_app().await;
     let bystander = other_tenant(&app).await;
-    let sound = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/invoice.pdf")).unwrap();
+    let sound = std::fs::read(crate::helpers::source_dir().join("tests/fixtures/invoice.pdf")).unwrap();
     let mut pdfs: Vec<Vec<u8>> = vec![
         b"%PDF-1.7\n".to_vec(),
         b"%PDF-1.4\n1 0 obj << /Type /Catalog /Pages 1 0 R >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF".to_vec(),

@@ -14,12 +14,11 @@ use canon::graph::Tenant;
 use canon::store::records::keys::Environment;
 use canon::versions::FunctionVersion;
 use serde_json::{json, Value};
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 fn fixture(name: &str) -> Vec<u8> {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name);
+    let path = crate::helpers::source_dir().join("tests/fixtures").join(name);
     std::fs::read(&path).unwrap_or_else(|err| panic!("{}: {err}", path.display()))
 }
 

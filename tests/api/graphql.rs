@@ -666,7 +666,7 @@ async fn the_explorer_opens_ready_for_a_key_without_an_error() {
 
 #[test]
 fn the_committed_sdl_is_the_one_the_code_generates() {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("graphql/schema.graphql");
+    let path = crate::helpers::source_dir().join("graphql/schema.graphql");
     let generated = canon::graphql::sdl();
     if std::env::var("CANON_UPDATE_GRAPHQL_SCHEMA").is_ok() {
         std::fs::write(&path, &generated).expect("write graphql/schema.graphql");

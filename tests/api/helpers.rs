@@ -38,8 +38,10 @@ impl TestApp {
     }
 }
 
+pub use canon::provision::source_dir;
+
 pub fn vendor_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("vendor")
+    source_dir().join("vendor")
 }
 
 /// A fresh canon with one sandbox API key.
@@ -378,7 +380,7 @@ pub async fn browser_script(script: &str, args: &[&str]) -> Option<Value> {
         println!("SKIPPED: vendor/browser has no playwright-core (make provision; needs npm)");
         return None;
     }
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/browser").join(script);
+    let path = source_dir().join("tests/browser").join(script);
     let output = tokio::process::Command::new("node")
         .arg(path)
         .args(args)

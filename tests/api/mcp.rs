@@ -39,7 +39,7 @@ async fn the_official_mcp_client_lists_the_tools_and_calls_each_one() {
     app.parse_text("agreement-1", AGREEMENT).await;
     app.parse_text("order-7", ORDER).await;
 
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/sdk/mcp_client.py");
+    let script = crate::helpers::source_dir().join("tests/sdk/mcp_client.py");
     let env = [("CANON_MCP_URL", format!("{}/mcp", app.address)), ("CANON_API_KEY", app.api_key.clone())];
     crate::sdk::run_python(script, "mcp", env, "mcp").await;
 }

@@ -8,7 +8,7 @@ use base64::Engine as _;
 use serde_json::{json, Value};
 
 fn fixture(name: &str) -> Vec<u8> {
-    std::fs::read(format!("{}/tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"))).expect("fixture")
+    std::fs::read(crate::helpers::source_dir().join("tests/fixtures").join(name)).expect("fixture")
 }
 
 impl TestApp {
