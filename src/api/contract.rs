@@ -6,7 +6,7 @@
 use crate::accuracy::{corrections, evaluations, regression, score};
 use crate::collections::{MAX_ITEMS_PER_REQUEST, MAX_SEARCH_LIMIT, MAX_TEXTS_PER_COUNT};
 use crate::datasets::{MAX_COLUMNS_PER_WRITE, MAX_ROWS_PER_BUILD};
-use crate::graph::{buckets, entities, entity_types, merges};
+use crate::graph::{buckets, entities, entity_types, merges, seed};
 use crate::views;
 use serde_json::{json, Map, Value};
 
@@ -283,7 +283,7 @@ fn body_rules() -> Vec<(&'static str, &'static str, Value)> {
         // An empty parentTypeID is a type without a parent, as the type's reply shows it.
         ("CreateEntityType", "parentTypeID", json!({ "pattern": "^(ety_|$)" })),
         ("BulkSeed", "onConflict", json!({ "enum": ["merge", null] })),
-        ("BulkSeed", "entities", json!({ "minItems": 1, "maxItems": 10000 })),
+        ("BulkSeed", "entities", json!({ "minItems": 1, "maxItems": seed::MAX_ROWS })),
         ("BulkValidate", "status", json!({ "enum": ["approved", "rejected"] })),
         ("BulkValidateMatching", "status", json!({ "enum": ["approved", "rejected"] })),
         ("QueueFilter", "status", json!({ "items": { "enum": review_statuses() } })),
