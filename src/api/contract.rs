@@ -20,6 +20,9 @@ const NOT_BLANK: &str = r"\S";
 /// One value of a repeatable parameter: something other than commas and white space (values
 /// are split at commas and trimmed; a parameter sent with nothing in it is refused).
 const LIST_ITEM: &str = r"[^,\s]";
+/// Text the service takes: no control characters but tab and newline (`text::check`; Unicode's
+/// Cc category, as `char::is_control`).
+const NO_CONTROLS: &str = r"^[^\u0000-\u0008\u000B-\u001F\u007F-\u009F]*$";
 /// Event IDs are KSUIDs.
 const KSUID: &str = "^[0-9A-Za-z]{27}$";
 
@@ -211,6 +214,13 @@ fn add_common_errors(operation: &mut Value) {
 }
 
 fn constrain_parameter(path: &str, parameter: &mut Value) {
+    if parameter["in"] == "path" {
+        // Every path segment is text the service checks (`text::check`): an ID or a name.
+        if let Some(schema) = parameter.get_mut("schema").filter(|schema| schema["type"] == "string") {
+            merge(schema, json!({ "pattern": NO_CONTROLS }));
+        }
+        return;
+    }
     if parameter["in"] != "query" {
         return;
     }
@@ -225,7 +235,10 @@ fn constrain_parameter(path: &str, parameter: &mut Value) {
         return;
     }
     let limit_max = if LIMIT_100.contains(&path) { 100 } else { 200 };
-    let id_prefix = |prefix: &str| json!({ "pattern": format!("^{prefix}_") });
+    // An ID as `ids::has_prefix` takes it: the prefix, `_`, then letters and digits.
+    let id_prefix = |prefix: &str| json!({ "pattern": format!("^{prefix}_[0-9A-Za-z]+$") });
+    // A page cursor is an ID whose ULID the page decodes (`id_keys::timestamp`), as canon writes it.
+    let ulid_id = |prefix: &str| json!({ "pattern": format!("^{prefix}_[0-7][0-9A-HJKMNP-TV-Z]{{25}}$") });
     let rule = match name.as_str() {
         "limit" => json!({ "minimum": 1, "maximum": limit_max }),
         "page" => json!({ "minimum": 1 }),
@@ -243,16 +256,20 @@ fn constrain_parameter(path: &str, parameter: &mut Value) {
             "/v3/views" => id_prefix("vw"),
             "/v3/datasets" => id_prefix("gds"),
             "/v3/outputs" | "/v3/errors" | "/v1-alpha/events" => json!({ "pattern": KSUID }),
-            _ => return,
+            _ => json!({ "pattern": NO_CONTROLS }),
         },
         "parentTypeID" => id_prefix("ety"),
         "cursor" => match path {
-            "/v3/review-queue" => id_prefix("ent"),
-            "/v3/knowledge-graph" | "/v3/entities/{id}/relations" => id_prefix("rel"),
+            "/v3/review-queue" => ulid_id("ent"),
+            "/v3/knowledge-graph" | "/v3/entities/{id}/relations" => ulid_id("rel"),
             // A timeline page's nextCursor: `<milliseconds>.<entry key>`.
             "/v3/entities/{id}/timeline" => json!({ "pattern": r"^[0-9]{1,15}\.[A-Za-z0-9_.]+$" }),
-            _ => return,
+            _ => json!({ "pattern": NO_CONTROLS }),
         },
+        // Any other text: checked as every tenant text is.
+        _ if schema["type"] == "string" || schema["type"] == json!(["string", "null"]) => {
+            json!({ "pattern": NO_CONTROLS })
+        }
         _ => return,
     };
     merge(schema, rule);
@@ -281,7 +298,7 @@ fn body_rules() -> Vec<(&'static str, &'static str, Value)> {
         ("CreateBucket", "name", json!({ "pattern": NOT_BLANK, "maxLength": buckets::NAME_MAX })),
         ("CreateEntityType", "name", json!({ "pattern": NOT_BLANK, "maxLength": entity_types::NAME_MAX })),
         // An empty parentTypeID is a type without a parent, as the type's reply shows it.
-        ("CreateEntityType", "parentTypeID", json!({ "pattern": "^(ety_|$)" })),
+        ("CreateEntityType", "parentTypeID", json!({ "pattern": "^(ety_[0-9A-Za-z]+)?$" })),
         ("BulkSeed", "onConflict", json!({ "enum": ["merge", null] })),
         ("BulkSeed", "entities", json!({ "minItems": 1, "maxItems": seed::MAX_ROWS })),
         ("BulkValidate", "status", json!({ "enum": ["approved", "rejected"] })),

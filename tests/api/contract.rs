@@ -1,7 +1,7 @@
 //! The OpenAPI document is the contract the server keeps (schemathesis checks it broadly in
 //! scripts/schemathesis.sh; these pin down what it found).
 
-use crate::helpers::{json, spawn_app};
+use crate::helpers::{assert_error, json, spawn_app};
 use serde_json::Value;
 
 const METHODS: [&str; 5] = ["get", "put", "post", "delete", "patch"];
@@ -84,4 +84,62 @@ async fn metrics_are_served_as_documented_and_creations_link_to_what_they_create
         get_function.map(|link| &link["parameters"]["functionName"]),
         Some(&Value::from("$response.body#/function/functionName"))
     );
+}
+
+#[tokio::test]
+async fn path_segments_and_free_text_parameters_document_the_control_characters_refused() {
+    let app = spawn_app().await;
+    let doc = json(app.client.get(format!("{}/openapi.json", app.address)).send().await.unwrap()).await;
+    let mut patterns = Vec::new();
+    for item in doc["paths"].as_object().unwrap().values() {
+        for method in METHODS.iter().filter(|m| item[**m].is_object()) {
+            for parameter in item[*method]["parameters"].as_array().into_iter().flatten() {
+                if parameter["in"] == "path" && parameter["schema"]["type"] == "string" {
+                    patterns.push(parameter["schema"]["pattern"].as_str().unwrap_or("none").to_string());
+                }
+            }
+        }
+    }
+    assert!(patterns.len() > 50, "{} path parameters", patterns.len());
+    patterns.dedup();
+    assert_eq!(patterns.len(), 1, "every path segment has the one pattern: {patterns:?}");
+    // The pattern says what the server does: tab and newline pass, other controls do not.
+    let pattern = regex::Regex::new(&patterns[0]).unwrap();
+    for (text, taken) in [("ent_01ABC", true), ("a\tb\nc", true), ("a\u{1}b", false), ("a\u{85}", false)] {
+        assert_eq!(pattern.is_match(text), taken, "{text:?}");
+    }
+    let refused = assert_error(app.get("/v3/entities/ent_a%01b").await, 400).await;
+    assert!(
+        refused["message"].as_str().unwrap().starts_with("id: must not contain control characters"),
+        "{refused}"
+    );
+    assert_eq!(app.get("/v3/entities/ent_a%09b").await.status(), 404, "a tab is text, the entity unknown");
+    let buckets = doc["paths"]["/v3/buckets"]["get"]["parameters"].as_array().unwrap();
+    let name = buckets.iter().find(|p| p["name"] == "nameSubstring").unwrap();
+    assert_eq!(name["schema"]["pattern"], patterns[0].as_str(), "{name}");
+    let refused = assert_error(app.get("/v3/buckets?nameSubstring=a%01").await, 400).await;
+    assert!(refused["message"].as_str().unwrap().contains("control characters"), "{refused}");
+}
+
+#[tokio::test]
+async fn documented_id_patterns_take_the_ids_canon_writes_and_refuse_what_the_server_refuses() {
+    let app = spawn_app().await;
+    let doc = json(app.client.get(format!("{}/openapi.json", app.address)).send().await.unwrap()).await;
+    let pattern = |path: &str, name: &str| {
+        let parameters = doc["paths"][path]["get"]["parameters"].as_array().unwrap();
+        let parameter = parameters.iter().find(|p| p["name"] == name).unwrap();
+        regex::Regex::new(parameter["schema"]["pattern"].as_str().unwrap()).unwrap()
+    };
+    let seeded = app.seed(serde_json::json!([{ "canonical": "Acme", "type": "Company" }])).await;
+    let entity = seeded["results"][0]["entityID"].as_str().unwrap().to_string();
+    assert!(pattern("/v3/review-queue", "cursor").is_match(&entity), "{entity}");
+    let bucket =
+        json(app.get("/v3/buckets").await).await["buckets"][0]["bucketID"].as_str().unwrap().to_string();
+    let before = pattern("/v3/buckets", "endingBefore");
+    assert!(before.is_match(&bucket), "{bucket}");
+    // A bare prefix is no ID: the document says so, as the server does.
+    assert!(!before.is_match("bkt_"));
+    assert_error(app.get("/v3/buckets?endingBefore=bkt_").await, 400).await;
+    assert!(!pattern("/v3/knowledge-graph", "cursor").is_match("rel_abc"));
+    assert_error(app.get("/v3/knowledge-graph?cursor=rel_abc").await, 400).await;
 }
