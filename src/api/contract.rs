@@ -62,11 +62,86 @@ pub fn complete(mut doc: Value) -> Value {
             }
         }
     }
+    let request_only = request_only_schemas(&doc);
     if let Some(schemas) = doc.pointer_mut("/components/schemas").and_then(Value::as_object_mut) {
         constrain_bodies(schemas);
+        for name in request_only {
+            if let Some(schema) = schemas.get_mut(&name) {
+                refuse_controls_in_strings(schema);
+            }
+        }
     }
     add_links(&mut doc);
     doc
+}
+
+/// Component schemas that request bodies reach and no response does (directly or through
+/// other components): their text is tenant input, checked by `text::check`. A schema a
+/// response shares is left alone, since stored text (a parsed document's) may hold controls.
+fn request_only_schemas(doc: &Value) -> Vec<String> {
+    let (mut requests, mut responses) = (Vec::new(), Vec::new());
+    for item in doc["paths"].as_object().into_iter().flat_map(|paths| paths.values()) {
+        for operation in item.as_object().into_iter().flat_map(|methods| methods.values()) {
+            refs(&operation["requestBody"], &mut requests);
+            refs(&operation["responses"], &mut responses);
+        }
+    }
+    let (requests, responses) = (reachable(doc, requests), reachable(doc, responses));
+    requests.into_iter().filter(|name| !responses.contains(name)).collect()
+}
+
+/// The component schemas `start` names and every one they name in turn.
+fn reachable(doc: &Value, mut pending: Vec<String>) -> std::collections::BTreeSet<String> {
+    let mut seen = std::collections::BTreeSet::new();
+    while let Some(name) = pending.pop() {
+        if seen.insert(name.clone()) {
+            refs(&doc["components"]["schemas"][&name], &mut pending);
+        }
+    }
+    seen
+}
+
+/// The component schema names `$ref`s inside `value` point at.
+fn refs(value: &Value, out: &mut Vec<String>) {
+    match value {
+        Value::Object(map) => {
+            if let Some(name) =
+                map.get("$ref").and_then(Value::as_str).and_then(|r| r.strip_prefix("#/components/schemas/"))
+            {
+                out.push(name.to_string());
+            }
+            map.values().for_each(|v| refs(v, out));
+        }
+        Value::Array(items) => items.iter().for_each(|v| refs(v, out)),
+        _ => {}
+    }
+}
+
+/// Adds [`NO_CONTROLS`] to every string of `schema` (its properties, their items and their
+/// nullable branches) that states no pattern, format or enum of its own.
+fn refuse_controls_in_strings(schema: &mut Value) {
+    let Some(map) = schema.as_object_mut() else { return };
+    let is_string = map
+        .get("type")
+        .is_some_and(|t| t == "string" || t.as_array().is_some_and(|ts| ts.contains(&json!("string"))));
+    if is_string && !["pattern", "format", "enum", "const"].iter().any(|key| map.contains_key(*key)) {
+        map.insert("pattern".into(), json!(NO_CONTROLS));
+    }
+    for key in ["properties"] {
+        if let Some(properties) = map.get_mut(key).and_then(Value::as_object_mut) {
+            properties.values_mut().for_each(refuse_controls_in_strings);
+        }
+    }
+    for key in ["items"] {
+        if let Some(items) = map.get_mut(key) {
+            refuse_controls_in_strings(items);
+        }
+    }
+    for key in ["oneOf", "anyOf", "allOf"] {
+        if let Some(parts) = map.get_mut(key).and_then(Value::as_array_mut) {
+            parts.iter_mut().for_each(refuse_controls_in_strings);
+        }
+    }
 }
 
 /// How a created resource is reached: `(path, method, statuses, parameter, value)` of the
@@ -188,7 +263,8 @@ fn add_links(doc: &mut Value) {
 /// (a value that does not parse, a repeated single-valued parameter, a control character in
 /// a path segment…).
 fn add_common_errors(operation: &mut Value) {
-    let has_input = operation.get("requestBody").is_some()
+    let has_body = operation.get("requestBody").is_some();
+    let has_input = has_body
         || operation["parameters"]
             .as_array()
             .is_some_and(|ps| ps.iter().any(|p| p["in"] == "query" || p["in"] == "path"));
@@ -210,6 +286,11 @@ fn add_common_errors(operation: &mut Value) {
         responses
             .entry("400")
             .or_insert_with(|| error("a parameter or the body is invalid; the message names the field"));
+    }
+    if has_body {
+        responses.entry("413").or_insert_with(|| {
+            error("the body is larger than the server takes (see the README's input limits)")
+        });
     }
 }
 

@@ -114,6 +114,13 @@ async fn path_segments_and_free_text_parameters_document_the_control_characters_
         "{refused}"
     );
     assert_eq!(app.get("/v3/entities/ent_a%09b").await.status(), 404, "a tab is text, the entity unknown");
+    // Bodies: a request-only schema's free text says the same; a schema replies share does
+    // not (stored text, a parsed document's, may hold a form feed).
+    let schemas = &doc["components"]["schemas"];
+    let description = &schemas["CreateBucket"]["properties"]["description"];
+    assert_eq!(description["pattern"], patterns[0].as_str(), "{description}");
+    let escaped = serde_json::to_string(&patterns[0]).unwrap();
+    assert!(!schemas["Entity"].to_string().contains(escaped.trim_matches('"')), "{}", schemas["Entity"]);
     let buckets = doc["paths"]["/v3/buckets"]["get"]["parameters"].as_array().unwrap();
     let name = buckets.iter().find(|p| p["name"] == "nameSubstring").unwrap();
     assert_eq!(name["schema"]["pattern"], patterns[0].as_str(), "{name}");
@@ -142,4 +149,19 @@ async fn documented_id_patterns_take_the_ids_canon_writes_and_refuse_what_the_se
     assert_error(app.get("/v3/buckets?endingBefore=bkt_").await, 400).await;
     assert!(!pattern("/v3/knowledge-graph", "cursor").is_match("rel_abc"));
     assert_error(app.get("/v3/knowledge-graph?cursor=rel_abc").await, 400).await;
+}
+
+#[tokio::test]
+async fn a_body_over_the_limit_is_a_documented_413_with_an_error_body() {
+    let app = spawn_app().await;
+    let doc = json(app.client.get(format!("{}/openapi.json", app.address)).send().await.unwrap()).await;
+    let documented = &doc["paths"]["/v3/entities/bulk"]["post"]["responses"]["413"];
+    assert!(documented.is_object(), "{}", doc["paths"]["/v3/entities/bulk"]["post"]["responses"]);
+    // Three megabytes of rows: past the server's body limit.
+    let rows: Vec<serde_json::Value> = (0..30_000)
+        .map(|i| serde_json::json!({ "canonical": format!("{i:0>90}"), "type": "Company" }))
+        .collect();
+    let refused =
+        assert_error(app.post("/v3/entities/bulk", serde_json::json!({ "entities": rows })).await, 413).await;
+    assert!(refused["message"].as_str().unwrap().contains("length limit"), "{refused}");
 }
