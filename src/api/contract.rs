@@ -120,28 +120,28 @@ fn refs(value: &Value, out: &mut Vec<String>) {
 /// Adds [`NO_CONTROLS`] to every string of `schema` (its properties, their items and their
 /// nullable branches) that states no pattern, format or enum of its own.
 fn refuse_controls_in_strings(schema: &mut Value) {
+    let text = has_type(schema, "string");
     let Some(map) = schema.as_object_mut() else { return };
-    let is_string = map
-        .get("type")
-        .is_some_and(|t| t == "string" || t.as_array().is_some_and(|ts| ts.contains(&json!("string"))));
-    if is_string && !["pattern", "format", "enum", "const"].iter().any(|key| map.contains_key(*key)) {
+    if text && !["pattern", "format", "enum", "const"].iter().any(|key| map.contains_key(*key)) {
         map.insert("pattern".into(), json!(NO_CONTROLS));
     }
-    for key in ["properties"] {
-        if let Some(properties) = map.get_mut(key).and_then(Value::as_object_mut) {
-            properties.values_mut().for_each(refuse_controls_in_strings);
-        }
+    if let Some(properties) = map.get_mut("properties").and_then(Value::as_object_mut) {
+        properties.values_mut().for_each(refuse_controls_in_strings);
     }
-    for key in ["items"] {
-        if let Some(items) = map.get_mut(key) {
-            refuse_controls_in_strings(items);
-        }
+    if let Some(items) = map.get_mut("items") {
+        refuse_controls_in_strings(items);
     }
     for key in ["oneOf", "anyOf", "allOf"] {
         if let Some(parts) = map.get_mut(key).and_then(Value::as_array_mut) {
             parts.iter_mut().for_each(refuse_controls_in_strings);
         }
     }
+}
+
+/// Whether `schema` is of type `kind`, nullable or not (`"string"` or `["string", "null"]`).
+fn has_type(schema: &Value, kind: &str) -> bool {
+    let types = &schema["type"];
+    types == kind || types.as_array().is_some_and(|types| types.iter().any(|t| t == kind))
 }
 
 /// How a created resource is reached: `(path, method, statuses, parameter, value)` of the
@@ -297,7 +297,7 @@ fn add_common_errors(operation: &mut Value) {
 fn constrain_parameter(path: &str, parameter: &mut Value) {
     if parameter["in"] == "path" {
         // Every path segment is text the service checks (`text::check`): an ID or a name.
-        if let Some(schema) = parameter.get_mut("schema").filter(|schema| schema["type"] == "string") {
+        if let Some(schema) = parameter.get_mut("schema").filter(|schema| has_type(schema, "string")) {
             merge(schema, json!({ "pattern": NO_CONTROLS }));
         }
         return;
@@ -307,7 +307,7 @@ fn constrain_parameter(path: &str, parameter: &mut Value) {
     }
     let name = parameter["name"].as_str().unwrap_or_default().to_string();
     let Some(schema) = parameter.get_mut("schema") else { return };
-    if schema["type"] == "array" || schema["type"] == json!(["array", "null"]) {
+    if has_type(schema, "array") {
         let item = match (path, name.as_str()) {
             ("/v3/review-queue", "status") => json!({ "type": "string", "enum": review_statuses() }),
             _ => json!({ "type": "string", "pattern": LIST_ITEM }),
@@ -348,9 +348,7 @@ fn constrain_parameter(path: &str, parameter: &mut Value) {
             _ => json!({ "pattern": NO_CONTROLS }),
         },
         // Any other text: checked as every tenant text is.
-        _ if schema["type"] == "string" || schema["type"] == json!(["string", "null"]) => {
-            json!({ "pattern": NO_CONTROLS })
-        }
+        _ if has_type(schema, "string") => json!({ "pattern": NO_CONTROLS }),
         _ => return,
     };
     merge(schema, rule);
