@@ -9,8 +9,7 @@ use crate::access::browser_ui::{self, BrowserUi};
 use crate::access::error::ErrorBody;
 use crate::access::state::AppState;
 use axum::extract::{Path, State};
-use axum::response::{Html, Response};
-use axum::Json;
+use axum::response::{Html, IntoResponse, Response};
 use utoipa::openapi::security::{ApiKey, ApiKeyValue, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 
@@ -112,10 +111,16 @@ impl Modify for ApiKeyAuth {
     }
 }
 
-/// `GET /openapi.json`: the generated document with the terms annotations cannot state.
-pub async fn spec() -> Json<serde_json::Value> {
-    let generated = serde_json::to_value(ApiDoc::openapi()).unwrap_or_default();
-    Json(super::contract::complete(generated))
+/// `GET /openapi.json`: the generated document with the terms annotations cannot state. It
+/// depends on nothing at run time, so it is built on the first request (generating and
+/// completing it walks every schema) and the same bytes are served after.
+pub async fn spec() -> Response {
+    static DOCUMENT: std::sync::OnceLock<axum::body::Bytes> = std::sync::OnceLock::new();
+    let document = DOCUMENT.get_or_init(|| {
+        let generated = serde_json::to_value(ApiDoc::openapi()).unwrap_or_default();
+        serde_json::to_vec(&super::contract::complete(generated)).unwrap_or_default().into()
+    });
+    ([(axum::http::header::CONTENT_TYPE, "application/json")], document.clone()).into_response()
 }
 
 /// Swagger UI 5 (its standalone bundle): what `/docs` loads.
