@@ -100,7 +100,7 @@ async fn a_view_window_past_366_days_or_an_offset_past_100000_is_refused_with_40
     let error = assert_error(app.post("/v3/views/table-data", body).await, 400).await;
     assert!(error["message"].as_str().unwrap().contains("offset: must be 0..100000"), "{error}");
     // The served document states the same bound (it once said 10,000,000).
-    let doc = json(app.client.get(format!("{}/openapi.json", app.address)).send().await.unwrap()).await;
+    let doc = json(app.get("/openapi.json").await).await;
     // TableDataInput flattens the view's fields: an allOf whose own part holds the page.
     let parts = doc["components"]["schemas"]["TableDataInput"]["allOf"].as_array().unwrap();
     let offset = parts.iter().map(|part| &part["properties"]["offset"]).find(|o| o.is_object()).unwrap();

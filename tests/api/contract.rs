@@ -2,14 +2,14 @@
 //! scripts/schemathesis.sh; these pin down what it found).
 
 use crate::helpers::{assert_error, json, spawn_app};
-use serde_json::Value;
+use serde_json::{json, Value};
 
 const METHODS: [&str; 5] = ["get", "put", "post", "delete", "patch"];
 
 #[tokio::test]
 async fn every_keyed_operation_documents_the_errors_it_can_answer() {
     let app = spawn_app().await;
-    let doc = json(app.client.get(format!("{}/openapi.json", app.address)).send().await.unwrap()).await;
+    let doc = json(app.get("/openapi.json").await).await;
     let mut checked = 0;
     for (path, item) in doc["paths"].as_object().unwrap() {
         if !path.starts_with("/v3/") {
@@ -37,7 +37,7 @@ async fn every_keyed_operation_documents_the_errors_it_can_answer() {
 #[tokio::test]
 async fn the_documented_page_sizes_are_the_ones_the_server_takes() {
     let app = spawn_app().await;
-    let doc = json(app.client.get(format!("{}/openapi.json", app.address)).send().await.unwrap()).await;
+    let doc = json(app.get("/openapi.json").await).await;
     let mut checked = Vec::new();
     for (path, item) in doc["paths"].as_object().unwrap() {
         let parameters = item["get"]["parameters"].as_array().cloned().unwrap_or_default();
@@ -65,7 +65,7 @@ async fn the_documented_page_sizes_are_the_ones_the_server_takes() {
 #[tokio::test]
 async fn metrics_are_served_as_documented_and_creations_link_to_what_they_created() {
     let app = spawn_app().await;
-    let doc = json(app.client.get(format!("{}/openapi.json", app.address)).send().await.unwrap()).await;
+    let doc = json(app.get("/openapi.json").await).await;
     let documented: Vec<&String> =
         doc["paths"]["/metrics"]["get"]["responses"]["200"]["content"].as_object().unwrap().keys().collect();
     let served = app.client.get(format!("{}/metrics", app.address)).send().await.unwrap();
@@ -89,7 +89,7 @@ async fn metrics_are_served_as_documented_and_creations_link_to_what_they_create
 #[tokio::test]
 async fn path_segments_and_free_text_parameters_document_the_control_characters_refused() {
     let app = spawn_app().await;
-    let doc = json(app.client.get(format!("{}/openapi.json", app.address)).send().await.unwrap()).await;
+    let doc = json(app.get("/openapi.json").await).await;
     let mut patterns = Vec::new();
     for item in doc["paths"].as_object().unwrap().values() {
         for method in METHODS.iter().filter(|m| item[**m].is_object()) {
@@ -131,13 +131,13 @@ async fn path_segments_and_free_text_parameters_document_the_control_characters_
 #[tokio::test]
 async fn documented_id_patterns_take_the_ids_canon_writes_and_refuse_what_the_server_refuses() {
     let app = spawn_app().await;
-    let doc = json(app.client.get(format!("{}/openapi.json", app.address)).send().await.unwrap()).await;
+    let doc = json(app.get("/openapi.json").await).await;
     let pattern = |path: &str, name: &str| {
         let parameters = doc["paths"][path]["get"]["parameters"].as_array().unwrap();
         let parameter = parameters.iter().find(|p| p["name"] == name).unwrap();
         regex::Regex::new(parameter["schema"]["pattern"].as_str().unwrap()).unwrap()
     };
-    let seeded = app.seed(serde_json::json!([{ "canonical": "Acme", "type": "Company" }])).await;
+    let seeded = app.seed(json!([{ "canonical": "Acme", "type": "Company" }])).await;
     let entity = seeded["results"][0]["entityID"].as_str().unwrap().to_string();
     assert!(pattern("/v3/review-queue", "cursor").is_match(&entity), "{entity}");
     let bucket =
@@ -154,14 +154,12 @@ async fn documented_id_patterns_take_the_ids_canon_writes_and_refuse_what_the_se
 #[tokio::test]
 async fn a_body_over_the_limit_is_a_documented_413_with_an_error_body() {
     let app = spawn_app().await;
-    let doc = json(app.client.get(format!("{}/openapi.json", app.address)).send().await.unwrap()).await;
+    let doc = json(app.get("/openapi.json").await).await;
     let documented = &doc["paths"]["/v3/entities/bulk"]["post"]["responses"]["413"];
     assert!(documented.is_object(), "{}", doc["paths"]["/v3/entities/bulk"]["post"]["responses"]);
     // Three megabytes of rows: past the server's body limit.
-    let rows: Vec<serde_json::Value> = (0..30_000)
-        .map(|i| serde_json::json!({ "canonical": format!("{i:0>90}"), "type": "Company" }))
-        .collect();
-    let refused =
-        assert_error(app.post("/v3/entities/bulk", serde_json::json!({ "entities": rows })).await, 413).await;
+    let rows: Vec<serde_json::Value> =
+        (0..30_000).map(|i| json!({ "canonical": format!("{i:0>90}"), "type": "Company" })).collect();
+    let refused = assert_error(app.post("/v3/entities/bulk", json!({ "entities": rows })).await, 413).await;
     assert!(refused["message"].as_str().unwrap().contains("length limit"), "{refused}");
 }
