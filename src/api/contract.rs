@@ -363,6 +363,11 @@ fn constrain_bodies(schemas: &mut Map<String, Value>) {
     for (schema, property, rule) in body_rules() {
         constrain_property(schemas, schema, property, rule);
     }
+    // A function's reply carries its type's settings beside the common fields; the schema,
+    // closed against drift, names them too.
+    if let Some(properties) = schemas.get_mut("Function").and_then(|s| s["properties"].as_object_mut()) {
+        properties.extend(crate::functions::service::settings_properties());
+    }
     // Exactly one of the two ways to send files.
     if let Some(input) = schemas.get_mut("CallInput") {
         merge(input, json!({ "oneOf": [{ "required": ["singleFile"] }, { "required": ["batchFiles"] }] }));

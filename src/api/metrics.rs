@@ -20,7 +20,7 @@ pub async fn track(State(state): State<AppState>, request: Request, next: Next) 
 }
 
 /// `GET /metrics` in the OpenMetrics text format (Prometheus reads it).
-#[utoipa::path(get, path = "/metrics", tag = "operations",
+#[utoipa::path(get, path = "/metrics", tag = "operations", security(()),
     responses((status = 200, description = "OpenMetrics text exposition", body = String,
         content_type = "application/openmetrics-text")))]
 pub async fn metrics(State(state): State<AppState>) -> Response {

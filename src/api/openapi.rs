@@ -57,7 +57,8 @@ use utoipa::{Modify, OpenApi};
     ),
     components(schemas(ErrorBody)),
     modifiers(&ApiKeyAuth),
-    security(("apiKey" = [])),
+    // Alternatives: either one authenticates (`access::caller`); reviewer routes narrow it.
+    security(("apiKey" = []), ("dashboardToken" = [])),
     tags(
         (name = "buckets", description = "Partitions of the knowledge graph"),
         (name = "entity types", description = "The tenant's taxonomy of entities"),

@@ -119,6 +119,27 @@ async fn sdk_type_names_are_accepted_and_kept_as_sent() {
     );
     let joiner = app.read("/v3/functions/joiner").await["function"].clone();
     assert_eq!(joiner["joinType"], "standard");
+    // The document's Function is closed (additionalProperties: false): every field each type
+    // replies with is one of its properties, of the documented JSON type.
+    let doc = json(app.get("/openapi.json").await).await;
+    let function = &doc["components"]["schemas"]["Function"];
+    assert_eq!(function["additionalProperties"], false, "{function}");
+    let listed = json(app.get("/v3/functions?limit=100").await).await;
+    for reply in listed["functions"].as_array().unwrap() {
+        for (field, value) in reply.as_object().unwrap() {
+            let documented = &function["properties"][field.as_str()];
+            assert!(documented.is_object(), "{field} of a {} function is documented", reply["type"]);
+            let kind = documented["type"].as_str().unwrap_or_default();
+            let fits = match kind {
+                "boolean" => value.is_boolean(),
+                "array" => value.is_array(),
+                "object" => value.is_object(),
+                "string" => value.is_string(),
+                _ => true,
+            };
+            assert!(fits, "{field}: {value} is a {kind}");
+        }
+    }
 }
 
 #[tokio::test]

@@ -96,6 +96,12 @@ async fn the_openapi_document_lists_every_endpoint_with_its_error_responses() {
     }
     assert_eq!(doc["components"]["securitySchemes"]["apiKey"]["name"], "x-api-key");
     assert_eq!(doc["components"]["securitySchemes"]["dashboardToken"]["scheme"], "bearer");
+    // The key or a dashboard token: two requirements, either satisfies (both are accepted).
+    assert_eq!(doc["security"], serde_json::json!([{ "apiKey": [] }, { "dashboardToken": [] }]));
+    // Probes and metrics are open (no key), and say so.
+    for path in ["/healthz", "/readyz", "/metrics"] {
+        assert_eq!(doc["paths"][path]["get"]["security"], serde_json::json!([{}]), "{path}");
+    }
     // Every route the server answers is documented.
     let documented = doc["paths"].as_object().unwrap().len();
     assert!(documented >= expected.iter().map(|(p, _, _)| p).collect::<std::collections::HashSet<_>>().len());
