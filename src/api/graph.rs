@@ -204,17 +204,7 @@ pub async fn entity_relations(
     Path(id): Path<String>,
     ApiQuery(query): ApiQuery<RelationsParams>,
 ) -> Result<Json<EntityRelations>, ApiError> {
-    let direction = match query.direction.as_deref() {
-        None | Some("both") => Direction::Both,
-        Some("inbound") => Direction::Inbound,
-        Some("outbound") => Direction::Outbound,
-        Some(other) => {
-            return Err(ApiError::bad_request(
-                format!("direction: must be inbound, outbound or both (got {other:?})"),
-                Some(serde_json::json!({ "field": "direction", "error": "unknown value" })),
-            ))
-        }
-    };
+    let direction = query.direction.as_deref().map(Direction::parse).transpose()?.unwrap_or(Direction::Both);
     let relations = RelationsQuery {
         direction,
         relation_type: query.relation_type,
@@ -272,16 +262,7 @@ pub async fn knowledge_graph(
     let mut types = list_param(&query.types);
     types.extend(list_param(&query.types_brackets));
     let depth_raw = query.max_depth.as_deref().or(query.depth.as_deref());
-    let depth = match int_param("maxDepth", depth_raw)? {
-        None => 2,
-        Some(d) if (0..=5).contains(&d) => d as u32,
-        Some(d) => {
-            return Err(ApiError::bad_request(
-                format!("maxDepth: must be between 0 and 5 (got {d})"),
-                Some(serde_json::json!({ "field": "maxDepth", "error": "out of range" })),
-            ))
-        }
-    };
+    let depth = int_param("maxDepth", depth_raw)?.unwrap_or(2);
     let graph = GraphQuery {
         type_ids: (!types.is_empty()).then_some(types),
         since: time_param("since", query.since.as_deref())?,

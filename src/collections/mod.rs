@@ -76,11 +76,18 @@ pub fn check_name(field: &str, name: &str) -> ServiceResult<()> {
     }
 }
 
-/// Page number and size, validated: page ≥ 1, limit 1..=`max` (default 50).
+/// Highest page number: the document's int32, and small enough that `(page - 1) * limit`
+/// (the rows skipped) cannot overflow.
+pub const MAX_PAGE_NUMBER: i64 = i32::MAX as i64;
+
+/// Page number and size, validated: page 1..=[`MAX_PAGE_NUMBER`], limit 1..=`max` (default 50).
 pub fn page_bounds(page: Option<i64>, limit: Option<i64>, max: i64) -> ServiceResult<(i64, i64)> {
     let page = page.unwrap_or(1);
-    if page < 1 {
-        return Err(ServiceError::invalid_field("page", format!("must be 1 or more (got {page})")));
+    if !(1..=MAX_PAGE_NUMBER).contains(&page) {
+        return Err(ServiceError::invalid_field(
+            "page",
+            format!("must be between 1 and {MAX_PAGE_NUMBER} (got {page})"),
+        ));
     }
     let limit = limit.unwrap_or(50);
     if !(1..=max).contains(&limit) {
@@ -637,6 +644,8 @@ mod tests {
     fn pages_are_bounded_and_counted() {
         assert_eq!(page_bounds(None, None, 100).unwrap(), (1, 50));
         assert!(page_bounds(Some(0), None, 100).is_err());
+        assert!(page_bounds(Some(MAX_PAGE_NUMBER + 1), None, 100).is_err());
+        assert_eq!(page_bounds(Some(MAX_PAGE_NUMBER), Some(100), 100).unwrap(), (MAX_PAGE_NUMBER, 100));
         assert!(page_bounds(None, Some(101), 100).is_err());
         assert_eq!(total_pages(0, 10), 1);
         assert_eq!(total_pages(10, 10), 1);

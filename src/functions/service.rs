@@ -213,6 +213,12 @@ fn build_body(function_type: &str, input: &FunctionInput, previous: Option<&Valu
     }
     let schema = input.output_schema.clone().or_else(|| before("outputSchema")).unwrap_or(json!({}));
     body.insert("outputSchema".into(), schema);
+    // The version's names and labels are tenant text like any other (`text::check`).
+    crate::text::check_opt("displayName", input.display_name.as_deref())?;
+    crate::text::check_opt("outputSchemaName", input.output_schema_name.as_deref())?;
+    for (i, tag) in input.tags.iter().flatten().enumerate() {
+        crate::text::check(&format!("tags[{i}]"), tag)?;
+    }
     let schema_name =
         input.output_schema_name.as_ref().map(|n| json!(n)).or_else(|| before("outputSchemaName"));
     body.insert("outputSchemaName".into(), schema_name.unwrap_or(json!("output")));

@@ -122,6 +122,23 @@ pub enum Direction {
     Both,
 }
 
+impl Direction {
+    /// The names a query gives, in the order error messages list them.
+    pub const NAMES: [&'static str; 3] = ["inbound", "outbound", "both"];
+
+    pub fn parse(text: &str) -> ServiceResult<Self> {
+        match text {
+            "inbound" => Ok(Self::Inbound),
+            "outbound" => Ok(Self::Outbound),
+            "both" => Ok(Self::Both),
+            other => Err(ServiceError::invalid_field(
+                "direction",
+                format!("must be inbound, outbound or both (got {other:?})"),
+            )),
+        }
+    }
+}
+
 /// Relations per page: by default, and at most (REST and the MCP tool alike).
 pub const RELATIONS_PAGE: u32 = 50;
 pub const MAX_RELATIONS_PAGE: u32 = 200;
@@ -140,7 +157,9 @@ pub struct GraphQuery {
     pub since: Option<String>,
     pub search: Option<String>,
     pub center: Option<String>,
-    pub depth: u32,
+    /// Hops from `center`, 0..=[`MAX_DEPTH`] (checked here for both transports; signed so a
+    /// negative value is refused by name rather than wrapped).
+    pub depth: i64,
     pub bucket: Option<String>,
     pub cursor: Option<String>,
     pub limit: u32,
@@ -239,13 +258,16 @@ impl GraphService {
     /// A page of the graph's edges and their endpoints.
     pub async fn knowledge_graph(&self, tenant: &Tenant, query: GraphQuery) -> ServiceResult<KnowledgeGraph> {
         crate::text::check_opt("search", query.search.as_deref())?;
+        let depth = u32::try_from(query.depth).ok().filter(|depth| *depth <= MAX_DEPTH).ok_or_else(|| {
+            ServiceError::invalid_field(
+                "maxDepth",
+                format!("must be between 0 and {MAX_DEPTH} (got {})", query.depth),
+            )
+        })?;
         let mut depths: Option<BTreeMap<String, u32>> = None;
         if let Some(center) = &query.center {
             let (center_id, _) = self.resolve_entity(tenant, center, None).await?;
-            depths = Some(
-                self.within_hops(tenant, &center_id, query.depth.min(MAX_DEPTH), query.bucket.as_deref())
-                    .await?,
-            );
+            depths = Some(self.within_hops(tenant, &center_id, depth, query.bucket.as_deref()).await?);
         }
         let mut node_ids: Option<HashSet<String>> = depths.as_ref().map(|d| d.keys().cloned().collect());
         if let Some(search) = query.search.as_deref().filter(|s| !s.is_empty()) {

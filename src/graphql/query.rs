@@ -8,7 +8,7 @@ use super::types::{
 use super::{request, OrGql, RequestContext};
 use crate::access::params::time_param;
 use crate::graph::entities::SYNONYMS_LISTED;
-use crate::graph::relations::{GraphQuery, MAX_DEPTH};
+use crate::graph::relations::GraphQuery;
 use crate::graph::review::{ReviewFilter, STATUSES};
 use crate::pagination::{Limits, PageRequest};
 use async_graphql::connection::Connection;
@@ -147,20 +147,13 @@ impl QueryRoot {
         #[graphql(default = 50, desc = "Edges per page, 1..200.")] limit: i32,
     ) -> async_graphql::Result<KnowledgeGraph> {
         let rc = request(ctx);
-        if !(0..=MAX_DEPTH as i32).contains(&max_depth) {
-            return Err(crate::error::ServiceError::invalid_field(
-                "maxDepth",
-                format!("must be between 0 and {MAX_DEPTH} (got {max_depth})"),
-            ))
-            .gql();
-        }
         let types: Vec<String> = types.unwrap_or_default().into_iter().map(|id| id.0).collect();
         let query = GraphQuery {
             type_ids: (!types.is_empty()).then_some(types),
             since: time_param("since", since.as_deref()).gql()?,
             search,
             center: node_id.map(|id| id.0),
-            depth: max_depth as u32,
+            depth: max_depth.into(),
             bucket,
             cursor,
             limit: limit_arg(limit)?,
