@@ -20,6 +20,8 @@ use serde_json::{json, Value};
 
 /// Pairs per run.
 pub const MAX_PAIRS: usize = 1000;
+/// Largest `numericTolerance` a score read takes (a bound, so the number stays finite).
+pub const MAX_NUMERIC_TOLERANCE: f64 = 1e12;
 
 /// One input and the output expected from it.
 #[derive(Clone, Debug)]

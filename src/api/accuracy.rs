@@ -273,8 +273,12 @@ pub async fn score_get(
     ApiQuery(query): ApiQuery<ScoreQuery>,
 ) -> Result<Json<Value>, ApiError> {
     let options = CompareOptions {
-        numeric_tolerance: number_param("numericTolerance", query.numeric_tolerance.as_deref(), 0.0..=1e12)?
-            .unwrap_or(0.0),
+        numeric_tolerance: number_param(
+            "numericTolerance",
+            query.numeric_tolerance.as_deref(),
+            0.0..=crate::accuracy::score::MAX_NUMERIC_TOLERANCE,
+        )?
+        .unwrap_or(0.0),
         fuzzy_threshold: number_param("fuzzyThreshold", query.fuzzy_threshold.as_deref(), 0.0..=1.0)?,
         ignored_paths: array_param("ignorePaths", &query.ignore_paths)?,
     };

@@ -303,11 +303,9 @@ pub async fn list(
         "wc",
     )?;
     let statuses = array_param("statuses", &query.statuses)?;
-    if let Some(bad) =
-        statuses.iter().find(|s| !matches!(s.as_str(), "pending" | "running" | "completed" | "failed"))
-    {
+    if let Some(bad) = statuses.iter().find(|s| !crate::calls::STATUSES.contains(&s.as_str())) {
         return Err(ApiError::bad_request(
-            format!("statuses: {bad:?} is not one of pending, running, completed, failed"),
+            format!("statuses: {bad:?} is not one of {}", crate::calls::STATUSES.join(", ")),
             Some(json!({ "field": "statuses" })),
         ));
     }

@@ -5,9 +5,14 @@
 
 use crate::accuracy::{corrections, evaluations, regression, score};
 use crate::collections::{MAX_ITEMS_PER_REQUEST, MAX_SEARCH_LIMIT, MAX_TEXTS_PER_COUNT};
-use crate::datasets::{MAX_COLUMNS_PER_WRITE, MAX_ROWS_PER_BUILD};
-use crate::graph::{buckets, entities, entity_types, merges, seed};
-use crate::views;
+use crate::datasets::{self, MAX_COLUMNS_PER_WRITE, MAX_ROWS_PER_BUILD};
+use crate::delivery::subscriptions;
+use crate::functions::validate::FUNCTION_TYPES;
+use crate::graph::relations::Direction;
+use crate::graph::suggestions::SuggestionOrder;
+use crate::graph::undo::REOPEN_STATUSES;
+use crate::graph::{buckets, entities, entity_types, merges, relations, seed};
+use crate::{calls, collections, connectors, views};
 use serde_json::{json, Map, Value};
 
 /// Collection names: dot-separated segments of ASCII letters, digits and underscores, each
@@ -23,6 +28,10 @@ const LIST_ITEM: &str = r"[^,\s]";
 /// Text the service takes: no control characters but tab and newline (`text::check`; Unicode's
 /// Cc category, as `char::is_control`).
 const NO_CONTROLS: &str = r"^[^\u0000-\u0008\u000B-\u001F\u007F-\u009F]*$";
+/// A `<function or workflow id or name>.<versionNum>` filter entry (`listing::version_refs`).
+const VERSION_REF: &str = r"^[^,\s\u0000-\u001F\u007F-\u009F]+\.0*[1-9][0-9]{0,17}$";
+/// Request text the service takes whatever it holds: a secret's value, texts to count tokens of.
+const ANY_TEXT: &[(&str, &str)] = &[("RotateSecret", "value"), ("CountTokens", "texts")];
 /// Event IDs are KSUIDs.
 const KSUID: &str = "^[0-9A-Za-z]{27}$";
 
@@ -68,6 +77,14 @@ pub fn complete(mut doc: Value) -> Value {
         for name in request_only {
             if let Some(schema) = schemas.get_mut(&name) {
                 refuse_controls_in_strings(schema);
+            }
+        }
+        for (schema, property) in ANY_TEXT {
+            if let Some(text) =
+                schemas.get_mut(*schema).and_then(|s| s.pointer_mut(&format!("/properties/{property}")))
+            {
+                let text = if text.get("items").is_some() { &mut text["items"] } else { text };
+                text.as_object_mut().map(|text| text.remove("pattern"));
             }
         }
     }
@@ -118,12 +135,21 @@ fn refs(value: &Value, out: &mut Vec<String>) {
 }
 
 /// Adds [`NO_CONTROLS`] to every string of `schema` (its properties, their items and their
-/// nullable branches) that states no pattern, format or enum of its own.
+/// nullable branches) that states no format or enum of its own: as its pattern, or beside a
+/// pattern that does not hold the whole text (`\S`: some character is not a space).
 fn refuse_controls_in_strings(schema: &mut Value) {
     let text = has_type(schema, "string");
     let Some(map) = schema.as_object_mut() else { return };
-    if text && !["pattern", "format", "enum", "const"].iter().any(|key| map.contains_key(*key)) {
-        map.insert("pattern".into(), json!(NO_CONTROLS));
+    if text && !["format", "enum", "const", "allOf"].iter().any(|key| map.contains_key(*key)) {
+        match map.get("pattern").and_then(Value::as_str) {
+            None => {
+                map.insert("pattern".into(), json!(NO_CONTROLS));
+            }
+            Some(own) if !(own.starts_with('^') && own.ends_with('$')) => {
+                map.insert("allOf".into(), json!([{ "pattern": NO_CONTROLS }]));
+            }
+            Some(_) => {}
+        }
     }
     if let Some(properties) = map.get_mut("properties").and_then(Value::as_object_mut) {
         properties.values_mut().for_each(refuse_controls_in_strings);
@@ -310,7 +336,18 @@ fn constrain_parameter(path: &str, parameter: &mut Value) {
     if has_type(schema, "array") {
         let item = match (path, name.as_str()) {
             ("/v3/review-queue", "status") => json!({ "type": "string", "enum": review_statuses() }),
-            _ => json!({ "type": "string", "pattern": LIST_ITEM }),
+            ("/v3/calls", "statuses") => json!({ "type": "string", "enum": calls::STATUSES }),
+            (_, "types") if path.starts_with("/v3/functions") => {
+                json!({ "type": "string", "enum": FUNCTION_TYPES })
+            }
+            (_, name) if name.ends_with("VersionNums") && path != "/v1-alpha/events" => {
+                json!({ "type": "string", "pattern": VERSION_REF })
+            }
+            _ => {
+                let mut item = text_with(LIST_ITEM);
+                item["type"] = json!("string");
+                item
+            }
         };
         merge(schema, json!({ "items": item }));
         return;
@@ -318,24 +355,35 @@ fn constrain_parameter(path: &str, parameter: &mut Value) {
     let limit_max = if LIMIT_100.contains(&path) { 100 } else { 200 };
     // An ID as `ids::has_prefix` takes it: the prefix, `_`, then letters and digits.
     let id_prefix = |prefix: &str| json!({ "pattern": format!("^{prefix}_[0-9A-Za-z]+$") });
+    // A list's cursor: such an ID, or empty (a blank form field, read as no cursor).
+    let id_cursor = |prefix: &str| json!({ "pattern": format!("^({prefix}_[0-9A-Za-z]+)?$") });
     // A page cursor is an ID whose ULID the page decodes (`id_keys::timestamp`), as canon writes it.
-    let ulid_id = |prefix: &str| json!({ "pattern": format!("^{prefix}_[0-7][0-9A-HJKMNP-TV-Z]{{25}}$") });
+    let ulid_id = |prefix: &str| json!({ "pattern": format!("^({prefix}_[0-7][0-9A-HJKMNP-TV-Z]{{25}})?$") });
     let rule = match name.as_str() {
         "limit" => json!({ "minimum": 1, "maximum": limit_max }),
-        "page" => json!({ "minimum": 1 }),
-        "maxDepth" | "depth" => json!({ "minimum": 0, "maximum": 5 }),
+        "page" => json!({ "minimum": 1, "maximum": collections::MAX_PAGE_NUMBER }),
+        "maxDepth" | "depth" => json!({ "minimum": 0, "maximum": relations::MAX_DEPTH }),
+        "direction" => json!({ "enum": Direction::NAMES }),
+        "order" if path == "/v3/merge-suggestions" => json!({ "enum": SuggestionOrder::NAMES }),
+        "fuzzyThreshold" => json!({ "minimum": 0, "maximum": 1 }),
+        "numericTolerance" => json!({ "minimum": 0, "maximum": score::MAX_NUMERIC_TOLERANCE }),
+        "collectionItemID" => text_with(NOT_BLANK),
         "sortOrder" => json!({ "enum": ["asc", "desc"] }),
         "assignedTo" => json!({ "pattern": "^(me|usr_.+)$" }),
         "collectionName" => json!({ "pattern": COLLECTION_NAME }),
         // Empty is read as no filter (a form's blank field), so the document allows it.
         "parentCollectionName" => json!({ "pattern": format!("^$|{COLLECTION_NAME}") }),
-        "since" => json!({ "format": "date-time" }),
-        "startingAfter" | "endingBefore" => match path {
-            "/v3/buckets" => id_prefix("bkt"),
-            "/v3/entity-types" => id_prefix("ety"),
-            "/v3/subscriptions" => id_prefix("sub"),
-            "/v3/views" => id_prefix("vw"),
-            "/v3/datasets" => id_prefix("gds"),
+        // An empty value is no value (serde_html_form reads it as absent): a blank form field.
+        "since" => json!({ "anyOf": [{ "format": "date-time" }, { "maxLength": 0 }] }),
+        "startingAfter" | "endingBefore" if has_type(schema, "string") => match path {
+            "/v3/buckets" => id_cursor("bkt"),
+            "/v3/entity-types" => id_cursor("ety"),
+            "/v3/subscriptions" => id_cursor("sub"),
+            "/v3/views" => id_cursor("vw"),
+            "/v3/datasets" => id_cursor("gds"),
+            "/v3/calls" => id_cursor("wc"),
+            "/v3/functions" => id_cursor("fn"),
+            "/v3/workflows" => id_cursor("wf"),
             "/v3/outputs" | "/v3/errors" | "/v1-alpha/events" => json!({ "pattern": KSUID }),
             _ => json!({ "pattern": NO_CONTROLS }),
         },
@@ -352,6 +400,13 @@ fn constrain_parameter(path: &str, parameter: &mut Value) {
         _ => return,
     };
     merge(schema, rule);
+}
+
+/// A string matching `pattern` (which does not hold the whole text) and, like every tenant
+/// text, without control characters: JSON Schema takes one `pattern` per schema, so the
+/// second goes in an `allOf`.
+fn text_with(pattern: &str) -> Value {
+    json!({ "pattern": pattern, "allOf": [{ "pattern": NO_CONTROLS }] })
 }
 
 fn review_statuses() -> Vec<&'static str> {
@@ -379,14 +434,28 @@ fn body_rules() -> Vec<(&'static str, &'static str, Value)> {
     vec![
         ("FunctionInput", "functionName", json!({ "pattern": FUNCTION_NAME })),
         ("WorkflowInput", "name", json!({ "pattern": FUNCTION_NAME })),
+        // Optional on PATCH: null stays allowed.
+        (
+            "FunctionInput",
+            "type",
+            json!({ "enum": FUNCTION_TYPES.iter().map(|t| json!(t)).chain([Value::Null]).collect::<Vec<_>>() }),
+        ),
         ("CreateBucket", "name", json!({ "pattern": NOT_BLANK, "maxLength": buckets::NAME_MAX })),
         ("CreateEntityType", "name", json!({ "pattern": NOT_BLANK, "maxLength": entity_types::NAME_MAX })),
         // An empty parentTypeID is a type without a parent, as the type's reply shows it.
         ("CreateEntityType", "parentTypeID", json!({ "pattern": "^(ety_[0-9A-Za-z]+)?$" })),
         ("BulkSeed", "onConflict", json!({ "enum": ["merge", null] })),
         ("BulkSeed", "entities", json!({ "minItems": 1, "maxItems": seed::MAX_ROWS })),
-        ("BulkValidate", "status", json!({ "enum": ["approved", "rejected"] })),
-        ("BulkValidateMatching", "status", json!({ "enum": ["approved", "rejected"] })),
+        ("BulkValidate", "status", json!({ "enum": entities::DECISIONS })),
+        ("BulkValidateMatching", "status", json!({ "enum": entities::DECISIONS })),
+        ("UpdateEntity", "status", json!({ "enum": [entities::DECISIONS[0], entities::DECISIONS[1], null] })),
+        ("ReopenEntity", "status", json!({ "enum": REOPEN_STATUSES })),
+        ("TimeWindow", "start", json!({ "format": "date-time" })),
+        ("TimeWindow", "end", json!({ "format": "date-time" })),
+        ("SubscriptionInput", "name", json!({ "pattern": NOT_BLANK, "maxLength": subscriptions::NAME_MAX })),
+        ("ConnectorInput", "name", json!({ "pattern": NOT_BLANK, "maxLength": connectors::NAME_MAX })),
+        ("ConnectorInput", "type", json!({ "enum": connectors::TYPES })),
+        ("DatasetColumn", "name", json!({ "pattern": NOT_BLANK, "maxLength": datasets::NAME_MAX })),
         ("QueueFilter", "status", json!({ "items": { "enum": review_statuses() } })),
         ("QueueFilter", "since", json!({ "format": "date-time" })),
         ("QueueFilter", "assignedTo", json!({ "pattern": "^(me|usr_.+)$" })),
@@ -397,17 +466,23 @@ fn body_rules() -> Vec<(&'static str, &'static str, Value)> {
         ("Search", "limit", json!({ "minimum": 1, "maximum": MAX_SEARCH_LIMIT })),
         // A surface must hold a letter or a digit ([^\W_]: a word character, not `_`).
         ("CreateMention", "surface", json!({ "pattern": r"[^\W_]" })),
-        ("CreateRelation", "relationType", json!({ "pattern": NOT_BLANK, "maxLength": 100 })),
+        (
+            "CreateRelation",
+            "relationType",
+            json!({ "pattern": NOT_BLANK, "maxLength": relations::RELATION_TYPE_MAX }),
+        ),
         ("BatchFiles", "inputs", json!({ "minItems": 1 })),
-        ("ViewInput", "name", json!({ "pattern": NOT_BLANK, "maxLength": 200 })),
+        ("ViewInput", "name", json!({ "pattern": NOT_BLANK, "maxLength": views::NAME_MAX })),
+        ("ViewInput", "description", json!({ "maxLength": views::DESCRIPTION_MAX })),
         ("ViewInput", "functions", json!({ "minItems": 1, "maxItems": views::MAX_FUNCTIONS })),
         ("ViewInput", "columns", json!({ "maxItems": views::MAX_COLUMNS })),
         ("ViewInput", "filters", json!({ "maxItems": views::MAX_FILTERS })),
         ("ViewInput", "aggregations", json!({ "maxItems": views::MAX_AGGREGATIONS })),
         ("TableDataInput", "limit", json!({ "minimum": 1, "maximum": views::MAX_TABLE_ROWS })),
         ("TableDataInput", "offset", json!({ "minimum": 0, "maximum": views::MAX_OFFSET })),
-        ("DatasetInput", "name", json!({ "pattern": NOT_BLANK, "maxLength": 200 })),
-        ("DatasetInput", "columns", json!({ "minItems": 1, "maxItems": 3 })),
+        ("DatasetInput", "name", json!({ "pattern": NOT_BLANK, "maxLength": datasets::NAME_MAX })),
+        ("DatasetInput", "description", json!({ "maxLength": datasets::DESCRIPTION_MAX })),
+        ("DatasetInput", "columns", json!({ "minItems": 1, "maxItems": datasets::MAX_COLUMNS })),
         ("ColumnsInput", "columns", json!({ "minItems": 1, "maxItems": MAX_COLUMNS_PER_WRITE })),
         ("FromEventsInput", "limit", json!({ "minimum": 1, "maximum": MAX_ROWS_PER_BUILD })),
         ("FromEventsInput", "eventIDs", json!({ "maxItems": MAX_ROWS_PER_BUILD })),
@@ -492,5 +567,8 @@ mod tests {
             .map(|(schema, property, _)| format!("{schema}.{property}"))
             .collect();
         assert!(missing.is_empty(), "rules for properties the document lacks: {missing:?}");
+        for (schema, property) in ANY_TEXT {
+            assert!(schemas[*schema]["properties"][*property].is_object(), "{schema}.{property}");
+        }
     }
 }

@@ -30,6 +30,8 @@ use tokio::sync::{broadcast, OwnedSemaphorePermit, Semaphore};
 pub use crate::store::records::calls::{CALL_JOB, CALL_JOB_ATTEMPTS};
 /// How long a `callReferenceID` keeps naming its call (decision: one day).
 pub const REFERENCE_WINDOW_MS: i64 = 24 * 60 * 60 * 1000;
+/// The states a call is in, as `GET /v3/calls?statuses=` filters them.
+pub const STATUSES: [&str; 4] = ["pending", "running", "completed", "failed"];
 /// `metadata` bound (the SDK documents 4 KB).
 pub const MAX_METADATA_BYTES: usize = 4 * 1024;
 

@@ -106,6 +106,11 @@ fn secret_name(connector_id: &str) -> String {
     format!("connector:{connector_id}:boxClientSecret")
 }
 
+/// The connector types `type` takes (paragon is refused with 422: it runs on Paragon's service).
+pub const TYPES: [&str; 2] = ["box", "paragon"];
+/// Longest connector name.
+pub const NAME_MAX: usize = 200;
+
 #[derive(Clone)]
 pub struct ConnectorService {
     pub records: Records,
@@ -114,7 +119,7 @@ pub struct ConnectorService {
 
 impl ConnectorService {
     pub async fn create(&self, tenant: &Tenant, input: ConnectorInput) -> ServiceResult<Connector> {
-        crate::text::check_len("name", &input.name, 200, true)?;
+        crate::text::check_len("name", &input.name, NAME_MAX, true)?;
         match input.connector_type.as_str() {
             "box" => {}
             "paragon" => {
@@ -126,7 +131,7 @@ impl ConnectorService {
                     details: Some(serde_json::json!({ "field": "type", "error": "unsupported" })),
                 })
             }
-            _ => return Err(ServiceError::invalid_field("type", "must be box or paragon")),
+            _ => return Err(ServiceError::invalid_field("type", format!("must be {}", TYPES.join(" or ")))),
         }
         let required = |field: &str, value: &Option<String>| -> ServiceResult<String> {
             let value = value.as_deref().map(str::trim).unwrap_or_default();

@@ -27,6 +27,11 @@ use model::*;
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, HashMap};
 
+/// Longest name of a dataset or of one of its columns, and longest description.
+pub const NAME_MAX: usize = 200;
+pub const DESCRIPTION_MAX: usize = 2_000;
+/// Most columns a dataset has: one per role.
+pub const MAX_COLUMNS: usize = ColumnRole::ALL.len();
 /// Most rows one `from-events` call builds (its `limit` and its `eventIDs`).
 pub const MAX_ROWS_PER_BUILD: i64 = 1_000;
 /// Most columns one row's column write carries.
@@ -46,10 +51,10 @@ pub enum Written {
 impl DatasetsService {
     pub async fn create(&self, tenant: &Tenant, input: DatasetInput) -> ServiceResult<Dataset> {
         let name = input.name.trim().to_string();
-        text::check_len("name", &name, 200, true)?;
+        text::check_len("name", &name, NAME_MAX, true)?;
         text::check_opt("description", input.description.as_deref())?;
         if let Some(description) = &input.description {
-            text::check_len("description", description, 2_000, false)?;
+            text::check_len("description", description, DESCRIPTION_MAX, false)?;
         }
         check_columns(&input.columns)?;
         let now = ids::now_millis();
@@ -331,7 +336,7 @@ fn check_columns(columns: &[DatasetColumn]) -> ServiceResult<()> {
     let mut names = Vec::new();
     let mut roles = Vec::new();
     for (i, column) in columns.iter().enumerate() {
-        text::check_len(&format!("columns[{i}].name"), &column.name, 200, true)?;
+        text::check_len(&format!("columns[{i}].name"), &column.name, NAME_MAX, true)?;
         if names.contains(&column.name) {
             return Err(ServiceError::invalid_field(
                 &format!("columns[{i}].name"),

@@ -14,6 +14,11 @@ pub enum ColumnRole {
     Schema,
 }
 
+impl ColumnRole {
+    /// Every role, once (a dataset holds at most one column of each).
+    pub const ALL: [ColumnRole; 3] = [ColumnRole::Input, ColumnRole::Corrected, ColumnRole::Schema];
+}
+
 #[derive(Clone, Copy, Debug, Serialize, Deserialize, ToSchema, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum ColumnType {

@@ -24,6 +24,9 @@ use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 use utoipa::ToSchema;
 
+/// Longest subscription name.
+pub const NAME_MAX: usize = 200;
+
 /// `type` values: bem-sdk's, then canon's account-wide entity events.
 pub const TYPES: &[&str] = &[
     "transform",
@@ -179,10 +182,10 @@ impl SubscriptionsService {
     ) -> ServiceResult<SubscriptionRow> {
         if let Some(name) = &input.name {
             let name = name.trim();
-            if name.is_empty() || name.chars().count() > 200 || name.chars().any(char::is_control) {
+            if name.is_empty() || name.chars().count() > NAME_MAX || name.chars().any(char::is_control) {
                 return Err(ServiceError::invalid_field(
                     "name",
-                    "must be 1..200 characters without control characters",
+                    format!("must be 1..{NAME_MAX} characters without control characters"),
                 ));
             }
             row.name = name.to_string();

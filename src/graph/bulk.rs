@@ -122,7 +122,7 @@ impl GraphService {
         selection: Option<&str>,
         actor: &Actor,
     ) -> ServiceResult<BulkOutcome> {
-        if !matches!(status, "approved" | "rejected") {
+        if !super::entities::DECISIONS.contains(&status) {
             return Err(ServiceError::invalid_field("status", "must be approved or rejected"));
         }
         let awaiting = ["extracted", "proposed"];

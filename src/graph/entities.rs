@@ -157,6 +157,9 @@ pub struct Synonym {
 pub const SYNONYM_SOURCES: &[&str] = &["extracted", "customer_defined", "sme_approved"];
 
 /// Entity IDs one `POST /v3/entities/bulk-validate` takes at most.
+/// The decisions a reviewer records on an entity.
+pub const DECISIONS: [&str; 2] = ["approved", "rejected"];
+
 pub const BULK_VALIDATE_MAX: usize = 1_000;
 
 /// How many synonyms `GET /v3/entities/{id}/synonyms` lists: the first by creation.
@@ -247,7 +250,7 @@ pub struct ValidateResult {
 }
 
 fn check_terminal_status(status: &str) -> ServiceResult<()> {
-    if matches!(status, "approved" | "rejected") {
+    if DECISIONS.contains(&status) {
         Ok(())
     } else {
         Err(ServiceError::invalid_field("status", "must be approved or rejected"))

@@ -14,6 +14,8 @@ use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use utoipa::ToSchema;
 
+/// Longest relation type.
+pub const RELATION_TYPE_MAX: usize = 100;
 /// Deepest centred knowledge-graph view.
 pub const MAX_DEPTH: u32 = 5;
 /// Most neighbours returned (and walked from) per entity, nearest and lowest IDs first.
@@ -198,7 +200,7 @@ impl GraphService {
         target: &str,
         relation_type: &str,
     ) -> ServiceResult<Relation> {
-        crate::text::check_len("relationType", relation_type.trim(), 100, true)?;
+        crate::text::check_len("relationType", relation_type.trim(), RELATION_TYPE_MAX, true)?;
         let relation_type = relation_type.trim();
         let (source_id, source_bucket) = self.resolve_entity(tenant, source, None).await?;
         let (target_id, target_bucket) = self.resolve_entity(tenant, target, None).await?;

@@ -34,6 +34,9 @@ use model::*;
 use serde_json::{json, Value};
 use std::collections::HashMap;
 
+/// Longest name and description of a view (and of a column, filter or aggregation name).
+pub const NAME_MAX: usize = 200;
+pub const DESCRIPTION_MAX: usize = 2_000;
 /// Bounds of a view's lists, checked on create and update and stated in the OpenAPI.
 pub const MAX_FUNCTIONS: usize = 20;
 pub const MAX_COLUMNS: usize = 100;
@@ -302,9 +305,9 @@ impl ViewsService {
     /// Checks a definition as a whole; functions are stored by ID (with the name they had).
     async fn check(&self, tenant: &Tenant, mut input: ViewInput) -> ServiceResult<Checked> {
         input.name = input.name.trim().to_string();
-        text::check_len("name", &input.name, 200, true)?;
+        text::check_len("name", &input.name, NAME_MAX, true)?;
         if let Some(description) = &input.description {
-            text::check_len("description", description, 2_000, false)?;
+            text::check_len("description", description, DESCRIPTION_MAX, false)?;
         }
         let schemas = self.functions(tenant, &mut input).await?;
         // A function named twice (by name and by ID) is read once.
@@ -318,7 +321,7 @@ impl ViewsService {
         let mut paths = Vec::new();
         for (i, column) in input.columns.iter().enumerate() {
             let field = format!("columns[{i}]");
-            text::check_len(&format!("{field}.name"), &column.name, 200, true)?;
+            text::check_len(&format!("{field}.name"), &column.name, NAME_MAX, true)?;
             if columns.insert(column.name.clone(), i).is_some() {
                 return Err(ServiceError::invalid_field(
                     &format!("{field}.name"),
@@ -336,7 +339,7 @@ impl ViewsService {
                 return Err(ServiceError::invalid_field(&path_field, format!("give 1..{MAX_PATH} keys")));
             }
             for (j, key) in column.value_schema_path.iter().enumerate() {
-                text::check_len(&format!("{path_field}[{j}]"), key, 200, true)?;
+                text::check_len(&format!("{path_field}[{j}]"), key, NAME_MAX, true)?;
                 if key.contains('"') {
                     return Err(ServiceError::invalid_field(
                         &format!("{path_field}[{j}]"),
@@ -371,7 +374,7 @@ impl ViewsService {
         }
         for (i, filter) in input.filters.iter().enumerate() {
             let field = format!("filters[{i}]");
-            text::check_len(&format!("{field}.columnName"), &filter.column_name, 200, true)?;
+            text::check_len(&format!("{field}.columnName"), &filter.column_name, NAME_MAX, true)?;
             known(format!("{field}.columnName"), &filter.column_name)?;
             match filter.filter_type {
                 FilterType::EqualsString => match &filter.string {
@@ -401,10 +404,10 @@ impl ViewsService {
         }
         for (i, aggregation) in input.aggregations.iter().enumerate() {
             let field = format!("aggregations[{i}]");
-            text::check_len(&format!("{field}.name"), &aggregation.name, 200, true)?;
+            text::check_len(&format!("{field}.name"), &aggregation.name, NAME_MAX, true)?;
             match &aggregation.aggregate_column_name {
                 Some(name) => {
-                    text::check_len(&format!("{field}.aggregateColumnName"), name, 200, true)?;
+                    text::check_len(&format!("{field}.aggregateColumnName"), name, NAME_MAX, true)?;
                     known(format!("{field}.aggregateColumnName"), name)?;
                 }
                 None if aggregation.function != AggregationFunction::Count => {
@@ -416,7 +419,7 @@ impl ViewsService {
                 None => {}
             }
             if let Some(name) = &aggregation.group_by_column_name {
-                text::check_len(&format!("{field}.groupByColumnName"), name, 200, true)?;
+                text::check_len(&format!("{field}.groupByColumnName"), name, NAME_MAX, true)?;
                 known(format!("{field}.groupByColumnName"), name)?;
             }
         }

@@ -119,6 +119,9 @@ async fn path_segments_and_free_text_parameters_document_the_control_characters_
     let schemas = &doc["components"]["schemas"];
     let description = &schemas["CreateBucket"]["properties"]["description"];
     assert_eq!(description["pattern"], patterns[0].as_str(), "{description}");
+    // Text with a pattern of its own that does not hold the whole text (`\S`) carries it too.
+    let relation_type = &schemas["CreateRelation"]["properties"]["relationType"];
+    assert_eq!(relation_type["allOf"][0]["pattern"], patterns[0].as_str(), "{relation_type}");
     let escaped = serde_json::to_string(&patterns[0]).unwrap();
     assert!(!schemas["Entity"].to_string().contains(escaped.trim_matches('"')), "{}", schemas["Entity"]);
     let buckets = doc["paths"]["/v3/buckets"]["get"]["parameters"].as_array().unwrap();
@@ -149,6 +152,81 @@ async fn documented_id_patterns_take_the_ids_canon_writes_and_refuse_what_the_se
     assert_error(app.get("/v3/buckets?endingBefore=bkt_").await, 400).await;
     assert!(!pattern("/v3/knowledge-graph", "cursor").is_match("rel_abc"));
     assert_error(app.get("/v3/knowledge-graph?cursor=rel_abc").await, 400).await;
+    // An empty cursor is a blank form field: no cursor, documented so, answered as the first page.
+    assert!(before.is_match(""));
+    assert_eq!(
+        json(app.get("/v3/buckets?endingBefore=").await).await["buckets"][0]["bucketID"],
+        bucket.as_str()
+    );
+}
+
+#[tokio::test]
+async fn documented_query_enums_and_ranges_are_the_values_the_server_takes() {
+    let app = spawn_app().await;
+    let doc = json(app.get("/openapi.json").await).await;
+    let schema = |path: &str, name: &str| {
+        let parameters = doc["paths"][path]["get"]["parameters"].as_array().unwrap();
+        parameters.iter().find(|p| p["name"] == name).unwrap()["schema"].clone()
+    };
+    let seeded = app.seed(json!([{ "canonical": "Acme", "type": "Company" }])).await;
+    let entity = seeded["results"][0]["entityID"].as_str().unwrap().to_string();
+    // Each documented value answers 200; one outside the list a 400 naming the parameter.
+    let relations = format!("/v3/entities/{entity}/relations");
+    let cases = [
+        (relations.as_str(), "direction", schema("/v3/entities/{id}/relations", "direction")["enum"].clone()),
+        ("/v3/merge-suggestions", "order", schema("/v3/merge-suggestions", "order")["enum"].clone()),
+        ("/v3/calls", "statuses", schema("/v3/calls", "statuses")["items"]["enum"].clone()),
+        ("/v3/functions", "types", schema("/v3/functions", "types")["items"]["enum"].clone()),
+    ];
+    for (path, name, values) in cases {
+        let values = values.as_array().unwrap_or_else(|| panic!("{path} {name} documents an enum"));
+        assert!(values.len() >= 3, "{path} {name}: {values:?}");
+        for value in values {
+            let value = value.as_str().unwrap();
+            assert_eq!(
+                app.get(&format!("{path}?{name}={value}")).await.status(),
+                200,
+                "{path}?{name}={value}"
+            );
+        }
+        let refused = assert_error(app.get(&format!("{path}?{name}=sideways")).await, 400).await;
+        assert!(refused["message"].as_str().unwrap().contains(name), "{refused}");
+    }
+    // Version filters: `<name>.<versionNum>` as documented, anything else refused.
+    let version_ref = regex::Regex::new(
+        schema("/v3/functions", "workflowIDVersionNums")["items"]["pattern"].as_str().unwrap(),
+    )
+    .unwrap();
+    assert!(
+        version_ref.is_match("invoice.3")
+            && !version_ref.is_match("invoice")
+            && !version_ref.is_match("invoice.0")
+    );
+    assert_eq!(app.get("/v3/functions?workflowIDVersionNums=invoice.3").await.status(), 200);
+    assert_error(app.get("/v3/functions?workflowIDVersionNums=invoice").await, 400).await;
+    // A page number past the documented int32 is refused, never multiplied into an overflow.
+    let page = schema("/v3/collections", "page");
+    assert_eq!(page["maximum"], i64::from(i32::MAX), "{page}");
+    assert_eq!(app.get(&format!("/v3/collections?page={}", i32::MAX)).await.status(), 200);
+    for past in [i64::from(i32::MAX) + 1, i64::MAX] {
+        let refused =
+            assert_error(app.get(&format!("/v3/collections?page={past}&limit=100")).await, 400).await;
+        assert!(refused["message"].as_str().unwrap().starts_with("page:"), "{refused}");
+    }
+    // The graph's depth, on both transports, by the one service rule.
+    assert_eq!(schema("/v3/knowledge-graph", "maxDepth")["maximum"], 5);
+    let refused =
+        assert_error(app.get(&format!("/v3/knowledge-graph?nodeID={entity}&maxDepth=-1")).await, 400).await;
+    assert!(
+        refused["message"].as_str().unwrap().starts_with("maxDepth: must be between 0 and 5"),
+        "{refused}"
+    );
+    let query = format!("{{ knowledgeGraph(nodeID: \"{entity}\", maxDepth: 6) {{ nodes {{ id }} }} }}");
+    let body = json(app.post("/graphql", json!({ "query": query })).await).await;
+    assert!(
+        body["errors"][0]["message"].as_str().unwrap().contains("maxDepth: must be between 0 and 5"),
+        "{body}"
+    );
 }
 
 #[tokio::test]

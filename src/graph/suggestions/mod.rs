@@ -133,6 +133,9 @@ pub enum SuggestionOrder {
 }
 
 impl SuggestionOrder {
+    /// The names `order` takes.
+    pub const NAMES: [&'static str; 3] = ["score", "uncertain", "recent"];
+
     pub fn parse(text: &str) -> ServiceResult<Self> {
         match text {
             "score" => Ok(Self::Score),
