@@ -6,6 +6,12 @@ use serde_json::{json, Value};
 
 const METHODS: [&str; 5] = ["get", "put", "post", "delete", "patch"];
 
+/// The schema of a GET operation's query parameter, as the document states it.
+fn query_schema<'a>(doc: &'a Value, path: &str, name: &str) -> &'a Value {
+    let parameters = doc["paths"][path]["get"]["parameters"].as_array().unwrap();
+    &parameters.iter().find(|p| p["name"] == name).unwrap_or_else(|| panic!("{path} has {name}"))["schema"]
+}
+
 #[tokio::test]
 async fn every_keyed_operation_documents_the_errors_it_can_answer() {
     let app = spawn_app().await;
@@ -136,9 +142,7 @@ async fn documented_id_patterns_take_the_ids_canon_writes_and_refuse_what_the_se
     let app = spawn_app().await;
     let doc = json(app.get("/openapi.json").await).await;
     let pattern = |path: &str, name: &str| {
-        let parameters = doc["paths"][path]["get"]["parameters"].as_array().unwrap();
-        let parameter = parameters.iter().find(|p| p["name"] == name).unwrap();
-        regex::Regex::new(parameter["schema"]["pattern"].as_str().unwrap()).unwrap()
+        regex::Regex::new(query_schema(&doc, path, name)["pattern"].as_str().unwrap()).unwrap()
     };
     let seeded = app.seed(json!([{ "canonical": "Acme", "type": "Company" }])).await;
     let entity = seeded["results"][0]["entityID"].as_str().unwrap().to_string();
@@ -164,10 +168,7 @@ async fn documented_id_patterns_take_the_ids_canon_writes_and_refuse_what_the_se
 async fn documented_query_enums_and_ranges_are_the_values_the_server_takes() {
     let app = spawn_app().await;
     let doc = json(app.get("/openapi.json").await).await;
-    let schema = |path: &str, name: &str| {
-        let parameters = doc["paths"][path]["get"]["parameters"].as_array().unwrap();
-        parameters.iter().find(|p| p["name"] == name).unwrap()["schema"].clone()
-    };
+    let schema = |path: &str, name: &str| query_schema(&doc, path, name).clone();
     let seeded = app.seed(json!([{ "canonical": "Acme", "type": "Company" }])).await;
     let entity = seeded["results"][0]["entityID"].as_str().unwrap().to_string();
     // Each documented value answers 200; one outside the list a 400 naming the parameter.
