@@ -32,8 +32,8 @@ const NO_CONTROLS: &str = r"^[^\u0000-\u0008\u000B-\u001F\u007F-\u009F]*$";
 const VERSION_REF: &str = r"^[^,\s\u0000-\u001F\u007F-\u009F]+\.0*[1-9][0-9]{0,17}$";
 /// Request text the service takes whatever it holds: a secret's value, texts to count tokens of.
 const ANY_TEXT: &[(&str, &str)] = &[("RotateSecret", "value"), ("CountTokens", "texts")];
-/// Event IDs are KSUIDs.
-const KSUID: &str = "^[0-9A-Za-z]{27}$";
+/// A list's cursor on events: a KSUID (an event ID), or empty (read as none).
+const KSUID_CURSOR: &str = "^([0-9A-Za-z]{27})?$";
 
 /// Pages of these paths hold at most 100; the others (graph, buckets, types) 200.
 const LIMIT_100: &[&str] = &[
@@ -384,7 +384,9 @@ fn constrain_parameter(path: &str, parameter: &mut Value) {
             "/v3/calls" => id_cursor("wc"),
             "/v3/functions" => id_cursor("fn"),
             "/v3/workflows" => id_cursor("wf"),
-            "/v3/outputs" | "/v3/errors" | "/v1-alpha/events" => json!({ "pattern": KSUID }),
+            "/v3/outputs" | "/v3/errors" | "/v1-alpha/events" | "/v3/functions/metrics" => {
+                json!({ "pattern": KSUID_CURSOR })
+            }
             _ => json!({ "pattern": NO_CONTROLS }),
         },
         "parentTypeID" => id_prefix("ety"),

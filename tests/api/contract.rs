@@ -242,3 +242,19 @@ async fn a_body_over_the_limit_is_a_documented_413_with_an_error_body() {
     let refused = assert_error(app.post("/v3/entities/bulk", json!({ "entities": rows })).await, 413).await;
     assert!(refused["message"].as_str().unwrap().contains("length limit"), "{refused}");
 }
+
+#[tokio::test]
+async fn an_integer_sent_as_a_whole_float_is_that_integer_and_a_fraction_is_refused() {
+    let app = spawn_app().await;
+    let entity = app.entity("Wayne Enterprises", "Company").await;
+    let body =
+        |page: f64| json!({ "entityID": entity, "surface": "Wayne", "referenceID": "doc-1", "page": page });
+    // JSON Schema's integer takes 2.0; clients computing a page in floating point send it so.
+    let taken = json(app.post("/v3/mentions", body(2.0)).await).await;
+    assert_eq!(taken["page"], 2, "{taken}");
+    let refused = assert_error(app.post("/v3/mentions", body(2.5)).await, 400).await;
+    assert!(
+        refused["message"].as_str().unwrap().starts_with("page: invalid type: floating point"),
+        "{refused}"
+    );
+}

@@ -6,6 +6,11 @@
 //! expected. The deserializer, and every visitor, access and seed it hands out, is wrapped so
 //! that nested values go through the same rule (the way `serde_path_to_error` tracks paths).
 //! Content serde buffers (untagged or flattened fields) is read by serde itself, leniently.
+//!
+//! An integer field also takes a number written with a zero fraction (`93.0`): JSON Schema
+//! counts it as the integer the document states, and clients that compute a page or a version
+//! in floating point send it so. A fraction (`93.5`) is refused as before. Free-form JSON
+//! (`Value` fields) is never touched: only a field typed as an integer reads it as one.
 
 use serde::de::{DeserializeSeed, Deserializer, EnumAccess, MapAccess, SeqAccess, VariantAccess, Visitor};
 use std::fmt;
@@ -26,13 +31,30 @@ macro_rules! forward {
     )*};
 }
 
+/// Forwards each named integer method to the inner deserializer, the visitor taking a whole
+/// float as the integer it is.
+macro_rules! whole {
+    ($($method:ident)*) => {$(
+        fn $method<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, D::Error> {
+            self.0.$method(Whole(visitor))
+        }
+    )*};
+}
+
+/// Forwards each named visitor method, taking a plain value, to the inner visitor.
+macro_rules! visit {
+    ($($method:ident($ty:ty))*) => {$(
+        fn $method<E: serde::de::Error>(self, value: $ty) -> Result<V::Value, E> {
+            self.0.$method(value)
+        }
+    )*};
+}
+
 impl<'de, D: Deserializer<'de>> Deserializer<'de> for ObjectsOnly<D> {
     type Error = D::Error;
 
     forward! {
-        deserialize_any() deserialize_bool() deserialize_i8() deserialize_i16() deserialize_i32()
-        deserialize_i64() deserialize_i128() deserialize_u8() deserialize_u16() deserialize_u32()
-        deserialize_u64() deserialize_u128() deserialize_f32() deserialize_f64() deserialize_char()
+        deserialize_any() deserialize_bool() deserialize_f32() deserialize_f64() deserialize_char()
         deserialize_str() deserialize_string() deserialize_bytes() deserialize_byte_buf()
         deserialize_option() deserialize_unit() deserialize_seq() deserialize_map()
         deserialize_identifier() deserialize_ignored_any()
@@ -41,6 +63,11 @@ impl<'de, D: Deserializer<'de>> Deserializer<'de> for ObjectsOnly<D> {
         deserialize_tuple(len: usize)
         deserialize_tuple_struct(name: &'static str, len: usize)
         deserialize_enum(name: &'static str, variants: &'static [&'static str])
+    }
+
+    whole! {
+        deserialize_i8 deserialize_i16 deserialize_i32 deserialize_i64 deserialize_i128
+        deserialize_u8 deserialize_u16 deserialize_u32 deserialize_u64 deserialize_u128
     }
 
     /// A struct as a map: an array is "invalid type: sequence, expected struct …".
@@ -58,13 +85,32 @@ impl<'de, D: Deserializer<'de>> Deserializer<'de> for ObjectsOnly<D> {
     }
 }
 
-/// Forwards each named visitor method, taking a plain value, to the inner visitor.
-macro_rules! visit {
-    ($($method:ident($ty:ty))*) => {$(
-        fn $method<E: serde::de::Error>(self, value: $ty) -> Result<V::Value, E> {
-            self.0.$method(value)
+/// An integer's visitor that also takes a float with no fraction (within 64 bits) as that
+/// integer; everything else goes to the inner visitor, whose messages name what it expected.
+struct Whole<V>(V);
+
+impl<'de, V: Visitor<'de>> Visitor<'de> for Whole<V> {
+    type Value = V::Value;
+
+    fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
+        self.0.expecting(formatter)
+    }
+
+    visit! {
+        visit_i64(i64) visit_i128(i128) visit_u64(u64) visit_u128(u128)
+    }
+
+    fn visit_f64<E: serde::de::Error>(self, value: f64) -> Result<V::Value, E> {
+        // 2^63 and 2^64 are exact in f64; below them every whole f64 fits the integer.
+        const I64_END: f64 = 9_223_372_036_854_775_808.0;
+        const U64_END: f64 = 18_446_744_073_709_551_616.0;
+        match value {
+            v if v.fract() != 0.0 || !v.is_finite() => self.0.visit_f64(value),
+            v if (-I64_END..I64_END).contains(&v) => self.0.visit_i64(v as i64),
+            v if (0.0..U64_END).contains(&v) => self.0.visit_u64(v as u64),
+            _ => self.0.visit_f64(value),
         }
-    )*};
+    }
 }
 
 impl<'de, V: Visitor<'de>> Visitor<'de> for Strict<V> {
@@ -229,6 +275,37 @@ mod tests {
         assert!(parse_json::<Value>(b"[1, 2]").is_ok(), "a body of any JSON stays any JSON");
         let nested: Value = parse_json(br#"{"a": [{"b": [1.5, "x", null, true]}]}"#).unwrap();
         assert_eq!(nested, json!({ "a": [{ "b": [1.5, "x", null, true] }] }), "values read whole");
+    }
+
+    #[derive(Debug, Deserialize, PartialEq)]
+    struct Numbers {
+        page: i64,
+        limit: Option<u32>,
+        versions: Vec<i64>,
+        extra: Value,
+    }
+
+    #[test]
+    fn an_integer_field_takes_a_whole_float_and_refuses_a_fraction() {
+        let read: Numbers =
+            parse_json(br#"{"page": -3.0, "limit": 93.0, "versions": [1.0, 2], "extra": {"x": 3.0}}"#)
+                .unwrap();
+        assert_eq!((read.page, read.limit, read.versions), (-3, Some(93), vec![1, 2]));
+        assert_eq!(read.extra, json!({ "x": 3.0 }), "free-form JSON keeps its float");
+        assert!(read.extra["x"].is_f64());
+        let fraction = parse_json::<Numbers>(br#"{"page": 3.5, "versions": [], "extra": null}"#)
+            .expect_err("a fraction is no integer");
+        assert!(
+            fraction.message().starts_with("page: invalid type: floating point `3.5`"),
+            "{}",
+            fraction.message()
+        );
+        let negative = parse_json::<Numbers>(br#"{"page": 1, "limit": -1.0, "versions": [], "extra": null}"#)
+            .expect_err("a negative whole float is no u32");
+        assert!(negative.message().starts_with("limit: invalid value"), "{}", negative.message());
+        let huge =
+            parse_json::<Numbers>(br#"{"page": 1e19, "versions": [], "extra": null}"#).expect_err("past i64");
+        assert!(huge.message().starts_with("page: invalid value"), "{}", huge.message());
     }
 
     #[test]
