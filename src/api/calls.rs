@@ -69,6 +69,32 @@ pub struct CallBody {
     pub metadata: Option<Value>,
 }
 
+/// The multipart form of a call, for the document only: `read_multipart` reads the parts one
+/// by one (any other part name is a 400). At least one `file` or `files` part is needed.
+#[derive(Default, Deserialize, ToSchema)]
+#[serde(default, deny_unknown_fields)]
+#[allow(dead_code)]
+pub struct CallForm {
+    /// A file per part; repeat the part for a batch.
+    #[schema(value_type = Vec<String>, format = Binary)]
+    file: Vec<Vec<u8>>,
+    /// The same as `file` (also read as `files[]`).
+    #[schema(value_type = Vec<String>, format = Binary)]
+    files: Vec<Vec<u8>>,
+    /// Every file's input type; without it, each file's name extension or content type.
+    #[serde(rename = "inputType")]
+    input_type: String,
+    /// Block until the call finishes, as the query's `wait` does.
+    wait: bool,
+    /// Bucket NAME that linked entities land in.
+    bucket: String,
+    /// Deduplication key, as in the JSON body.
+    #[serde(rename = "callReferenceID")]
+    call_reference_id: String,
+    /// A JSON object as text (at most 4 KB).
+    metadata: String,
+}
+
 #[derive(Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct WaitParam {
@@ -83,7 +109,7 @@ pub struct WaitParam {
 #[utoipa::path(post, path = "/v3/workflows/{workflowName}/call", tag = "calls",
     params(("workflowName" = String, Path), WaitParam), request_body(content(
         (CallBody = "application/json"),
-        (Object = "multipart/form-data"))),
+        (CallForm = "multipart/form-data"))),
     responses((status = 200, description = "finished call", body = Object), (status = 202, description = "running call", body = Object),
         (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody),
         (status = 422, body = ErrorBody), (status = 429, body = ErrorBody)))]

@@ -258,3 +258,23 @@ async fn an_integer_sent_as_a_whole_float_is_that_integer_and_a_fraction_is_refu
         "{refused}"
     );
 }
+
+#[tokio::test]
+async fn a_call_s_multipart_form_is_documented_part_by_part_and_another_part_is_refused() {
+    let app = spawn_app().await;
+    let doc = json(app.get("/openapi.json").await).await;
+    let content = &doc["paths"]["/v3/workflows/{workflowName}/call"]["post"]["requestBody"]["content"];
+    let form = content["multipart/form-data"]["schema"]["$ref"].as_str().unwrap().rsplit('/').next().unwrap();
+    let form = &doc["components"]["schemas"][form];
+    assert_eq!(form["additionalProperties"], false, "{form}");
+    assert_eq!(form["properties"]["file"]["items"]["format"], "binary", "{form}");
+    for part in ["files", "inputType", "wait", "bucket", "callReferenceID", "metadata"] {
+        assert!(form["properties"][part].is_object(), "{part} is documented: {form}");
+    }
+    // A part the form does not name is refused by name, before anything runs.
+    let parts = reqwest::multipart::Form::new().text("note", "x");
+    let response =
+        app.request(reqwest::Method::POST, "/v3/workflows/any/call").multipart(parts).send().await.unwrap();
+    let refused = assert_error(response, 400).await;
+    assert!(refused["message"].as_str().unwrap().starts_with("unknown form field \"note\""), "{refused}");
+}
