@@ -340,7 +340,9 @@ fn constrain_parameter(path: &str, parameter: &mut Value) {
             (_, "types") if path.starts_with("/v3/functions") => {
                 json!({ "type": "string", "enum": FUNCTION_TYPES })
             }
-            (_, name) if name.ends_with("VersionNums") && path != "/v1-alpha/events" => {
+            // Event filters' version numbers: integers (i64, so at most 18 digits and a sign).
+            (_, "functionVersionNums") => json!({ "type": "string", "pattern": "^-?[0-9]{1,18}$" }),
+            (_, name) if name.ends_with("VersionNums") => {
                 json!({ "type": "string", "pattern": VERSION_REF })
             }
             _ => {
@@ -425,10 +427,59 @@ fn constrain_bodies(schemas: &mut Map<String, Value>) {
     if let Some(properties) = schemas.get_mut("Function").and_then(|s| s["properties"].as_object_mut()) {
         properties.extend(crate::functions::service::settings_properties());
     }
-    // Exactly one of the two ways to send files.
-    if let Some(input) = schemas.get_mut("CallInput") {
-        merge(input, json!({ "oneOf": [{ "required": ["singleFile"] }, { "required": ["batchFiles"] }] }));
+    for (schema, fields, absent) in exactly_one_rules() {
+        if let Some(target) = schemas.get_mut(schema) {
+            merge(target, exactly_one_of(&fields, &absent));
+        }
     }
+}
+
+/// Schemas whose request takes exactly one of two fields, as the services read them
+/// (`(Some, None) | (None, Some)`): (schema, each field with what it must be, what the
+/// other must then be).
+type ExactlyOne = (&'static str, [(&'static str, Value); 2], Value);
+
+fn exactly_one_rules() -> Vec<ExactlyOne> {
+    let null = json!({ "type": "null" });
+    vec![
+        // The two ways to send files.
+        (
+            "CallInput",
+            [("singleFile", json!({ "type": "object" })), ("batchFiles", json!({ "type": "object" }))],
+            null.clone(),
+        ),
+        (
+            "ScoreRequest",
+            [("pairs", json!({ "type": "array" })), ("datasetID", json!({ "type": "string" }))],
+            null,
+        ),
+        // A view's function: by ID or by name (trimmed; blank is none).
+        (
+            "FunctionChoice",
+            [
+                ("id", json!({ "type": "string", "pattern": NOT_BLANK })),
+                ("name", json!({ "type": "string", "pattern": NOT_BLANK })),
+            ],
+            json!({ "anyOf": [{ "type": "null" }, { "type": "string", "pattern": r"^\s*$" }] }),
+        ),
+    ]
+}
+
+/// `oneOf` branches, one per field: that field sent as `given` says, the others `absent`.
+fn exactly_one_of(fields: &[(&str, Value)], absent: &Value) -> Value {
+    let branches: Vec<Value> = fields
+        .iter()
+        .map(|(one, given)| {
+            let properties: Map<String, Value> = fields
+                .iter()
+                .map(|(field, _)| {
+                    (field.to_string(), if field == one { given.clone() } else { absent.clone() })
+                })
+                .collect();
+            json!({ "required": [one], "properties": properties })
+        })
+        .collect();
+    json!({ "oneOf": branches })
 }
 
 /// Each rule as (component schema, property, keys to add to the property's schema).
@@ -571,6 +622,11 @@ mod tests {
         assert!(missing.is_empty(), "rules for properties the document lacks: {missing:?}");
         for (schema, property) in ANY_TEXT {
             assert!(schemas[*schema]["properties"][*property].is_object(), "{schema}.{property}");
+        }
+        for (schema, fields, _) in exactly_one_rules() {
+            for (field, _) in fields {
+                assert!(schemas[schema]["properties"][field].is_object(), "{schema}.{field}");
+            }
         }
     }
 }

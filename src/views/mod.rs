@@ -444,8 +444,11 @@ impl ViewsService {
             text::check_opt(&format!("{field}.id"), id)?;
             text::check_opt(&format!("{field}.name"), name)?;
             let head = match (id, name) {
-                (Some(_), Some(_)) | (None, None) => {
+                (Some(_), Some(_)) => {
                     return Err(ServiceError::invalid_field(&field, "give either id or name, not both"))
+                }
+                (None, None) => {
+                    return Err(ServiceError::invalid_field(&field, "give the function's id or its name"))
                 }
                 (Some(id), None) => self.records.find_function_by_id(tenant.owner(), id).await?,
                 (None, Some(name)) => self.records.find_function(tenant.owner(), name).await?.map(|f| f.head),

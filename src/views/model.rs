@@ -85,6 +85,16 @@ pub struct FunctionIdentifier {
     pub name: Option<String>,
 }
 
+// The document's shape of a `FunctionIdentifier` in a request (`api::contract` adds the
+// oneOf); a reply carries both fields, so the two shapes differ.
+/// A function by ID or by name: exactly one of the two.
+#[derive(ToSchema)]
+#[allow(dead_code)]
+pub struct FunctionChoice {
+    id: Option<String>,
+    name: Option<String>,
+}
+
 /// A view's definition: the body of create and PUT (a whole replacement).
 #[derive(Clone, Debug, Serialize, Deserialize, ToSchema, PartialEq)]
 #[serde(rename_all = "camelCase")]
@@ -96,6 +106,7 @@ pub struct ViewInput {
     pub filters: Vec<ViewFilter>,
     pub aggregations: Vec<ViewAggregation>,
     /// At least one; the view reads their output events.
+    #[schema(value_type = Vec<FunctionChoice>)]
     pub functions: Vec<FunctionIdentifier>,
 }
 

@@ -205,6 +205,12 @@ async fn documented_query_enums_and_ranges_are_the_values_the_server_takes() {
     );
     assert_eq!(app.get("/v3/functions?workflowIDVersionNums=invoice.3").await.status(), 200);
     assert_error(app.get("/v3/functions?workflowIDVersionNums=invoice").await, 400).await;
+    let version_num =
+        regex::Regex::new(schema("/v3/outputs", "functionVersionNums")["items"]["pattern"].as_str().unwrap())
+            .unwrap();
+    assert!(version_num.is_match("2") && !version_num.is_match("invoice.2"));
+    assert_eq!(app.get("/v3/outputs?functionVersionNums=2").await.status(), 200);
+    assert_error(app.get("/v3/outputs?functionVersionNums=invoice.2").await, 400).await;
     // A page number past the documented int32 is refused, never multiplied into an overflow.
     let page = schema("/v3/collections", "page");
     assert_eq!(page["maximum"], i64::from(i32::MAX), "{page}");
@@ -277,4 +283,26 @@ async fn a_call_s_multipart_form_is_documented_part_by_part_and_another_part_is_
         app.request(reqwest::Method::POST, "/v3/workflows/any/call").multipart(parts).send().await.unwrap();
     let refused = assert_error(response, 400).await;
     assert!(refused["message"].as_str().unwrap().starts_with("unknown form field \"note\""), "{refused}");
+}
+
+#[tokio::test]
+async fn a_view_s_function_is_documented_as_an_id_or_a_name_and_the_server_takes_exactly_one() {
+    let app = spawn_app().await;
+    let doc = json(app.get("/openapi.json").await).await;
+    let schemas = &doc["components"]["schemas"];
+    let items = schemas["ViewInput"]["properties"]["functions"]["items"]["$ref"].as_str().unwrap();
+    let choice = &schemas[items.rsplit('/').next().unwrap()];
+    let required: Vec<&Value> =
+        choice["oneOf"].as_array().unwrap().iter().map(|b| &b["required"][0]).collect();
+    assert_eq!(required, [&json!("id"), &json!("name")], "{choice}");
+    // A reply names both, so the reply's schema does not carry the rule.
+    let reply = schemas["View"]["properties"]["functions"]["items"]["$ref"].as_str().unwrap();
+    assert!(schemas[reply.rsplit('/').next().unwrap()]["oneOf"].is_null());
+    let view = |function: Value| json!({ "name": "v", "columns": [], "filters": [], "aggregations": [], "functions": [function] });
+    let both =
+        assert_error(app.post("/v3/views", view(json!({ "id": "fn_x", "name": "x" }))).await, 400).await;
+    assert!(both["message"].as_str().unwrap().ends_with("give either id or name, not both"), "{both}");
+    let blank =
+        assert_error(app.post("/v3/views", view(json!({ "id": " ", "name": null }))).await, 400).await;
+    assert!(blank["message"].as_str().unwrap().ends_with("give the function's id or its name"), "{blank}");
 }
