@@ -1,7 +1,7 @@
 //! The OpenAPI document is the contract the server keeps (schemathesis checks it broadly in
 //! scripts/schemathesis.sh; these pin down what it found).
 
-use crate::helpers::{assert_error, json, spawn_app};
+use crate::helpers::{assert_error, assert_error_saying, json, spawn_app};
 use serde_json::{json, Value};
 
 const METHODS: [&str; 5] = ["get", "put", "post", "delete", "patch"];
@@ -114,11 +114,12 @@ async fn path_segments_and_free_text_parameters_document_the_control_characters_
     for (text, taken) in [("ent_01ABC", true), ("a\tb\nc", true), ("a\u{1}b", false), ("a\u{85}", false)] {
         assert_eq!(pattern.is_match(text), taken, "{text:?}");
     }
-    let refused = assert_error(app.get("/v3/entities/ent_a%01b").await, 400).await;
-    assert!(
-        refused["message"].as_str().unwrap().starts_with("id: must not contain control characters"),
-        "{refused}"
-    );
+    assert_error_saying(
+        app.get("/v3/entities/ent_a%01b").await,
+        400,
+        "id: must not contain control characters",
+    )
+    .await;
     assert_eq!(app.get("/v3/entities/ent_a%09b").await.status(), 404, "a tab is text, the entity unknown");
     // Bodies: a request-only schema's free text says the same; a schema replies share does
     // not (stored text, a parsed document's, may hold a form feed).
@@ -216,18 +217,17 @@ async fn documented_query_enums_and_ranges_are_the_values_the_server_takes() {
     assert_eq!(page["maximum"], i64::from(i32::MAX), "{page}");
     assert_eq!(app.get(&format!("/v3/collections?page={}", i32::MAX)).await.status(), 200);
     for past in [i64::from(i32::MAX) + 1, i64::MAX] {
-        let refused =
-            assert_error(app.get(&format!("/v3/collections?page={past}&limit=100")).await, 400).await;
-        assert!(refused["message"].as_str().unwrap().starts_with("page:"), "{refused}");
+        assert_error_saying(app.get(&format!("/v3/collections?page={past}&limit=100")).await, 400, "page:")
+            .await;
     }
     // The graph's depth, on both transports, by the one service rule.
     assert_eq!(schema("/v3/knowledge-graph", "maxDepth")["maximum"], 5);
-    let refused =
-        assert_error(app.get(&format!("/v3/knowledge-graph?nodeID={entity}&maxDepth=-1")).await, 400).await;
-    assert!(
-        refused["message"].as_str().unwrap().starts_with("maxDepth: must be between 0 and 5"),
-        "{refused}"
-    );
+    assert_error_saying(
+        app.get(&format!("/v3/knowledge-graph?nodeID={entity}&maxDepth=-1")).await,
+        400,
+        "maxDepth: must be between 0 and 5",
+    )
+    .await;
     let query = format!("{{ knowledgeGraph(nodeID: \"{entity}\", maxDepth: 6) {{ nodes {{ id }} }} }}");
     let body = json(app.post("/graphql", json!({ "query": query })).await).await;
     assert!(
@@ -258,11 +258,8 @@ async fn an_integer_sent_as_a_whole_float_is_that_integer_and_a_fraction_is_refu
     // JSON Schema's integer takes 2.0; clients computing a page in floating point send it so.
     let taken = json(app.post("/v3/mentions", body(2.0)).await).await;
     assert_eq!(taken["page"], 2, "{taken}");
-    let refused = assert_error(app.post("/v3/mentions", body(2.5)).await, 400).await;
-    assert!(
-        refused["message"].as_str().unwrap().starts_with("page: invalid type: floating point"),
-        "{refused}"
-    );
+    assert_error_saying(app.post("/v3/mentions", body(2.5)).await, 400, "page: invalid type: floating point")
+        .await;
 }
 
 #[tokio::test]
@@ -281,8 +278,7 @@ async fn a_call_s_multipart_form_is_documented_part_by_part_and_another_part_is_
     let parts = reqwest::multipart::Form::new().text("note", "x");
     let response =
         app.request(reqwest::Method::POST, "/v3/workflows/any/call").multipart(parts).send().await.unwrap();
-    let refused = assert_error(response, 400).await;
-    assert!(refused["message"].as_str().unwrap().starts_with("unknown form field \"note\""), "{refused}");
+    assert_error_saying(response, 400, "unknown form field \"note\"").await;
 }
 
 #[tokio::test]
@@ -298,7 +294,11 @@ async fn a_view_s_function_is_documented_as_an_id_or_a_name_and_the_server_takes
     // A reply names both, so the reply's schema does not carry the rule.
     let reply = schemas["View"]["properties"]["functions"]["items"]["$ref"].as_str().unwrap();
     assert!(schemas[reply.rsplit('/').next().unwrap()]["oneOf"].is_null());
-    let view = |function: Value| json!({ "name": "v", "columns": [], "filters": [], "aggregations": [], "functions": [function] });
+    let view = |function: Value| {
+        let mut view = json!({ "name": "v", "columns": [], "filters": [], "aggregations": [] });
+        view["functions"] = json!([function]);
+        view
+    };
     let both =
         assert_error(app.post("/v3/views", view(json!({ "id": "fn_x", "name": "x" }))).await, 400).await;
     assert!(both["message"].as_str().unwrap().ends_with("give either id or name, not both"), "{both}");

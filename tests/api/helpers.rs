@@ -256,6 +256,13 @@ pub async fn assert_error(response: Response, status: u16) -> Value {
     body
 }
 
+/// [`assert_error`], and the message starts with `start` (the field it names, then why).
+pub async fn assert_error_saying(response: Response, status: u16, start: &str) -> Value {
+    let body = assert_error(response, status).await;
+    assert!(body["message"].as_str().unwrap_or_default().starts_with(start), "{start:?} in {body}");
+    body
+}
+
 impl TestApp {
     /// Seeds rows synchronously (fewer than 100) and returns the response body.
     pub async fn seed(&self, rows: Value) -> Value {
