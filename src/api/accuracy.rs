@@ -30,7 +30,6 @@ const LIMITS: Limits = Limits { default: 50, max: 100 };
 pub struct Feedback {
     /// Extract, transform, analyze and join events: a JSON object in the output schema's
     /// shape; classify events: the right classification as a string.
-    #[schema(value_type = Object)]
     pub correction: Option<Value>,
     /// `false`: array elements are paired by content before counting (default true).
     pub order_matching: Option<bool>,
@@ -60,7 +59,8 @@ pub async fn feedback(
 pub struct LegacyCorrection {
     #[serde(rename = "transformationID")]
     pub transformation_id: String,
-    #[schema(value_type = Object)]
+    /// As `correction` of the feedback endpoint: an object or a classification, by the
+    /// event's function type (a row that does not fit fails alone, in a 207).
     #[serde(rename = "correctedJSON")]
     pub corrected_json: Value,
 }

@@ -529,6 +529,10 @@ async fn a_classify_correction_names_one_of_the_declared_classifications() {
     assert!(refused["message"].as_str().unwrap().contains("letter"), "{refused}");
     let answer = json(app.feedback(id, json!("letter")).await).await;
     assert_eq!(answer["functionType"], "classify");
+    // The document takes a string here too: a correction is any JSON its event's type fits.
+    let doc = json(app.get("/openapi.json").await).await;
+    let correction = &doc["components"]["schemas"]["Feedback"]["properties"]["correction"];
+    assert!(correction.is_object() && correction["type"].is_null(), "{correction}");
     let m = app.metrics_of("kind").await;
     assert_eq!((m["metrics"]["fp"].clone(), m["metrics"]["fn"].clone()), (json!(1), json!(0)), "{m}");
 }
