@@ -153,6 +153,11 @@ impl AccuracyService {
                 format!("send 1 to {MAX_CORRECTIONS} corrections"),
             ));
         }
+        // A malformed ID refuses the batch (400) as every tenant text does; an unknown one
+        // fails its row alone (207).
+        for (i, item) in items.iter().enumerate() {
+            crate::text::check(&format!("transformations[{i}].transformationID"), &item.transformation_id)?;
+        }
         let mut results = Vec::new();
         let mut successes = 0;
         for item in &items {

@@ -3,7 +3,9 @@
 //! compare).
 
 use crate::calls::INVOICE;
-use crate::helpers::{assert_error, chat_model, json, spawn_app, spawn_app_with, unique, Seen, TestApp};
+use crate::helpers::{
+    assert_error, assert_error_saying, chat_model, json, spawn_app, spawn_app_with, unique, Seen, TestApp,
+};
 use axum::http::StatusCode;
 use base64::Engine as _;
 use canon::jobs::Handlers;
@@ -156,6 +158,14 @@ async fn the_legacy_correction_batch_answers_207_when_one_transformation_is_unkn
     assert_eq!(answer["results"][1]["success"], false);
     assert!(answer["results"][1]["error"].as_str().unwrap().contains("not found"));
     assert_eq!(app.metrics_of("inv").await["totalLabeledResults"], 1);
+    // A control character is no unknown ID but a malformed one: the batch is refused by name.
+    let malformed = json!({"transformations": [{"transformationID": "tr_\u{84}", "correctedJSON": {}}]});
+    assert_error_saying(
+        app.patch("/v1-beta/transformations", malformed).await,
+        400,
+        "transformations[0].transformationID: must not contain control characters",
+    )
+    .await;
 }
 
 #[tokio::test]
