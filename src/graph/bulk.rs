@@ -122,9 +122,7 @@ impl GraphService {
         selection: Option<&str>,
         actor: &Actor,
     ) -> ServiceResult<BulkOutcome> {
-        if !super::entities::DECISIONS.contains(&status) {
-            return Err(ServiceError::invalid_field("status", "must be approved or rejected"));
-        }
+        super::entities::check_terminal_status(status)?;
         let awaiting = ["extracted", "proposed"];
         let asked = std::mem::take(&mut filter.statuses);
         filter.statuses = if asked.is_empty() {

@@ -156,10 +156,10 @@ pub struct Synonym {
 /// Sources a caller may give a synonym.
 pub const SYNONYM_SOURCES: &[&str] = &["extracted", "customer_defined", "sme_approved"];
 
-/// Entity IDs one `POST /v3/entities/bulk-validate` takes at most.
 /// The decisions a reviewer records on an entity.
 pub const DECISIONS: [&str; 2] = ["approved", "rejected"];
 
+/// Entity IDs one `POST /v3/entities/bulk-validate` takes at most.
 pub const BULK_VALIDATE_MAX: usize = 1_000;
 
 /// How many synonyms `GET /v3/entities/{id}/synonyms` lists: the first by creation.
@@ -249,7 +249,8 @@ pub struct ValidateResult {
     pub summary: ValidateSummary,
 }
 
-fn check_terminal_status(status: &str) -> ServiceResult<()> {
+/// A decision: one of [`DECISIONS`] (per entity, or for a bulk selection).
+pub(super) fn check_terminal_status(status: &str) -> ServiceResult<()> {
     if DECISIONS.contains(&status) {
         Ok(())
     } else {
