@@ -143,28 +143,33 @@ fn settings_of(function_type: &str) -> &'static [Setting] {
 /// Every type's settings as JSON Schema properties (one per field name), for the document:
 /// a version's body carries its type's beside the common fields.
 pub fn settings_properties() -> serde_json::Map<String, Value> {
-    let mut properties = serde_json::Map::new();
+    // Each field once, in the order first met, with every type that has it.
+    let mut fields: Vec<(&str, Shape, Vec<&str>)> = Vec::new();
     for function_type in super::validate::FUNCTION_TYPES {
         for (field, shape, _) in settings_of(function_type) {
+            match fields.iter_mut().find(|(known, ..)| known == field) {
+                Some((_, _, types)) => types.push(function_type),
+                None => fields.push((field, *shape, vec![function_type])),
+            }
+        }
+    }
+    fields
+        .into_iter()
+        .map(|(field, shape, types)| {
             let kind = match shape {
                 Shape::Bool => "boolean",
                 Shape::Text => "string",
                 Shape::List => "array",
                 Shape::Object => "object",
             };
-            let schema = properties.entry(*field).or_insert_with(|| {
-                let mut schema = json!({ "type": kind, "description": "A setting of functions of type" });
-                if let Some(allowed) = allowed_values(field) {
-                    schema["enum"] = json!(allowed);
-                }
-                schema
-            });
-            let before = schema["description"].as_str().unwrap_or_default();
-            let separator = if before.ends_with(" of") { " " } else { ", " };
-            schema["description"] = json!(format!("{before}{separator}{function_type}"));
-        }
-    }
-    properties
+            let description = format!("A setting of functions of type {}", types.join(", "));
+            let mut schema = json!({ "type": kind, "description": description });
+            if let Some(allowed) = allowed_values(field) {
+                schema["enum"] = json!(allowed);
+            }
+            (field.to_string(), schema)
+        })
+        .collect()
 }
 
 /// The values an enumerated setting allows.
