@@ -1,6 +1,8 @@
 //! Request bodies' bounds, patterns, enums and field combinations, as the services check them.
 
-use super::{has_type, merge, review_statuses, COLLECTION_NAME, FUNCTION_NAME, NOT_BLANK, NO_CONTROLS};
+use super::{
+    has_type, merge, review_statuses, text_with, COLLECTION_NAME, FUNCTION_NAME, NOT_BLANK, NO_CONTROLS,
+};
 use crate::accuracy::{corrections, evaluations, regression, score};
 use crate::collections::{MAX_ITEMS_PER_REQUEST, MAX_SEARCH_LIMIT, MAX_TEXTS_PER_COUNT};
 use crate::datasets::{self, MAX_COLUMNS_PER_WRITE, MAX_ROWS_PER_BUILD};
@@ -89,7 +91,9 @@ fn refuse_controls_in_strings(schema: &mut Value) {
                 map.insert("pattern".into(), json!(NO_CONTROLS));
             }
             Some(own) if !(own.starts_with('^') && own.ends_with('$')) => {
-                map.insert("allOf".into(), json!([{ "pattern": NO_CONTROLS }]));
+                if let Value::Object(both) = text_with(own) {
+                    map.extend(both);
+                }
             }
             Some(_) => {}
         }

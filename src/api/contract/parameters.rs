@@ -75,7 +75,8 @@ pub(super) fn constrain(path: &str, parameter: &mut Value) {
     let id_prefix = |prefix: &str| json!({ "pattern": format!("^{prefix}_[0-9A-Za-z]+$") });
     // A list's cursor: such an ID, or empty (a blank form field, read as no cursor).
     let id_cursor = |prefix: &str| json!({ "pattern": format!("^({prefix}_[0-9A-Za-z]+)?$") });
-    // A page cursor is an ID whose ULID the page decodes (`id_keys::timestamp`), as canon writes it.
+    // A page cursor is an ID whose ULID the page decodes (`id_keys::timestamp`), as canon
+    // writes it, or empty as above.
     let ulid_id = |prefix: &str| json!({ "pattern": format!("^({prefix}_[0-7][0-9A-HJKMNP-TV-Z]{{25}})?$") });
     let rule = match name.as_str() {
         "limit" => json!({ "minimum": 1, "maximum": limit_max }),
