@@ -181,13 +181,10 @@ impl SubscriptionsService {
         creating: bool,
     ) -> ServiceResult<SubscriptionRow> {
         if let Some(name) = &input.name {
+            // The same rule as every other tenant text (tab and newline taken), which the
+            // document states for it.
             let name = name.trim();
-            if name.is_empty() || name.chars().count() > NAME_MAX || name.chars().any(char::is_control) {
-                return Err(ServiceError::invalid_field(
-                    "name",
-                    format!("must be 1..{NAME_MAX} characters without control characters"),
-                ));
-            }
+            crate::text::check_len("name", name, NAME_MAX, true)?;
             row.name = name.to_string();
         } else if creating {
             return Err(ServiceError::invalid_field("name", "is required"));

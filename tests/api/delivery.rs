@@ -310,6 +310,14 @@ async fn subscriptions_are_checked_listed_and_paged_as_the_sdk_expects() {
             json!({"name": "a", "type": "transform", "functionName": "missing", "webhookURL": "https://h.example.com"}),
             "functionName",
         ),
+        (
+            json!({"name": "  ", "type": "transform", "functionName": "shaper", "webhookURL": "https://h.example.com"}),
+            "name",
+        ),
+        (
+            json!({"name": "a\u{7}b", "type": "transform", "functionName": "shaper", "webhookURL": "https://h.example.com"}),
+            "name",
+        ),
         (json!({"name": "a", "type": "transform", "functionName": "shaper"}), "webhookURL"),
         (
             json!({"name": "a", "type": "transform", "functionName": "shaper", "webhookURL": "https://127.0.0.1/x"}),
@@ -326,7 +334,8 @@ async fn subscriptions_are_checked_listed_and_paged_as_the_sdk_expects() {
     }
     let mut ids = Vec::new();
     for function in ["shaper", "reader", "shaper"] {
-        let body = json!({"name": "s", "type": "transform", "functionName": function, "webhookURL": "https://h.example.com/x"});
+        // A tab is taken in a name, as in every other tenant text.
+        let body = json!({"name": "s\tone", "type": "transform", "functionName": function, "webhookURL": "https://h.example.com/x"});
         ids.push(
             json(app.post("/v3/subscriptions", body).await).await["subscriptionID"]
                 .as_str()
@@ -334,6 +343,7 @@ async fn subscriptions_are_checked_listed_and_paged_as_the_sdk_expects() {
                 .to_string(),
         );
     }
+    assert_eq!(json(app.get(&format!("/v3/subscriptions/{}", ids[0])).await).await["name"], "s\tone");
     let legacy = app
         .post(
             "/v1-alpha/subscriptions",
