@@ -97,14 +97,34 @@ pub(super) fn review_statuses() -> Vec<&'static str> {
 }
 
 /// Adds `rule`'s keys to `target` (an object schema), or to the non-null branch of an
-/// `Option`'s `oneOf`.
+/// `Option`'s `oneOf` (a value or null). Any other `oneOf` (exactly one of several shapes)
+/// takes the rule beside it, for every branch alike.
 pub(super) fn merge(target: &mut Value, rule: Value) {
     if let Some(branches) = target.get_mut("oneOf").and_then(Value::as_array_mut) {
-        if let Some(branch) = branches.iter_mut().find(|b| b["type"] != "null") {
-            return merge(branch, rule);
+        let nulls = branches.iter().filter(|b| b["type"] == "null").count();
+        if let (2, 1) = (branches.len(), nulls) {
+            if let Some(branch) = branches.iter_mut().find(|b| b["type"] != "null") {
+                return merge(branch, rule);
+            }
         }
     }
     if let (Some(target), Value::Object(rule)) = (target.as_object_mut(), rule) {
         target.extend(rule);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_rule_goes_into_an_option_s_value_and_beside_a_choice_of_shapes() {
+        let mut option = json!({"oneOf": [{"type": "null"}, {"type": "string"}]});
+        merge(&mut option, json!({"maxLength": 5}));
+        assert_eq!(option, json!({"oneOf": [{"type": "null"}, {"type": "string", "maxLength": 5}]}));
+        let shapes = json!({"oneOf": [{"required": ["a"]}, {"required": ["b"]}]});
+        let mut choice = shapes.clone();
+        merge(&mut choice, json!({"minProperties": 1}));
+        assert_eq!(choice, json!({"oneOf": shapes["oneOf"], "minProperties": 1}));
     }
 }
