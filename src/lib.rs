@@ -51,3 +51,4 @@ pub mod text;
 pub mod tokens;
 pub mod versions;
 pub mod views;
+pub mod wire;

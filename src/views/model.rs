@@ -12,6 +12,9 @@ pub struct ViewColumn {
     /// Keys (and array indexes) into the output, e.g. `["invoiceDetails", "invoiceNumber"]`.
     pub value_schema_path: Vec<String>,
     /// 0-based display position.
+    // A view sent whole to table- or aggregation-data is read through serde's buffer for
+    // flattened fields, where `api::extract` does not reach: this reads a whole float itself.
+    #[serde(deserialize_with = "crate::wire::whole_i64")]
     pub display_order_index: i64,
 }
 

@@ -10,8 +10,10 @@
 //! An integer field also takes a number written with a zero fraction (`93.0`): JSON Schema
 //! counts it as the integer the document states, and clients that compute a page or a version
 //! in floating point send it so. A fraction (`93.5`) is refused as before. Free-form JSON
-//! (`Value` fields) is never touched: only a field typed as an integer reads it as one.
+//! (`Value` fields) is never touched: only a field typed as an integer reads it as one. Inside
+//! content serde buffers, an integer field does so only through `wire::whole_i64`.
 
+use crate::wire::Whole;
 use serde::de::{DeserializeSeed, Deserializer, EnumAccess, MapAccess, SeqAccess, VariantAccess, Visitor};
 use std::fmt;
 
@@ -82,34 +84,6 @@ impl<'de, D: Deserializer<'de>> Deserializer<'de> for ObjectsOnly<D> {
 
     fn is_human_readable(&self) -> bool {
         self.0.is_human_readable()
-    }
-}
-
-/// An integer's visitor that also takes a float with no fraction (within 64 bits) as that
-/// integer; everything else goes to the inner visitor, whose messages name what it expected.
-struct Whole<V>(V);
-
-impl<'de, V: Visitor<'de>> Visitor<'de> for Whole<V> {
-    type Value = V::Value;
-
-    fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
-        self.0.expecting(formatter)
-    }
-
-    visit! {
-        visit_i64(i64) visit_i128(i128) visit_u64(u64) visit_u128(u128)
-    }
-
-    fn visit_f64<E: serde::de::Error>(self, value: f64) -> Result<V::Value, E> {
-        // 2^63 and 2^64 are exact in f64; below them every whole f64 fits the integer.
-        const I64_END: f64 = 9_223_372_036_854_775_808.0;
-        const U64_END: f64 = 18_446_744_073_709_551_616.0;
-        match value {
-            v if v.fract() != 0.0 || !v.is_finite() => self.0.visit_f64(value),
-            v if (-I64_END..I64_END).contains(&v) => self.0.visit_i64(v as i64),
-            v if (0.0..U64_END).contains(&v) => self.0.visit_u64(v as u64),
-            _ => self.0.visit_f64(value),
-        }
     }
 }
 
