@@ -30,6 +30,8 @@ const LIMITS: Limits = Limits { default: 50, max: 100 };
 pub struct Feedback {
     /// Extract, transform, analyze and join events: a JSON object in the output schema's
     /// shape; classify events: the right classification as a string.
+    // Read as optional so that a missing one is refused by name (below), as a null one is.
+    #[schema(required = true)]
     pub correction: Option<Value>,
     /// `false`: array elements are paired by content before counting (default true).
     pub order_matching: Option<bool>,

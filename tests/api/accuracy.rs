@@ -130,6 +130,15 @@ async fn feedback_labels_the_event_shows_the_correction_and_a_second_one_overwri
     assert!(fields.contains(&("/poNumber".into(), json!(1))), "{fields:?}");
 
     assert_error(app.feedback(id, json!("not an object")).await, 400).await;
+    // A correction is required and not null, as the document says.
+    let path = format!("/v3/events/{id}/feedback");
+    for body in [json!({"orderMatching": false}), json!({"correction": null})] {
+        assert_error_saying(app.post(&path, body).await, 400, "correction: required").await;
+    }
+    let doc = json(app.get("/openapi.json").await).await;
+    let feedback = &doc["components"]["schemas"]["Feedback"];
+    assert_eq!(feedback["required"], json!(["correction"]), "{feedback}");
+    assert_eq!(feedback["properties"]["correction"]["not"], json!({"type": "null"}), "{feedback}");
     assert_error(app.feedback("2bUnknownEventIDxxxxxxxxxxxx", json!({})).await, 404).await;
     app.create_function(json!({"functionName": "pages", "type": "split", "splitType": "print_page",
         "splitConfig": {"by": "delimiter", "delimiter": "---"}}))

@@ -192,6 +192,8 @@ fn body_rules() -> Vec<(&'static str, &'static str, Value)> {
         ("BulkValidateMatching", "status", json!({ "enum": entities::DECISIONS })),
         ("UpdateEntity", "status", or_null(&entities::DECISIONS)),
         ("ReopenEntity", "status", json!({ "enum": REOPEN_STATUSES })),
+        // Any JSON, but not null: a null correction is refused as a missing one is.
+        ("Feedback", "correction", json!({ "not": { "type": "null" } })),
         ("TimeWindow", "start", json!({ "format": "date-time" })),
         ("TimeWindow", "end", json!({ "format": "date-time" })),
         ("SubscriptionInput", "name", json!({ "pattern": NOT_BLANK, "maxLength": subscriptions::NAME_MAX })),
