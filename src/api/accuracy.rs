@@ -162,9 +162,12 @@ pub async fn legacy_results(
     Ok(Json(state.accuracy.results(&caller.tenant, ids, body.evaluation_version.as_deref(), true).await?))
 }
 
+// Named apart from a call's `FileInput`: two schemas of one name are one in the document,
+// and the call's lost its `itemReferenceID` there.
+/// A pair's input file.
 #[derive(Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct FileInput {
+pub struct ScoreFile {
     /// Base64 of the file.
     pub input_content: String,
     pub input_type: String,
@@ -172,7 +175,7 @@ pub struct FileInput {
 
 #[derive(Deserialize, ToSchema)]
 pub struct Pair {
-    pub input: FileInput,
+    pub input: ScoreFile,
     #[schema(value_type = Object)]
     pub expected: Value,
 }

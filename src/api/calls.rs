@@ -91,7 +91,8 @@ pub struct CallForm {
     /// Deduplication key, as in the JSON body.
     #[serde(rename = "callReferenceID")]
     call_reference_id: String,
-    /// A JSON object as text (at most 4 KB).
+    /// A JSON object, the part's text (at most 4 KB of it).
+    #[schema(value_type = Object)]
     metadata: String,
 }
 

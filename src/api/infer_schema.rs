@@ -26,13 +26,23 @@ pub struct InferSchemaResponse {
     pub analysis: Analysis,
 }
 
+/// The multipart form, for the document only: the handler reads the part named `file`
+/// (the last one, if several) and skips any other.
+#[derive(ToSchema)]
+#[allow(dead_code)]
+pub struct InferSchemaForm {
+    /// The file (at most 20 MB); its name's extension, else its content type, says how it is read.
+    #[schema(value_type = String, format = Binary)]
+    file: Vec<u8>,
+}
+
 /// Infer a JSON Schema from a file (multipart part `file`, at most 20 MB): labelled values,
 /// tables, JSON and CSV structure with types and formats, plus a description and the kinds
 /// of document found. The schema can serve as a transform function's `outputSchema`. When
 /// the operator configured a model (`CANON_INFER_SCHEMA_LLM_URL`), it refines the schema and
 /// `analysis.refinement` says whether its answer was kept.
 #[utoipa::path(post, path = "/v3/infer-schema", tag = "functions",
-    request_body(content((Object = "multipart/form-data"))),
+    request_body(content((InferSchemaForm = "multipart/form-data"))),
     responses((status = 200, body = InferSchemaResponse), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
         (status = 413, body = ErrorBody), (status = 422, description = "unsupported or unreadable file", body = ErrorBody),
         (status = 429, body = ErrorBody)))]

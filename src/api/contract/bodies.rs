@@ -1,7 +1,8 @@
 //! Request bodies' bounds, patterns, enums and field combinations, as the services check them.
 
 use super::{
-    has_type, merge, review_statuses, text_with, COLLECTION_NAME, FUNCTION_NAME, NOT_BLANK, NO_CONTROLS,
+    has_type, merge, review_statuses, text_with, BASE64, COLLECTION_NAME, FUNCTION_NAME, NOT_BLANK,
+    NO_CONTROLS,
 };
 use crate::accuracy::{corrections, evaluations, regression, score};
 use crate::collections::{MAX_ITEMS_PER_REQUEST, MAX_SEARCH_LIMIT, MAX_TEXTS_PER_COUNT};
@@ -192,6 +193,10 @@ fn body_rules() -> Vec<(&'static str, &'static str, Value)> {
         ("BulkValidateMatching", "status", json!({ "enum": entities::DECISIONS })),
         ("UpdateEntity", "status", or_null(&entities::DECISIONS)),
         ("ReopenEntity", "status", json!({ "enum": REOPEN_STATUSES })),
+        // A file's content: a text-like type also takes its text as it is, which the document
+        // leaves unsaid (the rule would depend on inputType); base64 is taken for every type.
+        ("FileInput", "inputContent", json!({ "pattern": BASE64, "contentEncoding": "base64" })),
+        ("ScoreFile", "inputContent", json!({ "pattern": BASE64, "contentEncoding": "base64" })),
         // Any JSON, but not null: a null correction is refused as a missing one is.
         ("Feedback", "correction", json!({ "not": { "type": "null" } })),
         ("TimeWindow", "start", json!({ "format": "date-time" })),

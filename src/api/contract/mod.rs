@@ -15,6 +15,10 @@ use serde_json::{json, Value};
 pub(super) const COLLECTION_NAME: &str = r"^[A-Za-z_][A-Za-z0-9_]{0,255}(\.[A-Za-z_][A-Za-z0-9_]{0,255})*$";
 /// Function and workflow names (`functions::validate`).
 pub(super) const FUNCTION_NAME: &str = "^[A-Za-z0-9_-]{1,128}$";
+/// Base64 as `base64`'s STANDARD engine decodes it: padded, and the last character before
+/// the padding without stray low bits (`AB==` is refused, `AA==` taken).
+pub(super) const BASE64: &str =
+    "^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/][AQgw]==|[A-Za-z0-9+/]{2}[AEIMQUYcgkosw048]=)?$";
 /// Some character other than white space: the service trims, then requires a value.
 pub(super) const NOT_BLANK: &str = r"\S";
 /// Text the service takes: no control characters but tab and newline (`text::check`; Unicode's
