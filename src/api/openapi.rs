@@ -147,3 +147,47 @@ pub async fn docs(State(state): State<AppState>) -> Html<String> {
 pub async fn docs_asset(State(state): State<AppState>, Path(file): Path<String>) -> Response {
     SWAGGER_UI.asset(&state.vendor_dir, &file).await
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+    use std::path::Path;
+
+    /// The document keys schemas by name: two types of one name are one schema there, the
+    /// other's fields lost (a call's `FileInput` lost `itemReferenceID` to a score pair's).
+    #[test]
+    fn no_two_documented_types_share_a_schema_name() {
+        let derive = regex::Regex::new(
+            r"#\[derive\([^)]*ToSchema[^)]*\)\]\s*((?:#\[[^\]]*\]\s*)*)pub(?:\([a-z]+\))?\s+(?:struct|enum)\s+(\w+)",
+        )
+        .unwrap();
+        let renamed = regex::Regex::new(r"#\[schema\([^\]]*\bas\s*=\s*(?:\w+::)*(\w+)").unwrap();
+        let mut seen: HashMap<String, String> = HashMap::new();
+        let mut clashes = Vec::new();
+        let mut pending = vec![crate::provision::source_dir().join("src")];
+        while let Some(dir) = pending.pop() {
+            for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+                let path = entry.path();
+                if path.is_dir() {
+                    pending.push(path);
+                } else if path.extension().is_some_and(|e| e == "rs") {
+                    let source = std::fs::read_to_string(&path).unwrap();
+                    for found in derive.captures_iter(&source) {
+                        let name =
+                            renamed.captures(&found[1]).map_or(&found[2], |as_| as_.get(1).unwrap().as_str());
+                        let here = relative(&path);
+                        if let Some(there) = seen.insert(name.to_string(), here.clone()) {
+                            clashes.push(format!("{name}: {there} and {here}"));
+                        }
+                    }
+                }
+            }
+        }
+        assert!(seen.len() > 100, "the scan found the documented types ({})", seen.len());
+        assert!(clashes.is_empty(), "schema names used twice: {clashes:?}");
+    }
+
+    fn relative(path: &Path) -> String {
+        path.strip_prefix(crate::provision::source_dir()).unwrap_or(path).display().to_string()
+    }
+}

@@ -145,8 +145,9 @@ pub struct ParagonConnector {
     pub sync_id: String,
 }
 
-/// A connector, stored as given (canon runs no third-party integration).
+/// A workflow's connector, stored as given (canon runs no third-party integration).
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
+#[schema(as = WorkflowConnector)]
 #[serde(deny_unknown_fields)]
 pub struct Connector {
     /// `con_…`

@@ -65,7 +65,9 @@ pub struct EdgeInput {
     pub metadata: Option<Value>,
 }
 
+/// A workflow's connector, as a workflow's create and update take it.
 #[derive(Debug, Deserialize, ToSchema)]
+#[schema(as = WorkflowConnectorInput)]
 pub struct ConnectorInput {
     pub name: String,
     #[serde(rename = "type")]
