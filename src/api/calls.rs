@@ -35,7 +35,8 @@ const LIMITS: Limits = Limits { default: 50, max: 100 };
 pub struct FileInput {
     /// Base64 of the file (text-like types may also send the text itself).
     pub input_content: String,
-    /// text, json, email, pdf, png, jpeg (jfif, jpg), webp, csv, html.
+    /// text, json, csv, html, email, pdf, png, jpeg, webp or tiff, or an alias (txt, htm, eml,
+    /// jpg, jfif, tif), in any case.
     pub input_type: String,
     #[serde(rename = "itemReferenceID")]
     pub item_reference_id: Option<String>,
@@ -81,7 +82,8 @@ pub struct CallForm {
     /// The same as `file` (also read as `files[]`).
     #[schema(value_type = Vec<String>, format = Binary)]
     files: Vec<Vec<u8>>,
-    /// Every file's input type; without it, each file's name extension or content type.
+    /// Every file's input type (any case); without it (or empty), each file's name extension
+    /// or content type.
     #[serde(rename = "inputType")]
     input_type: String,
     /// Block until the call finishes, as the query's `wait` does.
@@ -230,7 +232,8 @@ async fn read_multipart(mut multipart: Multipart) -> Result<CallRequest, ApiErro
             _ => {
                 let text = field.text().await.map_err(bad)?;
                 match name.as_str() {
-                    "inputType" => input_type = Some(text),
+                    // An empty one is none given, as an empty query value is.
+                    "inputType" => input_type = Some(text).filter(|t| !t.trim().is_empty()),
                     "wait" => call.wait = bool_param("wait", Some(&text))?.unwrap_or(false),
                     "bucket" => call.bucket = Some(text),
                     "callReferenceID" => call.call_reference_id = Some(text),

@@ -8,20 +8,32 @@ use super::Document;
 pub const INPUT_TYPES: &[&str] =
     &["text", "json", "csv", "html", "email", "pdf", "png", "jpeg", "webp", "tiff"];
 
+/// Every name an input type is taken by (in any case), with the type it names.
+pub const INPUT_TYPE_NAMES: &[(&str, &str)] = &[
+    ("text", "text"),
+    ("txt", "text"),
+    ("json", "json"),
+    ("csv", "csv"),
+    ("html", "html"),
+    ("htm", "html"),
+    ("email", "email"),
+    ("eml", "email"),
+    ("pdf", "pdf"),
+    ("png", "png"),
+    ("jpeg", "jpeg"),
+    ("jpg", "jpeg"),
+    ("jfif", "jpeg"),
+    ("webp", "webp"),
+    ("tiff", "tiff"),
+    ("tif", "tiff"),
+];
+
 pub fn supported_input_type(input_type: &str) -> Option<&'static str> {
-    Some(match input_type.trim().to_ascii_lowercase().as_str() {
-        "text" | "txt" => "text",
-        "json" => "json",
-        "csv" => "csv",
-        "html" | "htm" => "html",
-        "email" | "eml" => "email",
-        "pdf" => "pdf",
-        "png" => "png",
-        "jpeg" | "jpg" | "jfif" => "jpeg",
-        "webp" => "webp",
-        "tiff" | "tif" => "tiff",
-        _ => return None,
-    })
+    let name = input_type.trim();
+    INPUT_TYPE_NAMES
+        .iter()
+        .find(|(alias, _)| alias.eq_ignore_ascii_case(name))
+        .map(|(_, input_type)| *input_type)
 }
 
 /// A document that is only text, on one page.
@@ -61,6 +73,10 @@ mod tests {
         assert_eq!(supported_input_type("eml"), Some("email"));
         assert_eq!(supported_input_type("docx"), None);
         assert_eq!(supported_input_type("heic"), None);
+        assert_eq!(supported_input_type(" Tif "), Some("tiff"));
+        for input_type in INPUT_TYPES {
+            assert!(INPUT_TYPE_NAMES.contains(&(*input_type, *input_type)), "{input_type} names itself");
+        }
     }
 
     #[test]

@@ -157,7 +157,7 @@ pub fn supported_input_type(input_type: &str) -> Option<&'static str> {
     input_types::supported_input_type(input_type)
 }
 
-pub use input_types::INPUT_TYPES;
+pub use input_types::{INPUT_TYPES, INPUT_TYPE_NAMES};
 
 /// Decodes a file of a supported input type.
 pub fn decode(input_type: &str, bytes: &[u8]) -> Result<Document, EngineError> {

@@ -294,6 +294,23 @@ async fn a_call_s_multipart_form_is_documented_part_by_part_and_another_part_is_
     let response =
         app.request(reqwest::Method::POST, "/v3/workflows/any/call").multipart(parts).send().await.unwrap();
     assert_error_saying(response, 400, "unknown form field \"note\"").await;
+    // inputType: any of its documented names in any case; empty is none given (the file's
+    // name says it), another name is refused.
+    let pattern = regex::Regex::new(form["properties"]["inputType"]["pattern"].as_str().unwrap()).unwrap();
+    assert!(
+        ["JPG", "Tif", "eml", "text", ""].iter().all(|t| pattern.is_match(t)) && !pattern.is_match("docx")
+    );
+    app.extract_function("reader", json!({"type": "object", "properties": {"a": {"type": "string"}}})).await;
+    app.pipeline("reads", &["reader"], &[]).await;
+    let call = |input_type: &'static str| {
+        let file = reqwest::multipart::Part::bytes(b"a: b".to_vec()).file_name("note.txt");
+        let form = reqwest::multipart::Form::new().part("file", file).text("inputType", input_type);
+        app.request(reqwest::Method::POST, "/v3/workflows/reads/call").multipart(form).send()
+    };
+    for taken in ["", "TXT"] {
+        assert_eq!(call(taken).await.unwrap().status(), 202, "inputType {taken:?}");
+    }
+    assert_error_saying(call("docx").await.unwrap(), 400, "unsupported inputType").await;
 }
 
 #[tokio::test]

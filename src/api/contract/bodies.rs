@@ -1,8 +1,8 @@
 //! Request bodies' bounds, patterns, enums and field combinations, as the services check them.
 
 use super::{
-    has_type, merge, review_statuses, text_with, BASE64, COLLECTION_NAME, FUNCTION_NAME, NOT_BLANK,
-    NO_CONTROLS,
+    has_type, input_type_pattern, merge, review_statuses, text_with, BASE64, COLLECTION_NAME, FUNCTION_NAME,
+    NOT_BLANK, NO_CONTROLS,
 };
 use crate::accuracy::{corrections, evaluations, regression, score};
 use crate::collections::{MAX_ITEMS_PER_REQUEST, MAX_SEARCH_LIMIT, MAX_TEXTS_PER_COUNT};
@@ -197,6 +197,9 @@ fn body_rules() -> Vec<(&'static str, &'static str, Value)> {
         // leaves unsaid (the rule would depend on inputType); base64 is taken for every type.
         ("FileInput", "inputContent", json!({ "pattern": BASE64, "contentEncoding": "base64" })),
         ("ScoreFile", "inputContent", json!({ "pattern": BASE64, "contentEncoding": "base64" })),
+        ("FileInput", "inputType", json!({ "pattern": input_type_pattern(false) })),
+        ("ScoreFile", "inputType", json!({ "pattern": input_type_pattern(false) })),
+        ("CallForm", "inputType", json!({ "pattern": input_type_pattern(true) })),
         // Any JSON, but not null: a null correction is refused as a missing one is.
         ("Feedback", "correction", json!({ "not": { "type": "null" } })),
         ("TimeWindow", "start", json!({ "format": "date-time" })),

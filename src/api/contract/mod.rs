@@ -19,6 +19,17 @@ pub(super) const FUNCTION_NAME: &str = "^[A-Za-z0-9_-]{1,128}$";
 /// the padding without stray low bits (`AB==` is refused, `AA==` taken).
 pub(super) const BASE64: &str =
     "^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/][AQgw]==|[A-Za-z0-9+/]{2}[AEIMQUYcgkosw048]=)?$";
+/// An input type by any of its names, in any case (`engines::supported_input_type`; the
+/// server also trims spaces around it, which the document leaves unsaid).
+pub(super) fn input_type_pattern(optional: bool) -> String {
+    let any_case = |name: &str| -> String {
+        name.chars().map(|c| format!("[{}{}]", c.to_ascii_uppercase(), c.to_ascii_lowercase())).collect()
+    };
+    let names: Vec<String> =
+        crate::engines::INPUT_TYPE_NAMES.iter().map(|(name, _)| any_case(name)).collect();
+    format!("^(?:{}){}$", names.join("|"), if optional { "?" } else { "" })
+}
+
 /// Some character other than white space: the service trims, then requires a value.
 pub(super) const NOT_BLANK: &str = r"\S";
 /// Text the service takes: no control characters but tab and newline (`text::check`; Unicode's
