@@ -354,6 +354,13 @@ async fn a_call_s_file_and_a_score_pair_s_file_are_documented_apart_with_their_b
     // "hello" is aGVsbG8=; aGVsbG9= carries stray low bits, which the server's decoder refuses.
     assert!(base64.is_match("aGVsbG8=") && !base64.is_match("aGVsbG9=") && !base64.is_match("aGVsbG8"));
     let pair = |content: &str| json!({"functionName": "any", "pairs": [{"input": {"inputContent": content, "inputType": "pdf"}, "expected": {}}]});
+    // The function scored is named as functions are: an empty name is refused by both.
+    let name =
+        regex::Regex::new(schemas["ScoreRequest"]["properties"]["functionName"]["pattern"].as_str().unwrap());
+    assert!(!name.unwrap().is_match(""));
+    let mut unnamed = pair("aGVsbG8=");
+    unnamed["functionName"] = json!("");
+    assert_error_saying(app.post("/v3/eval/score", unnamed).await, 400, "functionName").await;
     for refused in ["aGVsbG9=", "aGVsbG8"] {
         assert_error_saying(
             app.post("/v3/eval/score", pair(refused)).await,

@@ -181,6 +181,8 @@ fn body_rules() -> Vec<(&'static str, &'static str, Value)> {
     vec![
         ("FunctionInput", "functionName", json!({ "pattern": FUNCTION_NAME })),
         ("WorkflowInput", "name", json!({ "pattern": FUNCTION_NAME })),
+        // The function scored: a name as functions are named (an empty one is a 400).
+        ("ScoreRequest", "functionName", json!({ "pattern": FUNCTION_NAME })),
         // Optional on PATCH: null stays allowed.
         ("FunctionInput", "type", or_null(&FUNCTION_TYPES)),
         ("CreateBucket", "name", json!({ "pattern": NOT_BLANK, "maxLength": buckets::NAME_MAX })),
