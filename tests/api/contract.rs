@@ -337,6 +337,16 @@ async fn a_view_s_function_is_documented_as_an_id_or_a_name_and_the_server_takes
     let blank =
         assert_error(app.post("/v3/views", view(json!({ "id": " ", "name": null }))).await, 400).await;
     assert!(blank["message"].as_str().unwrap().ends_with("give the function's id or its name"), "{blank}");
+    // A workflow node's function takes at least one of the two (the ID first when both).
+    let reference = &schemas["FunctionRef"];
+    let given: Vec<&Value> =
+        reference["anyOf"].as_array().unwrap().iter().map(|b| &b["required"][0]).collect();
+    assert_eq!(given, [&json!("id"), &json!("name")], "{reference}");
+    assert_eq!(reference["properties"]["versionNum"]["minimum"], 1, "{reference}");
+    let workflow = |function: Value| json!({"name": "w", "mainNodeName": "n", "nodes": [{"name": "n", "function": function}]});
+    assert_error_saying(app.post("/v3/workflows", workflow(json!({}))).await, 400, "nodes[0].function").await;
+    let pinned = workflow(json!({"name": "x", "versionNum": 0}));
+    assert_error_saying(app.post("/v3/workflows", pinned).await, 400, "nodes[0].function.versionNum").await;
 }
 
 #[tokio::test]

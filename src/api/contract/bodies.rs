@@ -127,6 +127,13 @@ fn constrain_bodies(schemas: &mut Map<String, Value>) {
             merge(target, exactly_one_of(&fields, &absent));
         }
     }
+    // A workflow node's function: by ID or by name, the ID first when both are given
+    // (`functions::workflows`), so at least one of the two.
+    if let Some(target) = schemas.get_mut("FunctionRef") {
+        let given =
+            |field: &str| json!({ "required": [field], "properties": { field: { "type": "string" } } });
+        merge(target, json!({ "anyOf": [given("id"), given("name")] }));
+    }
 }
 
 /// Schemas whose request takes exactly one of two fields, as the services read them
@@ -181,6 +188,8 @@ fn body_rules() -> Vec<(&'static str, &'static str, Value)> {
     vec![
         ("FunctionInput", "functionName", json!({ "pattern": FUNCTION_NAME })),
         ("WorkflowInput", "name", json!({ "pattern": FUNCTION_NAME })),
+        ("NodeInput", "name", json!({ "pattern": FUNCTION_NAME })),
+        ("FunctionRef", "versionNum", json!({ "minimum": 1 })),
         // The function scored: a name as functions are named (an empty one is a 400).
         ("ScoreRequest", "functionName", json!({ "pattern": FUNCTION_NAME })),
         // Optional on PATCH: null stays allowed.
