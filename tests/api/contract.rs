@@ -380,3 +380,37 @@ async fn a_call_s_file_and_a_score_pair_s_file_are_documented_apart_with_their_b
         .await;
     }
 }
+
+#[tokio::test]
+async fn a_create_documents_the_fields_its_patch_may_leave_out_and_refuses_a_body_without_them() {
+    let app = spawn_app().await;
+    let doc = json(app.get("/openapi.json").await).await;
+    let body_of = |path: &str, method: &str| {
+        let schema = &doc["paths"][path][method]["requestBody"]["content"]["application/json"]["schema"];
+        schema["$ref"].as_str().unwrap().rsplit('/').next().unwrap().to_string()
+    };
+    for (path, patch, field, body) in [
+        ("/v3/functions", "/v3/functions/{functionName}", "type", json!({"functionName": "f", "type": null})),
+        ("/v3/workflows", "/v3/workflows/{workflowName}", "mainNodeName", json!({"name": "w", "nodes": []})),
+        (
+            "/v3/subscriptions",
+            "/v3/subscriptions/{subscriptionID}",
+            "name",
+            json!({"type": "transform", "webhookURL": "https://h.example.com"}),
+        ),
+    ] {
+        let create = &doc["components"]["schemas"][body_of(path, "post")];
+        let required = create["allOf"][1]["required"].as_array().unwrap();
+        assert!(required.contains(&json!(field)), "{path}: {create}");
+        // The PATCH keeps the shared schema, where every field may be left out.
+        assert_eq!(create["allOf"][0]["$ref"], format!("#/components/schemas/{}", body_of(patch, "patch")));
+        assert_error_saying(app.post(path, body).await, 400, &format!("{field}: is required")).await;
+    }
+    // The types a subscription and a workflow's connector take are the ones the server takes.
+    let types = &doc["components"]["schemas"]["SubscriptionInput"]["properties"]["type"]["enum"];
+    assert_eq!(types.as_array().unwrap().len(), canon::delivery::subscriptions::TYPES.len() + 1, "{types}");
+    let connector = &doc["components"]["schemas"]["WorkflowConnectorInput"]["properties"]["type"]["enum"];
+    assert_eq!(connector, &json!(canon::functions::workflows::CONNECTOR_TYPES), "{connector}");
+    let subscription = json!({"name": "s", "type": "transformed", "webhookURL": "https://h.example.com"});
+    assert_error_saying(app.post("/v3/subscriptions", subscription).await, 400, "type: must be one of").await;
+}

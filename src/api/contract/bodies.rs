@@ -9,6 +9,7 @@ use crate::collections::{MAX_ITEMS_PER_REQUEST, MAX_SEARCH_LIMIT, MAX_TEXTS_PER_
 use crate::datasets::{self, MAX_COLUMNS_PER_WRITE, MAX_ROWS_PER_BUILD};
 use crate::delivery::subscriptions;
 use crate::functions::validate::FUNCTION_TYPES;
+use crate::functions::workflows;
 use crate::graph::undo::REOPEN_STATUSES;
 use crate::graph::{buckets, entities, entity_types, merges, relations, seed};
 use crate::{connectors, views};
@@ -216,6 +217,9 @@ fn body_rules() -> Vec<(&'static str, &'static str, Value)> {
         ("TimeWindow", "start", json!({ "format": "date-time" })),
         ("TimeWindow", "end", json!({ "format": "date-time" })),
         ("SubscriptionInput", "name", json!({ "pattern": NOT_BLANK, "maxLength": subscriptions::NAME_MAX })),
+        // Optional on PATCH: null stays allowed (the create requires it, `creates`).
+        ("SubscriptionInput", "type", or_null(subscriptions::TYPES)),
+        ("WorkflowConnectorInput", "type", json!({ "enum": workflows::CONNECTOR_TYPES })),
         ("ConnectorInput", "name", json!({ "pattern": NOT_BLANK, "maxLength": connectors::NAME_MAX })),
         ("ConnectorInput", "type", json!({ "enum": connectors::TYPES })),
         ("DatasetColumn", "name", json!({ "pattern": NOT_BLANK, "maxLength": datasets::NAME_MAX })),

@@ -5,6 +5,7 @@
 //! (`links`). Schemathesis (scripts/schemathesis.sh) holds the server to the result.
 
 mod bodies;
+mod creates;
 mod links;
 mod parameters;
 
@@ -54,6 +55,7 @@ pub fn complete(mut doc: Value) -> Value {
         }
     }
     bodies::constrain(&mut doc);
+    creates::add(&mut doc);
     links::add(&mut doc);
     doc
 }
