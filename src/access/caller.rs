@@ -1,6 +1,9 @@
 //! Who is calling. Every /v3 endpoint takes an API key in `x-api-key` (the key gives the
 //! account and environment) or a dashboard token in `Authorization: Bearer` (an HS256 JWT
 //! naming user, role, account and environment). The reviewer endpoints are dashboard-only.
+//! When a request carries both, the API key decides and the token is not read (so
+//! `assignedTo=me`, which names the token's user, is refused as with a key alone): one
+//! credential, one caller, whichever client library added the other header.
 //! A missing, malformed, unknown, revoked or expired credential is refused; the rate limit
 //! is per key (or per user). The transports turn [`AccessError`] into their own answers.
 
