@@ -33,7 +33,8 @@ const LIMITS: Limits = Limits { default: 50, max: 100 };
 #[derive(Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct FileInput {
-    /// Base64 of the file (text-like types may also send the text itself).
+    /// Base64 of the file. (The server also reads a text-like type's text sent as it is,
+    /// which the pattern leaves out: send base64.)
     pub input_content: String,
     /// text, json, csv, html, email, pdf, png, jpeg, webp or tiff, or an alias (txt, htm, eml,
     /// jpg, jfif, tif), in any case.
