@@ -13,10 +13,11 @@ const CREATES: &[(&str, &str, &[&str])] = &[
 ];
 
 /// The name of the create's own schema.
-pub(super) fn create_schema(shared: &str) -> String {
+fn create_schema(shared: &str) -> String {
     format!("{shared}OnCreate")
 }
 
+/// Points each create's POST at a schema of its own, added to the components.
 pub(super) fn add(doc: &mut Value) {
     for (path, shared, required) in CREATES {
         let pointer =
