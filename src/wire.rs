@@ -48,8 +48,9 @@ impl<'de, V: Visitor<'de>> Visitor<'de> for Whole<V> {
     }
 }
 
-/// `deserialize_with` for an `i64` that serde reads from its own buffer, where
-/// `api::extract`'s wrapping does not reach: the fields of a `#[serde(flatten)]`ed struct.
+/// `deserialize_with` for an `i64` that serde reads where `api::extract`'s wrapping does not
+/// reach: from its own buffer (the fields of a `#[serde(flatten)]`ed struct) or from a
+/// `Value` a service decodes itself (`fs::request::parse`).
 pub fn whole_i64<'de, D: Deserializer<'de>>(deserializer: D) -> Result<i64, D::Error> {
     struct I64;
     impl Visitor<'_> for I64 {
@@ -71,6 +72,31 @@ pub fn whole_i64<'de, D: Deserializer<'de>>(deserializer: D) -> Result<i64, D::E
     deserializer.deserialize_any(Whole(I64))
 }
 
+/// [`whole_i64`] for an optional field (with `#[serde(default)]`): null is `None`.
+pub fn whole_i64_opt<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<i64>, D::Error> {
+    struct Opt;
+    impl<'de> Visitor<'de> for Opt {
+        type Value = Option<i64>;
+
+        fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
+            formatter.write_str("i64 or null")
+        }
+
+        fn visit_none<E: serde::de::Error>(self) -> Result<Option<i64>, E> {
+            Ok(None)
+        }
+
+        fn visit_unit<E: serde::de::Error>(self) -> Result<Option<i64>, E> {
+            Ok(None)
+        }
+
+        fn visit_some<D: Deserializer<'de>>(self, deserializer: D) -> Result<Option<i64>, D::Error> {
+            whole_i64(deserializer).map(Some)
+        }
+    }
+    deserializer.deserialize_option(Opt)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -85,6 +111,21 @@ mod tests {
     struct Outer {
         #[serde(flatten)]
         inner: Inner,
+    }
+
+    #[derive(serde::Deserialize, Debug)]
+    struct Optional {
+        #[serde(default, deserialize_with = "whole_i64_opt")]
+        n: Option<i64>,
+    }
+
+    #[test]
+    fn an_optional_integer_read_from_a_value_takes_a_whole_float_and_null() {
+        let read = |body: serde_json::Value| serde_json::from_value::<Optional>(body).map(|o| o.n);
+        assert_eq!(read(serde_json::json!({"n": 5.0})).unwrap(), Some(5));
+        assert_eq!(read(serde_json::json!({"n": null})).unwrap(), None);
+        assert_eq!(read(serde_json::json!({})).unwrap(), None);
+        assert!(read(serde_json::json!({"n": 5.5})).is_err());
     }
 
     #[test]

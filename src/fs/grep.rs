@@ -59,10 +59,8 @@ pub async fn run(
     request: &FsRequest,
     scan_limit: usize,
 ) -> ServiceResult<FsResponse> {
+    // `request::parse` has refused a grep without a pattern.
     let pattern = request.pattern.as_deref().unwrap_or_default();
-    if pattern.is_empty() {
-        return Err(ServiceError::invalid_field("pattern", "required for op grep"));
-    }
     crate::text::check_len("pattern", pattern, PATTERN_MAX, true)?;
     let ignore_case = request.ignore_case.unwrap_or(true);
     let (matcher, literal) = if request.regex.unwrap_or(false) {

@@ -180,8 +180,11 @@ impl FsService {
     async fn head(&self, tenant: &Tenant, request: &FsRequest) -> ServiceResult<FsResponse> {
         let n = match request.n {
             None => 10,
-            Some(n) if (1..=200).contains(&n) => n as usize,
-            Some(_) => return Err(ServiceError::invalid_field("n", "must be between 1 and 200")),
+            Some(n) if (1..=request::MAX_HEAD).contains(&n) => n as usize,
+            Some(_) => {
+                let message = format!("must be between 1 and {}", request::MAX_HEAD);
+                return Err(ServiceError::invalid_field("n", message));
+            }
         };
         let doc = self.document(tenant, request::required_path(request)?).await?;
         let sections = self.records.document_items(tenant.owner(), &doc.id, "sections").await?;

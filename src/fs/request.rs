@@ -23,6 +23,8 @@ pub enum Op {
 }
 
 impl Op {
+    pub const ALL: [Op; 8] = [Op::Ls, Op::Find, Op::Open, Op::Cat, Op::Grep, Op::Xref, Op::Stat, Op::Head];
+
     pub fn name(self) -> &'static str {
         match self {
             Op::Ls => "ls",
@@ -37,7 +39,7 @@ impl Op {
     }
 
     /// The fields this op takes besides `op` and `context`.
-    fn fields(self) -> &'static [&'static str] {
+    pub fn fields(self) -> &'static [&'static str] {
         match self {
             Op::Ls | Op::Find => &["filter", "limit", "cursor"],
             Op::Grep => &["path", "pattern", "scope", "countOnly", "regex", "ignoreCase", "limit", "cursor"],
@@ -46,6 +48,22 @@ impl Op {
             Op::Stat | Op::Open => &["path"],
             Op::Xref => &["path", "limit", "cursor"],
         }
+    }
+
+    /// The field this op cannot do without, which `parse` refuses it without (blank counts
+    /// as missing): `path` for an op that reads one document or entity (grep takes one
+    /// optionally), grep's `pattern`.
+    pub fn required_field(self) -> Option<&'static str> {
+        match self {
+            Op::Cat | Op::Head | Op::Stat | Op::Open | Op::Xref => Some("path"),
+            Op::Grep => Some("pattern"),
+            Op::Ls | Op::Find => None,
+        }
+    }
+
+    /// The largest page of any op.
+    pub fn max_limit() -> u32 {
+        Op::ALL.iter().map(|op| op.limits().1).max().unwrap_or_default()
     }
 
     /// Default and largest page.
@@ -57,8 +75,11 @@ impl Op {
     }
 }
 
+/// The most sections `head` returns (`n`).
+pub const MAX_HEAD: i64 = 200;
+
 /// Every field some op takes.
-const ALL_FIELDS: &[&str] = &[
+pub const ALL_FIELDS: &[&str] = &[
     "filter",
     "limit",
     "cursor",
@@ -93,6 +114,7 @@ pub struct Filter {
 #[serde(rename_all = "camelCase")]
 pub struct Range {
     /// One page (1-based).
+    #[serde(default, deserialize_with = "crate::wire::whole_i64_opt")]
     pub page: Option<i64>,
     /// `[from, to]`, inclusive, 1-based.
     pub page_range: Option<Vec<i64>>,
@@ -118,6 +140,7 @@ pub struct FsRequest {
     pub path: Option<String>,
     pub filter: Option<Filter>,
     /// 1..200 (default 50; grep and xref 25).
+    #[serde(default, deserialize_with = "crate::wire::whole_i64_opt")]
     pub limit: Option<i64>,
     /// `nextCursor` of the previous page.
     pub cursor: Option<String>,
@@ -135,6 +158,7 @@ pub struct FsRequest {
     /// cat: dotted paths to keep (`sections.label`).
     pub select: Option<Vec<String>>,
     /// head: how many sections (default 10, at most 200).
+    #[serde(default, deserialize_with = "crate::wire::whole_i64_opt")]
     pub n: Option<i64>,
     pub context: Option<Context>,
 }
@@ -161,10 +185,18 @@ pub fn parse(body: Value) -> ServiceResult<FsRequest> {
             ));
         }
     }
-    serde_path_to_error::deserialize(body).map_err(|err| {
+    let request: FsRequest = serde_path_to_error::deserialize(body).map_err(|err| {
         let path = err.path().to_string();
         ServiceError::invalid_field(if path == "." { "body" } else { &path }, err.into_inner().to_string())
-    })
+    })?;
+    match op.required_field() {
+        Some("path") => required_path(&request).map(drop)?,
+        Some(field) if request.pattern.as_deref().is_none_or(|p| p.trim().is_empty()) => {
+            return Err(ServiceError::invalid_field(field, format!("required for op {}", op.name())));
+        }
+        _ => {}
+    }
+    Ok(request)
 }
 
 /// `path`, required by this op.
@@ -207,6 +239,16 @@ mod tests {
         assert_eq!(field_of(json!({"op": "nope"})), "op");
         assert_eq!(field_of(json!({"limit": 3})), "op");
         assert_eq!(field_of(json!({"op": "grep", "countOnly": "yes"})), "countOnly");
+    }
+
+    #[test]
+    fn an_op_that_reads_one_thing_needs_its_path_and_grep_its_pattern() {
+        for op in Op::ALL.into_iter().filter(|op| op.required_field() == Some("path")) {
+            assert_eq!(field_of(json!({"op": op.name(), "path": "  "})), "path", "{op:?}");
+        }
+        assert_eq!(field_of(json!({"op": "grep", "pattern": " "})), "pattern");
+        assert!(parse(json!({"op": "grep", "pattern": "x"})).is_ok());
+        assert!(parse(json!({"op": "stat", "path": "ref-1"})).is_ok());
     }
 
     #[test]

@@ -414,3 +414,28 @@ async fn a_create_documents_the_fields_its_patch_may_leave_out_and_refuses_a_bod
     let subscription = json!({"name": "s", "type": "transformed", "webhookURL": "https://h.example.com"});
     assert_error_saying(app.post("/v3/subscriptions", subscription).await, 400, "type: must be one of").await;
 }
+
+#[tokio::test]
+async fn an_fs_request_is_documented_op_by_op_with_the_fields_each_op_takes() {
+    let app = spawn_app().await;
+    let doc = json(app.get("/openapi.json").await).await;
+    let branches = doc["components"]["schemas"]["FsRequest"]["oneOf"].as_array().unwrap().clone();
+    let ls = branches.iter().find(|b| b["properties"]["op"]["const"] == "ls").unwrap();
+    // ls takes filter, limit and cursor: another op's field may only be absent or null.
+    assert_eq!(ls["properties"]["path"], json!({"type": "null"}), "{ls}");
+    assert!(ls["properties"]["filter"].is_null() && ls["properties"]["limit"].is_null(), "{ls}");
+    assert_eq!(branches.len(), canon::fs::request::Op::ALL.len());
+    // head reads one document: its path is required, and not blank.
+    let head = branches.iter().find(|b| b["properties"]["op"]["const"] == "head").unwrap();
+    assert_eq!(head["required"], json!(["op", "path"]), "{head}");
+    assert_error_saying(app.post("/v3/fs", json!({"op": "head", "path": " "})).await, 400, "path: required")
+        .await;
+    assert_error_saying(
+        app.post("/v3/fs", json!({"op": "ls", "path": "x"})).await,
+        400,
+        "path: op ls does not take",
+    )
+    .await;
+    let listed = app.post("/v3/fs", json!({"op": "ls", "path": null, "limit": 5})).await;
+    assert_eq!(listed.status(), 200);
+}

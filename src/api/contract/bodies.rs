@@ -8,6 +8,7 @@ use crate::accuracy::{corrections, evaluations, regression, score};
 use crate::collections::{MAX_ITEMS_PER_REQUEST, MAX_SEARCH_LIMIT, MAX_TEXTS_PER_COUNT};
 use crate::datasets::{self, MAX_COLUMNS_PER_WRITE, MAX_ROWS_PER_BUILD};
 use crate::delivery::subscriptions;
+use crate::fs::request::{self as fs_request, Op, ALL_FIELDS};
 use crate::functions::validate::FUNCTION_TYPES;
 use crate::functions::workflows;
 use crate::graph::undo::REOPEN_STATUSES;
@@ -128,6 +129,21 @@ fn constrain_bodies(schemas: &mut Map<String, Value>) {
             merge(target, exactly_one_of(&fields, &absent));
         }
     }
+    // An fs request: its op's own fields (`fs::request`); another op's is a 400 naming it.
+    if let Some(target) = schemas.get_mut("FsRequest") {
+        let branch = |op: Op| {
+            let mut properties = Map::from_iter([("op".to_string(), json!({ "const": op.name() }))]);
+            let others = ALL_FIELDS.iter().filter(|field| !op.fields().contains(field));
+            properties.extend(others.map(|field| (field.to_string(), json!({ "type": "null" }))));
+            let mut required = vec!["op"];
+            if let Some(field) = op.required_field() {
+                properties.insert(field.into(), json!({ "type": "string", "pattern": NOT_BLANK }));
+                required.push(field);
+            }
+            json!({ "required": required, "properties": properties })
+        };
+        merge(target, json!({ "oneOf": Op::ALL.map(branch) }));
+    }
     // A workflow node's function: by ID or by name, the ID first when both are given
     // (`functions::workflows`), so at least one of the two.
     if let Some(target) = schemas.get_mut("FunctionRef") {
@@ -190,6 +206,9 @@ fn body_rules() -> Vec<(&'static str, &'static str, Value)> {
         ("FunctionInput", "functionName", json!({ "pattern": FUNCTION_NAME })),
         ("WorkflowInput", "name", json!({ "pattern": FUNCTION_NAME })),
         ("NodeInput", "name", json!({ "pattern": FUNCTION_NAME })),
+        // Every op's largest page is the same today; an op's own is in its 400.
+        ("FsRequest", "limit", json!({ "minimum": 1, "maximum": Op::max_limit() })),
+        ("FsRequest", "n", json!({ "minimum": 1, "maximum": fs_request::MAX_HEAD })),
         ("FunctionRef", "versionNum", json!({ "minimum": 1 })),
         // The function scored: a name as functions are named (an empty one is a 400).
         ("ScoreRequest", "functionName", json!({ "pattern": FUNCTION_NAME })),
