@@ -163,7 +163,7 @@ pub struct FsRequest {
     pub context: Option<Context>,
 }
 
-/// Refuses fields of other ops, then decodes.
+/// Refuses fields of other ops, then decodes, then refuses an op without the field it needs.
 pub fn parse(body: Value) -> ServiceResult<FsRequest> {
     let Some(fields) = body.as_object() else {
         return Err(ServiceError::invalid_field("op", "the body must be a JSON object with an op"));
@@ -171,7 +171,8 @@ pub fn parse(body: Value) -> ServiceResult<FsRequest> {
     let op = match fields.get("op") {
         None | Some(Value::Null) => return Err(ServiceError::invalid_field("op", "required")),
         Some(op) => serde_json::from_value::<Op>(op.clone()).map_err(|_| {
-            ServiceError::invalid_field("op", "must be one of ls, find, open, cat, grep, xref, stat, head")
+            let names: Vec<&str> = Op::ALL.iter().map(|op| op.name()).collect();
+            ServiceError::invalid_field("op", format!("must be one of {}", names.join(", ")))
         })?,
     };
     for name in fields.keys() {
@@ -189,24 +190,31 @@ pub fn parse(body: Value) -> ServiceResult<FsRequest> {
         let path = err.path().to_string();
         ServiceError::invalid_field(if path == "." { "body" } else { &path }, err.into_inner().to_string())
     })?;
-    match op.required_field() {
-        Some("path") => required_path(&request).map(drop)?,
-        Some(field) if request.pattern.as_deref().is_none_or(|p| p.trim().is_empty()) => {
-            return Err(ServiceError::invalid_field(field, format!("required for op {}", op.name())));
-        }
-        _ => {}
+    if let Some(field) = op.required_field() {
+        required(&request, field)?;
     }
     Ok(request)
 }
 
 /// `path`, required by this op.
 pub fn required_path(request: &FsRequest) -> ServiceResult<&str> {
-    match request.path.as_deref().map(str::trim) {
-        Some(path) if !path.is_empty() => {
-            crate::text::check("path", path)?;
-            Ok(path)
+    required(request, "path")
+}
+
+/// The text of `field` (one [`Op::required_field`] names), trimmed: a 400 naming it when it
+/// is missing or blank, or holds a control character.
+fn required<'a>(request: &'a FsRequest, field: &str) -> ServiceResult<&'a str> {
+    let given = match field {
+        "path" => request.path.as_deref(),
+        "pattern" => request.pattern.as_deref(),
+        _ => None,
+    };
+    match given.map(str::trim) {
+        Some(text) if !text.is_empty() => {
+            crate::text::check(field, text)?;
+            Ok(text)
         }
-        _ => Err(ServiceError::invalid_field("path", format!("required for op {}", request.op.name()))),
+        _ => Err(ServiceError::invalid_field(field, format!("required for op {}", request.op.name()))),
     }
 }
 
