@@ -4,8 +4,13 @@
 //! compute a page or a position in floating point send it so. A fraction (`93.5`) is still
 //! refused, with the message of the integer's own visitor.
 
-use serde::de::{Deserializer, Visitor};
+use serde::de::{Deserializer, Error as _, Unexpected, Visitor};
+use serde::Deserialize;
 use std::fmt;
+
+// 2^63 and 2^64 are exact in f64; below them every whole f64 fits the integer.
+const I64_END: f64 = 9_223_372_036_854_775_808.0;
+const U64_END: f64 = 18_446_744_073_709_551_616.0;
 
 /// An integer's visitor that also takes a float with no fraction (within 64 bits) as that
 /// integer; everything else goes to the inner visitor, whose messages name what it expected.
@@ -36,9 +41,6 @@ impl<'de, V: Visitor<'de>> Visitor<'de> for Whole<V> {
     }
 
     fn visit_f64<E: serde::de::Error>(self, value: f64) -> Result<V::Value, E> {
-        // 2^63 and 2^64 are exact in f64; below them every whole f64 fits the integer.
-        const I64_END: f64 = 9_223_372_036_854_775_808.0;
-        const U64_END: f64 = 18_446_744_073_709_551_616.0;
         match value {
             v if v.fract() != 0.0 || !v.is_finite() => self.0.visit_f64(value),
             v if (-I64_END..I64_END).contains(&v) => self.0.visit_i64(v as i64),
@@ -72,29 +74,41 @@ pub fn whole_i64<'de, D: Deserializer<'de>>(deserializer: D) -> Result<i64, D::E
     deserializer.deserialize_any(Whole(I64))
 }
 
-/// [`whole_i64`] for an optional field (with `#[serde(default)]`): null is `None`.
-pub fn whole_i64_opt<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<i64>, D::Error> {
-    struct Opt;
-    impl<'de> Visitor<'de> for Opt {
-        type Value = Option<i64>;
+/// An `i64` read by [`whole_i64`], for the containers below.
+#[derive(serde::Deserialize)]
+struct WholeI64(#[serde(deserialize_with = "whole_i64")] i64);
 
-        fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
-            formatter.write_str("i64 or null")
-        }
-
-        fn visit_none<E: serde::de::Error>(self) -> Result<Option<i64>, E> {
-            Ok(None)
-        }
-
-        fn visit_unit<E: serde::de::Error>(self) -> Result<Option<i64>, E> {
-            Ok(None)
-        }
-
-        fn visit_some<D: Deserializer<'de>>(self, deserializer: D) -> Result<Option<i64>, D::Error> {
-            whole_i64(deserializer).map(Some)
-        }
+/// [`whole_i64`] for an optional integer field of any width (with `#[serde(default)]`): null
+/// is `None`; a value out of the type's range is refused.
+pub fn whole_opt<'de, D, T>(deserializer: D) -> Result<Option<T>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: TryFrom<i64>,
+{
+    match Option::<WholeI64>::deserialize(deserializer)? {
+        None => Ok(None),
+        Some(WholeI64(n)) => T::try_from(n)
+            .map(Some)
+            .map_err(|_| D::Error::invalid_value(Unexpected::Signed(n), &std::any::type_name::<T>())),
     }
-    deserializer.deserialize_option(Opt)
+}
+
+/// [`whole_i64`] for an optional list of integers (with `#[serde(default)]`).
+pub fn whole_i64_list_opt<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Vec<i64>>, D::Error> {
+    let list = Option::<Vec<WholeI64>>::deserialize(deserializer)?;
+    Ok(list.map(|list| list.into_iter().map(|whole| whole.0).collect()))
+}
+
+/// The integer a JSON value a service reads itself stands for: an integer, or a float with no
+/// fraction within `i64` (as [`Whole`] reads one); `None` for anything else.
+pub fn whole_of(value: &serde_json::Value) -> Option<i64> {
+    let whole = |f: &f64| f.fract() == 0.0 && (-I64_END..I64_END).contains(f);
+    value.as_i64().or_else(|| value.as_f64().filter(whole).map(|f| f as i64))
+}
+
+/// [`whole_of`] for a count that cannot be negative.
+pub fn whole_u64_of(value: &serde_json::Value) -> Option<u64> {
+    value.as_u64().or_else(|| whole_of(value).and_then(|n| u64::try_from(n).ok()))
 }
 
 #[cfg(test)]
@@ -115,8 +129,10 @@ mod tests {
 
     #[derive(serde::Deserialize, Debug)]
     struct Optional {
-        #[serde(default, deserialize_with = "whole_i64_opt")]
+        #[serde(default, deserialize_with = "whole_opt")]
         n: Option<i64>,
+        #[serde(default, deserialize_with = "whole_opt")]
+        small: Option<u32>,
     }
 
     #[test]
@@ -126,6 +142,30 @@ mod tests {
         assert_eq!(read(serde_json::json!({"n": null})).unwrap(), None);
         assert_eq!(read(serde_json::json!({})).unwrap(), None);
         assert!(read(serde_json::json!({"n": 5.5})).is_err());
+        let small = |body: serde_json::Value| serde_json::from_value::<Optional>(body).map(|o| o.small);
+        assert_eq!(small(serde_json::json!({"small": 7.0})).unwrap(), Some(7));
+        let refused = small(serde_json::json!({"small": -1})).unwrap_err().to_string();
+        assert!(refused.contains("invalid value: integer `-1`, expected u32"), "{refused}");
+    }
+
+    #[test]
+    fn a_list_of_integers_and_a_number_read_by_a_service_take_whole_floats_only() {
+        #[derive(serde::Deserialize)]
+        struct Listed {
+            #[serde(default, deserialize_with = "whole_i64_list_opt")]
+            pages: Option<Vec<i64>>,
+        }
+        let read = |body: serde_json::Value| serde_json::from_value::<Listed>(body).map(|l| l.pages);
+        assert_eq!(read(serde_json::json!({"pages": [1.0, 3]})).unwrap(), Some(vec![1, 3]));
+        assert_eq!(read(serde_json::json!({})).unwrap(), None);
+        assert!(read(serde_json::json!({"pages": [1.5]})).is_err());
+        assert_eq!(whole_of(&serde_json::json!(30.0)), Some(30));
+        assert_eq!(whole_of(&serde_json::json!(-2)), Some(-2));
+        assert_eq!(whole_of(&serde_json::json!(30.5)), None);
+        assert_eq!(whole_of(&serde_json::json!(1e19)), None);
+        assert_eq!(whole_of(&serde_json::json!("3")), None);
+        assert_eq!(whole_u64_of(&serde_json::json!(600.0)), Some(600));
+        assert_eq!(whole_u64_of(&serde_json::json!(-1.0)), None);
     }
 
     #[test]

@@ -31,6 +31,7 @@ use crate::store::records::Records;
 use crate::store::vectors::{
     fields, Condition, Filter, Query, Ranking, Space, Sparse, VectorError, VectorStore,
 };
+use crate::wire::whole_of;
 use model::{collection, item};
 use qdrant_edge::bm25_embed::{EdgeBm25, EdgeBm25Config};
 use serde_json::{json, Map, Value};
@@ -143,27 +144,28 @@ fn data_conditions(filter: &Map<String, Value>) -> ServiceResult<Vec<Condition>>
             ));
         }
         let key = format!("{}.{path}", fields::DATA);
-        let condition =
-            match value {
-                Value::String(s) => Condition::Keyword { key, value: s.clone() },
-                Value::Bool(b) => Condition::Bool { key, value: *b },
-                Value::Number(n) if n.is_i64() => {
-                    Condition::Integer { key, value: n.as_i64().unwrap_or_default() }
+        let condition = match value {
+            Value::String(s) => Condition::Keyword { key, value: s.clone() },
+            Value::Bool(b) => Condition::Bool { key, value: *b },
+            Value::Number(_) if whole_of(value).is_some() => {
+                Condition::Integer { key, value: whole_of(value).unwrap_or_default() }
+            }
+            Value::Array(values) if !values.is_empty() && values.iter().all(Value::is_string) => {
+                Condition::AnyKeyword {
+                    key,
+                    values: values.iter().filter_map(|v| v.as_str().map(str::to_string)).collect(),
                 }
-                Value::Array(values) if !values.is_empty() && values.iter().all(Value::is_string) => {
-                    Condition::AnyKeyword {
-                        key,
-                        values: values.iter().filter_map(|v| v.as_str().map(str::to_string)).collect(),
-                    }
-                }
-                Value::Array(values) if !values.is_empty() && values.iter().all(Value::is_i64) => {
-                    Condition::AnyInteger { key, values: values.iter().filter_map(Value::as_i64).collect() }
-                }
-                _ => return Err(ServiceError::invalid_field(
+            }
+            Value::Array(values) if !values.is_empty() && values.iter().all(|v| whole_of(v).is_some()) => {
+                Condition::AnyInteger { key, values: values.iter().filter_map(whole_of).collect() }
+            }
+            _ => {
+                return Err(ServiceError::invalid_field(
                     &field,
                     "must be a string, an integer, a boolean, or a non-empty list of strings or of integers",
-                )),
-            };
+                ))
+            }
+        };
         conditions.push(condition);
     }
     Ok(conditions)

@@ -84,7 +84,7 @@ impl LlmConfig {
         };
         // Saving checks the bound; versions saved before it existed are clamped into it.
         let bound = crate::functions::validate::LLM_TIMEOUT_SECONDS;
-        let seconds = config.get("timeoutSeconds").and_then(Value::as_u64).unwrap_or(120);
+        let seconds = config.get("timeoutSeconds").and_then(crate::wire::whole_u64_of).unwrap_or(120);
         let timeout = Duration::from_secs(seconds.clamp(*bound.start(), *bound.end()));
         Ok(Some(Self {
             base_url: base_url.trim_end_matches('/').to_string(),

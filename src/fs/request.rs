@@ -114,9 +114,10 @@ pub struct Filter {
 #[serde(rename_all = "camelCase")]
 pub struct Range {
     /// One page (1-based).
-    #[serde(default, deserialize_with = "crate::wire::whole_i64_opt")]
+    #[serde(default, deserialize_with = "crate::wire::whole_opt")]
     pub page: Option<i64>,
     /// `[from, to]`, inclusive, 1-based.
+    #[serde(default, deserialize_with = "crate::wire::whole_i64_list_opt")]
     pub page_range: Option<Vec<i64>>,
     /// Only sections of these types (heading, paragraph, table, list).
     pub section_types: Option<Vec<String>>,
@@ -140,7 +141,7 @@ pub struct FsRequest {
     pub path: Option<String>,
     pub filter: Option<Filter>,
     /// 1..200 (default 50; grep and xref 25).
-    #[serde(default, deserialize_with = "crate::wire::whole_i64_opt")]
+    #[serde(default, deserialize_with = "crate::wire::whole_opt")]
     pub limit: Option<i64>,
     /// `nextCursor` of the previous page.
     pub cursor: Option<String>,
@@ -158,7 +159,7 @@ pub struct FsRequest {
     /// cat: dotted paths to keep (`sections.label`).
     pub select: Option<Vec<String>>,
     /// head: how many sections (default 10, at most 200).
-    #[serde(default, deserialize_with = "crate::wire::whole_i64_opt")]
+    #[serde(default, deserialize_with = "crate::wire::whole_opt")]
     pub n: Option<i64>,
     pub context: Option<Context>,
 }

@@ -48,7 +48,7 @@ pub fn timeouts(body: &Value) -> Result<(), ServiceError> {
     let Some(value) = body.pointer("/extraConfig/llm/timeoutSeconds").filter(|v| !v.is_null()) else {
         return Ok(());
     };
-    match value.as_u64() {
+    match crate::wire::whole_u64_of(value) {
         Some(seconds) if LLM_TIMEOUT_SECONDS.contains(&seconds) => Ok(()),
         _ => Err(ServiceError::invalid_field(
             "extraConfig.llm.timeoutSeconds",

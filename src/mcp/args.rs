@@ -13,6 +13,7 @@ pub struct LsArgs {
     /// `functionName` (exactly), `search` (part of the referenceID), `since` (RFC 3339).
     pub filter: Option<Filter>,
     /// Page size, 1..200 (default 50).
+    #[serde(default, deserialize_with = "crate::wire::whole_opt")]
     pub limit: Option<i64>,
     /// `nextCursor` of the previous page.
     pub cursor: Option<String>,
@@ -47,6 +48,7 @@ pub struct GrepArgs {
     /// Any case (default true).
     pub ignore_case: Option<bool>,
     /// Page size, 1..200 (default 25).
+    #[serde(default, deserialize_with = "crate::wire::whole_opt")]
     pub limit: Option<i64>,
     /// `nextCursor` of the previous page.
     pub cursor: Option<String>,
@@ -59,6 +61,7 @@ pub struct HeadArgs {
     /// A referenceID or transformationID.
     pub path: String,
     /// How many sections, 1..200 (default 10).
+    #[serde(default, deserialize_with = "crate::wire::whole_opt")]
     pub n: Option<i64>,
 }
 
@@ -80,6 +83,7 @@ pub struct FindArgs {
     /// `search` (part of the canonical name), `type` (exactly), `since` (RFC 3339).
     pub filter: Option<Filter>,
     /// Page size, 1..200 (default 50).
+    #[serde(default, deserialize_with = "crate::wire::whole_opt")]
     pub limit: Option<i64>,
     /// `nextCursor` of the previous page.
     pub cursor: Option<String>,
@@ -94,6 +98,7 @@ pub struct XrefArgs {
     /// An entityID.
     pub path: String,
     /// Page size, 1..200 (default 25).
+    #[serde(default, deserialize_with = "crate::wire::whole_opt")]
     pub limit: Option<i64>,
     /// `nextCursor` of the previous page.
     pub cursor: Option<String>,
@@ -124,6 +129,7 @@ pub struct RelationsArgs {
     /// Only relations in this bucket (`bkt_…`).
     pub bucket: Option<String>,
     /// Page size, 1..200 (default 50).
+    #[serde(default, deserialize_with = "crate::wire::whole_opt")]
     pub limit: Option<u32>,
     /// `nextCursor` of the previous page.
     pub cursor: Option<String>,
@@ -137,6 +143,7 @@ pub struct NeighborsArgs {
     #[serde(rename = "entityID")]
     pub entity_id: String,
     /// Hops, 1..5 (default 1).
+    #[serde(default, deserialize_with = "crate::wire::whole_opt")]
     pub depth: Option<u32>,
     /// Only through relations of this type.
     pub relation_type: Option<String>,
@@ -151,6 +158,7 @@ pub struct SearchArgs {
     /// Only entities of this bucket (`bkt_…`).
     pub bucket: Option<String>,
     /// At most this many, 1..200 (default 25).
+    #[serde(default, deserialize_with = "crate::wire::whole_opt")]
     pub limit: Option<u32>,
 }
 
@@ -170,6 +178,7 @@ pub struct TimelineArgs {
     #[serde(rename = "entityID")]
     pub entity_id: String,
     /// Page size, 1..200 (default 50).
+    #[serde(default, deserialize_with = "crate::wire::whole_opt")]
     pub limit: Option<u32>,
     /// `nextCursor` of the previous page (older items).
     pub cursor: Option<String>,

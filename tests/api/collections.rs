@@ -438,6 +438,11 @@ async fn payload_filters_narrow_a_search_to_matching_object_items() {
         .search(json!({ "collectionName": "products", "query": "running shoe", "filter": {"brand": ["acme", "zenith"], "size": 42} }))
         .await;
     assert_eq!(names(&sized).len(), 2);
+    // A size computed in floating point (42.0) filters as the integer it is.
+    let floated = app
+        .search(json!({ "collectionName": "products", "query": "running shoe", "filter": {"brand": ["acme", "zenith"], "size": [42.0]} }))
+        .await;
+    assert_eq!(names(&floated), names(&sized));
     let city = app
         .search(json!({ "collectionName": "products", "query": "shoe", "mode": "hybrid", "filter": {"tags": "city"} }))
         .await;

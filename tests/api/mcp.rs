@@ -98,6 +98,9 @@ async fn a_tool_call_cannot_see_another_tenants_entity() {
     let other_key = app.new_key(Some(&crate::helpers::unique("other")), Environment::Sandbox).await;
     let own = app.call_tool(&app.api_key, "entity_relations", json!({"entityID": globex})).await;
     assert_eq!(own["isError"], false, "{own}");
+    // A tool's integer takes a whole float, as a REST body's does.
+    let mine = app.call_tool(&app.api_key, "search_entities", json!({"text": "globex", "limit": 1.0})).await;
+    assert_eq!(mine["structuredContent"]["entities"][0]["entityID"], globex, "{mine}");
 
     let relations = app.call_tool(&other_key, "entity_relations", json!({"entityID": globex})).await;
     assert_eq!(relations["isError"], true, "{relations}");

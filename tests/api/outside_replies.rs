@@ -214,6 +214,11 @@ async fn a_model_timeout_of_ten_million_seconds_is_refused_with_400_naming_the_f
         assert!(message.contains("from 1 to 600"), "{refused}: {error}");
     }
     assert_eq!(app.post("/v3/functions", function(json!(600))).await.status(), 200);
+    // A whole float is that number of seconds, as every integer of a body.
+    let function_30 = json!({"functionName": "llm2", "type": "extract", "outputSchemaName": "Out",
+        "outputSchema": {"type": "object"},
+        "extraConfig": {"llm": {"baseUrl": "http://127.0.0.1:9/v1", "model": "m", "timeoutSeconds": 30.0}}});
+    assert_eq!(app.post("/v3/functions", function_30).await.status(), 200);
     // Raising it past the bound on a later version is refused the same way.
     let patch = json!({"extraConfig": {"llm": {"baseUrl": "http://127.0.0.1:9/v1", "model": "m", "timeoutSeconds": 601}}});
     let error = assert_error(app.patch("/v3/functions/llm", patch).await, 400).await;
