@@ -18,6 +18,7 @@
 //!   aggregate reports 0. Groups are ordered by value, largest first, at most 200; rows
 //!   without a value form the group `""`.
 
+pub mod inline;
 pub mod model;
 pub mod paths;
 

@@ -12,9 +12,6 @@ pub struct ViewColumn {
     /// Keys (and array indexes) into the output, e.g. `["invoiceDetails", "invoiceNumber"]`.
     pub value_schema_path: Vec<String>,
     /// 0-based display position.
-    // A view sent whole to table- or aggregation-data is read through serde's buffer for
-    // flattened fields, where `api::extract` does not reach: this reads a whole float itself.
-    #[serde(deserialize_with = "crate::wire::whole_i64")]
     pub display_order_index: i64,
 }
 
@@ -143,8 +140,10 @@ pub struct TimeWindow {
 }
 
 /// table-data: the whole view definition inline, a time window and a page.
+// Documented as the view's fields beside the request's own; read without serde's flatten buffer
+// (see `views::inline`).
 #[derive(Clone, Debug, Deserialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", from = "super::inline::TableDataWire")]
 pub struct TableDataInput {
     #[serde(flatten)]
     pub view: ViewInput,
@@ -158,8 +157,10 @@ pub struct TableDataInput {
 }
 
 /// aggregation-data: the whole view definition inline and a time window.
+// Documented as the view's fields beside the request's own; read without serde's flatten buffer
+// (see `views::inline`).
 #[derive(Clone, Debug, Deserialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", from = "super::inline::AggregationDataWire")]
 pub struct AggregationDataInput {
     #[serde(flatten)]
     pub view: ViewInput,

@@ -260,8 +260,8 @@ async fn an_integer_sent_as_a_whole_float_is_that_integer_and_a_fraction_is_refu
     assert_eq!(taken["page"], 2, "{taken}");
     assert_error_saying(app.post("/v3/mentions", body(2.5)).await, 400, "page: invalid type: floating point")
         .await;
-    // A view sent whole for its table is read through serde's buffer for flattened fields: its
-    // column's position takes a whole float there too.
+    // A view sent whole for its table is read as any body is: its column's position takes a
+    // whole float, and a refusal names the field.
     let function = json!({"functionName": "reader", "type": "extract", "outputSchemaName": "Doc",
                           "outputSchema": {"type": "object", "properties": {"a": {"type": "string"}}}});
     assert_eq!(app.post("/v3/functions", function).await.status(), 200);
@@ -272,9 +272,21 @@ async fn an_integer_sent_as_a_whole_float_is_that_integer_and_a_fraction_is_refu
     };
     let page = json(app.post("/v3/views/table-data", table(1.0)).await).await;
     assert_eq!(page["totalCount"], 0, "{page}");
-    // (serde's buffer keeps no path: the message cannot name the column.)
-    let refused = "invalid body: invalid type: floating point `1.5`, expected i64";
+    let refused = "columns[0].displayOrderIndex: invalid type: floating point `1.5`, expected i64";
     assert_error_saying(app.post("/v3/views/table-data", table(1.5)).await, 400, refused).await;
+    // A column is an object there too, not an array read field by field.
+    let mut listed = table(1.0);
+    listed["columns"][0] = json!(["a", ["a"], 1]);
+    assert_error_saying(app.post("/v3/views/table-data", listed).await, 400, "columns[0]: invalid type")
+        .await;
+    let mut undated = table(1.0);
+    undated.as_object_mut().unwrap().remove("timeWindow");
+    assert_error_saying(
+        app.post("/v3/views/aggregation-data", undated).await,
+        400,
+        "invalid body: missing field `timeWindow`",
+    )
+    .await;
 }
 
 #[tokio::test]

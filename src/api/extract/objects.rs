@@ -5,7 +5,8 @@
 //! a fuzzer's) taken as data. The API documents objects; an array is a 400 naming what was
 //! expected. The deserializer, and every visitor, access and seed it hands out, is wrapped so
 //! that nested values go through the same rule (the way `serde_path_to_error` tracks paths).
-//! Content serde buffers (untagged or flattened fields) is read by serde itself, leniently.
+//! Content serde buffers (untagged or flattened fields) is read by serde itself, leniently:
+//! bodies avoid it (a view sent inline is read by `views::inline`).
 //!
 //! An integer field also takes a number written with a zero fraction (`93.0`): JSON Schema
 //! counts it as the integer the document states, and clients that compute a page or a version
