@@ -2,7 +2,7 @@
 //!
 //! For a step with `source: "collection"` (the default): the values at `sourceField`
 //! (JMESPath subset) are each searched in `collectionName` (`searchMode` semantic | exact |
-//! hybrid, `topK` default 1, `includeSubcollections`, `scoreThreshold` as a maximum cosine
+//! hybrid, `topK` from 1 to 100, default 1, `includeSubcollections`, `scoreThreshold` as a maximum cosine
 //! distance for semantic search, default 0.6), and the matches are written at `targetField`
 //! (a dotted path of object keys, created as needed): an array
 //! `[{id, data, rank, score?, scoreType?}]` best first — or, when `sourceField` yields an
@@ -19,6 +19,26 @@ use crate::versions::FunctionVersion;
 use serde_json::{json, Map, Value};
 
 const DEFAULT_DISTANCE: f64 = 0.6;
+/// What a step's `topK` may be.
+const TOP_K: std::ops::RangeInclusive<u64> = 1..=100;
+
+/// A step's option: absent or null is `None`; given, it must read as `read` reads it (a
+/// `topK` of `"5"` or `500` fails the call naming the option, where it silently became 1 or
+/// 100).
+fn option<T>(
+    step: &Value,
+    index: usize,
+    name: &str,
+    what: &str,
+    read: impl Fn(&Value) -> Option<T>,
+) -> Result<Option<T>, EngineError> {
+    match step.get(name) {
+        None | Some(Value::Null) => Ok(None),
+        Some(value) => read(value).map(Some).ok_or_else(|| {
+            invalid_config(format!("enrich step {index}: {name} must be {what} (got {value})"))
+        }),
+    }
+}
 
 pub async fn run(
     function: &FunctionVersion,
@@ -59,16 +79,16 @@ pub async fn run(
                 return Err(invalid_config(format!("enrich step {index}: unknown searchMode {other:?}")))
             }
         };
+        let top_k = |v: &Value| crate::wire::whole_u64_of(v).filter(|k| TOP_K.contains(k));
+        let flag = |name: &str| option(step, index, name, "true or false", Value::as_bool);
         let search = Search {
             collection,
             mode,
-            top_k: step.get("topK").and_then(Value::as_u64).unwrap_or(1).clamp(1, 100) as usize,
-            include_subcollections: step
-                .get("includeSubcollections")
-                .and_then(Value::as_bool)
-                .unwrap_or(false),
-            max_distance: step.get("scoreThreshold").and_then(Value::as_f64).unwrap_or(DEFAULT_DISTANCE),
-            include_score: step.get("includeScore").and_then(Value::as_bool).unwrap_or(false),
+            top_k: option(step, index, "topK", "a whole number from 1 to 100", top_k)?.unwrap_or(1) as usize,
+            include_subcollections: flag("includeSubcollections")?.unwrap_or(false),
+            max_distance: option(step, index, "scoreThreshold", "a number", Value::as_f64)?
+                .unwrap_or(DEFAULT_DISTANCE),
+            include_score: flag("includeScore")?.unwrap_or(false),
         };
         let enriched = match shaping::search(source_field, &document)? {
             Value::Null => Value::Array(Vec::new()),

@@ -493,6 +493,27 @@ async fn enrich_injects_the_best_collection_match() {
         {"source": "endpoint", "endpointName": "crm", "sourceField": "a", "targetField": "b"}]}}),
     );
     assert_eq!(engines::run(&endpoint, &input, &context).await.unwrap_err().kind, "unsupported");
+
+    // A step's options are read as given or refused by name: a whole float is that number,
+    // text or a count past the bound fails the call instead of becoming the default.
+    let step = |top_k: Value| {
+        function(
+            "enrich",
+            json!({"config": {"steps": [{"collectionName": "products", "sourceField": "lines[*].description",
+                                         "targetField": "m", "topK": top_k, "scoreThreshold": 1.0}]}}),
+        )
+    };
+    let two = output(&step(json!(2.0)), &input, &context).await;
+    assert_eq!(two["m"][0].as_array().map(Vec::len), Some(2), "{two}");
+    for refused in [json!("5"), json!(500), json!(0), json!(1.5)] {
+        let error = engines::run(&step(refused.clone()), &input, &context).await.unwrap_err();
+        assert_eq!(error.kind, "invalid_config", "{refused}");
+        assert!(
+            error.message.contains("topK must be a whole number from 1 to 100"),
+            "{refused}: {}",
+            error.message
+        );
+    }
 }
 
 async fn wait_until_embedded(app: &TestApp, collection: &str) {
