@@ -7,7 +7,7 @@
 //! aside as their keys come, and every other key goes straight to `ViewInput`, so each value
 //! is read as any body's is and a refusal names its path (`columns[0].displayOrderIndex`).
 //! The request types keep `flatten` for their documented schema and read through
-//! `#[serde(from = …)]` one of the types below.
+//! `#[serde(from = …)]` an [`Inline`] of their own fields.
 
 use super::model::{AggregationDataInput, TableDataInput, TimeWindow, ViewInput};
 use serde::de::{self, DeserializeSeed, Deserializer, IntoDeserializer, MapAccess, Visitor};
@@ -15,12 +15,27 @@ use serde::Deserialize;
 use std::fmt;
 
 /// A request's own fields, read as their keys come.
-trait Own: Default {
+pub(crate) trait Own: Default {
     /// The JSON names of the request's own fields.
     const FIELDS: &'static [&'static str];
+    /// The request read.
+    type Request;
 
     /// Reads the value of `key` (one of [`Own::FIELDS`]).
     fn read<'de, A: MapAccess<'de>>(&mut self, key: &'static str, map: &mut A) -> Result<(), A::Error>;
+
+    /// The request, from its view and these fields (a required one missing is refused).
+    fn finish<E: de::Error>(self, view: ViewInput) -> Result<Self::Request, E>;
+}
+
+/// A request read as the module's docs say: its view inline beside `O`'s fields.
+pub(crate) struct Inline<O: Own>(O::Request);
+
+impl<'de, O: Own> Deserialize<'de> for Inline<O> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let (view, own) = read_inline::<D, O>(deserializer)?;
+        own.finish(view).map(Inline)
+    }
 }
 
 /// Hands a view's visitor every key but the request's own, which go to `own`.
@@ -54,8 +69,8 @@ impl<'de, A: MapAccess<'de>, O: Own> MapAccess<'de> for SetAside<'_, A, O> {
 
 /// Reads a JSON object into a view and the request's own fields.
 fn read_inline<'de, D: Deserializer<'de>, O: Own>(deserializer: D) -> Result<(ViewInput, O), D::Error> {
-    struct Inline<O>(std::marker::PhantomData<O>);
-    impl<'de, O: Own> Visitor<'de> for Inline<O> {
+    struct Visit<O>(std::marker::PhantomData<O>);
+    impl<'de, O: Own> Visitor<'de> for Visit<O> {
         type Value = (ViewInput, O);
 
         fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
@@ -69,7 +84,7 @@ fn read_inline<'de, D: Deserializer<'de>, O: Own>(deserializer: D) -> Result<(Vi
             Ok((view, own))
         }
     }
-    deserializer.deserialize_map(Inline(std::marker::PhantomData))
+    deserializer.deserialize_map(Visit(std::marker::PhantomData))
 }
 
 fn required<T, E: de::Error>(value: Option<T>, field: &'static str) -> Result<T, E> {
@@ -78,7 +93,7 @@ fn required<T, E: de::Error>(value: Option<T>, field: &'static str) -> Result<T,
 
 /// table-data's own fields.
 #[derive(Default)]
-struct TableOwn {
+pub(crate) struct TableOwn {
     time_window: Option<TimeWindow>,
     limit: Option<i64>,
     offset: Option<i64>,
@@ -86,6 +101,7 @@ struct TableOwn {
 
 impl Own for TableOwn {
     const FIELDS: &'static [&'static str] = &["timeWindow", "limit", "offset"];
+    type Request = TableDataInput;
 
     fn read<'de, A: MapAccess<'de>>(&mut self, key: &'static str, map: &mut A) -> Result<(), A::Error> {
         match key {
@@ -95,54 +111,42 @@ impl Own for TableOwn {
         }
         Ok(())
     }
-}
 
-/// table-data's body as read (see the module's docs).
-pub struct TableDataWire(TableDataInput);
-
-impl<'de> Deserialize<'de> for TableDataWire {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let (view, own) = read_inline::<D, TableOwn>(deserializer)?;
-        let time_window = required(own.time_window, "timeWindow")?;
-        Ok(Self(TableDataInput { view, time_window, limit: own.limit, offset: own.offset }))
-    }
-}
-
-impl From<TableDataWire> for TableDataInput {
-    fn from(wire: TableDataWire) -> Self {
-        wire.0
+    fn finish<E: de::Error>(self, view: ViewInput) -> Result<TableDataInput, E> {
+        let time_window = required(self.time_window, "timeWindow")?;
+        Ok(TableDataInput { view, time_window, limit: self.limit, offset: self.offset })
     }
 }
 
 /// aggregation-data's own field.
 #[derive(Default)]
-struct AggregationOwn {
+pub(crate) struct AggregationOwn {
     time_window: Option<TimeWindow>,
 }
 
 impl Own for AggregationOwn {
     const FIELDS: &'static [&'static str] = &["timeWindow"];
+    type Request = AggregationDataInput;
 
     fn read<'de, A: MapAccess<'de>>(&mut self, _key: &'static str, map: &mut A) -> Result<(), A::Error> {
         self.time_window = Some(map.next_value()?);
         Ok(())
     }
-}
 
-/// aggregation-data's body as read (see the module's docs).
-pub struct AggregationDataWire(AggregationDataInput);
-
-impl<'de> Deserialize<'de> for AggregationDataWire {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let (view, own) = read_inline::<D, AggregationOwn>(deserializer)?;
-        let time_window = required(own.time_window, "timeWindow")?;
-        Ok(Self(AggregationDataInput { view, time_window }))
+    fn finish<E: de::Error>(self, view: ViewInput) -> Result<AggregationDataInput, E> {
+        Ok(AggregationDataInput { view, time_window: required(self.time_window, "timeWindow")? })
     }
 }
 
-impl From<AggregationDataWire> for AggregationDataInput {
-    fn from(wire: AggregationDataWire) -> Self {
-        wire.0
+impl From<Inline<TableOwn>> for TableDataInput {
+    fn from(read: Inline<TableOwn>) -> Self {
+        read.0
+    }
+}
+
+impl From<Inline<AggregationOwn>> for AggregationDataInput {
+    fn from(read: Inline<AggregationOwn>) -> Self {
+        read.0
     }
 }
 

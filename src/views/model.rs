@@ -143,7 +143,7 @@ pub struct TimeWindow {
 // Documented as the view's fields beside the request's own; read without serde's flatten buffer
 // (see `views::inline`).
 #[derive(Clone, Debug, Deserialize, ToSchema)]
-#[serde(rename_all = "camelCase", from = "super::inline::TableDataWire")]
+#[serde(rename_all = "camelCase", from = "super::inline::Inline<super::inline::TableOwn>")]
 pub struct TableDataInput {
     #[serde(flatten)]
     pub view: ViewInput,
@@ -160,7 +160,7 @@ pub struct TableDataInput {
 // Documented as the view's fields beside the request's own; read without serde's flatten buffer
 // (see `views::inline`).
 #[derive(Clone, Debug, Deserialize, ToSchema)]
-#[serde(rename_all = "camelCase", from = "super::inline::AggregationDataWire")]
+#[serde(rename_all = "camelCase", from = "super::inline::Inline<super::inline::AggregationOwn>")]
 pub struct AggregationDataInput {
     #[serde(flatten)]
     pub view: ViewInput,
