@@ -1,6 +1,11 @@
 //! GraphQL at /graphql: every field answers what its REST endpoint answers for the same data,
-//! the same auth, curation mutations, errors coded as REST's statuses, no N+1, and the
-//! committed SDL in step with the code.
+//! the same auth, curation mutations, errors coded as REST's statuses, no N+1; the explorer and
+//! the committed SDL (`explorer`), reviewer operations (`reviewers`), an entity's lists
+//! (`entity_lists`).
+
+mod entity_lists;
+mod explorer;
+mod reviewers;
 
 use crate::helpers::{json, spawn_app, TestApp};
 use reqwest::Method;
@@ -11,27 +16,27 @@ const ENTITY_FIELDS: &str = "entityID canonical type typeID description mentionC
     previewMentions { mentionID entityID referenceID transformationID page sectionLabel surface createdAt }";
 
 /// Runs a GraphQL request with the app's API key; asserts HTTP 200 and returns the body.
-async fn gql(app: &TestApp, query: &str, variables: Value) -> Value {
+pub(super) async fn gql(app: &TestApp, query: &str, variables: Value) -> Value {
     let response = app.post("/graphql", json!({ "query": query, "variables": variables })).await;
     assert_eq!(response.status(), 200);
     json(response).await
 }
 
 /// Runs a request expected to succeed and returns its `data`.
-async fn data(app: &TestApp, query: &str, variables: Value) -> Value {
+pub(super) async fn data(app: &TestApp, query: &str, variables: Value) -> Value {
     let body = gql(app, query, variables).await;
     assert!(body.get("errors").is_none(), "no errors in {body}");
     body["data"].clone()
 }
 
 /// The first error's `extensions.code`.
-fn error_code(body: &Value) -> Value {
+pub(super) fn error_code(body: &Value) -> Value {
     body["errors"][0]["extensions"]["code"].clone()
 }
 
 /// Asserts every field GraphQL returned equals REST's field of that name (REST omits absent
 /// optional fields; GraphQL gives null).
-fn assert_same(graphql: &Value, rest: &Value) {
+pub(super) fn assert_same(graphql: &Value, rest: &Value) {
     let fields = graphql.as_object().expect("an object");
     for (name, value) in fields {
         let expected = rest.get(name).cloned().unwrap_or(Value::Null);
@@ -39,12 +44,12 @@ fn assert_same(graphql: &Value, rest: &Value) {
     }
 }
 
-async fn relate(app: &TestApp, source: &str, target: &str, relation_type: &str) {
+pub(super) async fn relate(app: &TestApp, source: &str, target: &str, relation_type: &str) {
     let body = json!({ "sourceEntityID": source, "targetEntityID": target, "relationType": relation_type });
     assert_eq!(app.post("/v3/relations", body).await.status(), 200);
 }
 
-async fn mention(app: &TestApp, entity: &str, surface: &str) {
+pub(super) async fn mention(app: &TestApp, entity: &str, surface: &str) {
     let body = json!({ "entityID": entity, "surface": surface, "referenceID": "doc-1", "page": 2 });
     assert_eq!(app.post("/v3/mentions", body).await.status(), 200);
 }
@@ -575,407 +580,6 @@ async fn depth_and_complexity_limits_answer_with_a_clear_error() {
 
     let body = gql(&app, "{ entity(id: \"x\") { noSuchField } }", json!({})).await;
     assert_eq!(error_code(&body), 400);
-}
-
-#[tokio::test]
-async fn the_explorer_page_and_its_assets_are_served() {
-    let app = spawn_app().await;
-    let response = app.client.get(format!("{}/graphql", app.address)).send().await.unwrap();
-    assert_eq!(response.status(), 200);
-    let page = response.text().await.unwrap();
-    assert!(page.contains("GraphiQL") && page.contains("fetch(\"/graphql\""), "{page}");
-    if crate::helpers::vendor_dir().join("graphiql/graphiql.min.js").is_file() {
-        assert!(page.contains("/graphql/assets/graphiql.min.js"), "served locally once provisioned");
-        for (file, content_type, _) in canon::graphql::GRAPHIQL.files {
-            let response =
-                app.client.get(format!("{}/graphql/assets/{file}", app.address)).send().await.unwrap();
-            assert_eq!(response.status(), 200, "{file}");
-            assert_eq!(response.headers()["content-type"], *content_type);
-        }
-    }
-    let response =
-        app.client.get(format!("{}/graphql/assets/..%2Fsecret", app.address)).send().await.unwrap();
-    assert_eq!(response.status(), 404);
-}
-
-/// The explorer in a real browser: GraphiQL loads, runs a query with the key from its Headers
-/// pane, and shows the answer. Skipped (and said so) without Debian's `chromium`.
-#[tokio::test]
-async fn the_explorer_runs_a_query_in_headless_chromium() {
-    if !crate::helpers::provisioned("graphiql/graphiql.min.js") {
-        return;
-    }
-    let app = spawn_app().await;
-    let id = app.entity("Explorer Entity", "Thing").await;
-    let query = format!("{{ entity(id: \"{id}\") {{ canonical status }} }}");
-    let headers = json!({ "x-api-key": app.api_key }).to_string();
-    let mut url = reqwest::Url::parse(&format!("{}/graphql", app.address)).unwrap();
-    url.query_pairs_mut()
-        .append_pair("query", &query)
-        .append_pair("headers", &headers)
-        .append_pair("run", "1");
-    let Some(dom) = crate::helpers::chromium_dom(url.as_str()).await else { return };
-    assert!(dom.contains("graphiql-container"), "GraphiQL rendered: {dom}");
-    let result = dom.split("result-window").nth(1).unwrap_or_default();
-    assert!(result.contains("Explorer Entity") && result.contains("proposed"), "the answer is shown: {dom}");
-    assert!(!dom.contains("Error fetching schema"), "the schema loaded for the docs: {dom}");
-}
-
-#[tokio::test]
-async fn graphiqls_deep_introspection_is_answered_and_reaches_no_data() {
-    let app = spawn_app().await;
-    let id = app.entity("Hidden From Introspection", "Thing").await;
-    let type_ref = "ofType { ofType { ofType { ofType { ofType { ofType { ofType { name } } } } } } }";
-    let deep = format!("{{ __schema {{ types {{ fields {{ args {{ type {{ {type_ref} }} }} }} }} }} }}");
-    let post = |operation: &str, query: String| {
-        app.request(Method::POST, "/graphql").json(&json!({ "query": format!("query {operation} {query}"),
-            "operationName": operation }))
-    };
-    let body = json(post("IntrospectionQuery", deep.clone()).send().await.unwrap()).await;
-    assert!(body.get("errors").is_none(), "{body}");
-    assert!(!body["data"]["__schema"]["types"].as_array().unwrap().is_empty());
-    let body = json(post("Deep", deep).send().await.unwrap()).await;
-    assert_eq!(error_code(&body), 400, "the usual depth limit holds for every other request: {body}");
-    let sneaky = format!("{{ entity(id: \"{id}\") {{ canonical }} __schema {{ queryType {{ name }} }} }}");
-    let body = json(post("IntrospectionQuery", sneaky).send().await.unwrap()).await;
-    assert!(!body.to_string().contains("Hidden From Introspection"), "no data under that name: {body}");
-}
-
-/// Opened without a key, the explorer asks for one: the Request Headers tab is open on
-/// `{"x-api-key": "<your API key>"}`, an example query is in the editor, and nothing was sent
-/// (GraphiQL used to introspect at once and open on "invalid or revoked API key").
-#[tokio::test]
-async fn the_explorer_opens_ready_for_a_key_without_an_error() {
-    if !crate::helpers::provisioned("graphiql/graphiql.min.js") {
-        return;
-    }
-    let app = spawn_app().await;
-    let Some(dom) = crate::helpers::chromium_dom(&format!("{}/graphql", app.address)).await else { return };
-    assert!(dom.contains("graphiql-container"), "GraphiQL rendered: {dom}");
-    let headers_tab = dom.split(">Request Headers<").next().unwrap_or_default();
-    let tab_tag = &headers_tab[headers_tab.rfind('<').unwrap_or(0)..];
-    assert!(tab_tag.contains("active"), "the Request Headers tab is open: {tab_tag}");
-    assert!(dom.contains("x-api-key") && dom.contains("&lt;your API key&gt;"), "a key is asked for: {dom}");
-    assert!(dom.contains("Put your API key in Request Headers"), "the example query is shown: {dom}");
-    assert!(!dom.contains("invalid or revoked") && !dom.contains("Error fetching schema"), "{dom}");
-    let metrics = app.client.get(format!("{}/metrics", app.address)).send().await.unwrap();
-    let metrics = metrics.text().await.unwrap();
-    let posts = metrics.lines().filter(|l| l.contains("POST") && l.contains(r#"route="/graphql""#));
-    assert_eq!(posts.count(), 0, "nothing was sent without a key:\n{metrics}");
-}
-
-#[test]
-fn the_committed_sdl_is_the_one_the_code_generates() {
-    let path = crate::helpers::source_dir().join("graphql/schema.graphql");
-    let generated = canon::graphql::sdl();
-    if std::env::var("CANON_UPDATE_GRAPHQL_SCHEMA").is_ok() {
-        std::fs::write(&path, &generated).expect("write graphql/schema.graphql");
-    }
-    let committed = std::fs::read_to_string(&path).unwrap_or_default();
-    assert!(
-        committed == generated,
-        "graphql/schema.graphql is stale: run `canon graphql-schema > graphql/schema.graphql` \
-         (or CANON_UPDATE_GRAPHQL_SCHEMA=1 cargo test --test api graphql) and commit it"
-    );
-}
-
-/// Runs a request with a dashboard token; asserts HTTP 200.
-async fn gql_as(app: &TestApp, token: &str, query: &str, variables: Value) -> Value {
-    let response = app
-        .as_user(Method::POST, "/graphql", token)
-        .json(&json!({ "query": query, "variables": variables }))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status(), 200);
-    json(response).await
-}
-
-#[tokio::test]
-async fn reviewer_operations_need_a_dashboard_token_and_check_its_role() {
-    let app = spawn_app().await;
-    let type_id = app.create_type("Supplier", None).await;
-    let (admin, admin_token) = app.dashboard_token("admin").await;
-    let (operator, operator_token) = app.dashboard_token("operator").await;
-    let assign =
-        "mutation($t: ID!, $u: ID!) { assignReviewer(typeID: $t, userID: $u) { typeID userID role } }";
-    let list = "query($t: ID!) { entityType(id: $t) { name reviewers { userID email role assignedAt } } }";
-
-    let with_key = gql(&app, assign, json!({ "t": type_id, "u": operator })).await;
-    assert_eq!(error_code(&with_key), 401, "an API key is refused, as REST refuses it");
-    let as_operator = gql_as(&app, &operator_token, assign, json!({ "t": type_id, "u": operator })).await;
-    assert_eq!(error_code(&as_operator), 403);
-    let body = gql_as(&app, &admin_token, assign, json!({ "t": type_id, "u": operator })).await;
-    assert_eq!(
-        body["data"]["assignReviewer"],
-        json!({ "typeID": type_id, "userID": operator, "role": "operator" })
-    );
-    let body = gql_as(&app, &admin_token, assign, json!({ "t": type_id, "u": admin })).await;
-    assert!(body.get("errors").is_none(), "{body}");
-
-    let got = gql_as(&app, &operator_token, list, json!({ "t": type_id })).await;
-    let rest = json(
-        app.as_user(Method::GET, &format!("/v3/entity-types/{type_id}/reviewers"), &operator_token)
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
-    let (g, r) =
-        (got["data"]["entityType"]["reviewers"].as_array().unwrap(), rest["reviewers"].as_array().unwrap());
-    assert_eq!(g.len(), 2);
-    for (g, r) in g.iter().zip(r) {
-        assert_same(g, r);
-    }
-    assert_eq!(error_code(&gql(&app, list, json!({ "t": type_id })).await), 401);
-
-    let remove = "mutation($t: ID!, $u: ID!) { removeReviewer(typeID: $t, userID: $u) }";
-    assert_eq!(
-        error_code(&gql_as(&app, &operator_token, remove, json!({ "t": type_id, "u": admin })).await),
-        403
-    );
-    let body = gql_as(&app, &admin_token, remove, json!({ "t": type_id, "u": admin })).await;
-    assert_eq!(body["data"]["removeReviewer"], true);
-    assert_eq!(
-        error_code(&gql_as(&app, &admin_token, remove, json!({ "t": type_id, "u": admin })).await),
-        404
-    );
-
-    // assignedTo: me, as in the review queue.
-    let mine = app.entity("Reviewed Supplier", "Supplier").await;
-    app.entity("Unreviewed Thing", "Thing").await;
-    let body = gql_as(
-        &app,
-        &operator_token,
-        "{ entities(filter: {assignedTo: \"me\"}) { edges { node { entityID } } } }",
-        json!({}),
-    )
-    .await;
-    assert_eq!(body["data"]["entities"]["edges"], json!([{ "node": { "entityID": mine } }]));
-}
-
-#[tokio::test]
-async fn bulk_validation_and_merge_history_match_rest() {
-    let app = spawn_app().await;
-    let a = app.entity("Bulk One", "Thing").await;
-    let b = app.entity("Bulk Two", "Thing").await;
-    let query = "mutation($ids: [ID!]!) { bulkValidate(entityIDs: $ids, status: \"approved\") { \
-        results { entityID outcome reason } summary { validated skipped rejectedRow } } }";
-    let got = data(&app, query, json!({ "ids": [a, "ent_01NOSUCH000000000000000000"] })).await;
-    assert_eq!(got["bulkValidate"]["summary"], json!({ "validated": 1, "skipped": 1, "rejectedRow": 0 }));
-    let rest = json(
-        app.post("/v3/entities/bulk-validate", json!({ "entityIDs": [a, b], "status": "approved" })).await,
-    )
-    .await;
-    assert_eq!(rest["summary"], json!({ "validated": 1, "skipped": 0, "rejectedRow": 1 }));
-    let bad = gql(&app, query.replace("approved", "maybe").as_str(), json!({ "ids": [a] })).await;
-    assert_eq!(error_code(&bad), 400);
-
-    let c = app.entity("Bulk Three", "Thing").await;
-    assert_eq!(app.post(&format!("/v3/entities/{a}/merge"), json!({ "entityIDs": [c] })).await.status(), 200);
-    let got = data(
-        &app,
-        "query($id: ID!) { entity(id: $id) { merges { mergeID survivorID mergedID mergedBy mergedAt undoneBy \
-           undoneAt keysMoved mentionsMoved relationsMoved } } }",
-        json!({ "id": a }),
-    )
-    .await;
-    let rest = json(app.get(&format!("/v3/entities/{a}/merges")).await).await;
-    let (g, r) = (got["entity"]["merges"].as_array().unwrap(), rest["merges"].as_array().unwrap());
-    assert_eq!(g.len(), 1);
-    for (g, r) in g.iter().zip(r) {
-        assert_same(g, r);
-    }
-}
-
-#[tokio::test]
-async fn an_entitys_synonyms_list_as_rest_lists_them() {
-    let app = spawn_app().await;
-    let a = app.entity("Synonym Source Inc", "Thing").await;
-    let path = format!("/v3/entities/{a}/synonyms");
-    assert_eq!(app.post(&path, json!({ "text": "SSI" })).await.status(), 200);
-    assert_eq!(app.post(&path, json!({ "text": "Source Co", "source": "sme_approved" })).await.status(), 200);
-    let query = "query($id: ID!) { entitySynonyms(id: $id) { synonymID text normalizedText source locale createdAt } }";
-    let got = data(&app, query, json!({ "id": a })).await;
-    let rest = json(app.get(&path).await).await;
-    let (g, r) = (got["entitySynonyms"].as_array().unwrap(), rest["synonyms"].as_array().unwrap());
-    assert_eq!(g.len(), 2, "{got}");
-    assert_eq!(g.len(), r.len());
-    for (g, r) in g.iter().zip(r) {
-        assert_same(g, r);
-    }
-    let missing = gql(&app, query, json!({ "id": "ent_01J00000000000000000000000" })).await;
-    assert_eq!(error_code(&missing), 404, "{missing}");
-}
-
-#[tokio::test]
-async fn a_page_of_entities_lists_each_ones_synonyms_as_rest_does_in_a_few_statements() {
-    let app = spawn_app().await;
-    let rows: Vec<Value> =
-        (0..12).map(|i| json!({ "canonical": format!("Synonym Page {i:02}"), "type": "Thing" })).collect();
-    let seeded = app.seed(Value::Array(rows)).await;
-    let ids: Vec<String> = seeded["results"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["entityID"].as_str().unwrap().into())
-        .collect();
-    for (i, id) in ids.iter().enumerate().skip(1) {
-        let path = format!("/v3/entities/{id}/synonyms");
-        assert_eq!(app.post(&path, json!({ "text": format!("SP{i:02}") })).await.status(), 200);
-        if i % 2 == 0 {
-            let body = json!({ "text": format!("Page Syn {i:02}"), "source": "sme_approved" });
-            assert_eq!(app.post(&path, body).await.status(), 200);
-        }
-    }
-    // A merge moves the merged entity's names to the survivor: both lists say so.
-    assert_eq!(
-        app.post(&format!("/v3/entities/{}/merge", ids[1]), json!({ "entityIDs": [ids[2]] })).await.status(),
-        200
-    );
-
-    let query = "{ entities(first: 20) { edges { node { entityID synonyms(first: 10) { synonymID text normalizedText \
-        source locale createdAt } } } } }";
-    let graph = &app.app().state.graph;
-    let page = "{ entities(first: 20) { edges { node { entityID } } } }";
-    data(&app, page, json!({})).await; // the first page read does one-time work
-    let before = graph.queries_run();
-    data(&app, page, json!({})).await;
-    let page_alone = graph.queries_run() - before;
-    let before = graph.queries_run();
-    let got = data(&app, query, json!({})).await;
-    let used = graph.queries_run() - before;
-    println!("graph queries for the page alone {page_alone}, with its synonyms {used}");
-    let edges = got["entities"]["edges"].as_array().unwrap();
-    assert_eq!(edges.len(), 11, "the merged-away entity is not listed: {got}");
-    let mut listed = 0;
-    for edge in edges {
-        let node = &edge["node"];
-        let rest =
-            json(app.get(&format!("/v3/entities/{}/synonyms", node["entityID"].as_str().unwrap())).await)
-                .await;
-        let (g, r) = (node["synonyms"].as_array().unwrap(), rest["synonyms"].as_array().unwrap());
-        assert_eq!(g.len(), r.len(), "{node} against {rest}");
-        for (g, r) in g.iter().zip(r) {
-            assert_same(g, r);
-        }
-        listed += g.len();
-    }
-    assert!(listed >= 16, "every added synonym listed once: {listed}");
-    // One statement more for the page's synonyms; a few more when a loaded machine splits the
-    // loader's batch window (see the mentions test); one each would cost 11 more.
-    assert!(used < page_alone + 11, "{used} graph queries against {page_alone}: synonyms load per entity");
-
-    // `first` keeps each entity's oldest; out of range is refused naming the field.
-    let survivor = format!("{{ entity(id: \"{}\") {{ synonyms(first: 1) {{ text }} }} }}", ids[1]);
-    let first = data(&app, &survivor, json!({})).await;
-    let rest = json(app.get(&format!("/v3/entities/{}/synonyms", ids[1])).await).await;
-    assert_eq!(rest["synonyms"].as_array().unwrap().len(), 3, "SP01, and SP02 and Page Syn 02 moved: {rest}");
-    assert_eq!(first["entity"]["synonyms"], json!([{ "text": rest["synonyms"][0]["text"] }]), "{first}");
-    let refused =
-        gql(&app, "{ entities(first: 1) { edges { node { synonyms(first: 501) { text } } } } }", json!({}))
-            .await;
-    assert_eq!(error_code(&refused), 400, "{refused}");
-}
-
-#[tokio::test]
-async fn a_page_of_entities_shows_each_ones_first_timeline_page_as_rest_does() {
-    let app = spawn_app().await;
-    let a = app.entity("Page Timeline One", "Thing").await;
-    let b = app.entity("Page Timeline Two", "Thing").await;
-    let c = app.entity("Page Timeline Three", "Thing").await;
-    let quiet = app.entity("Page Timeline Quiet", "Thing").await;
-    assert_eq!(app.patch(&format!("/v3/entities/{a}"), json!({ "status": "approved" })).await.status(), 200);
-    assert_eq!(app.post(&format!("/v3/entities/{a}/synonyms"), json!({ "text": "PT1" })).await.status(), 200);
-    assert_eq!(app.post(&format!("/v3/entities/{a}/merge"), json!({ "entityIDs": [b] })).await.status(), 200);
-    assert_eq!(app.post(&format!("/v3/entities/{c}/synonyms"), json!({ "text": "PT3" })).await.status(), 200);
-
-    let query = "{ entities(first: 20) { edges { node { entityID timeline(first: 2) { items { kind at actor \
-        details } hasMore nextCursor } } } } }";
-    let got = data(&app, query, json!({})).await;
-    let nodes: Vec<&Value> =
-        got["entities"]["edges"].as_array().unwrap().iter().map(|e| &e["node"]).collect();
-    assert_eq!(nodes.len(), 3, "a, c and the quiet one (b was merged away): {got}");
-    for node in &nodes {
-        let id = node["entityID"].as_str().unwrap();
-        let rest = json(app.get(&format!("/v3/entities/{id}/timeline?limit=2")).await).await;
-        assert_eq!(node["timeline"]["items"], rest["items"], "{id}");
-        assert_eq!(node["timeline"]["hasMore"], rest["hasMore"], "{id}");
-        assert_eq!(
-            node["timeline"]["nextCursor"],
-            rest.get("nextCursor").cloned().unwrap_or(Value::Null),
-            "{id}"
-        );
-    }
-    let of = |id: &str| nodes.iter().find(|n| n["entityID"] == id).unwrap()["timeline"].clone();
-    let kinds = |page: Value| -> Vec<String> {
-        page["items"].as_array().unwrap().iter().map(|i| i["kind"].as_str().unwrap().to_string()).collect()
-    };
-    assert_eq!(kinds(of(&a)), ["merged", "synonym_added"], "newest first, cut at 2");
-    assert_eq!(of(&a)["hasMore"], true);
-    assert_eq!(kinds(of(&c)), ["synonym_added"]);
-    assert_eq!(of(&quiet), json!({ "items": [], "hasMore": false, "nextCursor": null }));
-    let refused = gql(
-        &app,
-        "{ entities(first: 1) { edges { node { timeline(first: 201) { hasMore } } } } }",
-        json!({}),
-    )
-    .await;
-    assert_eq!(error_code(&refused), 400, "{refused}");
-
-    // More entities than one statement reads (200): the record store's entries of each, in
-    // statements of 200, the entity past the first 200 included.
-    let mut ids: Vec<String> = (0..250).map(|i| format!("ent_none{i:03}")).collect();
-    ids.push(c.clone());
-    ids.insert(0, a.clone());
-    let records = &app.app().state.records;
-    let found = records.audit_of_entities(&app.account_id, "sandbox", &ids, 5).await.expect("entries");
-    let kinds_of =
-        |id: &str| found.iter().filter(|e| e.entity_id == id).map(|e| e.kind.clone()).collect::<Vec<_>>();
-    assert_eq!(kinds_of(&a), ["synonym_added", "status_changed"], "merges are the graph's, not here");
-    assert_eq!(kinds_of(&c), ["synonym_added"], "the entity in the second statement");
-    assert_eq!(found.len(), 3);
-}
-
-#[tokio::test]
-async fn an_entitys_timeline_pages_as_rest_pages_it() {
-    let app = spawn_app().await;
-    let a = app.entity("Timeline One", "Thing").await;
-    let b = app.entity("Timeline Two", "Thing").await;
-    assert_eq!(app.patch(&format!("/v3/entities/{a}"), json!({ "status": "approved" })).await.status(), 200);
-    let synonym = app.post(&format!("/v3/entities/{a}/synonyms"), json!({ "text": "T1" })).await;
-    assert_eq!(synonym.status(), 200);
-    assert_eq!(app.post(&format!("/v3/entities/{a}/merge"), json!({ "entityIDs": [b] })).await.status(), 200);
-
-    let query = "query($id: ID!, $cursor: String, $limit: Int!) { entityTimeline(id: $id, cursor: $cursor, \
-        limit: $limit) { items { kind at actor details } hasMore nextCursor } }";
-    let rest = json(app.get(&format!("/v3/entities/{a}/timeline")).await).await;
-    let whole = data(&app, query, json!({ "id": a, "limit": 50 })).await["entityTimeline"].clone();
-    assert_eq!(whole["items"], rest["items"], "every item as REST lists it");
-    let kinds: Vec<&str> =
-        whole["items"].as_array().unwrap().iter().map(|i| i["kind"].as_str().unwrap()).collect();
-    assert_eq!(kinds, ["merged", "synonym_added", "status_changed"], "newest first");
-    assert_eq!(whole["hasMore"], false);
-
-    // Page by page with the cursor: the same items, each once.
-    let (mut paged, mut cursor) = (Vec::new(), Value::Null);
-    loop {
-        let page = data(&app, query, json!({ "id": a, "cursor": cursor, "limit": 1 })).await
-            ["entityTimeline"]
-            .clone();
-        paged.extend(page["items"].as_array().unwrap().iter().cloned());
-        if page["hasMore"] == false {
-            break;
-        }
-        cursor = page["nextCursor"].clone();
-        assert!(cursor.is_string(), "a page with more has a cursor: {page}");
-    }
-    assert_eq!(Value::Array(paged), rest["items"]);
-
-    let bad = gql(&app, query, json!({ "id": a, "cursor": "nonsense", "limit": 50 })).await;
-    assert_eq!(error_code(&bad), 400, "a bad cursor is REST's 400: {bad}");
-    let too_many = gql(&app, query, json!({ "id": a, "limit": 500 })).await;
-    assert_eq!(error_code(&too_many), 400, "{too_many}");
 }
 
 #[tokio::test]
