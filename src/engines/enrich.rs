@@ -1,9 +1,8 @@
 //! Enrich: `config.steps` (the SDK's `EnrichStep`), run in order on the JSON input.
 //!
-//! For a step with `source: "collection"` (the default): the values at `sourceField`
-//! (JMESPath subset) are each searched in `collectionName` (`searchMode` semantic | exact |
-//! hybrid, `topK` from 1 to 100, default 1, `includeSubcollections`, `scoreThreshold` as a maximum cosine
-//! distance for semantic search, default 0.6), and the matches are written at `targetField`
+//! Each step (read by `functions::enrich_steps`, which says what its options may be): the
+//! values at `sourceField` (JMESPath subset) are each searched in `collectionName`, and the
+//! matches are written at `targetField`
 //! (a dotted path of object keys, created as needed): an array
 //! `[{id, data, rank, score?, scoreType?}]` best first — or, when `sourceField` yields an
 //! array, one such array per value. `score`/`scoreType` only with `includeScore`: semantic
@@ -15,82 +14,25 @@
 
 use super::{invalid_config, payload_value, setting, shaping, Context, EngineError, Payload};
 use crate::collections::{SearchMode, SearchRequest};
+use crate::functions::enrich_steps::{self, Step, StepError};
 use crate::versions::FunctionVersion;
 use serde_json::{json, Map, Value};
-
-const DEFAULT_DISTANCE: f64 = 0.6;
-/// What a step's `topK` may be.
-const TOP_K: std::ops::RangeInclusive<u64> = 1..=100;
-
-/// A step's option: absent or null is `None`; given, it must read as `read` reads it (a
-/// `topK` of `"5"` or `500` fails the call naming the option, where it silently became 1 or
-/// 100).
-fn option<T>(
-    step: &Value,
-    index: usize,
-    name: &str,
-    what: &str,
-    read: impl Fn(&Value) -> Option<T>,
-) -> Result<Option<T>, EngineError> {
-    match step.get(name) {
-        None | Some(Value::Null) => Ok(None),
-        Some(value) => read(value).map(Some).ok_or_else(|| {
-            invalid_config(format!("enrich step {index}: {name} must be {what} (got {value})"))
-        }),
-    }
-}
 
 pub async fn run(
     function: &FunctionVersion,
     input: &Payload,
     context: &Context,
 ) -> Result<Value, EngineError> {
-    let steps = setting(function, "config")
-        .and_then(|c| c.get("steps"))
-        .and_then(Value::as_array)
-        .filter(|s| !s.is_empty())
-        .ok_or_else(|| invalid_config("enrich needs `config.steps`"))?;
-    let mut document = payload_value(input);
-    for (index, step) in steps.iter().enumerate() {
-        let text = |name: &str| step.get(name).and_then(Value::as_str).filter(|s| !s.is_empty());
-        match text("source").unwrap_or("collection") {
-            "collection" => {}
-            "endpoint" => {
-                return Err(EngineError::new(
-                    "unsupported",
-                    format!(
-                        "enrich step {index}: endpoint sources are not supported; use source \"collection\""
-                    ),
-                ))
-            }
-            other => return Err(invalid_config(format!("enrich step {index}: unknown source {other:?}"))),
+    let steps = enrich_steps::steps(setting(function, "config")).map_err(|err| match err {
+        StepError::Invalid { field, message } => invalid_config(format!("enrich: {field} {message}")),
+        StepError::Unsupported { field, message } => {
+            EngineError::new("unsupported", format!("enrich: {field}: {message}"))
         }
-        let source_field = text("sourceField")
-            .ok_or_else(|| invalid_config(format!("enrich step {index} needs `sourceField`")))?;
-        let target_field = text("targetField")
-            .ok_or_else(|| invalid_config(format!("enrich step {index} needs `targetField`")))?;
-        let collection = text("collectionName")
-            .ok_or_else(|| invalid_config(format!("enrich step {index} needs `collectionName`")))?;
-        let mode = match text("searchMode").unwrap_or("semantic") {
-            "semantic" => SearchMode::Semantic,
-            "exact" => SearchMode::Exact,
-            "hybrid" => SearchMode::Hybrid,
-            other => {
-                return Err(invalid_config(format!("enrich step {index}: unknown searchMode {other:?}")))
-            }
-        };
-        let top_k = |v: &Value| crate::wire::whole_u64_of(v).filter(|k| TOP_K.contains(k));
-        let flag = |name: &str| option(step, index, name, "true or false", Value::as_bool);
-        let search = Search {
-            collection,
-            mode,
-            top_k: option(step, index, "topK", "a whole number from 1 to 100", top_k)?.unwrap_or(1) as usize,
-            include_subcollections: flag("includeSubcollections")?.unwrap_or(false),
-            max_distance: option(step, index, "scoreThreshold", "a number", Value::as_f64)?
-                .unwrap_or(DEFAULT_DISTANCE),
-            include_score: flag("includeScore")?.unwrap_or(false),
-        };
-        let enriched = match shaping::search(source_field, &document)? {
+    })?;
+    let mut document = payload_value(input);
+    for step in &steps {
+        let search = Search(step);
+        let enriched = match shaping::search(step.source_field, &document)? {
             Value::Null => Value::Array(Vec::new()),
             Value::Array(values) => {
                 let mut per_value = Vec::with_capacity(values.len());
@@ -101,19 +43,13 @@ pub async fn run(
             }
             value => search.run(&value, context).await?,
         };
-        set_path(&mut document, target_field, enriched)?;
+        set_path(&mut document, step.target_field, enriched)?;
     }
     Ok(document)
 }
 
-struct Search<'a> {
-    collection: &'a str,
-    mode: SearchMode,
-    top_k: usize,
-    include_subcollections: bool,
-    max_distance: f64,
-    include_score: bool,
-}
+/// A step's search, run on each value its `sourceField` selects.
+struct Search<'a>(&'a Step<'a>);
 
 impl Search<'_> {
     async fn run(&self, value: &Value, context: &Context) -> Result<Value, EngineError> {
@@ -125,18 +61,19 @@ impl Search<'_> {
         if query.trim().is_empty() {
             return Ok(Value::Array(Vec::new()));
         }
+        let step = self.0;
         let request = SearchRequest {
-            collection_name: self.collection.to_string(),
+            collection_name: step.collection.to_string(),
             query,
-            mode: self.mode,
-            include_subcollections: self.include_subcollections,
-            limit: self.top_k,
+            mode: step.mode,
+            include_subcollections: step.include_subcollections,
+            limit: step.top_k,
             // Our semantic scores are cosine similarities: distance d ⇔ similarity 1 − d.
-            score_threshold: (self.mode == SearchMode::Semantic).then_some((1.0 - self.max_distance) as f32),
+            score_threshold: (step.mode == SearchMode::Semantic).then_some((1.0 - step.max_distance) as f32),
             filter: Map::new(),
         };
         let results = context.collections.search(&context.tenant, request).await.map_err(|err| {
-            EngineError::new("search_error", format!("collection {}: {err}", self.collection))
+            EngineError::new("search_error", format!("collection {}: {err}", step.collection))
         })?;
         let matches = results
             .results
@@ -145,8 +82,8 @@ impl Search<'_> {
             .map(|(i, hit)| {
                 let mut entry =
                     json!({"id": hit.item.collection_item_id, "data": hit.item.data, "rank": i + 1});
-                if self.include_score {
-                    let (score, kind) = match self.mode {
+                if step.include_score {
+                    let (score, kind) = match step.mode {
                         SearchMode::Semantic => (1.0 - f64::from(hit.score), "cosineDistance"),
                         SearchMode::Hybrid => (f64::from(hit.score), "hybridScore"),
                         SearchMode::Exact => (f64::from(hit.score), "exactScore"),

@@ -35,6 +35,7 @@
 //!   first), paged by `versionNum` cursors, like every list of the spec (`asc` default).
 
 pub mod copy;
+pub mod enrich_steps;
 pub mod listing;
 pub mod reach;
 pub mod schema;

@@ -173,6 +173,37 @@ async fn a_bad_setting_or_missing_render_config_is_a_400_naming_the_field() {
 }
 
 #[tokio::test]
+async fn an_enrich_step_that_could_never_run_is_refused_on_save_naming_its_option() {
+    let app = spawn_app().await;
+    let enrich = |name: &str, step: Value| {
+        let mut step_with =
+            json!({"sourceField": "lines[*].sku", "targetField": "m", "collectionName": "parts"});
+        step_with.as_object_mut().unwrap().extend(step.as_object().unwrap().clone());
+        json!({"functionName": name, "type": "enrich", "config": {"steps": [step_with]}})
+    };
+    for (step, field) in [
+        (json!({"topK": 500}), "config.steps[0].topK"),
+        (json!({"topK": "5"}), "config.steps[0].topK"),
+        (json!({"searchMode": "fuzzy"}), "config.steps[0].searchMode"),
+        (json!({"includeScore": "yes"}), "config.steps[0].includeScore"),
+        (json!({"collectionName": ""}), "config.steps[0].collectionName"),
+    ] {
+        let error = assert_error(app.post("/v3/functions", enrich("e", step.clone())).await, 400).await;
+        assert_eq!(error["details"]["field"], field, "{step} gave {error}");
+    }
+    // What can run is kept as given (a whole float is that number); a version without steps,
+    // and bem's endpoint source (which canon does not run), are kept and fail at their call.
+    let saved = json(app.post("/v3/functions", enrich("e", json!({"topK": 2.0}))).await).await;
+    assert_eq!(saved["function"]["config"]["steps"][0]["topK"], 2.0, "{saved}");
+    let patch = json!({"config": {"steps": [{"sourceField": "a", "targetField": "b", "collectionName": "c", "topK": 0}]}});
+    let error = assert_error(app.patch("/v3/functions/e", patch).await, 400).await;
+    assert_eq!(error["details"]["field"], "config.steps[0].topK", "{error}");
+    let bare = json!({"functionName": "later", "type": "enrich"});
+    assert_eq!(app.post("/v3/functions", bare).await.status(), 200);
+    assert_eq!(app.post("/v3/functions", enrich("bem", json!({"source": "endpoint"}))).await.status(), 200);
+}
+
+#[tokio::test]
 async fn a_bad_function_name_is_a_400() {
     let app = spawn_app().await;
     for name in ["has space", "", "dots.not.allowed", &"x".repeat(129)] {
