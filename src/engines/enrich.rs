@@ -1,6 +1,6 @@
 //! Enrich: `config.steps` (the SDK's `EnrichStep`), run in order on the JSON input.
 //!
-//! Each step (read by `functions::enrich_steps`, which says what its options may be): the
+//! Each step (read by `functions::type_settings::enrich`, which says what its options may be): the
 //! values at `sourceField` (JMESPath subset) are each searched in `collectionName`, and the
 //! matches are written at `targetField`
 //! (a dotted path of object keys, created as needed): an array
@@ -14,7 +14,10 @@
 
 use super::{invalid_config, payload_value, setting, shaping, Context, EngineError, Payload};
 use crate::collections::{SearchMode, SearchRequest};
-use crate::functions::enrich_steps::{self, Step, StepError};
+use crate::functions::type_settings::{
+    enrich::{self, Step},
+    SettingError,
+};
 use crate::versions::FunctionVersion;
 use serde_json::{json, Map, Value};
 
@@ -23,9 +26,9 @@ pub async fn run(
     input: &Payload,
     context: &Context,
 ) -> Result<Value, EngineError> {
-    let steps = enrich_steps::steps(setting(function, "config")).map_err(|err| match err {
-        StepError::Invalid { field, message } => invalid_config(format!("enrich: {field} {message}")),
-        StepError::Unsupported { field, message } => {
+    let steps = enrich::steps(setting(function, "config")).map_err(|err| match err {
+        SettingError::Invalid { field, message } => invalid_config(format!("enrich: {field} {message}")),
+        SettingError::Unsupported { field, message } => {
             EngineError::new("unsupported", format!("enrich: {field}: {message}"))
         }
     })?;

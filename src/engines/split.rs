@@ -2,7 +2,8 @@
 //!
 //! - `splitType: "print_page"` (SDK): one item per page of a document (a PDF's pages; other
 //!   documents have one page).
-//! - `splitConfig` (canon extension): `{by, itemsPath?, delimiter?}` with `by`:
+//! - `splitConfig` (canon extension, read by `functions::type_settings::split`):
+//!   `{by, itemsPath?, delimiter?}` with `by`:
 //!   - `"pages"`: as `print_page`;
 //!   - `"rows"`: one JSON item per CSV row (or per element of a JSON array input);
 //!   - `"attachments"`: one document per e-mail attachment;
@@ -18,58 +19,58 @@
 //! attachments add `fileName`.
 
 use super::{invalid_config, payload_value, setting, shaping, Document, EngineError, Payload, SplitItem};
+use crate::functions::type_settings::split::{self, By};
+use crate::functions::type_settings::SettingError;
 use crate::versions::FunctionVersion;
 use serde_json::{json, Value};
 
 pub fn run(function: &FunctionVersion, input: &Payload) -> Result<Vec<SplitItem>, EngineError> {
-    let config = setting(function, "splitConfig");
-    let by = config.and_then(|c| c.get("by")).and_then(Value::as_str);
-    let split_type = setting(function, "splitType").and_then(Value::as_str);
-    let by = match (by, split_type) {
-        (Some(by), _) => by,
-        (None, Some("print_page")) => "pages",
-        (None, Some("semantic_page")) => {
-            return Err(EngineError::new(
-                "unsupported",
-                "splitType semantic_page is not supported; use print_page",
-            ))
-        }
-        (None, Some(other)) => return Err(invalid_config(format!("unknown splitType {other}"))),
-        (None, None) if matches!(input, Payload::Json(_)) => "items",
-        (None, None) => "pages",
+    let by =
+        split::by(setting(function, "splitType"), setting(function, "splitConfig")).map_err(
+            |err| match err {
+                SettingError::Invalid { field, message } => invalid_config(format!("{field} {message}")),
+                SettingError::Unsupported { field, message } => {
+                    EngineError::new("unsupported", format!("{field} {message}"))
+                }
+            },
+        )?;
+    let by = match by {
+        By::Input if matches!(input, Payload::Json(_)) => By::Items("@"),
+        By::Input => By::Pages,
+        by => by,
     };
-    let setting_str = |name: &str| config.and_then(|c| c.get(name)).and_then(Value::as_str);
-    let pieces: Vec<(Payload, Option<String>)> = match by {
-        "pages" => document(input, by)?
-            .pages
-            .iter()
-            .map(|page| (Payload::Document(text_document(page)), None))
-            .collect(),
-        "rows" => rows(input)?.into_iter().map(|row| (Payload::Json(row), None)).collect(),
-        "attachments" => document(input, by)?
-            .attachments
-            .iter()
-            .map(|a| (Payload::Document(a.clone()), a.file_name.clone()))
-            .collect(),
-        "items" => items(input, setting_str("itemsPath").unwrap_or("@"))?
-            .into_iter()
-            .map(|item| (Payload::Json(item), None))
-            .collect(),
-        "delimiter" => {
-            let delimiter = setting_str("delimiter").filter(|d| !d.is_empty()).ok_or_else(|| {
-                invalid_config("splitConfig.by \"delimiter\" needs a non-empty `delimiter`")
-            })?;
+    let (pieces, output_type): (Vec<(Payload, Option<String>)>, &str) = match by {
+        By::Pages | By::Input => (
+            document(input, "pages")?
+                .pages
+                .iter()
+                .map(|page| (Payload::Document(text_document(page)), None))
+                .collect(),
+            "print_page",
+        ),
+        By::Rows => (rows(input)?.into_iter().map(|row| (Payload::Json(row), None)).collect(), "rows"),
+        By::Attachments => (
+            document(input, "attachments")?
+                .attachments
+                .iter()
+                .map(|a| (Payload::Document(a.clone()), a.file_name.clone()))
+                .collect(),
+            "attachments",
+        ),
+        By::Items(path) => {
+            (items(input, path)?.into_iter().map(|item| (Payload::Json(item), None)).collect(), "items")
+        }
+        By::Delimiter(delimiter) => (
             text_of(input)
                 .split(delimiter)
                 .map(str::trim)
                 .filter(|piece| !piece.is_empty())
                 .map(|piece| (Payload::Document(text_document(piece)), None))
-                .collect()
-        }
-        other => return Err(invalid_config(format!("unknown splitConfig.by {other:?}"))),
+                .collect(),
+            "delimiter",
+        ),
     };
     let count = pieces.len();
-    let output_type = if by == "pages" { "print_page" } else { by };
     Ok(pieces
         .into_iter()
         .enumerate()

@@ -35,11 +35,11 @@
 //!   first), paged by `versionNum` cursors, like every list of the spec (`asc` default).
 
 pub mod copy;
-pub mod enrich_steps;
 pub mod listing;
 pub mod reach;
 pub mod schema;
 pub mod service;
+pub mod type_settings;
 pub mod validate;
 pub mod workflows;
 

@@ -251,18 +251,9 @@ fn build_body(function_type: &str, input: &FunctionInput, previous: Option<&Valu
             body.insert((*field).into(), value);
         }
     }
-    // An enrich version's steps are read as its calls will read them (a step that could never
-    // run is refused now, not at every call).
-    if let Some(config) = input.settings.get("config").filter(|c| function_type == "enrich" && c.is_object())
-    {
-        if super::enrich_steps::given(config) {
-            if let Err(super::enrich_steps::StepError::Invalid { field, message }) =
-                super::enrich_steps::steps(Some(config))
-            {
-                return Err(ServiceError::invalid_field(&field, message));
-            }
-        }
-    }
+    // What the type's settings say is read as its calls will read it (a setting that could
+    // never run is refused now, not at every call).
+    super::type_settings::check(function_type, &input.settings)?;
     if function_type == "render" && !body.contains_key("renderConfig") {
         return Err(ServiceError::invalid_field("renderConfig", "is required for render functions"));
     }

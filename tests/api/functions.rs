@@ -163,6 +163,14 @@ async fn a_bad_setting_or_missing_render_config_is_a_400_naming_the_field() {
     for (body, field) in [
         (json!({ "functionName": "s", "type": "send", "destinationType": "pigeon" }), "destinationType"),
         (json!({ "functionName": "s", "type": "split", "splitType": 3 }), "splitType"),
+        (
+            json!({ "functionName": "s", "type": "split", "splitConfig": {"by": "chapters"} }),
+            "splitConfig.by",
+        ),
+        (
+            json!({ "functionName": "s", "type": "split", "splitConfig": {"by": "delimiter"} }),
+            "splitConfig.delimiter",
+        ),
         (json!({ "functionName": "r", "type": "render" }), "renderConfig"),
         (json!({ "functionName": "t", "type": "transform", "extraConfig": "on" }), "extraConfig"),
         (json!({ "functionName": "t", "type": "transform", "tags": "finance" }), "tags"),

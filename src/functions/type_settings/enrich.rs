@@ -1,6 +1,5 @@
-//! An enrich function's `config.steps` (bem-sdk's `EnrichStep`), read in one place: saving a
-//! version refuses a step that could never run, with a 400 naming the option
-//! (`config.steps[0].topK`), and `engines::enrich` runs what this reads.
+//! An enrich function's `config.steps` (bem-sdk's `EnrichStep`), as saving a version checks
+//! them and `engines::enrich` runs them.
 //!
 //! A step: `source` `collection` (the default; `endpoint` is bem's and not supported here:
 //! it is kept on save and fails the call as unsupported), `sourceField` (JMESPath subset) and
@@ -9,6 +8,7 @@
 //! (a semantic search's largest cosine distance, default 0.6) and `includeScore`. An option
 //! given as another type, or out of its bounds, is refused: it silently became the default.
 
+use super::{invalid, option, SettingError};
 use crate::collections::SearchMode;
 use serde_json::Value;
 use std::ops::RangeInclusive;
@@ -30,17 +30,8 @@ pub struct Step<'a> {
     pub include_score: bool,
 }
 
-/// Why a step cannot run: the field (`config.steps[i].name`) and what it must be.
-#[derive(Debug)]
-pub enum StepError {
-    /// Fix the configuration.
-    Invalid { field: String, message: String },
-    /// A source canon does not run (`endpoint`).
-    Unsupported { field: String, message: String },
-}
-
 /// The steps of `config` (the function's `config` setting), in order.
-pub fn steps(config: Option<&Value>) -> Result<Vec<Step<'_>>, StepError> {
+pub fn steps(config: Option<&Value>) -> Result<Vec<Step<'_>>, SettingError> {
     let steps = config
         .and_then(|c| c.get("steps"))
         .and_then(Value::as_array)
@@ -49,12 +40,15 @@ pub fn steps(config: Option<&Value>) -> Result<Vec<Step<'_>>, StepError> {
     steps.iter().enumerate().map(|(index, step)| read(step, index)).collect()
 }
 
-/// Whether `config` names steps at all (a version saved without them is checked at its call).
+/// Whether `config` names steps to check on save: a version saved without them, or with an
+/// empty list (as bem-sdk's examples create one), is kept and fails at its call.
 pub fn given(config: &Value) -> bool {
-    config.get("steps").is_some_and(|steps| !steps.is_null())
+    config
+        .get("steps")
+        .is_some_and(|steps| !steps.is_null() && steps.as_array().is_none_or(|s| !s.is_empty()))
 }
 
-fn read(step: &Value, index: usize) -> Result<Step<'_>, StepError> {
+fn read(step: &Value, index: usize) -> Result<Step<'_>, SettingError> {
     let field = |name: &str| format!("config.steps[{index}].{name}");
     if !step.is_object() {
         return Err(invalid(format!("config.steps[{index}]"), "must be an object".into()));
@@ -67,7 +61,7 @@ fn read(step: &Value, index: usize) -> Result<Step<'_>, StepError> {
         "collection" => {}
         "endpoint" => {
             let message = "endpoint sources are not supported; use source \"collection\"".into();
-            return Err(StepError::Unsupported { field: field("source"), message });
+            return Err(SettingError::Unsupported { field: field("source"), message });
         }
         other => return Err(invalid(field("source"), format!("must be collection (got {other:?})"))),
     }
@@ -97,26 +91,6 @@ fn read(step: &Value, index: usize) -> Result<Step<'_>, StepError> {
     })
 }
 
-/// An option of a step: absent or null is `None`; given, it must read as `read` reads it.
-fn option<'a, T>(
-    step: &'a Value,
-    field: &str,
-    what: &str,
-    read: impl Fn(&'a Value) -> Option<T>,
-) -> Result<Option<T>, StepError> {
-    let name = field.rsplit('.').next().unwrap_or(field);
-    match step.get(name) {
-        None | Some(Value::Null) => Ok(None),
-        Some(value) => read(value)
-            .map(Some)
-            .ok_or_else(|| invalid(field.to_string(), format!("must be {what} (got {value})"))),
-    }
-}
-
-fn invalid(field: String, message: String) -> StepError {
-    StepError::Invalid { field, message }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -124,7 +98,7 @@ mod tests {
 
     fn refused(step: Value) -> (String, String) {
         match steps(Some(&json!({ "steps": [step] }))) {
-            Err(StepError::Invalid { field, message }) => (field, message),
+            Err(SettingError::Invalid { field, message }) => (field, message),
             Err(other) => panic!("{other:?}"),
             Ok(_) => panic!("taken"),
         }
@@ -153,7 +127,7 @@ mod tests {
         assert_eq!(refused(with("sourceField", json!(""))).1, "is required");
         assert_eq!(refused(json!([1])).0, "config.steps[0]");
         let endpoint = json!({"steps": [with("source", json!("endpoint"))]});
-        assert!(matches!(steps(Some(&endpoint)), Err(StepError::Unsupported { .. })));
-        assert!(matches!(steps(Some(&json!({"steps": []}))), Err(StepError::Invalid { .. })));
+        assert!(matches!(steps(Some(&endpoint)), Err(SettingError::Unsupported { .. })));
+        assert!(matches!(steps(Some(&json!({"steps": []}))), Err(SettingError::Invalid { .. })));
     }
 }

@@ -1,0 +1,58 @@
+//! The settings of a function type that go beyond their JSON shape (`service::settings_of`
+//! checks that), read in one place: saving a version refuses a setting its calls could never
+//! run, with a 400 naming it (`config.steps[0].topK`, `splitConfig.by`), and the engine runs
+//! what the same reader returns. A setting given as another type or out of its bounds is
+//! refused: it used to become the default silently.
+
+pub mod enrich;
+pub mod split;
+
+use crate::error::ServiceError;
+use serde_json::{Map, Value};
+
+/// Why a setting cannot run: its path and what it must be.
+#[derive(Debug)]
+pub enum SettingError {
+    /// Fix the configuration.
+    Invalid { field: String, message: String },
+    /// Something of bem's that canon does not run (an enrich `endpoint` source, a
+    /// `semantic_page` split): kept on save, it fails the call as unsupported.
+    Unsupported { field: String, message: String },
+}
+
+/// Checks the settings a create or PATCH gives (`given`: the body's type settings).
+pub fn check(function_type: &str, given: &Map<String, Value>) -> Result<(), ServiceError> {
+    let read = match function_type {
+        "enrich" => match given.get("config") {
+            Some(config) if enrich::given(config) => enrich::steps(Some(config)).map(drop),
+            _ => Ok(()),
+        },
+        "split" => split::by(given.get("splitType"), given.get("splitConfig")).map(drop),
+        _ => Ok(()),
+    };
+    match read {
+        Err(SettingError::Invalid { field, message }) => Err(ServiceError::invalid_field(&field, message)),
+        Ok(()) | Err(SettingError::Unsupported { .. }) => Ok(()),
+    }
+}
+
+/// An option of `object`, whose path is `field`: absent or null is `None`; given, it must read
+/// as `read` reads it (`what` says how it must be).
+fn option<'a, T>(
+    object: &'a Value,
+    field: &str,
+    what: &str,
+    read: impl Fn(&'a Value) -> Option<T>,
+) -> Result<Option<T>, SettingError> {
+    let name = field.rsplit('.').next().unwrap_or(field);
+    match object.get(name) {
+        None | Some(Value::Null) => Ok(None),
+        Some(value) => read(value)
+            .map(Some)
+            .ok_or_else(|| invalid(field.to_string(), format!("must be {what} (got {value})"))),
+    }
+}
+
+fn invalid(field: String, message: String) -> SettingError {
+    SettingError::Invalid { field, message }
+}
