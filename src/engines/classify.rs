@@ -19,8 +19,8 @@
 
 use super::extract::extraction_text;
 use super::{invalid_config, setting, Context, EngineError, Outcome, Payload};
+use crate::functions::type_settings::{self, SettingError};
 use crate::versions::FunctionVersion;
-use regex::{Regex, RegexBuilder};
 use serde_json::{json, Map, Value};
 
 const MAX_CHUNKS: usize = 8;
@@ -28,57 +28,16 @@ const MAX_CHUNKS: usize = 8;
 /// cut changes nothing but what a huge document costs to tokenise.
 const MAX_COMPARED_BYTES: usize = 64 * 1024;
 
-/// One route of a classify function.
-#[derive(Clone, Debug)]
-pub struct Route {
-    pub name: String,
-    pub description: String,
-    patterns: Vec<Regex>,
-    sender_patterns: Vec<Regex>,
-    keywords: Vec<Regex>,
-    pub is_error_fallback: bool,
-}
+pub use crate::functions::type_settings::classify::Route;
 
-/// The routes of a classify function, with their rules compiled.
+/// The routes of a classify function, with their rules compiled (see
+/// `functions::type_settings::classify`).
 pub fn routes(function: &FunctionVersion) -> Result<Vec<Route>, EngineError> {
-    let list = setting(function, "classifications")
-        .and_then(Value::as_array)
-        .filter(|list| !list.is_empty())
-        .ok_or_else(|| invalid_config("classify needs a non-empty `classifications` list"))?;
-    list.iter()
-        .map(|item| {
-            let name = item
-                .get("name")
-                .and_then(Value::as_str)
-                .ok_or_else(|| invalid_config("every classification needs a `name`"))?;
-            let strings = |pointer: &str| -> Vec<String> {
-                item.pointer(pointer)
-                    .and_then(Value::as_array)
-                    .map(|list| list.iter().filter_map(Value::as_str).map(str::to_string).collect())
-                    .unwrap_or_default()
-            };
-            let compile = |patterns: Vec<String>, ignore_case: bool| -> Result<Vec<Regex>, EngineError> {
-                patterns
-                    .iter()
-                    .map(|p| {
-                        RegexBuilder::new(p).case_insensitive(ignore_case).build().map_err(|err| {
-                            invalid_config(format!("classification {name}: pattern `{p}` is invalid: {err}"))
-                        })
-                    })
-                    .collect()
-            };
-            let keywords =
-                strings("/keywords").iter().map(|k| format!(r"\b{}\b", regex::escape(k.trim()))).collect();
-            Ok(Route {
-                name: name.to_string(),
-                description: item.get("description").and_then(Value::as_str).unwrap_or_default().to_string(),
-                patterns: compile(strings("/regex/patterns"), false)?,
-                sender_patterns: compile(strings("/origin/email/patterns"), true)?,
-                keywords: compile(keywords, true)?,
-                is_error_fallback: item.get("isErrorFallback").and_then(Value::as_bool).unwrap_or(false),
-            })
-        })
-        .collect()
+    type_settings::classify::routes(setting(function, "classifications")).map_err(|err| match err {
+        SettingError::Invalid { field, message } | SettingError::Unsupported { field, message } => {
+            invalid_config(format!("{field} {message}"))
+        }
+    })
 }
 
 /// The text classified: an e-mail's subject and body (and attachments), a document's text, or
@@ -237,7 +196,11 @@ mod tests {
     fn broken_patterns_and_empty_lists_are_config_errors() {
         let err = routes(&function(json!([{"name": "a", "regex": {"patterns": ["("]}}]))).unwrap_err();
         assert_eq!(err.kind, "invalid_config");
-        assert!(err.message.contains("classification a"), "{}", err.message);
+        assert!(
+            err.message.starts_with("classifications[0].regex.patterns[0] is not a valid"),
+            "{}",
+            err.message
+        );
         assert_eq!(routes(&function(json!([]))).unwrap_err().kind, "invalid_config");
     }
 

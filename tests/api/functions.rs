@@ -171,6 +171,14 @@ async fn a_bad_setting_or_missing_render_config_is_a_400_naming_the_field() {
             json!({ "functionName": "s", "type": "split", "splitConfig": {"by": "delimiter"} }),
             "splitConfig.delimiter",
         ),
+        (
+            json!({ "functionName": "c", "type": "route", "classifications": [{"name": "a", "regex": {"patterns": ["(x"]}}] }),
+            "classifications[0].regex.patterns[0]",
+        ),
+        (
+            json!({ "functionName": "c", "type": "classify", "classifications": [{"description": "x"}] }),
+            "classifications[0].name",
+        ),
         (json!({ "functionName": "r", "type": "render" }), "renderConfig"),
         (json!({ "functionName": "t", "type": "transform", "extraConfig": "on" }), "extraConfig"),
         (json!({ "functionName": "t", "type": "transform", "tags": "finance" }), "tags"),

@@ -1,9 +1,11 @@
 //! The settings of a function type that go beyond their JSON shape (`service::settings_of`
 //! checks that), read in one place: saving a version refuses a setting its calls could never
-//! run, with a 400 naming it (`config.steps[0].topK`, `splitConfig.by`), and the engine runs
+//! run, with a 400 naming it (`config.steps[0].topK`, `splitConfig.by`,
+//! `classifications[0].regex.patterns[1]`), and the engine runs
 //! what the same reader returns. A setting given as another type or out of its bounds is
 //! refused: it used to become the default silently.
 
+pub mod classify;
 pub mod enrich;
 pub mod split;
 
@@ -28,6 +30,10 @@ pub fn check(function_type: &str, given: &Map<String, Value>) -> Result<(), Serv
             _ => Ok(()),
         },
         "split" => split::by(given.get("splitType"), given.get("splitConfig")).map(drop),
+        "classify" | "route" => match given.get("classifications") {
+            Some(list) if classify::given(list) => classify::routes(Some(list)).map(drop),
+            _ => Ok(()),
+        },
         _ => Ok(()),
     };
     match read {

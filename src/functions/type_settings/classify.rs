@@ -1,0 +1,130 @@
+//! A classify (or route) function's `classifications` (bem-sdk's `ClassificationListItem`), as
+//! saving a version checks them and `engines::classify` runs them: each a JSON object with a
+//! `name`, an optional `description` and `isErrorFallback`, and rules whose patterns are
+//! compiled here: `regex.patterns`, `origin.email.patterns` (matched any case) and `keywords`
+//! (canon's: words found any case on word boundaries). A pattern that does not compile, or a
+//! rule's entry that is not text (it was silently dropped), is refused naming its path
+//! (`classifications[0].regex.patterns[1]`).
+
+use super::{invalid, option, SettingError};
+use regex::{Regex, RegexBuilder};
+use serde_json::Value;
+
+/// One route of a classify function, its rules compiled.
+#[derive(Clone, Debug)]
+pub struct Route {
+    pub name: String,
+    pub description: String,
+    pub patterns: Vec<Regex>,
+    pub sender_patterns: Vec<Regex>,
+    pub keywords: Vec<Regex>,
+    pub is_error_fallback: bool,
+}
+
+/// Whether `list` names classifications to check on save: a version saved without them (the
+/// default `[]`) is kept and fails at its call.
+pub fn given(list: &Value) -> bool {
+    !list.is_null() && list.as_array().is_none_or(|list| !list.is_empty())
+}
+
+/// The routes of `list` (the function's `classifications` setting), in order.
+pub fn routes(list: Option<&Value>) -> Result<Vec<Route>, SettingError> {
+    let list = list
+        .and_then(Value::as_array)
+        .filter(|list| !list.is_empty())
+        .ok_or_else(|| invalid("classifications".into(), "must be a non-empty list of routes".into()))?;
+    list.iter().enumerate().map(|(index, item)| route(item, &format!("classifications[{index}]"))).collect()
+}
+
+fn route(item: &Value, path: &str) -> Result<Route, SettingError> {
+    if !item.is_object() {
+        return Err(invalid(path.into(), "must be an object".into()));
+    }
+    let field = |name: &str| format!("{path}.{name}");
+    let name = option(item, &field("name"), "a string", Value::as_str)?
+        .filter(|name| !name.is_empty())
+        .ok_or_else(|| invalid(field("name"), "is required".into()))?;
+    let description = option(item, &field("description"), "a string", Value::as_str)?.unwrap_or_default();
+    let is_error_fallback = option(item, &field("isErrorFallback"), "true or false", Value::as_bool)?;
+    let keywords = texts(item, "/keywords", &field("keywords"))?
+        .into_iter()
+        .map(|(at, keyword)| (at, format!(r"\b{}\b", regex::escape(keyword.trim()))))
+        .collect();
+    Ok(Route {
+        name: name.to_string(),
+        description: description.to_string(),
+        patterns: compile(texts(item, "/regex/patterns", &field("regex.patterns"))?, false)?,
+        sender_patterns: compile(
+            texts(item, "/origin/email/patterns", &field("origin.email.patterns"))?,
+            true,
+        )?,
+        keywords: compile(keywords, true)?,
+        is_error_fallback: is_error_fallback.unwrap_or(false),
+    })
+}
+
+/// The texts of the list at `pointer` (absent or null: none), each with its path.
+fn texts(item: &Value, pointer: &str, path: &str) -> Result<Vec<(String, String)>, SettingError> {
+    let Some(list) = item.pointer(pointer).filter(|list| !list.is_null()) else { return Ok(Vec::new()) };
+    let list = list.as_array().ok_or_else(|| invalid(path.into(), "must be a list of strings".into()))?;
+    list.iter()
+        .enumerate()
+        .map(|(index, entry)| {
+            let at = format!("{path}[{index}]");
+            match entry.as_str() {
+                Some(text) => Ok((at, text.to_string())),
+                None => Err(invalid(at, format!("must be a string (got {entry})"))),
+            }
+        })
+        .collect()
+}
+
+fn compile(patterns: Vec<(String, String)>, ignore_case: bool) -> Result<Vec<Regex>, SettingError> {
+    patterns
+        .into_iter()
+        .map(|(at, pattern)| {
+            RegexBuilder::new(&pattern)
+                .case_insensitive(ignore_case)
+                .build()
+                .map_err(|err| invalid(at, format!("is not a valid regular expression: {err}")))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn refused(item: Value) -> String {
+        match routes(Some(&json!([item]))) {
+            Err(SettingError::Invalid { field, message }) => format!("{field} {message}"),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn routes_compile_their_rules_and_a_bad_one_is_refused_by_its_path() {
+        let list = json!([{"name": "invoice", "regex": {"patterns": ["INV-\\d+"]}, "keywords": ["bill"]},
+                          {"name": "other", "isErrorFallback": true}]);
+        let read = routes(Some(&list)).unwrap();
+        assert!(read[0].patterns[0].is_match("INV-42") && read[0].keywords[0].is_match("a BILL here"));
+        assert!(read[1].is_error_fallback && read[1].patterns.is_empty());
+        let bad = refused(json!({"name": "x", "regex": {"patterns": ["ok", "(unclosed"]}}));
+        assert!(
+            bad.starts_with("classifications[0].regex.patterns[1] is not a valid regular expression"),
+            "{bad}"
+        );
+        assert_eq!(
+            refused(json!({"name": "x", "keywords": [3]})),
+            "classifications[0].keywords[0] must be a string (got 3)"
+        );
+        assert_eq!(refused(json!({"description": "no name"})), "classifications[0].name is required");
+        assert_eq!(
+            refused(json!({"name": "x", "isErrorFallback": "yes"})),
+            "classifications[0].isErrorFallback must be true or false (got \"yes\")"
+        );
+        assert_eq!(refused(json!("invoice")), "classifications[0] must be an object");
+        assert!(!given(&json!([])) && given(&json!([{}])));
+    }
+}
