@@ -5,10 +5,21 @@
 //! (canon's: words found any case on word boundaries). A pattern that does not compile, or a
 //! rule's entry that is not text (it was silently dropped), is refused naming its path
 //! (`classifications[0].regex.patterns[1]`).
+//!
+//! Bounded, as every tenant pattern is: a function's routes hold at most [`MAX_RULES`]
+//! patterns and keywords in all, each compiled within [`PATTERN_BYTES`] (as `fs` grep's) with
+//! a search cache of [`SEARCH_CACHE_BYTES`]; a call holds them all, a save one route at a time.
 
 use super::{invalid, option, SettingError};
 use regex::{Regex, RegexBuilder};
 use serde_json::Value;
+
+/// Patterns and keywords a classify function may hold in all.
+pub const MAX_RULES: usize = 100;
+/// The most one pattern's compiled program may take (Unicode `\w{20}` needs about 1 MiB).
+pub const PATTERN_BYTES: usize = 1 << 20;
+/// The most one pattern's lazy search cache may grow to.
+pub const SEARCH_CACHE_BYTES: usize = 256 << 10;
 
 /// One route of a classify function, its rules compiled.
 #[derive(Clone, Debug)]
@@ -29,11 +40,33 @@ pub fn given(list: &Value) -> bool {
 
 /// The routes of `list` (the function's `classifications` setting), in order.
 pub fn routes(list: Option<&Value>) -> Result<Vec<Route>, SettingError> {
+    items(list)?.map(|(item, path)| route(item, &path)).collect()
+}
+
+/// Checks `list` as [`routes`] reads it, compiling one route at a time.
+pub fn check(list: &Value) -> Result<(), SettingError> {
+    items(Some(list))?.try_for_each(|(item, path)| route(item, &path).map(drop))
+}
+
+/// The routes' JSON with their paths, once the list's shape and rule count are checked.
+fn items(list: Option<&Value>) -> Result<impl Iterator<Item = (&Value, String)>, SettingError> {
     let list = list
         .and_then(Value::as_array)
         .filter(|list| !list.is_empty())
         .ok_or_else(|| invalid("classifications".into(), "must be a non-empty list of routes".into()))?;
-    list.iter().enumerate().map(|(index, item)| route(item, &format!("classifications[{index}]"))).collect()
+    let count =
+        |item: &Value, pointer: &str| item.pointer(pointer).and_then(Value::as_array).map_or(0, Vec::len);
+    let rules: usize = list
+        .iter()
+        .map(|item| {
+            count(item, "/regex/patterns") + count(item, "/origin/email/patterns") + count(item, "/keywords")
+        })
+        .sum();
+    if rules > MAX_RULES {
+        let message = format!("hold at most {MAX_RULES} patterns and keywords in all (got {rules})");
+        return Err(invalid("classifications".into(), message));
+    }
+    Ok(list.iter().enumerate().map(|(index, item)| (item, format!("classifications[{index}]"))))
 }
 
 fn route(item: &Value, path: &str) -> Result<Route, SettingError> {
@@ -85,6 +118,8 @@ fn compile(patterns: Vec<(String, String)>, ignore_case: bool) -> Result<Vec<Reg
         .map(|(at, pattern)| {
             RegexBuilder::new(&pattern)
                 .case_insensitive(ignore_case)
+                .size_limit(PATTERN_BYTES)
+                .dfa_size_limit(SEARCH_CACHE_BYTES)
                 .build()
                 .map_err(|err| invalid(at, format!("is not a valid regular expression: {err}")))
         })
@@ -126,5 +161,10 @@ mod tests {
         );
         assert_eq!(refused(json!("invoice")), "classifications[0] must be an object");
         assert!(!given(&json!([])) && given(&json!([{}])));
+        let many: Vec<Value> =
+            (0..=MAX_RULES).map(|i| json!({"name": format!("r{i}"), "keywords": ["k"]})).collect();
+        assert!(check(&json!(many)).is_err_and(|err| format!("{err:?}").contains("at most 100")));
+        let huge = json!([{"name": "x", "regex": {"patterns": ["\\w{100}"]}}]);
+        assert!(format!("{:?}", check(&huge)).contains("exceeds size limit"), "{:?}", check(&huge));
     }
 }

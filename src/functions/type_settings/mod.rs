@@ -31,7 +31,7 @@ pub fn check(function_type: &str, given: &Map<String, Value>) -> Result<(), Serv
         },
         "split" => split::by(given.get("splitType"), given.get("splitConfig")).map(drop),
         "classify" | "route" => match given.get("classifications") {
-            Some(list) if classify::given(list) => classify::routes(Some(list)).map(drop),
+            Some(list) if classify::given(list) => classify::check(list),
             _ => Ok(()),
         },
         _ => Ok(()),
