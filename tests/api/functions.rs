@@ -179,6 +179,15 @@ async fn a_bad_setting_or_missing_render_config_is_a_400_naming_the_field() {
             json!({ "functionName": "c", "type": "classify", "classifications": [{"description": "x"}] }),
             "classifications[0].name",
         ),
+        // Tenant patterns are bounded: 101 keywords in all, or one pattern past 1 MiB compiled.
+        (
+            json!({ "functionName": "c", "type": "classify", "classifications": [{"name": "a", "keywords": vec!["k"; 101]}] }),
+            "classifications",
+        ),
+        (
+            json!({ "functionName": "c", "type": "classify", "classifications": [{"name": "a", "regex": {"patterns": ["\\w{100}"]}}] }),
+            "classifications[0].regex.patterns[0]",
+        ),
         (json!({ "functionName": "r", "type": "render" }), "renderConfig"),
         (json!({ "functionName": "t", "type": "transform", "extraConfig": "on" }), "extraConfig"),
         (json!({ "functionName": "t", "type": "transform", "tags": "finance" }), "tags"),
