@@ -45,6 +45,7 @@ pub mod memo;
 pub mod pagination;
 pub mod provision;
 pub mod secrets;
+pub mod shaping;
 pub mod signature;
 pub mod store;
 pub mod text;

@@ -12,12 +12,13 @@
 //! Not done: re-ranking by a language model (`rank` is the retrieval order, `confidence` is
 //! never set) and `source: "endpoint"` steps (an `unsupported` error).
 
-use super::{invalid_config, payload_value, setting, shaping, Context, EngineError, Payload};
+use super::{invalid_config, payload_value, setting, Context, EngineError, Payload};
 use crate::collections::{SearchMode, SearchRequest};
 use crate::functions::type_settings::{
     enrich::{self, Step},
     SettingError,
 };
+use crate::shaping;
 use crate::versions::FunctionVersion;
 use serde_json::{json, Map, Value};
 

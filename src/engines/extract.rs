@@ -26,7 +26,8 @@
 //! reports it).
 
 use super::typed;
-use super::{shaping, Document, Payload};
+use super::{Document, Payload};
+use crate::shaping;
 use serde_json::{Map, Number, Value};
 use std::collections::VecDeque;
 

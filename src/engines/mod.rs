@@ -39,7 +39,6 @@ pub mod limits;
 pub mod llm;
 pub mod schema;
 pub mod send;
-pub mod shaping;
 pub mod sigv4;
 pub mod split;
 mod tools;
@@ -251,6 +250,13 @@ pub fn output_schema(function: &FunctionVersion) -> Option<&Value> {
     setting(function, "outputSchema")
         .filter(non_empty)
         .or_else(|| function.body.pointer("/parseConfig/schema").filter(non_empty))
+}
+
+/// A tenant's JMESPath expression that is not taken is their configuration's fault.
+impl From<crate::shaping::ShapingError> for EngineError {
+    fn from(err: crate::shaping::ShapingError) -> Self {
+        invalid_config(err.0)
+    }
 }
 
 pub fn invalid_config(message: impl Into<String>) -> EngineError {

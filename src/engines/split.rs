@@ -18,9 +18,10 @@
 //! `outputType` is `print_page` for pages and the `by` value otherwise (0-based offsets);
 //! attachments add `fileName`.
 
-use super::{invalid_config, payload_value, setting, shaping, Document, EngineError, Payload, SplitItem};
+use super::{invalid_config, payload_value, setting, Document, EngineError, Payload, SplitItem};
 use crate::functions::type_settings::split::{self, By};
 use crate::functions::type_settings::SettingError;
+use crate::shaping;
 use crate::versions::FunctionVersion;
 use serde_json::{json, Value};
 

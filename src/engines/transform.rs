@@ -1,7 +1,7 @@
 //! Built-in transform and extract.
 //!
 //! - `payload_shaping` (or any transform with a `shapingSchema`): the JMESPath-subset
-//!   expression of [`super::shaping`] applied to the JSON input (a document input is seen as
+//!   expression of [`crate::shaping`] applied to the JSON input (a document input is seen as
 //!   [`super::document_value`]).
 //! - Otherwise, with an `outputSchema`: schema-guided extraction ([`super::extract`]), then
 //!   validation against the schema.
@@ -9,7 +9,8 @@
 //!   [`super::document_value`]).
 
 use super::extract::{extract as extract_values, Source};
-use super::{output_schema, payload_value, schema, setting, shaping, EngineError, Payload};
+use super::{output_schema, payload_value, schema, setting, EngineError, Payload};
+use crate::shaping;
 use crate::versions::FunctionVersion;
 use serde_json::Value;
 

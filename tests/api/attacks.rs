@@ -377,6 +377,26 @@ async fn each_attack_of_a_hostile_tenant_is_refused_naming_its_limit_while_canon
     assert!(!metrics.contains("ATTACK") && !metrics.contains("probe-"), "nothing a client sent is a label");
     assert!(metrics.len() < metrics_before.len() + 8 * 1024, "a few series at most were added");
     canon.assert_unharmed("3,000 requests with made-up methods", baseline, &seen);
+
+    // 6. A JMESPath expression nested 10,000 deep (it overflowed a worker's stack and aborted
+    // the process): as a shaping schema, a 400 naming the field and the limit; as an
+    // extraction's `x-path` (read only at calls), the call runs and the path finds nothing.
+    let deep = "[".repeat(10_000);
+    let shaper = json!({"functionName": "shaper", "type": "payload_shaping", "shapingSchema": deep});
+    let (response, seen) =
+        beside(&canon, &tenants.other, canon.post(attacker, "/v3/functions", shaper)).await;
+    assert_eq!(response.status(), 400);
+    let body: Value = response.json().await.unwrap();
+    assert_eq!(body["details"]["field"], "shapingSchema", "{body}");
+    assert!(body["message"].as_str().unwrap().contains("nested deeper than 100 levels"), "{body}");
+    canon.assert_unharmed("a shaping schema nested 10,000 deep", baseline, &seen);
+    let schema = json!({"type": "object", "properties": {"a": {"type": "string", "x-path": deep}}});
+    let reader = json!({"functionName": "deep-reader", "type": "extract", "outputSchemaName": "Out", "outputSchema": schema});
+    canon.workflow(attacker, "deep", &[reader]).await;
+    let (call, seen) =
+        beside(&canon, &tenants.other, canon.call(attacker, "deep", br#"{"a": "x"}"#, "json", true)).await;
+    assert_eq!(call["call"]["status"], "completed", "{call}");
+    canon.assert_unharmed("an x-path nested 10,000 deep in a call", baseline, &seen);
 }
 
 /// The first value of `key` anywhere in `value`.

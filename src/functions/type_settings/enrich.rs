@@ -8,7 +8,7 @@
 //! (a semantic search's largest cosine distance, default 0.6) and `includeScore`. An option
 //! given as another type, or out of its bounds, is refused: it silently became the default.
 
-use super::{invalid, option, SettingError};
+use super::{expression_at, invalid, option, SettingError};
 use crate::collections::SearchMode;
 use serde_json::Value;
 use std::ops::RangeInclusive;
@@ -78,8 +78,10 @@ fn read(step: &Value, index: usize) -> Result<Step<'_>, SettingError> {
     };
     let top_k = |v: &Value| crate::wire::whole_u64_of(v).filter(|k| TOP_K.contains(k));
     let flag = |name: &str| option(step, &field(name), "true or false", Value::as_bool);
+    let source_field = required("sourceField")?;
+    expression_at(&field("sourceField"), source_field)?;
     Ok(Step {
-        source_field: required("sourceField")?,
+        source_field,
         target_field: required("targetField")?,
         collection: required("collectionName")?,
         mode,
@@ -125,6 +127,7 @@ mod tests {
         assert_eq!(refused(with("includeScore", json!("true"))).0, "config.steps[0].includeScore");
         assert_eq!(refused(with("searchMode", json!("fuzzy"))).0, "config.steps[0].searchMode");
         assert_eq!(refused(with("sourceField", json!(""))).1, "is required");
+        assert_eq!(refused(with("sourceField", json!("a[?b]"))).0, "config.steps[0].sourceField");
         assert_eq!(refused(json!([1])).0, "config.steps[0]");
         let endpoint = json!({"steps": [with("source", json!("endpoint"))]});
         assert!(matches!(steps(Some(&endpoint)), Err(SettingError::Unsupported { .. })));

@@ -1,6 +1,6 @@
 //! The settings of a function type that go beyond their JSON shape (`service::settings_of`
 //! checks that), read in one place: saving a version refuses a setting its calls could never
-//! run, with a 400 naming it (`config.steps[0].topK`, `splitConfig.by`,
+//! run, with a 400 naming it (`config.steps[0].topK`, `splitConfig.by`, `shapingSchema`,
 //! `classifications[0].regex.patterns[1]`), and the engine runs
 //! what the same reader returns. A setting given as another type or out of its bounds is
 //! refused: it used to become the default silently.
@@ -30,6 +30,10 @@ pub fn check(function_type: &str, given: &Map<String, Value>) -> Result<(), Serv
             _ => Ok(()),
         },
         "split" => split::by(given.get("splitType"), given.get("splitConfig")).map(drop),
+        "payload_shaping" => match given.get("shapingSchema").and_then(Value::as_str) {
+            Some(expression) if !expression.is_empty() => expression_at("shapingSchema", expression),
+            _ => Ok(()),
+        },
         "classify" | "route" => match given.get("classifications") {
             Some(list) if classify::given(list) => classify::check(list),
             _ => Ok(()),
@@ -57,6 +61,12 @@ fn option<'a, T>(
             .map(Some)
             .ok_or_else(|| invalid(field.to_string(), format!("must be {what} (got {value})"))),
     }
+}
+
+/// Reads `expression` as the JMESPath subset the engines evaluate (`crate::shaping`), so one
+/// that is not taken (or past its bounds) is refused at `field`.
+fn expression_at(field: &str, expression: &str) -> Result<(), SettingError> {
+    crate::shaping::parse(expression).map(drop).map_err(|err| invalid(field.to_string(), err.0))
 }
 
 fn invalid(field: String, message: String) -> SettingError {

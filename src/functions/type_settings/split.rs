@@ -7,7 +7,7 @@
 //! here: kept on save, it fails the call), and with neither the input decides (items of a JSON
 //! input, pages of a document).
 
-use super::{invalid, option, SettingError};
+use super::{expression_at, invalid, option, SettingError};
 use serde_json::Value;
 
 /// What `splitConfig.by` may be.
@@ -38,7 +38,11 @@ pub fn by<'a>(split_type: Option<&'a Value>, config: Option<&'a Value>) -> Resul
         Some("pages") => Ok(By::Pages),
         Some("rows") => Ok(By::Rows),
         Some("attachments") => Ok(By::Attachments),
-        Some("items") => Ok(By::Items(text("splitConfig.itemsPath")?.unwrap_or("@"))),
+        Some("items") => {
+            let path = text("splitConfig.itemsPath")?.unwrap_or("@");
+            expression_at("splitConfig.itemsPath", path)?;
+            Ok(By::Items(path))
+        }
         Some("delimiter") => match text("splitConfig.delimiter")?.filter(|d| !d.is_empty()) {
             Some(delimiter) => Ok(By::Delimiter(delimiter)),
             None => Err(invalid(
@@ -78,6 +82,8 @@ mod tests {
         assert!(refused(json!({"by": "delimiter", "delimiter": ""})).contains("splitConfig.delimiter"));
         assert!(refused(json!({"by": "items", "itemsPath": 3})).contains("splitConfig.itemsPath"));
         assert!(refused(json!({"by": 5})).contains("must be a string"));
+        let deep = refused(json!({"by": "items", "itemsPath": "[".repeat(1000)}));
+        assert!(deep.contains("splitConfig.itemsPath") && deep.contains("nested deeper"), "{deep}");
         let semantic = json!("semantic_page");
         assert!(matches!(by(Some(&semantic), None), Err(SettingError::Unsupported { .. })));
     }

@@ -9,9 +9,24 @@
 //!
 //! Not supported (a clear error names the position): filters `[?…]`, slices, pipes, functions,
 //! literals, `*` on objects. A missing field is `null`, as in JMESPath.
+//!
+//! Bounded, since every expression is a tenant's: at most [`MAX_CHARS`] characters and
+//! [`MAX_DEPTH`] levels (each step of a path, each projection, hash or list one level), so
+//! parsing, evaluating and dropping an expression recurse a bounded depth: `[[[[…` fifty
+//! thousand deep overflowed the worker's stack and aborted the whole server.
 
-use super::EngineError;
 use serde_json::{Map, Value};
+use std::fmt;
+
+/// Why an expression is not taken: the message names the position and what was expected.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ShapingError(pub String);
+
+impl fmt::Display for ShapingError {
+    fn fmt(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
+        formatter.write_str(&self.0)
+    }
+}
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Expr {
@@ -30,10 +45,21 @@ pub enum Expr {
     List(Vec<Expr>),
 }
 
+/// The longest expression taken, in characters.
+pub const MAX_CHARS: usize = 16 * 1024;
+/// The deepest an expression may nest (see the module's docs).
+pub const MAX_DEPTH: usize = 100;
+
 /// Parses an expression of the subset.
-pub fn parse(expression: &str) -> Result<Expr, EngineError> {
+pub fn parse(expression: &str) -> Result<Expr, ShapingError> {
+    let count = expression.chars().count();
+    if count > MAX_CHARS {
+        return Err(ShapingError(format!(
+            "JMESPath expression of {count} characters: at most {MAX_CHARS} are taken"
+        )));
+    }
     let mut parser = Parser { chars: expression.chars().collect(), at: 0, source: expression };
-    let expr = parser.expression()?;
+    let expr = parser.expression(0)?;
     parser.skip_spaces();
     if parser.at < parser.chars.len() {
         return Err(parser.error("unexpected character"));
@@ -42,7 +68,7 @@ pub fn parse(expression: &str) -> Result<Expr, EngineError> {
 }
 
 /// Parses and evaluates in one go.
-pub fn search(expression: &str, value: &Value) -> Result<Value, EngineError> {
+pub fn search(expression: &str, value: &Value) -> Result<Value, ShapingError> {
     Ok(evaluate(&parse(expression)?, value))
 }
 
@@ -100,14 +126,14 @@ struct Parser<'a> {
 }
 
 impl Parser<'_> {
-    fn error(&self, what: &str) -> EngineError {
-        EngineError::new(
-            "invalid_config",
-            format!(
-                "JMESPath `{}`: {what} at position {} (supported: see the shaping docs)",
-                self.source, self.at
-            ),
-        )
+    fn error(&self, what: &str) -> ShapingError {
+        // A long expression is quoted by its start only.
+        let quoted: String = self.source.chars().take(80).collect();
+        let cut = if quoted.len() < self.source.len() { "…" } else { "" };
+        ShapingError(format!(
+            "JMESPath `{quoted}{cut}`: {what} at position {} (supported: see the shaping docs)",
+            self.at
+        ))
     }
 
     fn peek(&self) -> Option<char> {
@@ -130,29 +156,34 @@ impl Parser<'_> {
         }
     }
 
-    fn expression(&mut self) -> Result<Expr, EngineError> {
-        let first = self.primary()?;
-        self.chain(first)
+    /// An expression at nesting `depth` (see [`MAX_DEPTH`]).
+    fn expression(&mut self, depth: usize) -> Result<Expr, ShapingError> {
+        let first = self.primary(depth)?;
+        self.chain(first, depth)
     }
 
-    /// `.field`, `[n]`, `[*]`, `[]` after a value.
-    fn chain(&mut self, mut left: Expr) -> Result<Expr, EngineError> {
+    /// `.field`, `[n]`, `[*]`, `[]` after a value; each one a level deeper.
+    fn chain(&mut self, mut left: Expr, mut depth: usize) -> Result<Expr, ShapingError> {
         loop {
+            depth += 1;
+            if depth > MAX_DEPTH {
+                return Err(self.error(&format!("nested deeper than {MAX_DEPTH} levels")));
+            }
             self.skip_spaces();
             match self.peek() {
                 Some('.') => {
                     self.at += 1;
                     self.skip_spaces();
                     let right = match self.peek() {
-                        Some('{') => self.hash()?,
-                        Some('[') => self.list()?,
+                        Some('{') => self.hash(depth)?,
+                        Some('[') => self.list(depth)?,
                         _ => Expr::Field(self.identifier()?),
                     };
                     left = Expr::Sub(Box::new(left), Box::new(right));
                 }
                 Some('[') => {
                     if let Some(flatten) = self.projection_bracket() {
-                        let right = self.chain(Expr::Current)?;
+                        let right = self.chain(Expr::Current, depth)?;
                         return Ok(Expr::Project { left: Box::new(left), right: Box::new(right), flatten });
                     }
                     let index = self.index()?;
@@ -178,7 +209,7 @@ impl Parser<'_> {
         Some(flatten)
     }
 
-    fn index(&mut self) -> Result<i64, EngineError> {
+    fn index(&mut self) -> Result<i64, ShapingError> {
         self.eat('[');
         self.skip_spaces();
         let start = self.at;
@@ -196,30 +227,30 @@ impl Parser<'_> {
         Ok(index)
     }
 
-    fn primary(&mut self) -> Result<Expr, EngineError> {
+    fn primary(&mut self, depth: usize) -> Result<Expr, ShapingError> {
         self.skip_spaces();
         match self.peek() {
             Some('@') => {
                 self.at += 1;
                 Ok(Expr::Current)
             }
-            Some('{') => self.hash(),
+            Some('{') => self.hash(depth + 1),
             Some('[') => {
-                let rest: String = self.chars[self.at + 1..].iter().filter(|c| !c.is_whitespace()).collect();
-                let is_index = rest.starts_with('*')
-                    || rest.starts_with(']')
-                    || rest.starts_with(|c: char| c.is_ascii_digit() || c == '-');
+                // Only the next character that is not a space decides (reading the whole rest
+                // at every bracket made a long expression quadratic).
+                let next = self.chars[self.at + 1..].iter().find(|c| !c.is_whitespace());
+                let is_index = next.is_some_and(|&c| c == '*' || c == ']' || c == '-' || c.is_ascii_digit());
                 if is_index {
                     Ok(Expr::Current)
                 } else {
-                    self.list()
+                    self.list(depth + 1)
                 }
             }
             _ => Ok(Expr::Field(self.identifier()?)),
         }
     }
 
-    fn identifier(&mut self) -> Result<String, EngineError> {
+    fn identifier(&mut self) -> Result<String, ShapingError> {
         self.skip_spaces();
         if self.peek() == Some('"') {
             self.at += 1;
@@ -244,7 +275,10 @@ impl Parser<'_> {
         Ok(self.chars[start..self.at].iter().collect())
     }
 
-    fn hash(&mut self) -> Result<Expr, EngineError> {
+    fn hash(&mut self, depth: usize) -> Result<Expr, ShapingError> {
+        if depth > MAX_DEPTH {
+            return Err(self.error(&format!("nested deeper than {MAX_DEPTH} levels")));
+        }
         self.eat('{');
         let mut entries = Vec::new();
         loop {
@@ -252,7 +286,7 @@ impl Parser<'_> {
             if !self.eat(':') {
                 return Err(self.error("expected `:` after a key"));
             }
-            entries.push((key, self.expression()?));
+            entries.push((key, self.expression(depth)?));
             if self.eat('}') {
                 return Ok(Expr::Hash(entries));
             }
@@ -262,11 +296,14 @@ impl Parser<'_> {
         }
     }
 
-    fn list(&mut self) -> Result<Expr, EngineError> {
+    fn list(&mut self, depth: usize) -> Result<Expr, ShapingError> {
+        if depth > MAX_DEPTH {
+            return Err(self.error(&format!("nested deeper than {MAX_DEPTH} levels")));
+        }
         self.eat('[');
         let mut items = Vec::new();
         loop {
-            items.push(self.expression()?);
+            items.push(self.expression(depth)?);
             if self.eat(']') {
                 return Ok(Expr::List(items));
             }
@@ -321,8 +358,29 @@ mod tests {
     #[test]
     fn unsupported_syntax_is_named() {
         let err = parse("items[?qty > `1`]").unwrap_err();
-        assert_eq!(err.kind, "invalid_config");
-        assert!(err.message.contains("position 6"), "{}", err.message);
+        assert!(err.0.contains("position 6"), "{err}");
         assert!(parse("a |").is_err());
+    }
+
+    #[test]
+    fn a_deep_or_long_expression_is_refused_without_exhausting_the_stack() {
+        for deep in [
+            "[".repeat(10_000),
+            format!("a{}", ".a".repeat(5_000)),
+            format!("a{}", "[*]".repeat(5_000)),
+            "{a:".repeat(5_000),
+            format!("a{}", "[0]".repeat(5_000)),
+        ] {
+            let err = parse(&deep).unwrap_err();
+            assert!(err.0.contains("nested deeper than 100 levels"), "{err}");
+        }
+        let err = parse(&"a".repeat(MAX_CHARS + 1)).unwrap_err();
+        assert!(err.0.contains("at most 16384"), "{err}");
+        // Within the bounds, deep paths and wide multiselects still read.
+        let path = format!("a{}", ".a".repeat(90));
+        assert!(parse(&path).is_ok());
+        let wide =
+            format!("{{{}}}", (0..500).map(|i| format!("k{i}: [x, y[*].z]")).collect::<Vec<_>>().join(", "));
+        assert!(parse(&wide).is_ok());
     }
 }
