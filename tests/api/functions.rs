@@ -250,6 +250,17 @@ async fn a_malformed_output_schema_is_a_400() {
         assert!(!error["message"].as_str().unwrap().contains("model state limit"), "{error}");
     }
     assert_error(app.get("/v3/functions/bad").await, 404).await;
+    // A pattern is bounded as every tenant pattern is: one whose compiled program passes 1 MiB
+    // is refused on save (a call would build the same validator).
+    let huge =
+        json!({"type": "object", "properties": {"code": {"type": "string", "pattern": "\\p{L}{100}"}}});
+    let body = json!({ "functionName": "bad", "type": "extract", "outputSchema": huge });
+    let error = assert_error(app.post("/v3/functions", body).await, 400).await;
+    assert!(error["message"].as_str().unwrap().contains("not a valid JSON Schema"), "{error}");
+    let fine =
+        json!({"type": "object", "properties": {"code": {"type": "string", "pattern": "^INV-\\d{6}$"}}});
+    let body = json!({ "functionName": "fine", "type": "extract", "outputSchema": fine });
+    assert_eq!(app.post("/v3/functions", body).await.status(), 200);
 }
 
 #[tokio::test]
