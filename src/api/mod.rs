@@ -36,6 +36,7 @@ use axum::http::{HeaderName, StatusCode};
 use axum::middleware;
 use axum::routing::{delete, get, patch, post};
 use axum::Router;
+use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
 use tower_http::trace::TraceLayer;
 
@@ -59,6 +60,7 @@ pub fn router(state: AppState) -> Router {
         .merge(crate::dashboard::router())
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
+        .layer(CatchPanicLayer::custom(panicked))
         .layer(middleware::map_response(crate::access::error::normalize_errors))
         .layer(middleware::from_fn_with_state(state.clone(), metrics::track))
         .layer(PropagateRequestIdLayer::new(REQUEST_ID))
@@ -206,10 +208,46 @@ fn v1_beta() -> Router<AppState> {
         .fallback(not_found)
 }
 
+/// A handler that panicked answers the error envelope's 500 (hyper would drop the connection
+/// with no answer at all); the panic is logged, its message never sent.
+fn panicked(panic: Box<dyn std::any::Any + Send + 'static>) -> axum::response::Response {
+    let message = panic
+        .downcast_ref::<String>()
+        .map(String::as_str)
+        .or_else(|| panic.downcast_ref::<&str>().copied())
+        .unwrap_or("(no message)");
+    tracing::error!(panic = message, "a request handler panicked");
+    axum::response::IntoResponse::into_response(ApiError::new(
+        StatusCode::INTERNAL_SERVER_ERROR,
+        "internal error; retry with backoff",
+    ))
+}
+
 async fn not_found() -> ApiError {
     ApiError::new(StatusCode::NOT_FOUND, "no such route; see /openapi.json for the API")
 }
 
 async fn method_not_allowed() -> ApiError {
     ApiError::new(StatusCode::METHOD_NOT_ALLOWED, "method not allowed on this route; see /openapi.json")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tower::ServiceExt;
+
+    #[tokio::test]
+    async fn a_handler_that_panics_answers_the_error_envelope_s_500_without_its_message() {
+        let app: Router = Router::new()
+            .route("/boom", get(|| async { panic!("secret detail") as &str }))
+            .layer(CatchPanicLayer::custom(panicked));
+        let request = axum::http::Request::get("/boom").body(axum::body::Body::empty()).unwrap();
+        let response = app.oneshot(request).await.unwrap();
+        assert_eq!(response.status(), StatusCode::INTERNAL_SERVER_ERROR);
+        let body = axum::body::to_bytes(response.into_body(), 4096).await.unwrap();
+        let body: serde_json::Value = serde_json::from_slice(&body).unwrap();
+        assert_eq!(body["code"], 500, "{body}");
+        assert_eq!(body["message"], "internal error; retry with backoff");
+        assert!(!body.to_string().contains("secret"), "{body}");
+    }
 }
