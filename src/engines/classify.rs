@@ -19,7 +19,7 @@
 
 use super::extract::extraction_text;
 use super::{invalid_config, setting, Context, EngineError, Outcome, Payload};
-use crate::functions::type_settings::{self, SettingError};
+use crate::functions::type_settings;
 use crate::versions::FunctionVersion;
 use serde_json::{json, Map, Value};
 
@@ -33,11 +33,7 @@ pub use crate::functions::type_settings::classify::Route;
 /// The routes of a classify function, with their rules compiled (see
 /// `functions::type_settings::classify`).
 pub fn routes(function: &FunctionVersion) -> Result<Vec<Route>, EngineError> {
-    type_settings::classify::routes(setting(function, "classifications")).map_err(|err| match err {
-        SettingError::Invalid { field, message } | SettingError::Unsupported { field, message } => {
-            invalid_config(format!("{field} {message}"))
-        }
-    })
+    Ok(type_settings::classify::routes(setting(function, "classifications"))?)
 }
 
 /// The text classified: an e-mail's subject and body (and attachments), a document's text, or

@@ -1,9 +1,9 @@
 //! Enrich: `config.steps` (the SDK's `EnrichStep`), run in order on the JSON input.
 //!
-//! Each step (read by `functions::type_settings::enrich`, which says what its options may be): the
-//! values at `sourceField` (JMESPath subset) are each searched in `collectionName`, and the
-//! matches are written at `targetField`
-//! (a dotted path of object keys, created as needed): an array
+//! Each step (read by `functions::type_settings::enrich`, which says what its options may
+//! be): the values at `sourceField` (JMESPath subset) are each searched in `collectionName`,
+//! and the matches are written at `targetField` (a dotted path of object keys, created as
+//! needed): an array
 //! `[{id, data, rank, score?, scoreType?}]` best first — or, when `sourceField` yields an
 //! array, one such array per value. `score`/`scoreType` only with `includeScore`: semantic
 //! scores are cosine distances (`cosineDistance`, lower is better), hybrid and exact scores
@@ -14,10 +14,7 @@
 
 use super::{invalid_config, payload_value, setting, Context, EngineError, Payload};
 use crate::collections::{SearchMode, SearchRequest};
-use crate::functions::type_settings::{
-    enrich::{self, Step},
-    SettingError,
-};
+use crate::functions::type_settings::enrich::{self, Step};
 use crate::shaping;
 use crate::versions::FunctionVersion;
 use serde_json::{json, Map, Value};
@@ -27,12 +24,7 @@ pub async fn run(
     input: &Payload,
     context: &Context,
 ) -> Result<Value, EngineError> {
-    let steps = enrich::steps(setting(function, "config")).map_err(|err| match err {
-        SettingError::Invalid { field, message } => invalid_config(format!("enrich: {field} {message}")),
-        SettingError::Unsupported { field, message } => {
-            EngineError::new("unsupported", format!("enrich: {field}: {message}"))
-        }
-    })?;
+    let steps = enrich::steps(setting(function, "config"))?;
     let mut document = payload_value(input);
     for step in &steps {
         let search = Search(step);

@@ -252,6 +252,19 @@ pub fn output_schema(function: &FunctionVersion) -> Option<&Value> {
         .or_else(|| function.body.pointer("/parseConfig/schema").filter(non_empty))
 }
 
+/// A setting a call cannot run (see `functions::type_settings`), named by its path.
+impl From<crate::functions::type_settings::SettingError> for EngineError {
+    fn from(err: crate::functions::type_settings::SettingError) -> Self {
+        use crate::functions::type_settings::SettingError;
+        match err {
+            SettingError::Invalid { field, message } => invalid_config(format!("{field} {message}")),
+            SettingError::Unsupported { field, message } => {
+                EngineError::new("unsupported", format!("{field}: {message}"))
+            }
+        }
+    }
+}
+
 /// A tenant's JMESPath expression that is not taken is their configuration's fault.
 impl From<crate::shaping::ShapingError> for EngineError {
     fn from(err: crate::shaping::ShapingError) -> Self {

@@ -20,21 +20,12 @@
 
 use super::{invalid_config, payload_value, setting, Document, EngineError, Payload, SplitItem};
 use crate::functions::type_settings::split::{self, By};
-use crate::functions::type_settings::SettingError;
 use crate::shaping;
 use crate::versions::FunctionVersion;
 use serde_json::{json, Value};
 
 pub fn run(function: &FunctionVersion, input: &Payload) -> Result<Vec<SplitItem>, EngineError> {
-    let by =
-        split::by(setting(function, "splitType"), setting(function, "splitConfig")).map_err(
-            |err| match err {
-                SettingError::Invalid { field, message } => invalid_config(format!("{field} {message}")),
-                SettingError::Unsupported { field, message } => {
-                    EngineError::new("unsupported", format!("{field} {message}"))
-                }
-            },
-        )?;
+    let by = split::by(setting(function, "splitType"), setting(function, "splitConfig"))?;
     let by = match by {
         By::Input if matches!(input, Payload::Json(_)) => By::Items("@"),
         By::Input => By::Pages,
