@@ -136,6 +136,14 @@ impl Parser<'_> {
         ))
     }
 
+    /// Refuses a level past [`MAX_DEPTH`].
+    fn within(&self, depth: usize) -> Result<(), ShapingError> {
+        match depth > MAX_DEPTH {
+            true => Err(self.error(&format!("nested deeper than {MAX_DEPTH} levels"))),
+            false => Ok(()),
+        }
+    }
+
     fn peek(&self) -> Option<char> {
         self.chars.get(self.at).copied()
     }
@@ -166,9 +174,7 @@ impl Parser<'_> {
     fn chain(&mut self, mut left: Expr, mut depth: usize) -> Result<Expr, ShapingError> {
         loop {
             depth += 1;
-            if depth > MAX_DEPTH {
-                return Err(self.error(&format!("nested deeper than {MAX_DEPTH} levels")));
-            }
+            self.within(depth)?;
             self.skip_spaces();
             match self.peek() {
                 Some('.') => {
@@ -276,9 +282,7 @@ impl Parser<'_> {
     }
 
     fn hash(&mut self, depth: usize) -> Result<Expr, ShapingError> {
-        if depth > MAX_DEPTH {
-            return Err(self.error(&format!("nested deeper than {MAX_DEPTH} levels")));
-        }
+        self.within(depth)?;
         self.eat('{');
         let mut entries = Vec::new();
         loop {
@@ -297,9 +301,7 @@ impl Parser<'_> {
     }
 
     fn list(&mut self, depth: usize) -> Result<Expr, ShapingError> {
-        if depth > MAX_DEPTH {
-            return Err(self.error(&format!("nested deeper than {MAX_DEPTH} levels")));
-        }
+        self.within(depth)?;
         self.eat('[');
         let mut items = Vec::new();
         loop {
