@@ -41,7 +41,8 @@ pub fn steps(config: Option<&Value>) -> Result<Vec<Step<'_>>, SettingError> {
 }
 
 /// Whether `config` names steps to check on save: a version saved without them, or with an
-/// empty list (as bem-sdk's examples create one), is kept and fails at its call.
+/// empty list (a placeholder a client may create the function with), is kept and fails at its
+/// call.
 pub fn given(config: &Value) -> bool {
     config
         .get("steps")
