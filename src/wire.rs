@@ -102,8 +102,7 @@ pub fn whole_i64_list_opt<'de, D: Deserializer<'de>>(deserializer: D) -> Result<
 /// The integer a JSON value a service reads itself stands for: an integer, or a float with no
 /// fraction within `i64` (as [`Whole`] reads one); `None` for anything else.
 pub fn whole_of(value: &serde_json::Value) -> Option<i64> {
-    let whole = |f: &f64| f.fract() == 0.0 && (-I64_END..I64_END).contains(f);
-    value.as_i64().or_else(|| value.as_f64().filter(whole).map(|f| f as i64))
+    whole_i64(value).ok()
 }
 
 /// [`whole_of`] for a count that cannot be negative.
