@@ -32,12 +32,6 @@ pub struct Route {
     pub is_error_fallback: bool,
 }
 
-/// Whether `list` names classifications to check on save: a version saved without them (the
-/// default `[]`) is kept and fails at its call.
-pub fn given(list: &Value) -> bool {
-    !list.is_null() && list.as_array().is_none_or(|list| !list.is_empty())
-}
-
 /// The routes of `list` (the function's `classifications` setting), in order.
 pub fn routes(list: Option<&Value>) -> Result<Vec<Route>, SettingError> {
     items(list)?.map(|(item, path)| route(item, &path)).collect()
@@ -160,7 +154,6 @@ mod tests {
             "classifications[0].isErrorFallback must be true or false (got \"yes\")"
         );
         assert_eq!(refused(json!("invoice")), "classifications[0] must be an object");
-        assert!(!given(&json!([])) && given(&json!([{}])));
         let many: Vec<Value> =
             (0..=MAX_RULES).map(|i| json!({"name": format!("r{i}"), "keywords": ["k"]})).collect();
         assert!(check(&json!(many)).is_err_and(|err| format!("{err:?}").contains("at most 100")));

@@ -40,15 +40,6 @@ pub fn steps(config: Option<&Value>) -> Result<Vec<Step<'_>>, SettingError> {
     steps.iter().enumerate().map(|(index, step)| read(step, index)).collect()
 }
 
-/// Whether `config` names steps to check on save: a version saved without them, or with an
-/// empty list (a placeholder a client may create the function with), is kept and fails at its
-/// call.
-pub fn given(config: &Value) -> bool {
-    config
-        .get("steps")
-        .is_some_and(|steps| !steps.is_null() && steps.as_array().is_none_or(|s| !s.is_empty()))
-}
-
 fn read(step: &Value, index: usize) -> Result<Step<'_>, SettingError> {
     let field = |name: &str| format!("config.steps[{index}].{name}");
     if !step.is_object() {

@@ -26,7 +26,7 @@ pub enum SettingError {
 pub fn check(function_type: &str, given: &Map<String, Value>) -> Result<(), ServiceError> {
     let read = match function_type {
         "enrich" => match given.get("config") {
-            Some(config) if enrich::given(config) => enrich::steps(Some(config)).map(drop),
+            Some(config) if named(config.get("steps")) => enrich::steps(Some(config)).map(drop),
             _ => Ok(()),
         },
         "split" => split::by(given.get("splitType"), given.get("splitConfig")).map(drop),
@@ -35,7 +35,7 @@ pub fn check(function_type: &str, given: &Map<String, Value>) -> Result<(), Serv
             _ => Ok(()),
         },
         "classify" | "route" => match given.get("classifications") {
-            Some(list) if classify::given(list) => classify::check(list),
+            Some(list) if named(Some(list)) => classify::check(list),
             _ => Ok(()),
         },
         _ => Ok(()),
@@ -44,6 +44,13 @@ pub fn check(function_type: &str, given: &Map<String, Value>) -> Result<(), Serv
         Err(SettingError::Invalid { field, message }) => Err(ServiceError::invalid_field(&field, message)),
         Ok(()) | Err(SettingError::Unsupported { .. }) => Ok(()),
     }
+}
+
+/// Whether a list setting (enrich's `config.steps`, `classifications`) is given to check on
+/// save: absent, null or an empty list (the default, or a placeholder a client may create the
+/// function with) is kept, and fails at the version's calls.
+fn named(list: Option<&Value>) -> bool {
+    list.is_some_and(|list| !list.is_null() && list.as_array().is_none_or(|list| !list.is_empty()))
 }
 
 /// An option of `object`, whose path is `field`: absent or null is `None`; given, it must read
@@ -71,4 +78,16 @@ fn expression_at(field: &str, expression: &str) -> Result<(), SettingError> {
 
 fn invalid(field: String, message: String) -> SettingError {
     SettingError::Invalid { field, message }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn only_a_non_empty_list_setting_is_checked_on_save() {
+        assert!(!named(Some(&json!([]))) && !named(Some(&Value::Null)) && !named(None));
+        assert!(named(Some(&json!([{}]))) && named(Some(&json!("not a list"))));
+    }
 }
