@@ -208,19 +208,17 @@ fn v1_beta() -> Router<AppState> {
         .fallback(not_found)
 }
 
-/// A handler that panicked answers the error envelope's 500 (hyper would drop the connection
-/// with no answer at all); the panic is logged, its message never sent.
+/// A handler that panicked answers as any internal error does (logged, a 500 in the error
+/// envelope; hyper would drop the connection with no answer at all).
 fn panicked(panic: Box<dyn std::any::Any + Send + 'static>) -> axum::response::Response {
     let message = panic
         .downcast_ref::<String>()
         .map(String::as_str)
         .or_else(|| panic.downcast_ref::<&str>().copied())
         .unwrap_or("(no message)");
-    tracing::error!(panic = message, "a request handler panicked");
-    axum::response::IntoResponse::into_response(ApiError::new(
-        StatusCode::INTERNAL_SERVER_ERROR,
-        "internal error; retry with backoff",
-    ))
+    let cause =
+        crate::error::ServiceError::Internal(anyhow::anyhow!("a request handler panicked: {message}"));
+    axum::response::IntoResponse::into_response(ApiError::from(cause))
 }
 
 async fn not_found() -> ApiError {
