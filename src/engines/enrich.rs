@@ -27,17 +27,16 @@ pub async fn run(
     let steps = enrich::steps(setting(function, "config"))?;
     let mut document = payload_value(input);
     for step in &steps {
-        let search = Search(step);
         let enriched = match shaping::search(step.source_field, &document)? {
             Value::Null => Value::Array(Vec::new()),
             Value::Array(values) => {
                 let mut per_value = Vec::with_capacity(values.len());
                 for value in &values {
-                    per_value.push(search.run(value, context).await?);
+                    per_value.push(search(step, value, context).await?);
                 }
                 Value::Array(per_value)
             }
-            value => search.run(&value, context).await?,
+            value => search(step, &value, context).await?,
         };
         set_path(&mut document, step.target_field, enriched)?;
     }
@@ -45,53 +44,48 @@ pub async fn run(
 }
 
 /// A step's search, run on each value its `sourceField` selects.
-struct Search<'a>(&'a Step<'a>);
-
-impl Search<'_> {
-    async fn run(&self, value: &Value, context: &Context) -> Result<Value, EngineError> {
-        let query = match value {
-            Value::String(s) => s.clone(),
-            Value::Null => return Ok(Value::Array(Vec::new())),
-            other => other.to_string(),
-        };
-        if query.trim().is_empty() {
-            return Ok(Value::Array(Vec::new()));
-        }
-        let step = self.0;
-        let request = SearchRequest {
-            collection_name: step.collection.to_string(),
-            query,
-            mode: step.mode,
-            include_subcollections: step.include_subcollections,
-            limit: step.top_k,
-            // Our semantic scores are cosine similarities: distance d ⇔ similarity 1 − d.
-            score_threshold: (step.mode == SearchMode::Semantic).then_some((1.0 - step.max_distance) as f32),
-            filter: Map::new(),
-        };
-        let results = context.collections.search(&context.tenant, request).await.map_err(|err| {
+async fn search(step: &Step<'_>, value: &Value, context: &Context) -> Result<Value, EngineError> {
+    let query = match value {
+        Value::String(s) => s.clone(),
+        Value::Null => return Ok(Value::Array(Vec::new())),
+        other => other.to_string(),
+    };
+    if query.trim().is_empty() {
+        return Ok(Value::Array(Vec::new()));
+    }
+    let request = SearchRequest {
+        collection_name: step.collection.to_string(),
+        query,
+        mode: step.mode,
+        include_subcollections: step.include_subcollections,
+        limit: step.top_k,
+        // Our semantic scores are cosine similarities: distance d ⇔ similarity 1 − d.
+        score_threshold: (step.mode == SearchMode::Semantic).then_some((1.0 - step.max_distance) as f32),
+        filter: Map::new(),
+    };
+    let results =
+        context.collections.search(&context.tenant, request).await.map_err(|err| {
             EngineError::new("search_error", format!("collection {}: {err}", step.collection))
         })?;
-        let matches = results
-            .results
-            .iter()
-            .enumerate()
-            .map(|(i, hit)| {
-                let mut entry =
-                    json!({"id": hit.item.collection_item_id, "data": hit.item.data, "rank": i + 1});
-                if step.include_score {
-                    let (score, kind) = match step.mode {
-                        SearchMode::Semantic => (1.0 - f64::from(hit.score), "cosineDistance"),
-                        SearchMode::Hybrid => (f64::from(hit.score), "hybridScore"),
-                        SearchMode::Exact => (f64::from(hit.score), "exactScore"),
-                    };
-                    entry["score"] = json!((score * 10_000.0).round() / 10_000.0);
-                    entry["scoreType"] = json!(kind);
-                }
-                entry
-            })
-            .collect();
-        Ok(Value::Array(matches))
-    }
+    let matches = results
+        .results
+        .iter()
+        .enumerate()
+        .map(|(i, hit)| {
+            let mut entry = json!({"id": hit.item.collection_item_id, "data": hit.item.data, "rank": i + 1});
+            if step.include_score {
+                let (score, kind) = match step.mode {
+                    SearchMode::Semantic => (1.0 - f64::from(hit.score), "cosineDistance"),
+                    SearchMode::Hybrid => (f64::from(hit.score), "hybridScore"),
+                    SearchMode::Exact => (f64::from(hit.score), "exactScore"),
+                };
+                entry["score"] = json!((score * 10_000.0).round() / 10_000.0);
+                entry["scoreType"] = json!(kind);
+            }
+            entry
+        })
+        .collect();
+    Ok(Value::Array(matches))
 }
 
 /// Writes `value` at a dotted path of object keys, creating objects on the way.
