@@ -12,6 +12,9 @@ pub fn validate(schema: &Value, output: &Value) -> Result<(), EngineError> {
     let validator = crate::functions::validate::schema_validator(schema).map_err(|err| {
         EngineError::new("invalid_config", format!("outputSchema is not a valid JSON Schema: {err}"))
     })?;
+    crate::functions::schema_patterns::keys_within(schema, output).map_err(|why| {
+        EngineError::new("output_schema", format!("outputSchema constraint violation: {why}"))
+    })?;
     let problems: Vec<String> = validator
         .iter_errors(output)
         .take(MAX_LISTED)

@@ -38,6 +38,7 @@ pub mod copy;
 pub mod listing;
 pub mod reach;
 pub mod schema;
+pub mod schema_patterns;
 pub mod service;
 pub mod type_settings;
 pub mod validate;

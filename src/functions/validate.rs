@@ -128,16 +128,10 @@ pub fn output_schema(schema: &Value) -> Result<(), ServiceError> {
 }
 
 /// The validator of a tenant's JSON Schema (an `outputSchema`, a model's proposed one), its
-/// `pattern`s bounded as every tenant pattern is: compiled within 1 MiB with a 256 KiB search
-/// cache, and fancy-regex's backtracking at most 1,000,000 steps a match (the crate's default
-/// compile limits were the regex crate's 10 MiB a pattern, for up to 500 of them). Its error
-/// is the schema's fault, as text.
+/// patterns bounded as [`super::schema_patterns`] says. Its error is the schema's fault, as
+/// text.
 pub fn schema_validator(schema: &Value) -> Result<jsonschema::Validator, String> {
-    let patterns = jsonschema::PatternOptions::fancy_regex()
-        .backtrack_limit(1_000_000)
-        .size_limit(1 << 20)
-        .dfa_size_limit(256 << 10);
-    jsonschema::options().with_pattern_options(patterns).build(schema).map_err(|err| err.to_string())
+    super::schema_patterns::validator(schema)
 }
 
 fn limit_exceeded(why: String) -> ServiceError {

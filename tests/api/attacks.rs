@@ -397,6 +397,57 @@ async fn each_attack_of_a_hostile_tenant_is_refused_naming_its_limit_while_canon
         beside(&canon, &tenants.other, canon.call(attacker, "deep", br#"{"a": "x"}"#, "json", true)).await;
     assert_eq!(call["call"]["status"], "completed", "{call}");
     canon.assert_unharmed("an x-path nested 10,000 deep in a call", baseline, &seen);
+
+    // 7. Output schemas whose patterns are slow on the output's strings (a lookahead is
+    // quadratic in a string's length; a linear pattern the DFA cannot hold runs ~14 µs a
+    // byte): unbounded, each call held a runtime thread for minutes. A string past the
+    // lookahead's limit is not matched; the linear checks stop at their time budget.
+    for (name, pattern, strings, suffix, why) in [
+        ("lookahead", "(?=a)(a|b)*c", 5, String::new(), "is not checked against a pattern with lookaround"),
+        (
+            "wide",
+            "a[ab]{3000}c",
+            60,
+            "a".to_string() + &"b".repeat(3000) + "c",
+            "checks of this output took their 1 s",
+        ),
+    ] {
+        let schema = json!({"type": "array", "items": {"type": "string", "pattern": pattern}});
+        let checker = json!({"functionName": format!("{name}-check"), "type": "payload_shaping",
+            "shapingSchema": "json", "outputSchemaName": "Strings", "outputSchema": schema});
+        canon.workflow(attacker, name, &[checker]).await;
+        // a and b in no order a search can skip ahead on (the lookahead fails at every one of
+        // its 20,000 places; each wide string ends in its match)
+        let mut x: u64 = 7;
+        let strings: Vec<String> = (0..strings)
+            .map(|_| {
+                let text: String = (0..100_000 / strings)
+                    .map(|_| {
+                        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                        if x >> 63 == 0 {
+                            'a'
+                        } else {
+                            'b'
+                        }
+                    })
+                    .collect();
+                text + &suffix
+            })
+            .collect();
+        let content = serde_json::to_vec(&strings).unwrap();
+        let (call, seen) =
+            beside(&canon, &tenants.other, canon.call(attacker, name, &content, "json", true)).await;
+        let text = call.to_string();
+        assert_eq!(call["call"]["status"], "failed", "{}", &text[..text.len().min(2_000)]);
+        let error = find(&call, "errors").and_then(|errors| errors.get(0)).expect("an error");
+        assert_eq!(error["kind"], "output_schema", "{error}");
+        assert!(error["errorMessage"].as_str().unwrap().contains(why), "{error}");
+        canon.assert_unharmed(
+            &format!("an output schema's {name} pattern over long strings"),
+            baseline,
+            &seen,
+        );
+    }
 }
 
 /// The first value of `key` anywhere in `value`.
