@@ -22,6 +22,7 @@ pub mod collections;
 pub mod config;
 pub mod confusion;
 pub mod connectors;
+pub mod cpu;
 pub mod dashboard;
 pub mod data_dir;
 pub mod datasets;

@@ -33,7 +33,7 @@ pub async fn run_with_model(
         Some(_) => llm::extract(model, function, input, context).await?,
         None => Value::Object(Map::new()),
     };
-    finish(function, input, fields)
+    crate::cpu::blocking(|| finish(function, input, fields))
 }
 
 fn finish(function: &FunctionVersion, input: &Payload, fields: Value) -> Result<Outcome, EngineError> {

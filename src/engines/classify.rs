@@ -14,6 +14,11 @@
 //!    the model's window, the first 8 chunks of its first 64 KiB averaged).
 //! 3. With no text to compare, the route marked `isErrorFallback` if any, else an error.
 //!
+//! The rules search the first [`RULE_TEXT_BYTES`] of the text, and all of one input's rules
+//! together take at most [`RULE_BUDGET`]: a pattern the regex crate's DFA cannot hold runs
+//! ~13 µs a byte (`a[ab]{3000}c`), so 100 of them over a 32 MiB text would run for hours.
+//! Past the budget the call fails (`classification_failed`) naming it.
+//!
 //! Output (the `ClassifyEvent` fields): `{choice, method: "rule" | "embedding" | "fallback"
 //! | "model", matched?: <the rule that hit>, scores?: {<route>: <cosine similarity>}}`.
 
@@ -22,11 +27,17 @@ use super::{invalid_config, setting, Context, EngineError, Outcome, Payload};
 use crate::functions::type_settings;
 use crate::versions::FunctionVersion;
 use serde_json::{json, Map, Value};
+use std::time::{Duration, Instant};
 
 const MAX_CHUNKS: usize = 8;
 /// Bytes of the text chunked for the comparison: far more than 8 chunks' worth, so the
 /// cut changes nothing but what a huge document costs to tokenise.
 const MAX_COMPARED_BYTES: usize = 64 * 1024;
+/// Bytes of the text the rules search (an input's beginning: a classification rule looks
+/// for what a kind of document says first, as the comparison reads 64 KiB).
+pub const RULE_TEXT_BYTES: usize = 1024 * 1024;
+/// Time the rules of one input take together.
+pub const RULE_BUDGET: Duration = Duration::from_secs(2);
 
 pub use crate::functions::type_settings::classify::Route;
 
@@ -45,7 +56,8 @@ pub fn classification_text(input: &Payload) -> String {
     }
 }
 
-fn sender(input: &Payload) -> Option<String> {
+/// The sender an e-mail input came from (a JSON payload's `inboundEmail.from`).
+pub fn sender(input: &Payload) -> Option<String> {
     match input {
         Payload::Document(document) => document.email.as_ref().map(|e| e.from.clone()),
         Payload::Json(value) => {
@@ -61,9 +73,8 @@ pub async fn run(
 ) -> Result<Outcome, EngineError> {
     let routes = routes(function)?;
     let text = classification_text(input);
-    if let Some((route, rule)) = rule_match(&routes, &text, sender(input).as_deref()) {
-        let output = json!({"choice": route.name, "method": "rule", "matched": rule});
-        return Ok(Outcome::Routed { outlet: route.name.clone(), output });
+    if let Some(routed) = by_rules(&routes, &text, input)? {
+        return Ok(routed);
     }
     if text.trim().is_empty() {
         return fallback(&routes, "there is no text to classify");
@@ -100,19 +111,63 @@ pub fn fallback(routes: &[Route], why: &str) -> Result<Outcome, EngineError> {
     }
 }
 
-/// The first route whose rule hits, with the rule (`regex:…`, `origin:…`, `keyword:…`).
-pub fn rule_match<'a>(routes: &'a [Route], text: &str, sender: Option<&str>) -> Option<(&'a Route, String)> {
-    routes.iter().find_map(|route| {
-        if let Some(p) = route.patterns.iter().find(|p| p.is_match(text)) {
-            return Some((route, format!("regex:{}", p.as_str())));
+/// The route the rules choose for `input` (whose text is `text`), as the call's outcome.
+pub fn by_rules(routes: &[Route], text: &str, input: &Payload) -> Result<Option<Outcome>, EngineError> {
+    let sender = sender(input);
+    let hit = crate::cpu::blocking(|| rule_match(routes, text, sender.as_deref(), RULE_BUDGET))?;
+    Ok(hit.map(|(route, rule)| {
+        let output = json!({"choice": route.name, "method": "rule", "matched": rule});
+        Outcome::Routed { outlet: route.name.clone(), output }
+    }))
+}
+
+/// The first route whose rule hits, with the rule (`regex:…`, `origin:…`, `keyword:…`),
+/// searching the first [`RULE_TEXT_BYTES`] of `text` within `budget`.
+pub fn rule_match<'a>(
+    routes: &'a [Route],
+    text: &str,
+    sender: Option<&str>,
+    budget: Duration,
+) -> Result<Option<(&'a Route, String)>, EngineError> {
+    let text = &text[..text.floor_char_boundary(RULE_TEXT_BYTES)];
+    let started = Instant::now();
+    let within = |pattern: &regex::Regex, haystack: &str| {
+        if started.elapsed() >= budget {
+            return Err(EngineError::new(
+                "classification_failed",
+                format!(
+                    "the classification rules took their {} s on this input before {:?} was tried; \
+                     make the patterns simpler (a pattern that repeats a wide class thousands of \
+                     times is slow on any text)",
+                    budget.as_secs_f64(),
+                    pattern.as_str()
+                ),
+            ));
         }
-        if let Some(p) = sender.and_then(|from| route.sender_patterns.iter().find(|p| p.is_match(from))) {
-            return Some((route, format!("origin:{}", p.as_str())));
+        Ok(pattern.is_match(haystack))
+    };
+    for route in routes {
+        for pattern in &route.patterns {
+            if within(pattern, text)? {
+                return Ok(Some((route, format!("regex:{}", pattern.as_str()))));
+            }
         }
-        let keyword = route.keywords.iter().find(|k| k.is_match(text))?;
-        let word = keyword.as_str().trim_start_matches(r"\b").trim_end_matches(r"\b").replace('\\', "");
-        Some((route, format!("keyword:{word}")))
-    })
+        if let Some(from) = sender {
+            for pattern in &route.sender_patterns {
+                if within(pattern, from)? {
+                    return Ok(Some((route, format!("origin:{}", pattern.as_str()))));
+                }
+            }
+        }
+        for keyword in &route.keywords {
+            if within(keyword, text)? {
+                let word =
+                    keyword.as_str().trim_start_matches(r"\b").trim_end_matches(r"\b").replace('\\', "");
+                return Ok(Some((route, format!("keyword:{word}"))));
+            }
+        }
+    }
+    Ok(None)
 }
 
 /// Cosine similarity of the text to each route's description.
@@ -174,7 +229,7 @@ mod tests {
         ])))
         .unwrap();
         let hit = |text: &str, from: Option<&str>| {
-            rule_match(&routes, text, from).map(|(r, rule)| (r.name.clone(), rule))
+            rule_match(&routes, text, from, RULE_BUDGET).unwrap().map(|(r, rule)| (r.name.clone(), rule))
         };
         assert_eq!(
             hit("INVOICE No 4", None).unwrap(),
@@ -186,6 +241,22 @@ mod tests {
             ("complaint".into(), "keyword:not happy".into())
         );
         assert!(hit("refunds are words too", None).is_none());
+    }
+
+    #[test]
+    fn rules_read_the_texts_beginning_within_their_time_budget() {
+        let routes = routes(&function(json!([{"name": "late", "regex": {"patterns": ["needle"]}}]))).unwrap();
+        let early = "needle ".to_string() + &"x".repeat(RULE_TEXT_BYTES);
+        assert!(rule_match(&routes, &early, None, RULE_BUDGET).unwrap().is_some());
+        let late = "x".repeat(RULE_TEXT_BYTES) + " needle";
+        assert!(rule_match(&routes, &late, None, RULE_BUDGET).unwrap().is_none(), "past the bytes read");
+        let err = rule_match(&routes, "needle", None, Duration::ZERO).unwrap_err();
+        assert_eq!(err.kind, "classification_failed");
+        assert!(
+            err.message.contains("took their 0 s on this input before \"needle\" was tried"),
+            "{}",
+            err.message
+        );
     }
 
     #[test]

@@ -114,7 +114,7 @@ pub async fn extract(
     }
     let output =
         chat_json(model, &instructions, user_content(model.mode, input), name, schema, context).await?;
-    schema::validate(schema, &output)?;
+    crate::cpu::blocking(|| schema::validate(schema, &output))?;
     Ok(output)
 }
 
@@ -127,13 +127,8 @@ pub async fn classify(
 ) -> Result<Outcome, EngineError> {
     let routes = classify::routes(function)?;
     let text = classification_text(input);
-    let sender = match input {
-        Payload::Document(document) => document.email.as_ref().map(|e| e.from.clone()),
-        Payload::Json(_) => None,
-    };
-    if let Some((route, rule)) = classify::rule_match(&routes, &text, sender.as_deref()) {
-        let output = json!({"choice": route.name, "method": "rule", "matched": rule});
-        return Ok(Outcome::Routed { outlet: route.name.clone(), output });
+    if let Some(routed) = classify::by_rules(&routes, &text, input)? {
+        return Ok(routed);
     }
     let names: Vec<&str> = routes.iter().map(|r| r.name.as_str()).collect();
     let listing: String = routes.iter().map(|r| format!("- {}: {}\n", r.name, r.description)).collect();

@@ -178,11 +178,16 @@ pub async fn run(
         }
         (Kind::Analyze, Some(model)) => analyze::run_with_model(&model, function, input, context).await,
         (Kind::Classify, Some(model)) => llm::classify(&model, function, input, context).await,
-        (Kind::Transform, None) => transform::run(function, input).map(Outcome::Output),
-        (Kind::Extract, None) => transform::extract(function, input).map(Outcome::Output),
-        (Kind::Analyze, None) => analyze::run(function, input),
+        // Built-in engines run patterns, paths and schemas over the input: off the async workers.
+        (Kind::Transform, None) => {
+            crate::cpu::blocking(|| transform::run(function, input)).map(Outcome::Output)
+        }
+        (Kind::Extract, None) => {
+            crate::cpu::blocking(|| transform::extract(function, input)).map(Outcome::Output)
+        }
+        (Kind::Analyze, None) => crate::cpu::blocking(|| analyze::run(function, input)),
         (Kind::Classify, None) => classify::run(function, input, context).await,
-        (Kind::Split, _) => split::run(function, input).map(Outcome::Items),
+        (Kind::Split, _) => crate::cpu::blocking(|| split::run(function, input)).map(Outcome::Items),
         (Kind::Send, _) => send::run(function, input, context).await.map(Outcome::Output),
         (Kind::Enrich, _) => enrich::run(function, input, context).await.map(Outcome::Output),
         (Kind::Join, _) => join(function, &[payload_value(input)], context).await.map(Outcome::Output),
@@ -196,7 +201,7 @@ pub async fn join(
     context: &Context,
 ) -> Result<Value, EngineError> {
     let _ = context;
-    join::run(function, inputs)
+    crate::cpu::blocking(|| join::run(function, inputs))
 }
 
 /// A payload as JSON: a JSON payload as is, a document as [`document_value`].
