@@ -180,6 +180,10 @@ pub struct Config {
     /// it to reach it without parsing 20,000 sections.
     #[arg(skip = crate::fs::SCAN_LIMIT)]
     pub fs_scan_limit: usize,
+    /// Time one `fs grep` request spends matching before answering with a cursor. Not a
+    /// setting: the production value but in tests, which lower it to reach it.
+    #[arg(skip = crate::fs::grep::MATCH_BUDGET)]
+    pub fs_match_budget: std::time::Duration,
     /// Most entities or suggestions one bulk decision over a filter changes. Not a setting:
     /// the production value but in tests, which lower it to reach it without 10,000 entities.
     #[arg(skip = crate::graph::bulk::BULK_LIMIT)]
@@ -270,6 +274,7 @@ impl Config {
             unshared_vectors_beside_others: false,
             max_centered_nodes: crate::graph::relations::MAX_CENTERED_NODES,
             fs_scan_limit: crate::fs::SCAN_LIMIT,
+            fs_match_budget: crate::fs::grep::MATCH_BUDGET,
             bulk_limit: crate::graph::bulk::BULK_LIMIT,
             refresh_page: crate::graph::suggestions::CANDIDATES_PAGE,
         }

@@ -16,6 +16,7 @@ use crate::store::records::documents::{ItemQuery, ItemRow};
 use crate::store::records::Records;
 use regex::{Regex, RegexBuilder};
 use serde_json::{json, Value};
+use std::time::{Duration, Instant};
 
 /// Characters of context each side of a match in a snippet.
 const SNIPPET_CONTEXT: usize = 60;
@@ -23,6 +24,25 @@ const SNIPPET_CONTEXT: usize = 60;
 const PATTERN_MAX: usize = 1_000;
 /// Candidates read per query.
 const BATCH: u32 = 500;
+/// Time one request spends matching candidates before it answers with what it found and a
+/// cursor, as after [`super::SCAN_LIMIT`] candidates: a regular expression the DFA cannot
+/// hold runs microseconds a byte, so 20,000 long candidates could take minutes.
+pub const MATCH_BUDGET: Duration = Duration::from_secs(2);
+
+/// What one grep request reads and matches at most.
+#[derive(Clone, Debug)]
+pub struct Bounds {
+    /// Candidates read ([`super::SCAN_LIMIT`]).
+    pub candidates: usize,
+    /// Time spent matching them ([`MATCH_BUDGET`]).
+    pub matching: Duration,
+}
+
+impl Default for Bounds {
+    fn default() -> Self {
+        Self { candidates: super::SCAN_LIMIT, matching: MATCH_BUDGET }
+    }
+}
 
 enum Matcher {
     Substring { needle: String, ignore_case: bool },
@@ -52,13 +72,14 @@ impl Matcher {
     }
 }
 
-/// Runs a grep that reads at most `scan_limit` candidates (see [`super::SCAN_LIMIT`]).
+/// Runs a grep within `bounds`.
 pub async fn run(
     records: &Records,
     tenant: &Tenant,
     request: &FsRequest,
-    scan_limit: usize,
+    bounds: &Bounds,
 ) -> ServiceResult<FsResponse> {
+    let scan_limit = bounds.candidates;
     // `request::parse` has refused a grep without a pattern.
     let pattern = request.pattern.as_deref().unwrap_or_default();
     crate::text::check_len("pattern", pattern, PATTERN_MAX, true)?;
@@ -112,7 +133,10 @@ pub async fn run(
     let mut after = request.cursor.clone();
     let mut scanned = 0usize;
     let mut exhausted = false;
-    while hits.len() <= limit && scanned < scan_limit {
+    let mut matching = Duration::ZERO;
+    // Past the matching budget the request answers, after one candidate at least (a cursor
+    // always leads on).
+    while hits.len() <= limit && scanned < scan_limit && (scanned == 0 || matching < bounds.matching) {
         // The last batch is cut to the bound, so no request reads past it.
         let asked = BATCH.min(u32::try_from(scan_limit - scanned).unwrap_or(BATCH));
         let query = item_query(document_id.as_deref(), &scopes, literal.as_deref(), after.as_deref(), asked);
@@ -122,21 +146,29 @@ pub async fn run(
             break;
         }
         let full = batch.len() == asked as usize;
-        for item in batch {
-            scanned += 1;
-            after = Some(item.id.clone());
-            if let Some(range) = matcher.find(&item.text) {
-                count += 1;
-                if !count_only {
-                    hit_ranges.push(range);
-                    hits.push(item);
-                    if hits.len() > limit {
-                        break;
+        crate::cpu::blocking(|| {
+            for item in batch {
+                scanned += 1;
+                after = Some(item.id.clone());
+                let started = Instant::now();
+                let found = matcher.find(&item.text);
+                matching += started.elapsed();
+                if let Some(range) = found {
+                    count += 1;
+                    if !count_only {
+                        hit_ranges.push(range);
+                        hits.push(item);
+                        if hits.len() > limit {
+                            break;
+                        }
                     }
                 }
+                if matching >= bounds.matching {
+                    break;
+                }
             }
-        }
-        if !full && hits.len() <= limit {
+        });
+        if !full && hits.len() <= limit && matching < bounds.matching {
             exhausted = true;
             break;
         }
@@ -147,8 +179,9 @@ pub async fn run(
             response.has_more = true;
             response.next_cursor = after;
             response.hint = Some(format!(
-                "counted the matches among the first {scanned} candidates (at most {scan_limit} per \
-                 request); pass nextCursor to count on and add the counts"
+                "counted the matches among the first {scanned} candidates (at most {scan_limit}, or {} s \
+                 of matching, per request); pass nextCursor to count on and add the counts",
+                bounds.matching.as_secs_f64()
             ));
         }
         return Ok(response);

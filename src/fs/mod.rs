@@ -77,21 +77,28 @@ impl FsResponse {
 pub struct FsService {
     records: Records,
     graph: Arc<GraphService>,
-    /// Candidates a grep request reads at most ([`SCAN_LIMIT`] but in tests).
-    scan_limit: usize,
+    /// What a grep request reads and matches at most (the production bounds but in tests).
+    grep_bounds: grep::Bounds,
 }
 
 const FIND_ENTITIES: &str = include_str!("../../cypher/fs_find_entities.cypher");
 
 impl FsService {
     pub fn new(records: Records, graph: Arc<GraphService>) -> Self {
-        Self { records, graph, scan_limit: SCAN_LIMIT }
+        Self { records, graph, grep_bounds: grep::Bounds::default() }
     }
 
     /// This service with another bound on a grep request's reading (tests reach it with a
     /// small one).
     pub fn with_scan_limit(mut self, limit: usize) -> Self {
-        self.scan_limit = limit.max(1);
+        self.grep_bounds.candidates = limit.max(1);
+        self
+    }
+
+    /// This service with another bound on a grep request's matching time (tests reach it
+    /// with none).
+    pub fn with_match_budget(mut self, budget: std::time::Duration) -> Self {
+        self.grep_bounds.matching = budget;
         self
     }
 
@@ -102,7 +109,7 @@ impl FsService {
             Op::Cat => self.cat(tenant, &request).await,
             Op::Head => self.head(tenant, &request).await,
             Op::Stat => self.stat(tenant, &request).await,
-            Op::Grep => grep::run(&self.records, tenant, &request, self.scan_limit).await,
+            Op::Grep => grep::run(&self.records, tenant, &request, &self.grep_bounds).await,
             Op::Find => self.find(tenant, &request).await,
             Op::Open => self.open(tenant, &request).await,
             Op::Xref => self.xref(tenant, &request).await,

@@ -190,7 +190,10 @@ async fn fs_grep_reads_at_most_its_bound_of_candidates_a_request_and_its_cursor_
     for page in &pages[..2] {
         assert_eq!(page["hasMore"], true, "{page}");
         let hint = page["hint"].as_str().unwrap_or_default();
-        assert!(hint.contains("first 100 candidates (at most 100 per request)"), "{page}");
+        assert!(
+            hint.contains("first 100 candidates (at most 100, or 2 s of matching, per request)"),
+            "{page}"
+        );
     }
     assert_eq!((pages[2]["hasMore"].as_bool(), pages[2].get("hint")), (Some(false), None), "{}", pages[2]);
 
@@ -204,6 +207,39 @@ async fn fs_grep_reads_at_most_its_bound_of_candidates_a_request_and_its_cursor_
     let hits: Vec<&Value> = pages.iter().flat_map(|p| p["data"].as_array().unwrap()).collect();
     assert_eq!(hits.len(), 1, "{pages:?}");
     assert_eq!(hits[0]["match"], "Clause 249 binds");
+}
+
+#[tokio::test]
+async fn fs_grep_answers_with_a_cursor_once_its_matching_time_is_spent_and_the_counts_still_add_up() {
+    // The budget is 2 s of matching a request (a pattern the DFA cannot hold runs microseconds
+    // a byte); none here, so each request matches one candidate and hands back a cursor.
+    let app = spawn_app_with(Handlers::default(), |config| {
+        assert_eq!(config.fs_match_budget, std::time::Duration::from_secs(2), "the production bound");
+        config.fs_match_budget = std::time::Duration::ZERO;
+    })
+    .await;
+    app.parse_pipeline().await;
+    let clauses: String = (0..5).map(|i| format!("Clause {i} binds the vendor.\n\n")).collect();
+    app.parse_text("short-1", &format!("SERVICE AGREEMENT\n\nVendor: Acme Corporation\n\n{clauses}")).await;
+    let mut request = json!({"op": "grep", "pattern": r"clause \d+ binds", "regex": true, "countOnly": true});
+    let mut counts = Vec::new();
+    loop {
+        let page = json(app.post("/v3/fs", request.clone()).await).await;
+        counts.push(page["count"].as_i64().unwrap());
+        let Some(cursor) = page["nextCursor"].as_str() else { break };
+        let hint = page["hint"].as_str().unwrap_or_default();
+        assert!(
+            hint.contains("first 1 candidates (at most 20000, or 0 s of matching, per request)"),
+            "{page}"
+        );
+        request["cursor"] = json!(cursor);
+        assert!(counts.len() < 100, "the cursor leads on forever");
+    }
+    assert!(
+        counts.len() > 5 && counts.iter().all(|count| *count <= 1),
+        "one candidate a request: {counts:?}"
+    );
+    assert_eq!(counts.iter().sum::<i64>(), 5, "{counts:?}");
 }
 
 /// Seeds entities named `names` (fewer than 100: in the request); returns their IDs.
