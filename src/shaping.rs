@@ -13,9 +13,12 @@
 //! Bounded, since every expression is a tenant's: at most [`MAX_CHARS`] characters and
 //! [`MAX_DEPTH`] levels (each step of a path, each projection, hash or list one level), so
 //! parsing, evaluating and dropping an expression recurse a bounded depth: `[[[[…` fifty
-//! thousand deep overflowed the worker's stack and aborted the whole server.
+//! thousand deep overflowed the worker's stack and aborted the whole server. Evaluating builds
+//! at most [`MAX_BUILT_BYTES`] beyond twice the input: hashes of `@` chained thirty times
+//! doubled the input thirty times.
 
 use serde_json::{Map, Value};
+use std::borrow::Cow;
 use std::fmt;
 
 /// Why an expression is not taken: the message names the position and what was expected.
@@ -69,54 +72,149 @@ pub fn parse(expression: &str) -> Result<Expr, ShapingError> {
 
 /// Parses and evaluates in one go.
 pub fn search(expression: &str, value: &Value) -> Result<Value, ShapingError> {
-    Ok(evaluate(&parse(expression)?, value))
+    evaluate(&parse(expression)?, value)
 }
 
-pub fn evaluate(expr: &Expr, value: &Value) -> Value {
-    match expr {
-        Expr::Current => value.clone(),
-        Expr::Field(name) => value.get(name).cloned().unwrap_or(Value::Null),
-        Expr::Index(i) => match value {
+/// Bytes, as [`weight`] counts them, an evaluation may build beyond twice its input's: each
+/// hash or list copies what its entries select, so `{a:@,b:@}.{a:@,b:@}…` thirty steps long
+/// doubled its input thirty times and took the server's memory.
+pub const MAX_BUILT_BYTES: usize = 64 * 1024 * 1024;
+
+/// Evaluates an expression, building at most [`MAX_BUILT_BYTES`] plus twice the input's
+/// weight (the input itself may come out whole, and a projection may copy it once more).
+pub fn evaluate(expr: &Expr, value: &Value) -> Result<Value, ShapingError> {
+    let mut budget = Budget { left: MAX_BUILT_BYTES, limit: MAX_BUILT_BYTES, input: Some(value) };
+    let found = eval(expr, value, &mut budget)?;
+    budget.own(found)
+}
+
+/// What a built value's node takes in memory beside its text, roughly (a `Value` is 32 bytes;
+/// a map's entry and the allocator add about as much: 64 MiB counted was ~190 MiB resident
+/// at 32).
+const NODE_BYTES: usize = 64;
+
+/// A value's size as counted here: [`NODE_BYTES`] a node, plus its text and keys.
+fn weight(value: &Value) -> usize {
+    NODE_BYTES
+        + match value {
+            Value::String(text) => text.len(),
+            Value::Array(items) => items.iter().map(weight).sum(),
+            Value::Object(map) => map.iter().map(|(key, value)| key.len() + weight(value)).sum(),
+            _ => 0,
+        }
+}
+
+/// What an evaluation may still build.
+struct Budget<'i> {
+    left: usize,
+    limit: usize,
+    /// The input, until its share is added: weighed only by an evaluation that needs it, since
+    /// an extraction evaluates a path for each field of a document.
+    input: Option<&'i Value>,
+}
+
+impl Budget<'_> {
+    fn take(&mut self, bytes: usize) -> Result<(), ShapingError> {
+        if bytes > self.left {
+            if let Some(input) = self.input.take() {
+                let share = weight(input).saturating_mul(2);
+                self.left = self.left.saturating_add(share);
+                self.limit = self.limit.saturating_add(share);
+            }
+        }
+        self.left = self.left.checked_sub(bytes).ok_or_else(|| {
+            ShapingError(format!(
+                "the expression builds more than {} MiB from this input: select less, or fewer copies \
+                 of the same part",
+                self.limit / (1024 * 1024)
+            ))
+        })?;
+        Ok(())
+    }
+
+    /// The value itself: a copy of a selected part is counted, a built one was when built.
+    fn own(&mut self, value: Cow<'_, Value>) -> Result<Value, ShapingError> {
+        match value {
+            Cow::Borrowed(part) => {
+                self.take(weight(part))?;
+                Ok(part.clone())
+            }
+            Cow::Owned(built) => Ok(built),
+        }
+    }
+}
+
+static NULL: Value = Value::Null;
+
+/// What `expr` selects from `value`: a part of it, or what a hash, list or projection built.
+fn eval<'v>(expr: &Expr, value: &'v Value, budget: &mut Budget<'_>) -> Result<Cow<'v, Value>, ShapingError> {
+    Ok(match expr {
+        Expr::Current => Cow::Borrowed(value),
+        Expr::Field(name) => Cow::Borrowed(value.get(name).unwrap_or(&NULL)),
+        Expr::Index(i) => Cow::Borrowed(match value {
             Value::Array(items) => {
                 let index = if *i < 0 { items.len() as i64 + i } else { *i };
-                usize::try_from(index).ok().and_then(|i| items.get(i)).cloned().unwrap_or(Value::Null)
+                usize::try_from(index).ok().and_then(|i| items.get(i)).unwrap_or(&NULL)
             }
-            _ => Value::Null,
-        },
-        Expr::Sub(left, right) => match evaluate(left, value) {
-            Value::Null => Value::Null,
-            inner => evaluate(right, &inner),
+            _ => &NULL,
+        }),
+        Expr::Sub(left, right) => match eval(left, value, budget)? {
+            Cow::Borrowed(Value::Null) | Cow::Owned(Value::Null) => Cow::Borrowed(&NULL),
+            Cow::Borrowed(inner) => eval(right, inner, budget)?,
+            Cow::Owned(inner) => {
+                let found = eval(right, &inner, budget)?;
+                Cow::Owned(budget.own(found)?)
+            }
         },
         Expr::Project { left, right, flatten } => {
-            let Value::Array(items) = evaluate(left, value) else { return Value::Null };
-            let items: Vec<Value> = if *flatten {
+            let left = eval(left, value, budget)?;
+            let Value::Array(items) = left.as_ref() else { return Ok(Cow::Borrowed(&NULL)) };
+            let items: Vec<&Value> = if *flatten {
                 items
-                    .into_iter()
+                    .iter()
                     .flat_map(|item| match item {
-                        Value::Array(inner) => inner,
+                        Value::Array(inner) => inner.iter().collect(),
                         other => vec![other],
                     })
                     .collect()
             } else {
-                items
+                items.iter().collect()
             };
-            Value::Array(items.iter().map(|item| evaluate(right, item)).filter(|v| !v.is_null()).collect())
+            let mut projected = Vec::new();
+            for item in items {
+                let found = eval(right, item, budget)?;
+                if !found.is_null() {
+                    budget.take(NODE_BYTES)?;
+                    projected.push(budget.own(found)?);
+                }
+            }
+            Cow::Owned(Value::Array(projected))
         }
         Expr::Hash(entries) => {
             if value.is_null() {
-                return Value::Null;
+                return Ok(Cow::Borrowed(&NULL));
             }
-            let map: Map<String, Value> =
-                entries.iter().map(|(key, expr)| (key.clone(), evaluate(expr, value))).collect();
-            Value::Object(map)
+            let mut map = Map::new();
+            for (key, expr) in entries {
+                budget.take(NODE_BYTES + key.len())?;
+                let found = eval(expr, value, budget)?;
+                map.insert(key.clone(), budget.own(found)?);
+            }
+            Cow::Owned(Value::Object(map))
         }
         Expr::List(items) => {
             if value.is_null() {
-                return Value::Null;
+                return Ok(Cow::Borrowed(&NULL));
             }
-            Value::Array(items.iter().map(|expr| evaluate(expr, value)).collect())
+            let mut list = Vec::with_capacity(items.len());
+            for expr in items {
+                budget.take(NODE_BYTES)?;
+                let found = eval(expr, value, budget)?;
+                list.push(budget.own(found)?);
+            }
+            Cow::Owned(Value::Array(list))
         }
-    }
+    })
 }
 
 struct Parser<'a> {
@@ -355,6 +453,21 @@ mod tests {
             json!([{"code": "A", "n": 1}, {"code": "B", "n": 2}, {"code": null, "n": 3}])
         );
         assert_eq!(search("[invoice.number, items[0].qty]", &d).unwrap(), json!(["INV-42", 1]));
+    }
+
+    #[test]
+    fn an_expression_that_copies_its_input_over_and_over_stops_at_the_budget() {
+        // each step doubles what the last built: thirty took the server's memory
+        let doubling = vec!["{a: @, b: @}"; 30].join(".");
+        let err = search(&doubling, &json!("x")).unwrap_err();
+        assert!(err.0.contains("builds more than 64 MiB from this input"), "{err}");
+        // a few steps are fine, and a large input may come out whole
+        let four = ["{a: @, b: @}"; 4].join(".");
+        assert_eq!(search(&four, &json!(1)).unwrap()["a"]["b"]["a"]["b"], json!(1));
+        let big = json!({"rows": (0..100_000).map(|i| json!({"id": i, "text": "x".repeat(500)})).collect::<Vec<_>>()});
+        assert!(weight(&big) > MAX_BUILT_BYTES / 2);
+        assert_eq!(search("@", &big).unwrap(), big);
+        assert_eq!(search("rows[*].id", &big).unwrap().as_array().unwrap().len(), 100_000);
     }
 
     #[test]

@@ -398,7 +398,19 @@ async fn each_attack_of_a_hostile_tenant_is_refused_naming_its_limit_while_canon
     assert_eq!(call["call"]["status"], "completed", "{call}");
     canon.assert_unharmed("an x-path nested 10,000 deep in a call", baseline, &seen);
 
-    // 7. Output schemas whose patterns are slow on the output's strings (a lookahead is
+    // 7. A shaping expression that doubles its input at each of 30 steps (it took the
+    // server's memory): the call fails naming the bound.
+    let doubling = vec!["{a: @, b: @}"; 30].join(".");
+    let doubler = json!({"functionName": "doubler", "type": "payload_shaping", "shapingSchema": doubling});
+    canon.workflow(attacker, "doubler", &[doubler]).await;
+    let (call, seen) =
+        beside(&canon, &tenants.other, canon.call(attacker, "doubler", br#"{"a": 1}"#, "json", true)).await;
+    assert_eq!(call["call"]["status"], "failed", "{call}");
+    let error = find(&call, "errors").and_then(|errors| errors.get(0)).expect("an error");
+    assert!(error["errorMessage"].as_str().unwrap().contains("builds more than 64 MiB"), "{error}");
+    canon.assert_unharmed("a shaping expression doubling its input 30 times", baseline, &seen);
+
+    // 8. Output schemas whose patterns are slow on the output's strings (a lookahead is
     // quadratic in a string's length; a linear pattern the DFA cannot hold runs ~14 µs a
     // byte): unbounded, each call held a runtime thread for minutes. A string past the
     // lookahead's limit is not matched; the linear checks stop at their time budget.
