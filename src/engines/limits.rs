@@ -14,6 +14,8 @@ pub const MAX_EMAIL_PARTS: usize = 1_000;
 pub const MAX_DECODED_BYTES: usize = 32 * 1024 * 1024;
 /// Cells of a CSV (rows × columns, missing cells included: each becomes a key and a value).
 pub const MAX_CSV_CELLS: usize = 1_000_000;
+/// Items one split makes (each an event, and a run of each node after it).
+pub const MAX_SPLIT_ITEMS: usize = 10_000;
 
 /// The error of a file past a limit: `what` says what the file has, `limit` the bound.
 pub fn exceeded(what: impl std::fmt::Display, limit: impl std::fmt::Display) -> EngineError {

@@ -14,10 +14,14 @@
 //! - Neither set: pages for a document, items for a JSON input.
 //! - `splitType: "semantic_page"` is not supported (an `unsupported` error).
 //!
+//! At most [`MAX_SPLIT_ITEMS`] items: each is an event and a run of every node downstream, so a
+//! 2 MB body of `[0,0,…]` made a million of each (a failed call naming the limit past it).
+//!
 //! Each item's event output: `{outputType, printPageOutput: {itemOffset, itemCount}}`, where
 //! `outputType` is `print_page` for pages and the `by` value otherwise (0-based offsets);
 //! attachments add `fileName`.
 
+use super::limits::MAX_SPLIT_ITEMS;
 use super::{invalid_config, payload_value, setting, Document, EngineError, Payload, SplitItem};
 use crate::functions::type_settings::split::{self, By};
 use crate::shaping;
@@ -63,6 +67,12 @@ pub fn run(function: &FunctionVersion, input: &Payload) -> Result<Vec<SplitItem>
         ),
     };
     let count = pieces.len();
+    if count > MAX_SPLIT_ITEMS {
+        return Err(super::limits::exceeded(
+            format!("the split makes {count} items (by {output_type})"),
+            format!("{MAX_SPLIT_ITEMS} items a split (splitItems); split the input before sending it"),
+        ));
+    }
     Ok(pieces
         .into_iter()
         .enumerate()
@@ -150,6 +160,20 @@ mod tests {
         assert_eq!(
             items[1].output,
             json!({"outputType": "items", "printPageOutput": {"itemOffset": 1, "itemCount": 2}})
+        );
+    }
+
+    #[test]
+    fn a_split_past_its_items_limit_fails_naming_it() {
+        let at_limit = Payload::Json(Value::Array(vec![json!(0); MAX_SPLIT_ITEMS]));
+        assert_eq!(split(json!({}), at_limit).unwrap().len(), MAX_SPLIT_ITEMS);
+        let past = Payload::Json(Value::Array(vec![json!(0); MAX_SPLIT_ITEMS + 1]));
+        let err = split(json!({}), past).unwrap_err();
+        assert_eq!(err.kind, "input_limit");
+        assert!(
+            err.message.contains("10001 items (by items)") && err.message.contains("10000 items a split"),
+            "{}",
+            err.message
         );
     }
 
