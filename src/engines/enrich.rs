@@ -9,6 +9,11 @@
 //! scores are cosine distances (`cosineDistance`, lower is better), hybrid and exact scores
 //! the search's own (`hybridScore`, `exactScore`, higher is better).
 //!
+//! Bounded per call: at most [`MAX_SEARCHES`] searches over all steps, and at most
+//! [`MAX_ADDED_BYTES`] of matches (serialized) written: a `sourceField` selecting 100,000
+//! values searched each, `topK` items of up to 2 MB each, would have built terabytes. Past
+//! either the call fails (`input_limit`) naming it.
+//!
 //! Not done: re-ranking by a language model (`rank` is the retrieval order, `confidence` is
 //! never set) and `source: "endpoint"` steps (an `unsupported` error).
 
@@ -19,6 +24,47 @@ use crate::shaping;
 use crate::versions::FunctionVersion;
 use serde_json::{json, Map, Value};
 
+/// Searches one call's steps make together.
+pub const MAX_SEARCHES: usize = 1_000;
+/// Bytes of matches (serialized) one call writes into its document.
+pub const MAX_ADDED_BYTES: usize = 64 * 1024 * 1024;
+
+/// What a call's steps have spent of the bounds.
+#[derive(Default)]
+struct Spent {
+    searches: usize,
+    bytes: usize,
+}
+
+impl Spent {
+    fn search(&mut self) -> Result<(), EngineError> {
+        self.searches += 1;
+        if self.searches > MAX_SEARCHES {
+            return Err(super::limits::exceeded(
+                "the enrich steps search more values than a call may",
+                format!(
+                    "{MAX_SEARCHES} searches a call (enrichSearches); select fewer values with sourceField"
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    fn add(&mut self, matches: &Value) -> Result<(), EngineError> {
+        self.bytes += serde_json::to_vec(matches).map_or(0, |bytes| bytes.len());
+        if self.bytes > MAX_ADDED_BYTES {
+            return Err(super::limits::exceeded(
+                "the matches the enrich steps add are larger than a call may add",
+                format!(
+                    "{} MiB a call (enrichedBytes); lower topK or select fewer values",
+                    MAX_ADDED_BYTES / (1024 * 1024)
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
 pub async fn run(
     function: &FunctionVersion,
     input: &Payload,
@@ -26,17 +72,18 @@ pub async fn run(
 ) -> Result<Value, EngineError> {
     let steps = enrich::steps(setting(function, "config"))?;
     let mut document = payload_value(input);
+    let mut spent = Spent::default();
     for step in &steps {
         let enriched = match shaping::search(step.source_field, &document)? {
             Value::Null => Value::Array(Vec::new()),
             Value::Array(values) => {
                 let mut per_value = Vec::with_capacity(values.len());
                 for value in &values {
-                    per_value.push(search(step, value, context).await?);
+                    per_value.push(search(step, value, context, &mut spent).await?);
                 }
                 Value::Array(per_value)
             }
-            value => search(step, &value, context).await?,
+            value => search(step, &value, context, &mut spent).await?,
         };
         set_path(&mut document, step.target_field, enriched)?;
     }
@@ -44,7 +91,12 @@ pub async fn run(
 }
 
 /// A step's search, run on each value its `sourceField` selects.
-async fn search(step: &Step<'_>, value: &Value, context: &Context) -> Result<Value, EngineError> {
+async fn search(
+    step: &Step<'_>,
+    value: &Value,
+    context: &Context,
+    spent: &mut Spent,
+) -> Result<Value, EngineError> {
     let query = match value {
         Value::String(s) => s.clone(),
         Value::Null => return Ok(Value::Array(Vec::new())),
@@ -53,6 +105,7 @@ async fn search(step: &Step<'_>, value: &Value, context: &Context) -> Result<Val
     if query.trim().is_empty() {
         return Ok(Value::Array(Vec::new()));
     }
+    spent.search()?;
     let request = SearchRequest {
         collection_name: step.collection.to_string(),
         query,
@@ -85,7 +138,9 @@ async fn search(step: &Step<'_>, value: &Value, context: &Context) -> Result<Val
             entry
         })
         .collect();
-    Ok(Value::Array(matches))
+    let matches = Value::Array(matches);
+    spent.add(&matches)?;
+    Ok(matches)
 }
 
 /// Writes `value` at a dotted path of object keys, creating objects on the way.
@@ -114,6 +169,22 @@ pub fn set_path(document: &mut Value, path: &str, value: Value) -> Result<(), En
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_calls_searches_and_added_bytes_are_bounded() {
+        let mut spent = Spent::default();
+        for _ in 0..MAX_SEARCHES {
+            spent.search().unwrap();
+        }
+        let err = spent.search().unwrap_err();
+        assert_eq!(err.kind, "input_limit");
+        assert!(err.message.contains("1000 searches a call"), "{}", err.message);
+        let mut spent = Spent::default();
+        let big = json!([{"data": "x".repeat(MAX_ADDED_BYTES / 2)}]);
+        spent.add(&big).unwrap();
+        let err = spent.add(&big).unwrap_err();
+        assert!(err.message.contains("64 MiB a call"), "{}", err.message);
+    }
 
     #[test]
     fn target_paths_create_objects() {
