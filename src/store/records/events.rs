@@ -6,9 +6,16 @@ use super::filters::{page_rows, placeholders, Filter};
 use super::outbox::{self, EventSource};
 use super::Owner;
 use super::{RecordError, Records};
+use futures::TryStreamExt;
 use serde_json::Value;
 use sqlx::Row;
 use std::collections::HashMap;
+
+/// Stored bytes of event bodies one page of a list reads at most (one event at least): an
+/// output may be tens of MiB (a document's text as JSON), and a page of 100 of them was read
+/// whole into memory. A page cut short is shorter than its `limit`; the next page starts after
+/// its last event (the SDK pages on until a page is empty).
+pub const PAGE_BYTES: usize = 16 * 1024 * 1024;
 
 /// An event to record once.
 pub struct NewEvent<'a> {
@@ -153,9 +160,14 @@ impl Records {
         let count_sql = format!("SELECT COUNT(*) AS n FROM events {}", conditions.where_clause());
         let total: i64 = conditions.bind(sqlx::query(&count_sql)).fetch_one(&self.pool).await?.get("n");
         let sql = conditions.page_sql("body", "events", "id", cursor, ascending, limit);
-        let rows = conditions.bind(sqlx::query(&sql)).fetch_all(&self.pool).await?;
-        let bodies =
-            rows.iter().filter_map(|row| serde_json::from_str(&row.get::<String, _>("body")).ok()).collect();
+        let mut rows = conditions.bind(sqlx::query(&sql)).fetch(&self.pool);
+        let (mut bodies, mut bytes) = (Vec::new(), 0usize);
+        while bytes < PAGE_BYTES {
+            let Some(row) = rows.try_next().await? else { break };
+            let body = row.get::<String, _>("body");
+            bytes += body.len();
+            bodies.extend(serde_json::from_str::<Value>(&body).ok());
+        }
         Ok((page_rows(bodies, cursor), total))
     }
 }
@@ -183,4 +195,43 @@ pub(super) async fn insert_once(
     .execute(&mut **tx)
     .await?;
     Ok(done.rows_affected() == 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[tokio::test]
+    async fn a_page_of_large_events_stops_past_its_bytes_and_the_next_page_goes_on_after_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let records = Records::connect(&crate::data_dir::prepare_sqlite(dir.path()).unwrap()).await.unwrap();
+        records.migrate().await.unwrap();
+        let owner = Owner { account_id: "acc_a", environment: "sandbox" };
+        // Five events of 5 MiB each: three fit under the page's bytes, the fourth passes them.
+        let text = "x".repeat(5 * 1024 * 1024);
+        for i in 0..5 {
+            let body = json!({"eventID": format!("ev_{i}"), "text": text});
+            records.record_event_once(owner, &format!("ev_{i}"), "transform", &body, 1, None).await.unwrap();
+        }
+        let filter = EventFilter::default();
+        let (first, total) = records.list_events(owner, &filter, &Cursor::First, true, 100).await.unwrap();
+        let ids = |page: &[Value]| {
+            page.iter().map(|e| e["eventID"].as_str().unwrap().to_string()).collect::<Vec<_>>()
+        };
+        assert_eq!(
+            (ids(&first), total),
+            (vec!["ev_0".into(), "ev_1".into(), "ev_2".into(), "ev_3".into()], 5)
+        );
+        let after = Cursor::After("ev_3".into());
+        let (rest, _) = records.list_events(owner, &filter, &after, true, 100).await.unwrap();
+        assert_eq!(ids(&rest), ["ev_4"]);
+        // Backwards, the page holds the events nearest the cursor, in order.
+        let before = Cursor::Before("ev_4".into());
+        let (back, _) = records.list_events(owner, &filter, &before, true, 100).await.unwrap();
+        assert_eq!(ids(&back), ["ev_0", "ev_1", "ev_2", "ev_3"].map(String::from));
+        let before = Cursor::Before("ev_1".into());
+        let (back, _) = records.list_events(owner, &filter, &before, true, 100).await.unwrap();
+        assert_eq!(ids(&back), ["ev_0"]);
+    }
 }
