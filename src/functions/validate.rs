@@ -90,9 +90,17 @@ pub fn function_type(function_type: &str) -> Result<(), ServiceError> {
 
 /// Checks an `outputSchema`: an object, within the bounds, valid against its metaschema.
 pub fn output_schema(schema: &Value) -> Result<(), ServiceError> {
+    schema_at("outputSchema", schema)
+}
+
+/// Checks a JSON Schema a call validates outputs with (an `outputSchema`, a parse function's
+/// `parseConfig.schema`), named `field` in its errors.
+pub fn schema_at(field: &str, schema: &Value) -> Result<(), ServiceError> {
     if !schema.is_object() {
-        return Err(ServiceError::invalid_field("outputSchema", "must be a JSON Schema object"));
+        return Err(ServiceError::invalid_field(field, "must be a JSON Schema object"));
     }
+    let limit_exceeded =
+        |why: String| ServiceError::invalid_field(field, format!("model state limit exceeded: {why}"));
     let size = schema.to_string().len();
     if size > MAX_SCHEMA_BYTES {
         return Err(limit_exceeded(format!("{size} bytes serialized; at most {MAX_SCHEMA_BYTES}")));
@@ -113,17 +121,15 @@ pub fn output_schema(schema: &Value) -> Result<(), ServiceError> {
     }
     match jsonschema::meta::try_validate(schema) {
         // Its patterns compile within their bounds (a call builds the same validator).
-        Ok(Ok(())) => schema_validator(schema).map(drop).map_err(|err| {
-            ServiceError::invalid_field("outputSchema", format!("not a valid JSON Schema: {err}"))
-        }),
+        Ok(Ok(())) => schema_validator(schema)
+            .map(drop)
+            .map_err(|err| ServiceError::invalid_field(field, format!("not a valid JSON Schema: {err}"))),
         Ok(Err(err)) => Err(ServiceError::Invalid {
-            message: format!("outputSchema: not a valid JSON Schema: {err} (at {})", err.instance_path),
-            details: Some(json!({ "field": "outputSchema", "error": err.to_string(),
+            message: format!("{field}: not a valid JSON Schema: {err} (at {})", err.instance_path),
+            details: Some(json!({ "field": field, "error": err.to_string(),
                 "path": err.instance_path.to_string() })),
         }),
-        Err(err) => {
-            Err(ServiceError::invalid_field("outputSchema", format!("not a valid JSON Schema: {err}")))
-        }
+        Err(err) => Err(ServiceError::invalid_field(field, format!("not a valid JSON Schema: {err}"))),
     }
 }
 
@@ -132,10 +138,6 @@ pub fn output_schema(schema: &Value) -> Result<(), ServiceError> {
 /// text.
 pub fn schema_validator(schema: &Value) -> Result<jsonschema::Validator, String> {
     super::schema_patterns::validator(schema)
-}
-
-fn limit_exceeded(why: String) -> ServiceError {
-    ServiceError::invalid_field("outputSchema", format!("model state limit exceeded: {why}"))
 }
 
 /// How deep and how wide a schema is.

@@ -189,12 +189,34 @@ async fn a_bad_setting_or_missing_render_config_is_a_400_naming_the_field() {
             "classifications[0].regex.patterns[0]",
         ),
         (json!({ "functionName": "r", "type": "render" }), "renderConfig"),
+        // A parse function's schema validates its outputs: the outputSchema's bounds hold.
+        (
+            json!({ "functionName": "p", "type": "parse", "parseConfig": {"schema": "invoice"} }),
+            "parseConfig.schema",
+        ),
+        (
+            json!({ "functionName": "p", "type": "parse", "parseConfig": {"schema": nested_schema(11)} }),
+            "parseConfig.schema",
+        ),
+        (
+            json!({ "functionName": "p", "type": "parse", "parseConfig": {"schema": {"type": "nonsense"}} }),
+            "parseConfig.schema",
+        ),
         (json!({ "functionName": "t", "type": "transform", "extraConfig": "on" }), "extraConfig"),
         (json!({ "functionName": "t", "type": "transform", "tags": "finance" }), "tags"),
     ] {
         let error = assert_error(app.post("/v3/functions", body.clone()).await, 400).await;
         assert_eq!(error["details"]["field"], field, "{body} gave {error}");
     }
+    let within =
+        json!({ "functionName": "p", "type": "parse", "parseConfig": {"schema": nested_schema(10)} });
+    assert_eq!(app.post("/v3/functions", within).await.status(), 200);
+}
+
+/// An object schema whose properties nest `levels` deep (the root is level 1).
+fn nested_schema(levels: usize) -> Value {
+    (1..levels)
+        .fold(json!({"type": "string"}), |inner, _| json!({"type": "object", "properties": {"a": inner}}))
 }
 
 #[tokio::test]

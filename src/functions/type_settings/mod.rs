@@ -38,6 +38,13 @@ pub fn check(function_type: &str, given: &Map<String, Value>) -> Result<(), Serv
             Some(list) if named(Some(list)) => classify::check(list),
             _ => Ok(()),
         },
+        // A parse function's outputs are validated with it (`engines::output_schema`).
+        "parse" => match given.get("parseConfig").and_then(|config| config.get("schema")) {
+            Some(schema) if !schema.is_null() => {
+                return super::validate::schema_at("parseConfig.schema", schema);
+            }
+            _ => Ok(()),
+        },
         _ => Ok(()),
     };
     match read {
