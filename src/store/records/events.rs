@@ -85,6 +85,53 @@ impl Records {
         Ok(by_call.remove(call_id).unwrap_or_default())
     }
 
+    /// The terminal events of a page of calls (`call_ids` in the order the page was read, by
+    /// ID: `descending` when that order is), in one statement, reading at most [`PAGE_BYTES`]
+    /// of bodies beyond the first call's: the calls whose events were all read, by call ID,
+    /// with their events. A call past the bytes is left out, with every call after it.
+    pub async fn terminal_events_of_page(
+        &self,
+        call_ids: &[String],
+        descending: bool,
+    ) -> Result<HashMap<String, Vec<(Value, bool)>>, RecordError> {
+        let mut by_call: HashMap<String, Vec<(Value, bool)>> = HashMap::new();
+        if call_ids.is_empty() {
+            return Ok(by_call);
+        }
+        let sql = format!(
+            "SELECT call_id, body FROM events WHERE call_id IN ({}) AND intermediate = 0 \
+             ORDER BY call_id {}, created_at, id",
+            placeholders(1, call_ids.len()),
+            if descending { "DESC" } else { "ASC" }
+        );
+        let mut query = sqlx::query(&sql);
+        for id in call_ids {
+            query = query.bind(id);
+        }
+        let mut rows = query.fetch(&self.pool);
+        let (mut bytes, mut cut) = (0usize, None);
+        while let Some(row) = rows.try_next().await? {
+            let call_id: String = row.get("call_id");
+            if bytes >= PAGE_BYTES && !by_call.contains_key(&call_id) {
+                cut = Some(call_id);
+                break;
+            }
+            let body = row.get::<String, _>("body");
+            bytes += body.len();
+            let events = by_call.entry(call_id).or_default();
+            events.extend(serde_json::from_str::<Value>(&body).ok().map(|body| (body, false)));
+        }
+        for id in call_ids {
+            let past = cut.as_ref().is_some_and(|cut| if descending { id <= cut } else { id >= cut });
+            if past {
+                by_call.remove(id);
+            } else {
+                by_call.entry(id.clone()).or_default();
+            }
+        }
+        Ok(by_call)
+    }
+
     /// [`Records::call_events`] of many calls in one statement, by call ID.
     pub async fn events_of_calls(
         &self,
@@ -233,5 +280,50 @@ mod tests {
         let before = Cursor::Before("ev_1".into());
         let (back, _) = records.list_events(owner, &filter, &before, true, 100).await.unwrap();
         assert_eq!(ids(&back), ["ev_0"]);
+    }
+
+    #[tokio::test]
+    async fn a_page_of_calls_keeps_the_calls_whose_outputs_fit_its_bytes_in_the_order_it_was_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let records = Records::connect(&crate::data_dir::prepare_sqlite(dir.path()).unwrap()).await.unwrap();
+        records.migrate().await.unwrap();
+        let owner = Owner { account_id: "acc_a", environment: "sandbox" };
+        let text = "x".repeat(6 * 1024 * 1024);
+        // wc_1 one output (and a large intermediate event, which a call's outputs leave out),
+        // wc_2 two, wc_3 none, wc_4 one: 6 MiB each.
+        let events = [
+            ("ev_1", "wc_1", 0),
+            ("ev_1i", "wc_1", 1),
+            ("ev_2a", "wc_2", 0),
+            ("ev_2b", "wc_2", 0),
+            ("ev_4", "wc_4", 0),
+        ];
+        for (id, call, intermediate) in events {
+            let body =
+                json!({"eventID": id, "text": if intermediate == 1 { text.repeat(3) } else { text.clone() }});
+            records.record_event_once(owner, id, "transform", &body, 1, None).await.unwrap();
+            sqlx::query("UPDATE events SET call_id = $1, intermediate = $2 WHERE id = $3")
+                .bind(call)
+                .bind(intermediate)
+                .bind(id)
+                .execute(&records.pool)
+                .await
+                .unwrap();
+        }
+        let calls: Vec<String> = ["wc_1", "wc_2", "wc_3", "wc_4"].map(String::from).to_vec();
+        let counts = |page: &HashMap<String, Vec<(Value, bool)>>| {
+            let mut counts: Vec<(String, usize)> =
+                page.iter().map(|(id, events)| (id.clone(), events.len())).collect();
+            counts.sort();
+            counts
+        };
+        // Read upwards: 18 MiB once wc_2 is read, so wc_4 is left for the next page.
+        let up = records.terminal_events_of_page(&calls, false).await.unwrap();
+        assert_eq!(counts(&up), [("wc_1".into(), 1), ("wc_2".into(), 2), ("wc_3".into(), 0)]);
+        // Read downwards: wc_4, then wc_2 past the bytes, so wc_1 is left out.
+        let mut down_ids = calls.clone();
+        down_ids.reverse();
+        let down = records.terminal_events_of_page(&down_ids, true).await.unwrap();
+        assert_eq!(counts(&down), [("wc_2".into(), 2), ("wc_3".into(), 0), ("wc_4".into(), 1)]);
     }
 }
