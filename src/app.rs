@@ -232,7 +232,8 @@ impl App {
                 secrets: secrets.clone(),
             },
             std::time::Duration::from_secs(config.call_wait_seconds),
-        );
+        )
+        .with_runs_limit(config.max_runs_per_call);
         // A process without job workers runs no call itself, waited or not.
         let calls = if config.workers > 0 { calls.running_waited_calls() } else { calls };
         let accuracy = crate::accuracy::AccuracyService { records: records.clone(), calls: calls.clone() };

@@ -184,6 +184,10 @@ pub struct Config {
     /// setting: the production value but in tests, which lower it to reach it.
     #[arg(skip = crate::fs::grep::MATCH_BUDGET)]
     pub fs_match_budget: std::time::Duration,
+    /// Node runs one workflow call makes at most. Not a setting: the production value but in
+    /// tests, which lower it to reach it without 50,000 runs.
+    #[arg(skip = crate::calls::MAX_RUNS)]
+    pub max_runs_per_call: usize,
     /// Most entities or suggestions one bulk decision over a filter changes. Not a setting:
     /// the production value but in tests, which lower it to reach it without 10,000 entities.
     #[arg(skip = crate::graph::bulk::BULK_LIMIT)]
@@ -275,6 +279,7 @@ impl Config {
             max_centered_nodes: crate::graph::relations::MAX_CENTERED_NODES,
             fs_scan_limit: crate::fs::SCAN_LIMIT,
             fs_match_budget: crate::fs::grep::MATCH_BUDGET,
+            max_runs_per_call: crate::calls::MAX_RUNS,
             bulk_limit: crate::graph::bulk::BULK_LIMIT,
             refresh_page: crate::graph::suggestions::CANDIDATES_PAGE,
         }

@@ -115,7 +115,14 @@ pub struct CallService {
     /// Waited calls this process runs itself as they arrive, at most [`INLINE_CALLS`] at
     /// once; `None` (a process without job workers) leaves every call to the queue.
     inline: Option<Arc<Semaphore>>,
+    /// Node runs one call may make ([`MAX_RUNS`] but in tests).
+    pub runs_limit: usize,
 }
+
+/// Node runs one call makes at most, its files' and every fan-out's together: a split's
+/// items each run every node after it, and a split after a split multiplies them (10,000 ×
+/// 10,000). A split whose items would take the call past it fails, naming the limit.
+pub const MAX_RUNS: usize = 50_000;
 
 /// Waited calls one process runs at once outside its job workers. A waited call runs in the
 /// process that took it, at once, instead of queueing behind the workers (two by default,
@@ -153,7 +160,13 @@ impl CallService {
         wait_limit: Duration,
     ) -> Self {
         let (finished, _) = broadcast::channel(1024);
-        Self { records, graph, engines, finished, wait_limit, inline: None }
+        Self { records, graph, engines, finished, wait_limit, inline: None, runs_limit: MAX_RUNS }
+    }
+
+    /// This service with another bound on a call's node runs (tests reach it with a small one).
+    pub fn with_runs_limit(mut self, limit: usize) -> Self {
+        self.runs_limit = limit.max(1);
+        self
     }
 
     /// Lets this process run waited calls itself (see [`INLINE_CALLS`]).

@@ -363,6 +363,39 @@ async fn a_split_fans_out_to_transforms_whose_outputs_a_join_merges() {
 }
 
 #[tokio::test]
+async fn a_split_whose_items_would_take_the_call_past_its_runs_limit_fails_naming_it() {
+    // The limit is 50,000 node runs a call (a split after a split multiplied them); lowered
+    // here so that 20 items reach it.
+    let app = spawn_app_with(Handlers::default(), |config| {
+        assert_eq!(config.max_runs_per_call, 50_000, "the production bound");
+        config.max_runs_per_call = 10;
+    })
+    .await;
+    app.create_function(json!({"functionName": "pieces", "type": "split",
+        "splitConfig": {"by": "delimiter", "delimiter": "---"}}))
+        .await;
+    app.create_function(json!({"functionName": "each", "type": "transform"})).await;
+    app.pipeline("fan", &["pieces", "each"], &[("pieces", "each")]).await;
+    // Nine pieces: the file's run and nine after it fit in ten.
+    let nine = ["piece"; 9].join("---");
+    let (_, body) = app.call_text("fan", &nine, json!({}), true).await;
+    assert_eq!(body["call"]["status"], "completed", "{body}");
+    assert_eq!(body["call"]["outputs"].as_array().unwrap().len(), 9, "{body}");
+    // Twenty: the split fails naming the limit, and nothing runs after it.
+    let twenty = ["piece"; 20].join("---");
+    let (_, body) = app.call_text("fan", &twenty, json!({}), true).await;
+    assert_eq!(body["call"]["status"], "failed", "{body}");
+    let error = &body["call"]["errors"][0];
+    assert_eq!(error["kind"], "input_limit", "{body}");
+    let message = error["errorMessage"].as_str().unwrap();
+    assert!(
+        message.contains("20 items would run 20 nodes after it") && message.contains("10 node runs a call"),
+        "{message}"
+    );
+    assert_eq!(body["call"]["outputs"], json!([]), "{body}");
+}
+
+#[tokio::test]
 async fn a_terminal_split_emits_one_event_per_item() {
     let app = spawn_app().await;
     app.create_function(json!({"functionName": "pages", "type": "split", "splitType": "print_page",

@@ -98,6 +98,8 @@ struct Execution<'a> {
     progress: Progress,
     /// Runs recorded, for the answer (see [`Kept`]).
     kept: Option<Kept>,
+    /// Node runs the call has made or handed on so far (bounded by `runs_limit`).
+    planned: usize,
 }
 
 impl<'a> Execution<'a> {
@@ -121,6 +123,7 @@ impl<'a> Execution<'a> {
             earlier: HashMap::new(),
             progress: Progress::default(),
             kept: None,
+            planned: 0,
         })
     }
 
@@ -136,7 +139,9 @@ impl<'a> Execution<'a> {
         }
         let order = topological_order(&self.plan)?;
         let mut arriving: HashMap<String, Vec<Activation>> = HashMap::new();
-        arriving.insert(self.plan.workflow.main_node_name.clone(), self.roots().await?);
+        let roots = self.roots().await?;
+        self.planned = roots.len();
+        arriving.insert(self.plan.workflow.main_node_name.clone(), roots);
         for node in order {
             let Some(activations) = arriving.remove(&node) else { continue };
             let function = self.plan.functions.get(&node).cloned().context("node without a function")?;

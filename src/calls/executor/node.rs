@@ -62,6 +62,7 @@ impl<'a> super::Execution<'a> {
                     .await;
                 self.progress = progress;
                 let (checkpoint, shown) = executed?;
+                let checkpoint = self.within_runs(node, checkpoint);
                 if shown {
                     // The runs recorded while it ran are not kept: its call reads itself back.
                     self.kept = None;
@@ -183,12 +184,14 @@ impl<'a> super::Execution<'a> {
         match next {
             Next::Nothing => {}
             Next::Forward { downstream, handed_on } => {
+                self.planned += downstream.len();
                 for (destination, label) in downstream {
                     let next = from(label, (*handed_on).clone(), activation.item_key.clone(), context);
                     arriving.entry(destination).or_default().push(next);
                 }
             }
             Next::Fan { downstream, items } => {
+                self.planned += items.len() * downstream.len();
                 let count = items.len() as i64;
                 for (offset, item) in items.into_iter().enumerate() {
                     for (destination, label) in &downstream {
@@ -262,6 +265,25 @@ impl<'a> super::Execution<'a> {
 
     /// Destinations of the edges that fire from `node`: unlabelled edges always, labelled
     /// ones when their label is the chosen outlet.
+    /// A split whose items would take the call past its runs limit fails instead.
+    fn within_runs(&self, node: &str, checkpoint: Checkpoint) -> Checkpoint {
+        let Checkpoint::Items { items } = &checkpoint else { return checkpoint };
+        let runs = items.len().saturating_mul(self.downstream(node, None).len());
+        let limit = self.service.runs_limit;
+        if self.planned.saturating_add(runs) <= limit {
+            return checkpoint;
+        }
+        let error = engines::limits::exceeded(
+            format!(
+                "the split's {} items would run {runs} nodes after it, {} in the call with those before",
+                items.len(),
+                self.planned.saturating_add(runs)
+            ),
+            format!("{limit} node runs a call (runsPerCall)"),
+        );
+        Checkpoint::Failed { kind: error.kind, message: error.message }
+    }
+
     fn downstream(&self, node: &str, outlet: Option<&str>) -> Vec<(String, Option<String>)> {
         self.plan
             .workflow
