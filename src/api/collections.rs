@@ -58,7 +58,7 @@ pub struct CollectionNameParam {
 
 #[derive(Deserialize, ToSchema)]
 pub struct NewItem {
-    /// A string, or a JSON object (embedded as `key: value` lines).
+    /// A string, or a JSON object (embedded as `key: value` lines); at most 256 KiB serialized.
     #[schema(value_type = Object)]
     pub data: Value,
 }
@@ -76,6 +76,7 @@ pub struct AddItems {
 pub struct ItemUpdate {
     #[serde(rename = "collectionItemID")]
     pub collection_item_id: String,
+    /// As an added item's: a string or a JSON object, at most 256 KiB serialized.
     #[schema(value_type = Object)]
     pub data: Value,
 }

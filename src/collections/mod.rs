@@ -46,6 +46,9 @@ pub const MAX_TOKENS_PER_TEXT: usize = 8_192;
 pub const MAX_TEXTS_PER_COUNT: usize = 100;
 /// Results per search.
 pub const MAX_SEARCH_LIMIT: usize = 100;
+/// An item's `data`, serialized: each search result carries it, and so does each of the item's
+/// chunks in the vector store, so 2 MB items made a 200 MB search answer.
+pub const MAX_ITEM_DATA_BYTES: usize = 256 * 1024;
 /// Characters of a search query: a paragraph, at most a few of MiniLM's 256-token windows
 /// (one for English), so one search costs little time and bounded memory.
 pub const MAX_QUERY_CHARS: usize = 1_000;
@@ -104,15 +107,27 @@ fn total_pages(total: i64, limit: i64) -> i64 {
     (total.max(1) + limit - 1) / limit
 }
 
-/// Checks an item's data: a non-empty string or a JSON object.
+/// Checks an item's data: a non-empty string or a JSON object, at most
+/// [`MAX_ITEM_DATA_BYTES`] serialized.
 fn check_data(field: &str, data: &Value) -> ServiceResult<String> {
-    match data {
+    let text = match data {
         Value::String(s) if s.trim().is_empty() => {
-            Err(ServiceError::invalid_field(field, "must not be empty"))
+            return Err(ServiceError::invalid_field(field, "must not be empty"))
         }
-        Value::String(_) | Value::Object(_) => Ok(data.to_string()),
-        _ => Err(ServiceError::invalid_field(field, "must be a string or a JSON object")),
+        Value::String(_) | Value::Object(_) => data.to_string(),
+        _ => return Err(ServiceError::invalid_field(field, "must be a string or a JSON object")),
+    };
+    if text.len() > MAX_ITEM_DATA_BYTES {
+        return Err(ServiceError::invalid_field(
+            field,
+            format!(
+                "{} bytes serialized; at most {MAX_ITEM_DATA_BYTES} (split the item into several, or keep \
+                 large content elsewhere and its reference here)",
+                text.len()
+            ),
+        ));
     }
+    Ok(text)
 }
 
 fn check_item_count(count: usize) -> ServiceResult<()> {
@@ -640,6 +655,11 @@ mod tests {
         for bad in [json!(""), json!(1), json!([1]), json!(null)] {
             assert!(check_data("d", &bad).is_err(), "{bad}");
         }
+        let within = json!("x".repeat(MAX_ITEM_DATA_BYTES - 2));
+        assert!(check_data("d", &within).is_ok());
+        let past = json!({"text": "x".repeat(MAX_ITEM_DATA_BYTES)});
+        let err = check_data("d", &past).unwrap_err();
+        assert!(err.to_string().contains("at most 262144"), "{err}");
     }
 
     #[test]

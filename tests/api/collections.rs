@@ -234,6 +234,15 @@ async fn item_requests_are_validated_field_by_field() {
     )
     .await;
     assert_eq!(body["details"]["field"], "items[1].data");
+    let large = "x".repeat(300 * 1024);
+    let body = assert_error(
+        app.post("/v3/collections/items", json!({ "collectionName": "c", "items": [{ "data": large }] }))
+            .await,
+        400,
+    )
+    .await;
+    assert_eq!(body["details"]["field"], "items[0].data");
+    assert!(body["message"].as_str().unwrap().contains("at most 262144"), "{body}");
     assert_error(
         app.post("/v3/collections/items", json!({ "collectionName": "c", "items": [{ "nodata": 1 }] })).await,
         400,
