@@ -108,9 +108,7 @@ mod tests {
 
     #[tokio::test]
     async fn entity_changes_are_stored_only_when_a_live_subscription_listens_to_their_type() {
-        let dir = tempfile::tempdir().unwrap();
-        let records = Records::connect(&crate::data_dir::prepare_sqlite(dir.path()).unwrap()).await.unwrap();
-        records.migrate().await.unwrap();
+        let (_dir, records) = Records::on_sqlite_for_tests().await;
         let sink = RecordedEntityEvents { records: records.clone() };
         let tenant = Tenant { account_id: "acc_a".into(), environment: Environment::Sandbox };
         let changes =

@@ -292,9 +292,7 @@ mod tests {
 
     #[tokio::test]
     async fn lease_renewals_wait_beside_a_job_holding_the_write_connection_not_instead_of_it() {
-        let dir = tempfile::tempdir().unwrap();
-        let records = Records::connect(&crate::data_dir::prepare_sqlite(dir.path()).unwrap()).await.unwrap();
-        records.migrate().await.unwrap();
+        let (_dir, records) = Records::on_sqlite_for_tests().await;
         records.enqueue_job("stretches", &serde_json::json!({}), 1, None).await.unwrap();
         let job = records.claim_job("w", LEASE_MS).await.unwrap().expect("the job");
         let id = job.id.clone();

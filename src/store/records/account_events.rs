@@ -192,9 +192,7 @@ mod tests {
 
     #[tokio::test]
     async fn account_events_of_every_batch_size_are_stored_once_and_delivered_when_new() {
-        let dir = tempfile::tempdir().unwrap();
-        let records = Records::connect(&crate::data_dir::prepare_sqlite(dir.path()).unwrap()).await.unwrap();
-        records.migrate().await.unwrap();
+        let (_dir, records) = Records::on_sqlite_for_tests().await;
         let owner = Owner { account_id: "acc_a", environment: "sandbox" };
         // One of each shape, a batch filling the largest, and one past it; nobody subscribed.
         for range in [0..1, 1..10, 10..74, 74..1_074, 1_074..2_100] {

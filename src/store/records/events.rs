@@ -251,9 +251,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_page_of_large_events_stops_past_its_bytes_and_the_next_page_goes_on_after_it() {
-        let dir = tempfile::tempdir().unwrap();
-        let records = Records::connect(&crate::data_dir::prepare_sqlite(dir.path()).unwrap()).await.unwrap();
-        records.migrate().await.unwrap();
+        let (_dir, records) = Records::on_sqlite_for_tests().await;
         let owner = Owner { account_id: "acc_a", environment: "sandbox" };
         // Five events of 5 MiB each: three fit under the page's bytes, the fourth passes them.
         let text = "x".repeat(5 * 1024 * 1024);
@@ -284,9 +282,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_page_of_calls_keeps_the_calls_whose_outputs_fit_its_bytes_in_the_order_it_was_read() {
-        let dir = tempfile::tempdir().unwrap();
-        let records = Records::connect(&crate::data_dir::prepare_sqlite(dir.path()).unwrap()).await.unwrap();
-        records.migrate().await.unwrap();
+        let (_dir, records) = Records::on_sqlite_for_tests().await;
         let owner = Owner { account_id: "acc_a", environment: "sandbox" };
         let text = "x".repeat(6 * 1024 * 1024);
         // wc_1 one output (and a large intermediate event, which a call's outputs leave out),

@@ -131,6 +131,17 @@ impl Records {
         Ok(Self { pool, writer, dialect, url: url.into(), plans: plans::plans() })
     }
 
+    /// A migrated record store on SQLite in a folder of its own, for the library's unit tests
+    /// (the folder lives as long as the returned guard).
+    #[cfg(test)]
+    pub(crate) async fn on_sqlite_for_tests() -> (tempfile::TempDir, Records) {
+        let dir = tempfile::tempdir().expect("a temporary folder");
+        let url = crate::data_dir::prepare_sqlite(dir.path()).expect("a SQLite file");
+        let records = Records::connect(&url).await.expect("SQLite opens");
+        records.migrate().await.expect("migrations apply");
+        (dir, records)
+    }
+
     /// Applies every pending migration for this dialect.
     pub async fn migrate(&self) -> Result<(), RecordError> {
         let migrator = Migrator::new(Embedded(self.dialect)).await?;
