@@ -57,7 +57,7 @@ pub fn classification_text(input: &Payload) -> String {
 }
 
 /// The sender an e-mail input came from (a JSON payload's `inboundEmail.from`).
-pub fn sender(input: &Payload) -> Option<String> {
+fn sender(input: &Payload) -> Option<String> {
     match input {
         Payload::Document(document) => document.email.as_ref().map(|e| e.from.clone()),
         Payload::Json(value) => {

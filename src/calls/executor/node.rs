@@ -263,8 +263,6 @@ impl<'a> super::Execution<'a> {
         Next::Forward { downstream, handed_on: Box::new(handed_on) }
     }
 
-    /// Destinations of the edges that fire from `node`: unlabelled edges always, labelled
-    /// ones when their label is the chosen outlet.
     /// A split whose items would take the call past its runs limit fails instead.
     fn within_runs(&self, node: &str, checkpoint: Checkpoint) -> Checkpoint {
         let Checkpoint::Items { items } = &checkpoint else { return checkpoint };
@@ -284,6 +282,8 @@ impl<'a> super::Execution<'a> {
         Checkpoint::Failed { kind: error.kind, message: error.message }
     }
 
+    /// Destinations of the edges that fire from `node`: unlabelled edges always, labelled
+    /// ones when their label is the chosen outlet.
     fn downstream(&self, node: &str, outlet: Option<&str>) -> Vec<(String, Option<String>)> {
         self.plan
             .workflow
