@@ -19,8 +19,10 @@
 //!   whose keys, times the schema's `patternProperties` patterns, exceed
 //!   [`PATTERN_KEY_BYTES`] fails before any matching ([`keys_within`]).
 //!
-//! Each pattern compiles within 1 MiB with a 256 KiB search cache, as every tenant pattern.
+//! Each pattern compiles within the bounds every tenant pattern has (a classify function's:
+//! [`PATTERN_BYTES`], 1 MiB, with a [`SEARCH_CACHE_BYTES`], 256 KiB, search cache).
 
+use super::type_settings::classify::{PATTERN_BYTES, SEARCH_CACHE_BYTES};
 use jsonschema::paths::{LazyLocation, Location};
 use jsonschema::{Keyword, PatternOptions, ValidationError, Validator};
 use serde_json::{json, Map, Value};
@@ -36,10 +38,13 @@ pub const BACKTRACKING_SUBJECT_BYTES: usize = 1024;
 pub const MATCHING_BUDGET: Duration = Duration::from_secs(1);
 /// Most bytes of object keys times `patternProperties` patterns in one output.
 pub const PATTERN_KEY_BYTES: usize = 256 * 1024;
-/// Compiled size and search cache of one pattern.
-const SIZE_LIMIT: usize = 1 << 20;
-const DFA_SIZE_LIMIT: usize = 256 << 10;
+/// Backtracking steps of one match, with lookaround or a backreference.
 const BACKTRACK_LIMIT: usize = 1_000_000;
+
+/// Patterns matched in linear time, compiled within the bounds of every tenant pattern.
+fn linear() -> PatternOptions<jsonschema::Regex> {
+    PatternOptions::regex().size_limit(PATTERN_BYTES).dfa_size_limit(SEARCH_CACHE_BYTES)
+}
 
 /// The validator of a tenant's JSON Schema with its patterns bounded as above. Its error is
 /// the schema's fault, as text.
@@ -47,7 +52,7 @@ const BACKTRACK_LIMIT: usize = 1_000_000;
 pub fn validator(schema: &Value) -> Result<Validator, String> {
     let budget = Arc::new(Budget::default());
     jsonschema::options()
-        .with_pattern_options(PatternOptions::regex().size_limit(SIZE_LIMIT).dfa_size_limit(DFA_SIZE_LIMIT))
+        .with_pattern_options(linear())
         .with_keyword("pattern", move |_parent: &Map<String, Value>, value: &Value, location: Location| {
             Pattern::compile(value, location, budget.clone())
         })
@@ -133,12 +138,12 @@ impl Pattern {
         budget: Arc<Budget>,
     ) -> Result<Box<dyn Keyword>, ValidationError<'a>> {
         let schema = json!({ "pattern": value });
-        let linear = PatternOptions::regex().size_limit(SIZE_LIMIT).dfa_size_limit(DFA_SIZE_LIMIT);
         let backtracking = PatternOptions::fancy_regex()
             .backtrack_limit(BACKTRACK_LIMIT)
-            .size_limit(SIZE_LIMIT)
-            .dfa_size_limit(DFA_SIZE_LIMIT);
-        let (check, backtracking) = match jsonschema::options().with_pattern_options(linear).build(&schema) {
+            .size_limit(PATTERN_BYTES)
+            .dfa_size_limit(SEARCH_CACHE_BYTES);
+        let (check, backtracking) = match jsonschema::options().with_pattern_options(linear()).build(&schema)
+        {
             Ok(check) => (check, false),
             Err(_) => match jsonschema::options().with_pattern_options(backtracking).build(&schema) {
                 Ok(check) => (check, true),
