@@ -74,7 +74,7 @@ fn accepted(answer: &Value) -> Result<Value, String> {
     if schema.get("type").and_then(Value::as_str) != Some("object") || !has_properties {
         return Err("schemaJSON is not an object schema with properties".into());
     }
-    crate::functions::validate::schema_validator(&schema)
+    crate::functions::schema_patterns::validator(&schema)
         .map_err(|err| format!("schemaJSON is not a valid JSON Schema: {err}"))?;
     Ok(schema)
 }

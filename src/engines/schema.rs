@@ -9,7 +9,7 @@ use serde_json::Value;
 const MAX_LISTED: usize = 5;
 
 pub fn validate(schema: &Value, output: &Value) -> Result<(), EngineError> {
-    let validator = crate::functions::validate::schema_validator(schema).map_err(|err| {
+    let validator = crate::functions::schema_patterns::validator(schema).map_err(|err| {
         EngineError::new("invalid_config", format!("outputSchema is not a valid JSON Schema: {err}"))
     })?;
     crate::functions::schema_patterns::keys_within(schema, output).map_err(|why| {

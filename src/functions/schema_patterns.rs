@@ -46,8 +46,9 @@ fn linear() -> PatternOptions<jsonschema::Regex> {
     PatternOptions::regex().size_limit(PATTERN_BYTES).dfa_size_limit(SEARCH_CACHE_BYTES)
 }
 
-/// The validator of a tenant's JSON Schema with its patterns bounded as above. Its error is
-/// the schema's fault, as text.
+/// The validator of a tenant's JSON Schema (an `outputSchema`, a parse function's schema, a
+/// model's proposed one) with its patterns bounded as above. Its error is the schema's fault,
+/// as text.
 #[allow(clippy::result_large_err)] // the keyword factory's signature is the crate's
 pub fn validator(schema: &Value) -> Result<Validator, String> {
     let budget = Arc::new(Budget::default());

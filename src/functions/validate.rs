@@ -121,7 +121,7 @@ pub fn schema_at(field: &str, schema: &Value) -> Result<(), ServiceError> {
     }
     match jsonschema::meta::try_validate(schema) {
         // Its patterns compile within their bounds (a call builds the same validator).
-        Ok(Ok(())) => schema_validator(schema)
+        Ok(Ok(())) => super::schema_patterns::validator(schema)
             .map(drop)
             .map_err(|err| ServiceError::invalid_field(field, format!("not a valid JSON Schema: {err}"))),
         Ok(Err(err)) => Err(ServiceError::Invalid {
@@ -131,13 +131,6 @@ pub fn schema_at(field: &str, schema: &Value) -> Result<(), ServiceError> {
         }),
         Err(err) => Err(ServiceError::invalid_field(field, format!("not a valid JSON Schema: {err}"))),
     }
-}
-
-/// The validator of a tenant's JSON Schema (an `outputSchema`, a model's proposed one), its
-/// patterns bounded as [`super::schema_patterns`] says. Its error is the schema's fault, as
-/// text.
-pub fn schema_validator(schema: &Value) -> Result<jsonschema::Validator, String> {
-    super::schema_patterns::validator(schema)
 }
 
 /// How deep and how wide a schema is.
