@@ -11,6 +11,7 @@
 use super::request::{self, FsRequest, Op};
 use super::FsResponse;
 use crate::error::{ServiceError, ServiceResult};
+use crate::functions::type_settings::classify::PATTERN_BYTES;
 use crate::graph::Tenant;
 use crate::store::records::documents::{ItemQuery, ItemRow};
 use crate::store::records::Records;
@@ -85,12 +86,13 @@ pub async fn run(
     crate::text::check_len("pattern", pattern, PATTERN_MAX, true)?;
     let ignore_case = request.ignore_case.unwrap_or(true);
     let (matcher, literal) = if request.regex.unwrap_or(false) {
-        let regex =
-            RegexBuilder::new(pattern).case_insensitive(ignore_case).size_limit(1 << 20).build().map_err(
-                |err| {
-                    ServiceError::invalid_field("pattern", format!("not a valid regular expression: {err}"))
-                },
-            )?;
+        let regex = RegexBuilder::new(pattern)
+            .case_insensitive(ignore_case)
+            .size_limit(PATTERN_BYTES)
+            .build()
+            .map_err(|err| {
+                ServiceError::invalid_field("pattern", format!("not a valid regular expression: {err}"))
+            })?;
         (Matcher::Regex(regex), required_literal(pattern))
     } else {
         let needle = if ignore_case { pattern.to_lowercase() } else { pattern.to_string() };
