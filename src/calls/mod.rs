@@ -12,7 +12,7 @@ use crate::engines::{self, Context};
 use crate::error::{ServiceError, ServiceResult};
 use crate::graph::{GraphService, Tenant};
 use crate::ids;
-use crate::pagination::{Cursor, PageRequest};
+use crate::pagination::PageRequest;
 use crate::store::records::calls::{CallFilter, CallRow};
 use crate::store::records::events::EventFilter;
 use crate::store::records::jobs::{ClaimedJob, JobClaim};
@@ -331,7 +331,7 @@ impl CallService {
         // Two statements for the whole page, not two per call. The page was read by ID, against
         // the sort order before a cursor; a page whose outputs pass the bytes a page reads ends
         // at the last call they fit (the next page goes on after it).
-        let descending = ascending == matches!(page.cursor, Cursor::Before(_));
+        let descending = !page.cursor.reads_up(ascending);
         let ids: Vec<String> = rows.iter().map(|row| row.id.clone()).collect();
         let mut events = self.records.terminal_events_of_page(&ids, descending).await?;
         let mut runs = self.records.function_calls_of_calls(&ids).await?;

@@ -13,6 +13,15 @@ pub enum Cursor {
     Before(String),
 }
 
+impl Cursor {
+    /// Whether a page from here is read by ascending ID: reading forwards follows the sort
+    /// order; `endingBefore` reads backwards from it.
+    pub fn reads_up(&self, ascending: bool) -> bool {
+        let forwards = !matches!(self, Cursor::Before(_));
+        forwards == ascending
+    }
+}
+
 enum Bind {
     Text(String),
     Int(i64),
@@ -104,9 +113,7 @@ impl Filter {
         ascending: bool,
         limit: u32,
     ) -> String {
-        // Reading forwards follows the sort order; `endingBefore` reads backwards from it.
-        let forwards = !matches!(cursor, Cursor::Before(_));
-        let reads_up = forwards == ascending;
+        let reads_up = cursor.reads_up(ascending);
         if let Cursor::After(at) | Cursor::Before(at) = cursor {
             let op = if reads_up { ">" } else { "<" };
             self.clauses.push(format!("{id} {op} ${}", self.next()));
