@@ -4,7 +4,7 @@ use crate::access::metrics::Metrics;
 use crate::access::rate_limit::RateLimiter;
 use crate::access::state::{AppState, Services};
 use crate::calls::executor::CallJob;
-use crate::calls::{CallService, EngineParts, CALL_JOB};
+use crate::calls::{CallLimits, CallService, EngineParts, CALL_JOB};
 use crate::collections::embed_job::EmbedJob;
 use crate::collections::{CollectionsService, EMBED_JOB};
 use crate::config::Config;
@@ -233,7 +233,10 @@ impl App {
             },
             std::time::Duration::from_secs(config.call_wait_seconds),
         )
-        .with_runs_limit(config.max_runs_per_call);
+        .with_limits(CallLimits {
+            runs: config.max_runs_per_call,
+            output_bytes: config.max_output_bytes_per_call,
+        });
         // A process without job workers runs no call itself, waited or not.
         let calls = if config.workers > 0 { calls.running_waited_calls() } else { calls };
         let accuracy = crate::accuracy::AccuracyService { records: records.clone(), calls: calls.clone() };

@@ -188,6 +188,10 @@ pub struct Config {
     /// tests, which lower it to reach it without 50,000 runs.
     #[arg(skip = crate::calls::MAX_RUNS)]
     pub max_runs_per_call: usize,
+    /// What one workflow call's runs output at most together. Not a setting: the production
+    /// value but in tests, which lower it to reach it without 128 MiB of outputs.
+    #[arg(skip = crate::calls::MAX_OUTPUT_BYTES)]
+    pub max_output_bytes_per_call: usize,
     /// Most entities or suggestions one bulk decision over a filter changes. Not a setting:
     /// the production value but in tests, which lower it to reach it without 10,000 entities.
     #[arg(skip = crate::graph::bulk::BULK_LIMIT)]
@@ -280,6 +284,7 @@ impl Config {
             fs_scan_limit: crate::fs::SCAN_LIMIT,
             fs_match_budget: crate::fs::grep::MATCH_BUDGET,
             max_runs_per_call: crate::calls::MAX_RUNS,
+            max_output_bytes_per_call: crate::calls::MAX_OUTPUT_BYTES,
             bulk_limit: crate::graph::bulk::BULK_LIMIT,
             refresh_page: crate::graph::suggestions::CANDIDATES_PAGE,
         }

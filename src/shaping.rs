@@ -93,8 +93,9 @@ pub fn evaluate(expr: &Expr, value: &Value) -> Result<Value, ShapingError> {
 /// at 32).
 const NODE_BYTES: usize = 64;
 
-/// A value's size as counted here: [`NODE_BYTES`] a node, plus its text and keys.
-fn weight(value: &Value) -> usize {
+/// A value's size in memory, roughly, as the bounds on what tenants' settings build count it
+/// (here and [`crate::calls::MAX_OUTPUT_BYTES`]): [`NODE_BYTES`] a node, plus its text and keys.
+pub fn weight(value: &Value) -> usize {
     NODE_BYTES
         + match value {
             Value::String(text) => text.len(),

@@ -115,14 +115,37 @@ pub struct CallService {
     /// Waited calls this process runs itself as they arrive, at most [`INLINE_CALLS`] at
     /// once; `None` (a process without job workers) leaves every call to the queue.
     inline: Option<Arc<Semaphore>>,
-    /// Node runs one call may make ([`MAX_RUNS`] but in tests).
-    pub runs_limit: usize,
+    /// What one call may make: [`MAX_RUNS`] and [`MAX_OUTPUT_BYTES`] but in tests.
+    pub limits: CallLimits,
+}
+
+/// Bounds on one call's work (see [`MAX_RUNS`] and [`MAX_OUTPUT_BYTES`]).
+#[derive(Clone, Copy, Debug)]
+pub struct CallLimits {
+    pub runs: usize,
+    pub output_bytes: usize,
+}
+
+impl Default for CallLimits {
+    fn default() -> Self {
+        Self { runs: MAX_RUNS, output_bytes: MAX_OUTPUT_BYTES }
+    }
 }
 
 /// Node runs one call makes at most, its files' and every fan-out's together: a split's
 /// items each run every node after it, and a split after a split multiplies them (10,000 ×
 /// 10,000). A split whose items would take the call past it fails, naming the limit.
 pub const MAX_RUNS: usize = 50_000;
+
+/// What one call's runs output at most, together, as [`crate::shaping::weight`] counts it
+/// (64 bytes a value plus its text: roughly what it holds in memory): outputs, a route's
+/// output, a split's items. Each output is bounded on its own (a JMESPath evaluation builds at
+/// most 64 MiB beyond its input), but a split's 10,000 items each shaped to 64 MiB, or a chain
+/// of transforms each doubling its input, had no bound together: the call held them in memory
+/// on their way to the next node and stored each twice (its run's checkpoint and its event).
+/// The run whose output would take the call past it fails naming the limit, and nothing runs
+/// after it; a call's answer (`GET /v3/calls/{id}`) is bounded with it.
+pub const MAX_OUTPUT_BYTES: usize = 128 * 1024 * 1024;
 
 /// Waited calls one process runs at once outside its job workers. A waited call runs in the
 /// process that took it, at once, instead of queueing behind the workers (two by default,
@@ -160,12 +183,12 @@ impl CallService {
         wait_limit: Duration,
     ) -> Self {
         let (finished, _) = broadcast::channel(1024);
-        Self { records, graph, engines, finished, wait_limit, inline: None, runs_limit: MAX_RUNS }
+        Self { records, graph, engines, finished, wait_limit, inline: None, limits: CallLimits::default() }
     }
 
-    /// This service with another bound on a call's node runs (tests reach it with a small one).
-    pub fn with_runs_limit(mut self, limit: usize) -> Self {
-        self.runs_limit = limit.max(1);
+    /// This service with other bounds on a call's work (tests reach them with small ones).
+    pub fn with_limits(mut self, limits: CallLimits) -> Self {
+        self.limits = CallLimits { runs: limits.runs.max(1), output_bytes: limits.output_bytes };
         self
     }
 

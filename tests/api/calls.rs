@@ -396,6 +396,44 @@ async fn a_split_whose_items_would_take_the_call_past_its_runs_limit_fails_namin
 }
 
 #[tokio::test]
+async fn a_run_whose_output_would_take_the_call_past_its_output_limit_fails_and_nothing_runs_after_it() {
+    // The limit is 128 MiB of outputs a call (a split's items each shaped to 64 MiB had none);
+    // lowered here so that a few kilobytes reach it. A transform without settings hands its
+    // input on as JSON: a text file's text, each time.
+    let app = spawn_app_with(Handlers::default(), |config| {
+        assert_eq!(config.max_output_bytes_per_call, 128 * 1024 * 1024, "the production bound");
+        config.max_output_bytes_per_call = 100 * 1024;
+    })
+    .await;
+    for name in ["first", "second", "third"] {
+        app.create_function(json!({"functionName": name, "type": "transform"})).await;
+    }
+    app.pipeline("chain", &["first", "second", "third"], &[("first", "second"), ("second", "third")]).await;
+    // 10 KB of text: three outputs of ~10 KB each fit in 100 KiB.
+    let (_, body) = app.call_text("chain", &"a".repeat(10_000), json!({}), true).await;
+    assert_eq!(body["call"]["status"], "completed", "{body}");
+    assert_eq!(body["call"]["outputs"].as_array().unwrap().len(), 1, "{body}");
+    // 60 KB: the first output fits, the second would take the call to ~120 KB.
+    let (_, body) = app.call_text("chain", &"a".repeat(60_000), json!({}), true).await;
+    let call = &body["call"];
+    assert_eq!(call["status"], "failed", "{body}");
+    assert_eq!(call["outputs"], json!([]), "{body}");
+    let error = &call["errors"][0];
+    assert_eq!((&error["functionName"], &error["kind"]), (&json!("second"), &json!("input_limit")), "{body}");
+    let message = error["errorMessage"].as_str().unwrap();
+    assert!(message.contains("100.0 KiB a call (outputBytesPerCall)"), "{message}");
+    let trace = json(app.get(&format!("/v3/calls/{}/trace", call["callID"].as_str().unwrap())).await).await;
+    let runs: Vec<(&Value, &Value)> = trace["trace"]["functionCalls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|run| (&run["functionName"], &run["status"]))
+        .collect();
+    let expected = [(json!("first"), json!("completed")), (json!("second"), json!("failed"))];
+    assert_eq!(runs, expected.iter().map(|(name, status)| (name, status)).collect::<Vec<_>>(), "{trace}");
+}
+
+#[tokio::test]
 async fn a_terminal_split_emits_one_event_per_item() {
     let app = spawn_app().await;
     app.create_function(json!({"functionName": "pages", "type": "split", "splitType": "print_page",

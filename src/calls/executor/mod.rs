@@ -98,8 +98,11 @@ struct Execution<'a> {
     progress: Progress,
     /// Runs recorded, for the answer (see [`Kept`]).
     kept: Option<Kept>,
-    /// Node runs the call has made or handed on so far (bounded by `runs_limit`).
+    /// Node runs the call has made or handed on so far (bounded by `limits.runs`).
     planned: usize,
+    /// What its runs output so far, by [`crate::shaping::weight`] (bounded by
+    /// `limits.output_bytes`).
+    output_bytes: usize,
 }
 
 impl<'a> Execution<'a> {
@@ -124,6 +127,7 @@ impl<'a> Execution<'a> {
             progress: Progress::default(),
             kept: None,
             planned: 0,
+            output_bytes: 0,
         })
     }
 

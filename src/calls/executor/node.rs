@@ -8,6 +8,7 @@ use crate::calls::{linking, shapes};
 use crate::documents::{structure, DocumentService, ParsedBy};
 use crate::engines::{self, EngineError, Outcome, Payload};
 use crate::ids;
+use crate::shaping;
 use crate::store::records::calls::FunctionCallRow;
 use crate::versions::FunctionVersion;
 use serde_json::{json, Value};
@@ -28,6 +29,8 @@ impl<'a> super::Execution<'a> {
         let (run, checkpoint, duration, ran_now) = match existing {
             Some(run) if run.status != "running" && run.output.is_some() => {
                 let checkpoint = serde_json::from_str(run.output.as_deref().unwrap_or_default())?;
+                // Within the limit when it ran: counted, not judged again.
+                self.output_bytes = self.output_bytes.saturating_add(output_weight(&checkpoint));
                 let duration = (run.finished_at.unwrap_or(run.started_at) - run.started_at) as f64 / 1000.0;
                 (run, checkpoint, duration, None)
             }
@@ -63,6 +66,7 @@ impl<'a> super::Execution<'a> {
                 self.progress = progress;
                 let (checkpoint, shown) = executed?;
                 let checkpoint = self.within_runs(node, checkpoint);
+                let checkpoint = self.within_output_bytes(checkpoint);
                 if shown {
                     // The runs recorded while it ran are not kept: its call reads itself back.
                     self.kept = None;
@@ -267,7 +271,7 @@ impl<'a> super::Execution<'a> {
     fn within_runs(&self, node: &str, checkpoint: Checkpoint) -> Checkpoint {
         let Checkpoint::Items { items } = &checkpoint else { return checkpoint };
         let runs = items.len().saturating_mul(self.downstream(node, None).len());
-        let limit = self.service.runs_limit;
+        let limit = self.service.limits.runs;
         if self.planned.saturating_add(runs) <= limit {
             return checkpoint;
         }
@@ -278,6 +282,28 @@ impl<'a> super::Execution<'a> {
                 self.planned.saturating_add(runs)
             ),
             format!("{limit} node runs a call (runsPerCall)"),
+        );
+        Checkpoint::Failed { kind: error.kind, message: error.message }
+    }
+
+    /// A run whose output would take the call's outputs past their limit fails instead; one
+    /// within it is counted.
+    fn within_output_bytes(&mut self, checkpoint: Checkpoint) -> Checkpoint {
+        let weight = output_weight(&checkpoint);
+        let total = self.output_bytes.saturating_add(weight);
+        let limit = self.service.limits.output_bytes;
+        if total <= limit {
+            self.output_bytes = total;
+            return checkpoint;
+        }
+        let error = engines::limits::exceeded(
+            format!(
+                "this run's output ({}) would take the call's outputs to {} (as counted: 64 bytes a \
+                 value plus its text)",
+                bytes_shown(weight),
+                bytes_shown(total)
+            ),
+            format!("{} a call (outputBytesPerCall)", bytes_shown(limit)),
         );
         Checkpoint::Failed { kind: error.kind, message: error.message }
     }
@@ -398,6 +424,25 @@ impl<'a> super::Execution<'a> {
         {
             tracing::error!(error = %err, call_id = %self.call.id, "cannot keep the parsed document");
         }
+    }
+}
+
+/// What a run's result counts towards its call's [`crate::calls::MAX_OUTPUT_BYTES`]: its
+/// output, or its items' outputs (an item's payload is the same value handed on).
+fn output_weight(checkpoint: &Checkpoint) -> usize {
+    match checkpoint {
+        Checkpoint::Output { output } | Checkpoint::Routed { output, .. } => shaping::weight(output),
+        Checkpoint::Items { items } => items.iter().map(|item| shaping::weight(&item.output)).sum(),
+        Checkpoint::Failed { .. } => 0,
+    }
+}
+
+/// Bytes as a person reads them: KiB below a MiB, MiB above.
+fn bytes_shown(bytes: usize) -> String {
+    const MIB: usize = 1024 * 1024;
+    match bytes {
+        b if b >= MIB => format!("{:.1} MiB", b as f64 / MIB as f64),
+        b => format!("{:.1} KiB", b as f64 / 1024.0),
     }
 }
 
