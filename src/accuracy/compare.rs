@@ -230,8 +230,14 @@ impl Tally {
     }
 }
 
-/// Each leaf of `expected ∪ actual` as the SDK's `PerPairFieldResult`, and their tally.
-pub fn score_fields(actual: &Value, expected: &Value, options: &CompareOptions) -> (Vec<Value>, Tally) {
+/// Each leaf of `expected ∪ actual` as the SDK's `PerPairFieldResult`, and their tally; the
+/// strings' similarities are paid from `budget` (one for a whole read of a score run).
+pub fn score_fields(
+    actual: &Value,
+    expected: &Value,
+    options: &CompareOptions,
+    budget: &mut SimilarityBudget,
+) -> (Vec<Value>, Tally) {
     let actual = leaves(actual);
     let expected = leaves(expected);
     let paths: BTreeSet<&String> = actual.keys().chain(expected.keys()).collect();
@@ -254,9 +260,9 @@ pub fn score_fields(actual: &Value, expected: &Value, options: &CompareOptions) 
                 }
                 if let (Some(x), Some(y)) = (a.as_str(), e.as_str()) {
                     if !matched {
-                        let similarity = similarity(x, y);
+                        let similarity = budget.similarity(x, y);
                         result["similarity"] = json!(similarity);
-                        matched = options.fuzzy_threshold.is_some_and(|min| similarity >= min);
+                        matched = options.fuzzy_threshold.zip(similarity).is_some_and(|(min, s)| s >= min);
                     }
                 }
                 if matched {
@@ -287,22 +293,65 @@ fn under(path: &str, prefix: &str) -> bool {
     path == prefix || prefix.is_empty() || path.strip_prefix(prefix).is_some_and(|rest| rest.starts_with('/'))
 }
 
+/// Edit-distance cells (characters × characters) one pair of strings may cost: two strings of
+/// 4,096 characters, ~20 ms. The distance is quadratic: two 900 KB strings in a score run's
+/// output and expected value took one read of the run ~10^12 steps.
+pub const MAX_SIMILARITY_CELLS: usize = 4096 * 4096;
+
+/// Edit-distance cells one comparison spends on all its strings (a score run's read compares
+/// up to 1,000 pairs, each with many fields): 16 pairs of strings at the bound, ~0.3 s.
+pub const SIMILARITY_BUDGET_CELLS: usize = 16 * MAX_SIMILARITY_CELLS;
+
+/// What one comparison may still spend on similarities. Past either bound a string pair's
+/// `similarity` is null (the SDK's field is nullable) and fuzzy matching cannot match it: such
+/// strings match only when equal. Counted in cells, not time, so a read's answer does not
+/// depend on the machine.
+pub struct SimilarityBudget {
+    cells_left: usize,
+}
+
+impl Default for SimilarityBudget {
+    fn default() -> Self {
+        Self { cells_left: SIMILARITY_BUDGET_CELLS }
+    }
+}
+
+impl SimilarityBudget {
+    /// [`similarity`] of two strings, if it is within the bounds.
+    pub fn similarity(&mut self, a: &str, b: &str) -> Option<f64> {
+        let (a, b) = (folded(a), folded(b));
+        let cells = a.len().saturating_mul(b.len());
+        if cells > MAX_SIMILARITY_CELLS || cells > self.cells_left {
+            return None;
+        }
+        self.cells_left -= cells;
+        Some(folded_similarity(&a, &b))
+    }
+}
+
 /// 1 − Levenshtein distance / longer length, on trimmed lower-cased text (1 for two empty).
 pub fn similarity(a: &str, b: &str) -> f64 {
-    let a: Vec<char> = a.trim().to_lowercase().chars().collect();
-    let b: Vec<char> = b.trim().to_lowercase().chars().collect();
+    folded_similarity(&folded(a), &folded(b))
+}
+
+fn folded(text: &str) -> Vec<char> {
+    text.trim().to_lowercase().chars().collect()
+}
+
+fn folded_similarity(a: &[char], b: &[char]) -> f64 {
     let longer = a.len().max(b.len());
     if longer == 0 {
         return 1.0;
     }
     let mut previous: Vec<usize> = (0..=b.len()).collect();
+    let mut current = vec![0; b.len() + 1];
     for (i, ca) in a.iter().enumerate() {
-        let mut current = vec![i + 1; b.len() + 1];
+        current[0] = i + 1;
         for (j, cb) in b.iter().enumerate() {
             let cost = usize::from(ca != cb);
             current[j + 1] = (previous[j] + cost).min(previous[j + 1] + 1).min(current[j] + 1);
         }
-        previous = current;
+        std::mem::swap(&mut previous, &mut current);
     }
     1.0 - previous[b.len()] as f64 / longer as f64
 }
@@ -340,7 +389,8 @@ mod tests {
     fn score_options_loosen_numbers_strings_and_paths() {
         let actual = json!({"total": 100.004, "name": "Acme Corp.", "id": "x"});
         let expected = json!({"total": 100, "name": "ACME Corp", "id": "y", "date": "2024-01-01"});
-        let (exact, tally) = score_fields(&actual, &expected, &CompareOptions::default());
+        let budget = &mut SimilarityBudget::default();
+        let (exact, tally) = score_fields(&actual, &expected, &CompareOptions::default(), budget);
         assert_eq!(tally, Tally { matches: 0, mismatches: 3, missing: 1, extras: 0 });
         let total = exact.iter().find(|r| r["path"] == "/total").unwrap();
         assert!((total["delta"].as_f64().unwrap() - 0.004).abs() < 1e-9);
@@ -349,7 +399,7 @@ mod tests {
             fuzzy_threshold: Some(0.85),
             ignored_paths: vec!["/id".into()],
         };
-        let (loose, tally) = score_fields(&actual, &expected, &options);
+        let (loose, tally) = score_fields(&actual, &expected, &options, budget);
         assert_eq!(tally, Tally { matches: 2, mismatches: 0, missing: 1, extras: 0 });
         assert_eq!(loose.len(), 3);
     }
@@ -358,5 +408,28 @@ mod tests {
     fn similarity_is_one_minus_normalised_edit_distance() {
         assert_eq!(similarity("kitten", "sitting"), 1.0 - 3.0 / 7.0);
         assert_eq!(similarity("", ""), 1.0);
+        assert_eq!(similarity(" Flaw", "lawn "), 0.5);
+    }
+
+    #[test]
+    fn strings_past_the_similarity_bounds_have_none_and_match_only_when_equal() {
+        let long = |c: &str| c.repeat(5_000);
+        let actual = json!({"long": long("a"), "short": "Acme Corp."});
+        let expected = json!({"long": format!("{}b", long("a")), "short": "ACME Corp"});
+        let options = CompareOptions { fuzzy_threshold: Some(0.5), ..CompareOptions::default() };
+        let (results, tally) = score_fields(&actual, &expected, &options, &mut SimilarityBudget::default());
+        let field = |path: &str| results.iter().find(|r| r["path"] == path).unwrap().clone();
+        // 5,000 × 5,001 cells is past one pair's bound: nearly equal, yet not a fuzzy match.
+        assert_eq!(
+            (field("/long")["similarity"].clone(), field("/long")["match"].clone()),
+            (Value::Null, json!("mismatch"))
+        );
+        assert!(field("/short")["similarity"].as_f64().unwrap() > 0.8);
+        assert_eq!(tally, Tally { matches: 1, mismatches: 1, missing: 0, extras: 0 });
+        // A read's budget spent, later strings within one pair's bound have none either.
+        let mut budget = SimilarityBudget { cells_left: 3 * 100 * 100 + 99 };
+        let (a, b) = ("x".repeat(100), "y".repeat(100));
+        let computed: Vec<Option<f64>> = (0..5).map(|_| budget.similarity(&a, &b)).collect();
+        assert_eq!(computed, [Some(0.0), Some(0.0), Some(0.0), None, None]);
     }
 }

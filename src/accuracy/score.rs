@@ -5,7 +5,7 @@
 //! Pairs come from anywhere as a `Vec<ScorePair>` ([`AccuracyService::start_score_run`]):
 //! inline pairs, or a golden dataset's rows ([`crate::datasets::DatasetsService::pairs`]).
 
-use super::compare::{score_fields, CompareOptions, Tally};
+use super::compare::{score_fields, CompareOptions, SimilarityBudget, Tally};
 use super::regression::{new_call, single_node_plan};
 use super::AccuracyService;
 use crate::calls::InputFile;
@@ -14,12 +14,19 @@ use crate::error::{ServiceError, ServiceResult};
 use crate::graph::Tenant;
 use crate::ids;
 use crate::store::records::accuracy_runs::ScoreRunRow;
+use crate::store::records::events::TerminalEvent;
 use crate::versions::Kind;
 use base64::Engine as _;
 use serde_json::{json, Value};
 
 /// Pairs per run.
 pub const MAX_PAIRS: usize = 1000;
+/// Characters of a function's output event a score run compares: a read compares every
+/// pair's and answers each field's actual and expected values, so 1,000 pairs of outputs of up
+/// to 128 MiB each were read whole into one answer. The bound a correction has
+/// ([`crate::accuracy::corrections::MAX_CORRECTION_BYTES`]); a pair past it is `failed`, saying
+/// so, and its output is never read into the process.
+pub const MAX_SCORED_OUTPUT_CHARS: usize = crate::accuracy::corrections::MAX_CORRECTION_BYTES;
 /// Largest `numericTolerance` a score read takes (a bound, so the number stays finite).
 pub const MAX_NUMERIC_TOLERANCE: f64 = 1e12;
 
@@ -130,25 +137,28 @@ impl AccuracyService {
             .ok_or_else(|| ServiceError::not_found("score run", id))?;
         let pairs = self.records.score_pairs(&run.id).await?;
         let call_ids: Vec<String> = pairs.iter().map(|(call, _)| call.clone()).collect();
-        let mut events = self.records.events_of_calls(&call_ids).await?;
+        let mut events = self.records.terminal_events_within(&call_ids, MAX_SCORED_OUTPUT_CHARS).await?;
         let (mut completed, mut failed, mut started) = (0, 0, 0);
         let mut tally = Tally::default();
         let mut per_pair = Vec::new();
+        let mut budget = SimilarityBudget::default();
         for (index, (call_id, expected)) in pairs.iter().enumerate() {
-            let terminal: Vec<Value> = events
-                .remove(call_id)
-                .unwrap_or_default()
-                .into_iter()
-                .filter(|(_, i)| !i)
-                .map(|(e, _)| e)
-                .collect();
-            let output = terminal.iter().find(|e| e["eventType"] != "error");
-            let error = terminal.iter().find(|e| e["eventType"] == "error");
+            let terminal = events.remove(call_id).unwrap_or_default();
+            let output = terminal.iter().find(|e| e.event_type != "error");
+            let error = terminal.iter().find(|e| e.event_type == "error");
             let mut item =
                 json!({ "pairIndex": index, "callID": call_id, "errorMessage": null, "fieldResults": null });
-            if let Some(output) = output {
+            if let Some(TerminalEvent { length, body: None, .. }) = output {
+                failed += 1;
+                item["status"] = json!("failed");
+                item["errorMessage"] = json!(format!(
+                    "not compared: the function's output event is {length} characters long, past the \
+                     {MAX_SCORED_OUTPUT_CHARS} a score run compares (scoredOutputCharacters)"
+                ));
+            } else if let Some(TerminalEvent { body: Some(output), .. }) = output {
                 let actual = output.get("transformedContent").cloned().unwrap_or(Value::Null);
-                let (fields, pair_tally) = score_fields(&actual, expected, options);
+                let (fields, pair_tally) =
+                    crate::cpu::blocking(|| score_fields(&actual, expected, options, &mut budget));
                 tally.add(pair_tally);
                 completed += 1;
                 item["status"] = json!("completed");
@@ -156,8 +166,11 @@ impl AccuracyService {
             } else if let Some(error) = error {
                 failed += 1;
                 item["status"] = json!("failed");
-                item["errorMessage"] =
-                    error.get("message").cloned().unwrap_or(json!("the function call failed"));
+                item["errorMessage"] = error
+                    .body
+                    .as_ref()
+                    .and_then(|body| body.get("message").cloned())
+                    .unwrap_or(json!("the function call failed"));
             } else {
                 let status = self.records.call_by_id(call_id).await?.map(|c| c.status).unwrap_or_default();
                 let running = status == "running";

@@ -243,7 +243,10 @@ pub struct ScoreQuery {
     #[param(value_type = Option<f64>)]
     pub numeric_tolerance: Option<String>,
     /// canon's addition: strings match when 1 − edit distance / longer length (trimmed,
-    /// lower-cased) is at least this, in [0, 1] (default: exact).
+    /// lower-cased) is at least this, in [0, 1] (default: exact). A field's `similarity` is
+    /// computed for two strings whose lengths multiply to at most 4,096 × 4,096, within
+    /// 16 such pairs' worth for a read; past either it is null, and those strings match only
+    /// when equal.
     #[param(value_type = Option<f64>)]
     pub fuzzy_threshold: Option<String>,
     /// canon's addition: JSON Pointers not compared (comma-separated or repeated).

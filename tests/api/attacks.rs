@@ -460,6 +460,47 @@ async fn each_attack_of_a_hostile_tenant_is_refused_naming_its_limit_while_canon
             &seen,
         );
     }
+
+    // 9. A score run whose output and expected value hold 100 KB strings that differ: the
+    // field's similarity is an edit distance, quadratic (10^10 steps for one read, on an
+    // async worker). Past its bound the similarity is null and the strings do not match. And
+    // a pair whose output is past what a score run compares fails saying so, unread.
+    let echo = json!({"functionName": "echo", "type": "payload_shaping", "shapingSchema": "json"});
+    canon.workflow(attacker, "echo", &[echo]).await;
+    let pair = |text: String, expected: Value| {
+        let input = base64::engine::general_purpose::STANDARD.encode(json!({ "t": text }).to_string());
+        json!({"input": {"inputContent": input, "inputType": "json"}, "expected": expected})
+    };
+    let long = "a".repeat(100_000);
+    let pairs = [pair(long.clone(), json!({"t": format!("{long}b")})), pair("a".repeat(300_000), json!({}))];
+    let created =
+        canon.post(attacker, "/v3/eval/score", json!({"functionName": "echo", "pairs": pairs})).await;
+    assert_eq!(created.status(), 202);
+    let run_id = created.json::<Value>().await.unwrap()["scoreRunID"].as_str().unwrap().to_string();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let run = canon.get(attacker, &format!("/v3/eval/score/{run_id}")).await;
+        if run["status"] == "completed" {
+            break;
+        }
+        let shown = run.to_string();
+        assert!(Instant::now() < deadline, "not completed in a minute: {}", &shown[..shown.len().min(2_000)]);
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let fuzzy = format!("/v3/eval/score/{run_id}?fuzzyThreshold=0.5");
+    let (run, seen) = beside(&canon, &tenants.other, canon.get(attacker, &fuzzy)).await;
+    let field = &run["perPair"][0]["fieldResults"][0];
+    assert_eq!(
+        (&field["path"], &field["match"], &field["similarity"]),
+        (&json!("/t"), &json!("mismatch"), &Value::Null)
+    );
+    let unread = &run["perPair"][1];
+    assert_eq!((&unread["status"], &unread["fieldResults"]), (&json!("failed"), &Value::Null), "{unread}");
+    assert!(unread["errorMessage"]
+        .as_str()
+        .unwrap()
+        .contains("262144 a score run compares (scoredOutputCharacters)"));
+    canon.assert_unharmed("a score run comparing two 100 KB strings", baseline, &seen);
 }
 
 /// The first value of `key` anywhere in `value`.

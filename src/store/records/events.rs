@@ -17,6 +17,15 @@ use std::collections::HashMap;
 /// its last event (the SDK pages on until a page is empty).
 pub const PAGE_BYTES: usize = 16 * 1024 * 1024;
 
+/// A terminal event read by [`Records::terminal_events_within`].
+pub struct TerminalEvent {
+    pub event_type: String,
+    /// The stored body's length (characters, as the store counts them).
+    pub length: usize,
+    /// The body, when it was within the bound.
+    pub body: Option<Value>,
+}
+
 /// An event to record once.
 pub struct NewEvent<'a> {
     pub id: &'a str,
@@ -154,6 +163,43 @@ impl Records {
                 let intermediate = row.get::<i64, _>("intermediate") != 0;
                 by_call.entry(row.get("call_id")).or_default().push((body, intermediate));
             }
+        }
+        Ok(by_call)
+    }
+
+    /// The terminal events of many calls in one statement, by call ID in the order they were
+    /// recorded, each body read only when it is at most `body_bytes` long (the store measures
+    /// it: a longer one is never read into this process).
+    pub async fn terminal_events_within(
+        &self,
+        call_ids: &[String],
+        body_bytes: usize,
+    ) -> Result<HashMap<String, Vec<TerminalEvent>>, RecordError> {
+        let mut by_call: HashMap<String, Vec<TerminalEvent>> = HashMap::new();
+        if call_ids.is_empty() {
+            return Ok(by_call);
+        }
+        let bound = call_ids.len() + 1;
+        let sql = format!(
+            "SELECT call_id, event_type, CAST(length(body) AS BIGINT) AS size, \
+             CASE WHEN length(body) <= {} THEN body END AS body \
+             FROM events WHERE call_id IN ({}) AND intermediate = 0 ORDER BY created_at, id",
+            placeholders(bound, 1),
+            placeholders(1, call_ids.len())
+        );
+        let mut query = sqlx::query(&sql);
+        for id in call_ids {
+            query = query.bind(id);
+        }
+        let mut rows = query.bind(body_bytes as i64).fetch(&self.pool);
+        while let Some(row) = rows.try_next().await? {
+            let body: Option<String> = row.get("body");
+            let event = TerminalEvent {
+                event_type: row.get("event_type"),
+                length: row.get::<i64, _>("size").max(0) as usize,
+                body: body.and_then(|body| serde_json::from_str(&body).ok()),
+            };
+            by_call.entry(row.get("call_id")).or_default().push(event);
         }
         Ok(by_call)
     }
