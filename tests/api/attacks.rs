@@ -501,6 +501,30 @@ async fn each_attack_of_a_hostile_tenant_is_refused_naming_its_limit_while_canon
         .unwrap()
         .contains("262144 a score run compares (scoredOutputCharacters)"));
     canon.assert_unharmed("a score run comparing two 100 KB strings", baseline, &seen);
+
+    // 10. Two rows of one name whose compared (fuzzy) attribute holds 800 KB each: the seed
+    // compares them to decide whether the second joins the first (Jaro-Winkler, quadratic:
+    // ~10^11 steps, on the async worker answering the request: fewer than 100 rows are seeded
+    // at once). A comparison reads a value's first 1,000 characters; these differ there (and
+    // the rows' cities too), so the second row is a homonym of the first.
+    let schema = json!({"properties": {"city": {"type": "string", "x-compare": "exact"},
+        "notes": {"type": "string", "x-compare": "fuzzy"}}});
+    let created =
+        canon.post(attacker, "/v3/entity-types", json!({"name": "Noted", "attributeSchema": schema})).await;
+    assert_eq!(created.status(), 200);
+    let notes = "lorem ipsum dolor ".repeat(45_000);
+    let rows = json!([
+        {"canonical": "Acme", "type": "Noted", "attributes": {"city": "Paris", "notes": notes}},
+        {"canonical": "Acme", "type": "Noted",
+            "attributes": {"city": "Lyon", "notes": "quod erat demonstrandum ".repeat(33_000)}},
+    ]);
+    let seed = canon.post(attacker, "/v3/entities/bulk", json!({ "entities": rows }));
+    let (response, seen) = beside(&canon, &tenants.other, seed).await;
+    assert_eq!(response.status(), 200);
+    let seeded: Value = response.json().await.unwrap();
+    let outcomes: Vec<&Value> = seeded["results"].as_array().unwrap().iter().map(|r| &r["outcome"]).collect();
+    assert_eq!(outcomes, [&json!("created"), &json!("created")], "{}", seeded["summary"]);
+    canon.assert_unharmed("a seed comparing two 800 KB attribute values", baseline, &seen);
 }
 
 /// The first value of `key` anywhere in `value`.
