@@ -10,7 +10,7 @@ use crate::embeddings::Embedder;
 use crate::error::{ServiceError, ServiceResult};
 use crate::graph::audit::Actor;
 use crate::graph::columns::{attributes_col, str_col, str_list_col};
-use crate::graph::duplicates::Candidate;
+use crate::graph::duplicates::{compared_forms, Candidate};
 use crate::graph::entities::Entity;
 use crate::graph::merges::MergeResult;
 use crate::graph::resolution::model::{self, Model, Record};
@@ -451,12 +451,13 @@ fn resolution_records(rows: &[crate::store::graph::Row]) -> (Vec<Record>, BTreeM
             }
             let attributes = attributes_col(row);
             let canonical = str_col(row, "canonical");
+            let normalized = str_col(row, "normalized");
             let candidate = Candidate {
                 entity_id: str_col(row, "entityID"),
                 bucket_id: str_col(row, "bucketID"),
                 type_name,
-                normalized: str_col(row, "normalized"),
-                forms: str_list_col(row, "forms"),
+                forms: compared_forms(&normalized, str_list_col(row, "forms")),
+                normalized,
             };
             let core =
                 names::core_name(if canonical.is_empty() { &candidate.normalized } else { &canonical });
