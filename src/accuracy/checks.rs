@@ -8,7 +8,8 @@
 //!   case- and space-insensitively, numbers by value among the numbers of the text (`$1,234.50`
 //!   is 1234.5), dates among the dates of the text — and the first page holding it is
 //!   reported. Booleans are not looked for. A value that is not grounded is a
-//!   **hallucination**.
+//!   **hallucination**. Text searches scan at most [`GROUNDING_SEARCH_BYTES`] together;
+//!   values left unsearched have no grounded check and `groundingComplete` is false.
 //! - **agreement** (weight 0.2): when a second engine ran on the same input (a language-model
 //!   function is checked against canon's schema-guided extraction), whether both gave the
 //!   same value.
@@ -26,6 +27,8 @@ use super::judge::Judgement;
 use crate::engines::typed;
 use regex::Regex;
 use serde_json::{json, Map, Value};
+use std::cell::OnceCell;
+use std::collections::HashSet;
 use std::sync::LazyLock;
 
 /// What names the checks in each result.
@@ -56,16 +59,15 @@ pub fn evaluate(
     let fields = leaves(output);
     let mut flagged = Vec::new();
     let other = second_opinion.map(leaves);
-    let normalised_pages: Vec<String> =
-        evidence.map(|e| e.pages.iter().map(|p| normalise(p)).collect()).unwrap_or_default();
+    let mut grounding = evidence.map(Grounding::new);
     let mut results = Map::new();
     let mut hallucinations = Vec::new();
     let mut total = 0.0;
     for (path, value) in &fields {
         let property = schema.and_then(|s| property_at(s, path));
         let valid = schema.map(|_| property.is_some_and(|p| satisfies(p, value)));
-        let page = match (evidence, value) {
-            (Some(e), Value::String(_) | Value::Number(_)) => Some(find_page(e, &normalised_pages, value)),
+        let page = match (&mut grounding, value) {
+            (Some(grounding), Value::String(_) | Value::Number(_)) => grounding.page_of(value),
             _ => None,
         };
         let grounded = page.map(|p| p.is_some());
@@ -106,6 +108,7 @@ pub fn evaluate(
         "method": METHOD, "confidence": confidence, "relevance": relevance,
         "fields": results, "hallucinations": hallucinations, "flagged": flagged,
         "judge": judgement.summary(),
+        "groundingComplete": grounding.is_none_or(|g| g.complete),
     })
 }
 
@@ -151,22 +154,83 @@ fn satisfies(property: &Value, value: &Value) -> bool {
     typed_ok && enum_ok && format_ok
 }
 
-/// The 1-based page holding `value`, if any.
-fn find_page(evidence: &Evidence<'_>, normalised: &[String], value: &Value) -> Option<usize> {
-    let found = |index: usize| match value {
-        Value::Number(n) => n.as_f64().is_some_and(|n| numbers_in(&evidence.pages[index]).any(|x| x == n)),
-        Value::String(text) => {
-            let needle = normalise(text);
-            (!needle.is_empty() && normalised[index].contains(&needle))
-                || (typed::parse_date(text).as_deref() == Some(text.as_str())
-                    && dates_in(&evidence.pages[index]).any(|d| d == *text))
-                || (looks_numeric(text)
-                    && typed::parse_number(text)
-                        .is_some_and(|n| numbers_in(&evidence.pages[index]).any(|x| x == n)))
+/// Bytes of page text one evaluation's text searches scan together: each string value is
+/// looked for in each page until found, so an output of 10,000 strings over a document of
+/// 32 MiB of text (the decoded bound) scanned 320 GB. Past it, the remaining strings are not
+/// looked for (`grounded` null: the check does not count) and `groundingComplete` is false.
+/// Counted in bytes, not time, so an evaluation does not depend on the machine.
+pub const GROUNDING_SEARCH_BYTES: usize = 1 << 30;
+
+/// Where an evaluation looks for its values: each page's text normalised, and its numbers and
+/// dates, each read once when first needed (they were read again for every value: a page's
+/// dates are every run of up to four words, millions of parses on a long document).
+struct Grounding<'a> {
+    pages: &'a [String],
+    normalised: Vec<String>,
+    numbers: Vec<OnceCell<HashSet<u64>>>,
+    dates: Vec<OnceCell<HashSet<String>>>,
+    bytes_left: usize,
+    complete: bool,
+}
+
+impl<'a> Grounding<'a> {
+    fn new(evidence: &Evidence<'a>) -> Self {
+        let pages = evidence.pages;
+        Self {
+            pages,
+            normalised: pages.iter().map(|p| normalise(p)).collect(),
+            numbers: pages.iter().map(|_| OnceCell::new()).collect(),
+            dates: pages.iter().map(|_| OnceCell::new()).collect(),
+            bytes_left: GROUNDING_SEARCH_BYTES,
+            complete: true,
         }
-        _ => false,
-    };
-    (0..evidence.pages.len()).find(|&i| found(i)).map(|i| i + 1)
+    }
+
+    /// The 1-based page holding `value` (`Some(None)`: on none); `None` when the searches'
+    /// bytes are spent before it was found or ruled out.
+    fn page_of(&mut self, value: &Value) -> Option<Option<usize>> {
+        for index in 0..self.pages.len() {
+            match self.on_page(index, value) {
+                Some(true) => return Some(Some(index + 1)),
+                Some(false) => {}
+                None => {
+                    self.complete = false;
+                    return None;
+                }
+            }
+        }
+        Some(None)
+    }
+
+    fn on_page(&mut self, index: usize, value: &Value) -> Option<bool> {
+        let page = &self.pages[index];
+        let numbers = &self.numbers[index];
+        let numbers = || numbers.get_or_init(|| numbers_in(page).map(number_key).collect());
+        let found = match value {
+            Value::Number(n) => n.as_f64().is_some_and(|n| numbers().contains(&number_key(n))),
+            Value::String(text) => {
+                let needle = normalise(text);
+                if !needle.is_empty() {
+                    let haystack = &self.normalised[index];
+                    self.bytes_left = self.bytes_left.checked_sub(haystack.len())?;
+                    if haystack.contains(&needle) {
+                        return Some(true);
+                    }
+                }
+                let dates = || self.dates[index].get_or_init(|| dates_in(page).collect());
+                (typed::parse_date(text).as_deref() == Some(text.as_str()) && dates().contains(text))
+                    || (looks_numeric(text)
+                        && typed::parse_number(text).is_some_and(|n| numbers().contains(&number_key(n))))
+            }
+            _ => false,
+        };
+        Some(found)
+    }
+}
+
+/// A number as a set holds it (`-0` is `0`).
+fn number_key(n: f64) -> u64 {
+    if n == 0.0 { 0.0f64 } else { n }.to_bits()
 }
 
 fn looks_numeric(text: &str) -> bool {
@@ -218,6 +282,29 @@ mod tests {
         assert_eq!(result["fields"]["/total"]["confidence"], 1.0);
         assert_eq!(result["hallucinations"], json!(["/po"]));
         assert_eq!(result["judge"]["status"], "not_configured");
+    }
+
+    #[test]
+    fn text_searches_stop_at_their_bytes_and_say_the_grounding_is_incomplete() {
+        // A page of 1 MiB and 1,100 strings found nowhere: 1,024 searches fit in the bound.
+        let pages = vec!["lorem ".repeat(1 << 20 >> 1).chars().take(1 << 20).collect::<String>()];
+        let evidence = Evidence { pages: &pages };
+        let output = Value::Array((0..1_100).map(|i| json!(format!("absent {i}"))).collect());
+        let result = evaluate(None, &output, Some(&evidence), None, &Judgement::NotConfigured);
+        let fields = result["fields"].as_object().unwrap();
+        let searched = fields.values().filter(|f| f["grounded"] == false).count();
+        let unsearched = fields.values().filter(|f| f["grounded"].is_null()).count();
+        assert_eq!((searched, unsearched), (1_024, 76));
+        assert_eq!(result["groundingComplete"], false);
+        // Numbers and dates are read from the page once, whatever the number of values.
+        let pages = vec!["Total 1,234.50 due 3 March 2024".to_string()];
+        let evidence = Evidence { pages: &pages };
+        let output = json!({"a": 1234.5, "b": "2024-03-03", "c": "1,234.50", "d": 7});
+        let result = evaluate(None, &output, Some(&evidence), None, &Judgement::NotConfigured);
+        let grounded: Vec<&Value> =
+            ["/a", "/b", "/c", "/d"].iter().map(|p| &result["fields"][p]["grounded"]).collect();
+        assert_eq!(grounded, [&json!(true), &json!(true), &json!(true), &json!(false)]);
+        assert_eq!(result["groundingComplete"], true);
     }
 
     #[test]

@@ -181,7 +181,9 @@ impl AccuracyService {
         let model = function.as_ref().and_then(|f| LlmConfig::of(f).ok().flatten());
         // A second engine only when the function's own was the language model.
         let second = match (&model, &schema, &document) {
-            (Some(_), Some(s), Some(d)) => Some(extract(s, &Source::of(&Payload::Document(d.clone())))),
+            (Some(_), Some(s), Some(d)) => {
+                Some(crate::cpu::blocking(|| extract(s, &Source::of(&Payload::Document(d.clone())))))
+            }
             _ => None,
         };
         let judgement = match (&model, &document) {
@@ -196,7 +198,9 @@ impl AccuracyService {
             (None, _) => Judgement::NotConfigured,
         };
         let evidence = document.as_ref().map(|_| Evidence { pages: &pages });
-        let result = evaluate(schema.as_ref(), &output, evidence.as_ref(), second.as_ref(), &judgement);
+        let result = crate::cpu::blocking(|| {
+            evaluate(schema.as_ref(), &output, evidence.as_ref(), second.as_ref(), &judgement)
+        });
         let confidence = result["confidence"].as_f64().unwrap_or(0.0);
         Ok((result, confidence))
     }
