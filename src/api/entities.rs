@@ -90,10 +90,10 @@ pub struct UpdateEntity {
     pub assigned_type_id: Option<String>,
     /// New canonical name (it also becomes a surface form).
     pub canonical: Option<String>,
-    /// Surface forms to attach as `customer_defined` synonyms.
+    /// Surface forms to attach as `customer_defined` synonyms (at most 1,000 at once).
     #[serde(default)]
     pub add_synonyms: Vec<String>,
-    /// `esn_…` synonyms to remove (`extracted` ones cannot be: 409).
+    /// `esn_…` synonyms to remove (`extracted` ones cannot be: 409; at most 1,000 at once).
     #[serde(default, rename = "removeSynonymIDs")]
     pub remove_synonym_ids: Vec<String>,
     /// BCP 47 tag stamped on added synonyms.

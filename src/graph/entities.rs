@@ -162,6 +162,13 @@ pub const DECISIONS: [&str; 2] = ["approved", "rejected"];
 /// Entity IDs one `POST /v3/entities/bulk-validate` takes at most.
 pub const BULK_VALIDATE_MAX: usize = 1_000;
 
+/// Synonyms one request gives at once: a seed row's `synonyms`, a PATCH's `addSynonyms` and
+/// `removeSynonymIDs`. Bounded only by a request's 2 MB, one row could carry 200,000 (its
+/// forms are grouped by a search of every earlier one: ~2 × 10^10 key comparisons on the
+/// request's async worker, then one statement merging them all), and a PATCH makes a
+/// statement for each.
+pub const MAX_SYNONYMS_AT_ONCE: usize = 1_000;
+
 /// How many synonyms `GET /v3/entities/{id}/synonyms` lists: the first by creation.
 pub const SYNONYMS_LISTED: i64 = 500;
 
@@ -312,8 +319,20 @@ impl GraphService {
             check_terminal_status(status)?;
         }
         crate::text::check_opt("canonical", changes.canonical.as_deref())?;
-        crate::text::check_each("addSynonyms", &changes.add_synonyms)?;
-        crate::text::check_each("removeSynonymIDs", &changes.remove_synonym_ids)?;
+        for (field, list) in
+            [("addSynonyms", &changes.add_synonyms), ("removeSynonymIDs", &changes.remove_synonym_ids)]
+        {
+            if list.len() > MAX_SYNONYMS_AT_ONCE {
+                return Err(ServiceError::invalid_field(
+                    field,
+                    format!(
+                        "at most {MAX_SYNONYMS_AT_ONCE} at once (got {}); send the rest in another request",
+                        list.len()
+                    ),
+                ));
+            }
+            crate::text::check_each(field, list)?;
+        }
         crate::text::check_opt("assignedTypeID", changes.assigned_type_id.as_deref())?;
         crate::text::check_opt("locale", changes.locale.as_deref())?;
         let (entity_id, _) = self.resolve_entity(tenant, id, bucket).await?;

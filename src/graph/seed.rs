@@ -12,7 +12,7 @@
 //! entity its name names becomes a homonym instead (see [`homonyms`]).
 
 use super::columns::str_col;
-use super::entities::{normalized_name, resolution_key};
+use super::entities::{normalized_name, resolution_key, MAX_SYNONYMS_AT_ONCE};
 use super::entity_types::NewEntityType;
 use super::events::StatusChange;
 use super::resolution::comparisons::{self, Field};
@@ -51,6 +51,7 @@ pub struct SeedRow {
     #[serde(rename = "type")]
     pub type_name: String,
     pub description: Option<String>,
+    /// Other names of the entity: at most 1,000 (a row with more is rejected, saying so).
     #[serde(default)]
     pub synonyms: Vec<String>,
     #[schema(value_type = Option<Object>)]
@@ -260,6 +261,12 @@ impl GraphService {
             if !undeclared.is_empty() {
                 return Err(format!("attributes not declared by type {type_name:?}: {undeclared:?}"));
             }
+        }
+        if row.synonyms.len() > MAX_SYNONYMS_AT_ONCE {
+            return Err(format!(
+                "synonyms: at most {MAX_SYNONYMS_AT_ONCE} a row (got {}); seed the rest in another row of the same name",
+                row.synonyms.len()
+            ));
         }
         let key = resolution_key(tenant, bucket_id, &type_name, &normalized);
         // Every spelling, grouped by the key it normalises to (the canonical's first).

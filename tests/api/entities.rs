@@ -43,6 +43,31 @@ async fn seeding_creates_proposed_entities_and_merges_names_that_normalise_alike
 }
 
 #[tokio::test]
+async fn synonyms_past_a_thousand_at_once_are_refused_naming_the_bound() {
+    let app = spawn_app().await;
+    let synonyms = |n: usize| (0..n).map(|i| format!("Acme alias {i}")).collect::<Vec<_>>();
+    let body = app
+        .seed(json!([
+            { "canonical": "Acme", "type": "Company", "synonyms": synonyms(1_000) },
+            { "canonical": "Globex", "type": "Company", "synonyms": synonyms(1_001) },
+        ]))
+        .await;
+    let rows = body["results"].as_array().unwrap();
+    assert_eq!((&rows[0]["outcome"], &rows[1]["outcome"]), (&json!("created"), &json!("rejected")), "{body}");
+    assert!(
+        rows[1]["reason"].as_str().unwrap().contains("synonyms: at most 1000 a row (got 1001)"),
+        "{body}"
+    );
+    let acme = json(app.get(&format!("/v3/entities/{}", rows[0]["entityID"].as_str().unwrap())).await).await;
+    assert_eq!(acme["surfaceForms"].as_array().unwrap().len(), 1_001, "the name and its 1,000 synonyms");
+    let id = acme["entityID"].as_str().unwrap();
+    let response = app.patch(&format!("/v3/entities/{id}"), json!({ "addSynonyms": synonyms(1_001) })).await;
+    let error = assert_error(response, 400).await;
+    assert_eq!(error["details"]["field"], "addSynonyms", "{error}");
+    assert!(error["message"].as_str().unwrap().contains("at most 1000 at once (got 1001)"), "{error}");
+}
+
+#[tokio::test]
 async fn the_same_name_under_another_type_is_never_merged() {
     let app = spawn_app().await;
     let body = app
