@@ -20,8 +20,9 @@ pub struct Candidate {
 /// Characters of an entity's surface forms its comparisons read: its normalised name, then
 /// its other forms shortest first, while they fit (the name at least). The name signals
 /// compare every form with every form and every word with every word, and nothing bounds how
-/// many synonyms an entity gathers (10,000 in one seed request): measured (release), two
-/// entities with 1,000 forms each took 0.5 s for their one pair, quadratically more with more.
+/// many synonyms an entity gathers (1,000 a request, any number over time): measured
+/// (release), two entities with 1,000 forms each took 0.5 s for their one pair, quadratically
+/// more with more.
 pub const COMPARED_FORM_CHARS: usize = 1_000;
 
 /// `forms` as comparisons read them (see [`COMPARED_FORM_CHARS`]), in a deterministic order.

@@ -168,12 +168,12 @@ impl Records {
     }
 
     /// The terminal events of many calls in one statement, by call ID in the order they were
-    /// recorded, each body read only when it is at most `body_bytes` long (the store measures
-    /// it: a longer one is never read into this process).
+    /// recorded, each body read only when it is at most `body_chars` characters long (the
+    /// store measures it: a longer one is never read into this process).
     pub async fn terminal_events_within(
         &self,
         call_ids: &[String],
-        body_bytes: usize,
+        body_chars: usize,
     ) -> Result<HashMap<String, Vec<TerminalEvent>>, RecordError> {
         let mut by_call: HashMap<String, Vec<TerminalEvent>> = HashMap::new();
         if call_ids.is_empty() {
@@ -191,7 +191,7 @@ impl Records {
         for id in call_ids {
             query = query.bind(id);
         }
-        let mut rows = query.bind(body_bytes as i64).fetch(&self.pool);
+        let mut rows = query.bind(body_chars as i64).fetch(&self.pool);
         while let Some(row) = rows.try_next().await? {
             let body: Option<String> = row.get("body");
             let event = TerminalEvent {
