@@ -90,8 +90,18 @@ impl Records {
     /// Every event of a call in the order they were recorded (KSUIDs order only by the
     /// second), intermediate ones with `true`.
     pub async fn call_events(&self, call_id: &str) -> Result<Vec<(Value, bool)>, RecordError> {
-        let mut by_call = self.events_of_calls(&[call_id.to_string()]).await?;
-        Ok(by_call.remove(call_id).unwrap_or_default())
+        let rows =
+            sqlx::query("SELECT body, intermediate FROM events WHERE call_id = $1 ORDER BY created_at, id")
+                .bind(call_id)
+                .fetch_all(&self.pool)
+                .await?;
+        Ok(rows
+            .iter()
+            .filter_map(|row| {
+                let body = serde_json::from_str(&row.get::<String, _>("body")).ok()?;
+                Some((body, row.get::<i64, _>("intermediate") != 0))
+            })
+            .collect())
     }
 
     /// The terminal events of a page of calls (`call_ids` in the order the page was read, by
@@ -136,32 +146,6 @@ impl Records {
                 by_call.remove(id);
             } else {
                 by_call.entry(id.clone()).or_default();
-            }
-        }
-        Ok(by_call)
-    }
-
-    /// [`Records::call_events`] of many calls in one statement, by call ID.
-    pub async fn events_of_calls(
-        &self,
-        call_ids: &[String],
-    ) -> Result<HashMap<String, Vec<(Value, bool)>>, RecordError> {
-        let mut by_call: HashMap<String, Vec<(Value, bool)>> = HashMap::new();
-        if call_ids.is_empty() {
-            return Ok(by_call);
-        }
-        let sql = format!(
-            "SELECT call_id, body, intermediate FROM events WHERE call_id IN ({}) ORDER BY created_at, id",
-            placeholders(1, call_ids.len())
-        );
-        let mut query = sqlx::query(&sql);
-        for id in call_ids {
-            query = query.bind(id);
-        }
-        for row in query.fetch_all(&self.pool).await? {
-            if let Ok(body) = serde_json::from_str(&row.get::<String, _>("body")) {
-                let intermediate = row.get::<i64, _>("intermediate") != 0;
-                by_call.entry(row.get("call_id")).or_default().push((body, intermediate));
             }
         }
         Ok(by_call)
