@@ -269,7 +269,7 @@ impl App {
                 },
                 gauges: Default::default(),
             },
-            views: crate::views::ViewsService { records: records.clone() },
+            views: crate::views::ViewsService { records: records.clone(), scan_time: config.view_scan_time },
             datasets: crate::datasets::DatasetsService { records: records.clone() },
             connectors: crate::connectors::ConnectorService {
                 records: records.clone(),

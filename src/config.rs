@@ -192,6 +192,10 @@ pub struct Config {
     /// value but in tests, which lower it to reach it without 128 MiB of outputs.
     #[arg(skip = crate::calls::MAX_OUTPUT_BYTES)]
     pub max_output_bytes_per_call: usize,
+    /// Longest a view's statement runs before it is stopped. Not a setting: the production
+    /// value but in tests, which lower it to reach it without gigabytes of outputs.
+    #[arg(skip = crate::views::SCAN_TIME)]
+    pub view_scan_time: std::time::Duration,
     /// Most entities or suggestions one bulk decision over a filter changes. Not a setting:
     /// the production value but in tests, which lower it to reach it without 10,000 entities.
     #[arg(skip = crate::graph::bulk::BULK_LIMIT)]
@@ -285,6 +289,7 @@ impl Config {
             fs_match_budget: crate::fs::grep::MATCH_BUDGET,
             max_runs_per_call: crate::calls::MAX_RUNS,
             max_output_bytes_per_call: crate::calls::MAX_OUTPUT_BYTES,
+            view_scan_time: crate::views::SCAN_TIME,
             bulk_limit: crate::graph::bulk::BULK_LIMIT,
             refresh_page: crate::graph::suggestions::CANDIDATES_PAGE,
         }

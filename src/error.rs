@@ -2,7 +2,7 @@
 //! variant to a status; the wording here is what clients read, so it says what to change.
 
 use crate::store::graph::GraphError;
-use crate::store::records::RecordError;
+use crate::store::records::{ErrorCode, RecordError};
 use serde_json::Value;
 
 #[derive(Debug, thiserror::Error)]
@@ -93,6 +93,15 @@ impl From<RecordError> for ServiceError {
                 };
             }
         }
+        if let RecordError::TimedOut(limit) = &err {
+            return ServiceError::Unprocessable {
+                message: format!(
+                    "the request's query ran for {} s, its time bound, and was stopped: ask for less",
+                    limit.as_secs_f64()
+                ),
+                details: Some(serde_json::json!({ "timeLimitMillis": limit.as_millis() as u64 })),
+            };
+        }
         if is_overload(&err) {
             tracing::warn!(error = %err, "record store overloaded");
             return ServiceError::Overloaded(
@@ -111,14 +120,14 @@ fn is_overload(err: &RecordError) -> bool {
     match err {
         RecordError::Unavailable(_) => true,
         RecordError::Query(sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::Io(_)) => true,
-        RecordError::Query(sqlx::Error::Database(db)) => {
-            let code = db.code().unwrap_or_default();
-            match code.parse::<i64>() {
-                Ok(sqlite) => matches!(sqlite & 0xff, 5 | 6),
-                Err(_) => matches!(code.as_ref(), "40001" | "40P01" | "55P03" | "53300" | "57P03"),
+        RecordError::Query(err @ sqlx::Error::Database(_)) => match ErrorCode::of(err) {
+            Some(ErrorCode::Sqlite(code)) => matches!(code & 0xff, 5 | 6),
+            Some(ErrorCode::Postgres(code)) => {
+                matches!(code.as_str(), "40001" | "40P01" | "55P03" | "53300" | "57P03")
             }
-        }
-        RecordError::Query(_) | RecordError::Migration(_) => false,
+            None => false,
+        },
+        RecordError::Query(_) | RecordError::Migration(_) | RecordError::TimedOut(_) => false,
     }
 }
 

@@ -127,7 +127,8 @@ pub async fn delete(
 }
 
 /// A page of a view's rows (given inline) over the output events in `timeWindow`, oldest
-/// first (by creation time, then event ID).
+/// first (by creation time, then event ID). A statement that reads for more than 15 s (the
+/// count or the page) is stopped: 422 saying what to narrow.
 #[utoipa::path(post, path = "/v3/views/table-data", tag = "views", request_body = TableDataInput,
     responses((status = 200, body = TableData), (status = 400, body = ErrorBody), (status = 422, body = ErrorBody)))]
 pub async fn table_data(
@@ -138,7 +139,8 @@ pub async fn table_data(
     Ok(Json(state.views.table_data(&caller.tenant, body).await?))
 }
 
-/// Every aggregation of a view (given inline) over the output events in `timeWindow`.
+/// Every aggregation of a view (given inline) over the output events in `timeWindow`. An
+/// aggregation that reads for more than 15 s is stopped: 422 saying what to narrow.
 #[utoipa::path(post, path = "/v3/views/aggregation-data", tag = "views", request_body = AggregationDataInput,
     responses((status = 200, body = AggregationData), (status = 400, body = ErrorBody), (status = 422, body = ErrorBody)))]
 pub async fn aggregation_data(

@@ -29,11 +29,12 @@ use crate::pagination::{Order, PageRequest};
 use crate::store::records::views::{
     Aggregate, Condition, Projection, Scope, Step, ViewFilter as ListFilter, ViewRow, ViewVersionRow,
 };
-use crate::store::records::Records;
+use crate::store::records::{RecordError, Records};
 use crate::text;
 use model::*;
 use serde_json::{json, Value};
 use std::collections::HashMap;
+use std::time::Duration;
 
 /// Longest name and description of a view (and of a column, filter or aggregation name).
 pub const NAME_MAX: usize = 200;
@@ -52,9 +53,17 @@ pub const MAX_OFFSET: i64 = 100_000;
 /// Widest time window a view reads (a leap year): the store reads every event inside it.
 pub const MAX_WINDOW_DAYS: i64 = 366;
 
+/// Longest a view's statement runs (a table page's count or rows, one aggregation) before
+/// it is stopped and the request answered 422: the store reads every output of the window,
+/// and what that costs is the tenant's to shape (see `store::records::views::scan`). A
+/// window of 100,000 outputs reads in well under a second (README, `make bench-views`).
+pub const SCAN_TIME: Duration = Duration::from_secs(15);
+
 #[derive(Clone)]
 pub struct ViewsService {
     pub records: Records,
+    /// [`SCAN_TIME`] but in tests.
+    pub scan_time: Duration,
 }
 
 /// A definition checked against the tenant's functions: what is stored and what is queried.
@@ -222,8 +231,11 @@ impl ViewsService {
         let checked = self.check(tenant, input.view).await?;
         let scope = Scope { function_ids: checked.function_ids.clone(), start: window.0, end: window.1 };
         let projection = projection(&checked)?;
-        let (rows, total) =
-            self.records.view_table(tenant.owner(), &scope, &projection, limit, offset).await?;
+        let (rows, total) = self
+            .records
+            .view_table(tenant.owner(), &scope, &projection, limit, offset, self.scan_time)
+            .await
+            .map_err(|err| stopped(err, "table page"))?;
         let mut order: Vec<usize> = (0..checked.input.columns.len()).collect();
         order.sort_by_key(|&i| (checked.input.columns[i].display_order_index, i));
         let rows = rows
@@ -266,8 +278,17 @@ impl ViewsService {
             let group_by = aggregation.group_by_column_name.as_ref().map(|name| checked.columns[name]);
             let groups = self
                 .records
-                .view_aggregate(tenant.owner(), &scope, &projection, aggregate, group_by, MAX_GROUPS)
-                .await?
+                .view_aggregate(
+                    tenant.owner(),
+                    &scope,
+                    &projection,
+                    aggregate,
+                    group_by,
+                    MAX_GROUPS,
+                    self.scan_time,
+                )
+                .await
+                .map_err(|err| stopped(err, &format!("aggregation {:?}", aggregation.name)))?
                 .into_iter()
                 .map(|(key, value)| AggregationGroup {
                     group_name: group_name(key),
@@ -474,6 +495,19 @@ impl ViewsService {
         }
         input.functions = resolved;
         Ok(schemas)
+    }
+}
+
+/// A statement stopped at [`SCAN_TIME`] as a 422 saying what to narrow; other errors as they are.
+fn stopped(err: RecordError, what: &str) -> ServiceError {
+    let RecordError::TimedOut(limit) = err else { return err.into() };
+    ServiceError::Unprocessable {
+        message: format!(
+            "reading the view's {what} took longer than {} s and was stopped: narrow timeWindow, \
+             add filters, or read fewer columns",
+            limit.as_secs_f64()
+        ),
+        details: Some(json!({ "timeLimitMillis": limit.as_millis() as u64 })),
     }
 }
 

@@ -444,6 +444,59 @@ async fn table_and_aggregation_data_over_a_thousand_outputs_match_the_events_the
     assert_error(app.post("/v3/views/table-data", body).await, 400).await;
 }
 
+#[tokio::test]
+async fn a_view_read_that_runs_past_its_time_bound_is_stopped_with_a_422_saying_what_to_narrow() {
+    // The bound is 15 s a statement; lowered to nothing here, each statement is stopped at its
+    // first look at the clock (SQLite: after a thousand steps; PostgreSQL: after 1 ms, which
+    // reading 300 outputs of 64 KB each cannot beat).
+    let app = crate::helpers::spawn_app_with(Default::default(), |config| {
+        assert_eq!(config.view_scan_time, std::time::Duration::from_secs(15), "the production bound");
+        config.view_scan_time = std::time::Duration::ZERO;
+    })
+    .await;
+    let invoices = app.invoice_function("invoices").await;
+    let now = canon::ids::now_millis();
+    for n in 0..300 {
+        let mut output = content(n, false);
+        output["notes"] = json!(varied_letters(n as u64, 64_000));
+        app.record_output((&invoices, "invoices"), n, output, now - (n as i64 % 50)).await;
+    }
+    let window = json!({"start": canon::ids::millis_rfc3339(now - 3_600_000), "end": canon::ids::millis_rfc3339(now + 3_600_000)});
+    let mut body = view_body(json!([{"name": "invoices"}]));
+    body["timeWindow"] = window;
+    for _ in 0..3 {
+        // Stopped every time, and its connections serve the next one.
+        let table = assert_error(app.post("/v3/views/table-data", body.clone()).await, 422).await;
+        let message = table["message"].as_str().unwrap();
+        assert!(message.contains("took longer than 0 s and was stopped"), "{table}");
+        assert!(message.contains("narrow timeWindow, add filters, or read fewer columns"), "{table}");
+        assert_eq!(table["details"]["timeLimitMillis"], 0, "{table}");
+        let chart = assert_error(app.post("/v3/views/aggregation-data", body.clone()).await, 422).await;
+        assert!(
+            chart["message"]
+                .as_str()
+                .unwrap()
+                .starts_with("reading the view's aggregation \"per vendor\" took longer"),
+            "{chart}"
+        );
+    }
+    // The store answers everything else meanwhile.
+    let outputs = app.outputs_of("invoices").await;
+    assert_eq!(outputs.len(), 300);
+}
+
+/// `len` pseudo-random letters: text PostgreSQL cannot compress, so each read of a column
+/// of such an output reads all of it.
+fn varied_letters(seed: u64, len: usize) -> String {
+    let mut x = seed.wrapping_add(1).wrapping_mul(6_364_136_223_846_793_005);
+    (0..len)
+        .map(|_| {
+            x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+            char::from(b'a' + ((x >> 33) % 26) as u8)
+        })
+        .collect()
+}
+
 /// A new event recorded straight into the record store, as a call would.
 fn output_event<'a>(
     id: &'a str,
@@ -514,14 +567,15 @@ async fn outputs_recorded_before_an_upgrade_are_read_by_views_after_it_nul_chara
         conditions: vec![(1, Condition::Compare(">", 1.5))],
     };
     let groups = records
-        .view_aggregate(owner, &scope, &projection, Aggregate::Sum(1), Some(0), 200)
+        .view_aggregate(owner, &scope, &projection, Aggregate::Sum(1), Some(0), 200, canon::views::SCAN_TIME)
         .await
         .expect("aggregate");
     let acme: Vec<_> = groups.iter().filter(|(key, _)| key == &Some(json!("Acme"))).collect();
     assert_eq!(acme.len(), 1, "{groups:?}");
     assert_eq!(acme[0].1, Some(15.0), "the two older Acme outputs over 1.5: {groups:?}");
     assert_eq!(groups.len(), 2, "Acme and the newer NUL-bearing vendor: {groups:?}");
-    let (rows, total) = records.view_table(owner, &scope, &projection, 50, 0).await.expect("table");
+    let (rows, total) =
+        records.view_table(owner, &scope, &projection, 50, 0, canon::views::SCAN_TIME).await.expect("table");
     assert_eq!(total, 3, "{rows:?}");
     let mut ids: Vec<&str> = rows.iter().map(|(id, _)| id.as_str()).collect();
     ids.sort();

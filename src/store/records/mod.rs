@@ -57,6 +57,31 @@ pub enum RecordError {
     Query(#[from] sqlx::Error),
     #[error("migration failed: {0}")]
     Migration(#[from] sqlx::migrate::MigrateError),
+    /// A statement bounded in time (see [`views::scan`]) ran for this long and was stopped.
+    #[error("statement stopped after {0:?}")]
+    TimedOut(Duration),
+}
+
+/// A database error's code, told apart by engine: a PostgreSQL SQLSTATE may be all digits
+/// ("40001", "57014"), which read as a number would pass for a SQLite result code.
+#[derive(Debug, PartialEq)]
+pub(crate) enum ErrorCode {
+    /// SQLite's extended result code (the primary code in its low byte).
+    Sqlite(i64),
+    /// PostgreSQL's SQLSTATE.
+    Postgres(String),
+}
+
+impl ErrorCode {
+    pub(crate) fn of(err: &sqlx::Error) -> Option<Self> {
+        let sqlx::Error::Database(db) = err else { return None };
+        if let Some(sqlite) = db.try_downcast_ref::<sqlx::sqlite::SqliteError>() {
+            return sqlx::error::DatabaseError::code(sqlite)
+                .and_then(|code| code.parse().ok())
+                .map(ErrorCode::Sqlite);
+        }
+        db.code().map(|code| ErrorCode::Postgres(code.into_owned()))
+    }
 }
 
 /// Whose records a query reads or writes.
@@ -79,6 +104,8 @@ pub struct Records {
     pub(crate) pool: AnyPool,
     /// Writes: every statement that changes rows, and every write transaction, goes here.
     pub(crate) writer: Writer,
+    /// View statements, bounded in time (see [`views::scan`]).
+    scans: views::scan::ScanPool,
     pub(crate) dialect: Dialect,
     /// Where it connected, for [`Records::connect_alone`].
     url: std::sync::Arc<str>,
@@ -128,7 +155,8 @@ impl Records {
             }
             Dialect::Postgres => Writer::Pool(pool.clone()),
         };
-        Ok(Self { pool, writer, dialect, url: url.into(), plans: plans::plans() })
+        let scans = views::scan::ScanPool::open(url, dialect, acquire_timeout(dialect))?;
+        Ok(Self { pool, writer, scans, dialect, url: url.into(), plans: plans::plans() })
     }
 
     /// A migrated record store on SQLite in a folder of its own, for the library's unit tests
@@ -194,6 +222,7 @@ impl Records {
 
     pub async fn close(&self) {
         self.pool.close().await;
+        self.scans.close().await;
         self.writer.close().await;
     }
 }
@@ -216,11 +245,18 @@ fn connect_options(url: &str) -> Result<AnyConnectOptions, RecordError> {
 pub const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(7);
 const SQLITE_ACQUIRE_TIMEOUT: Duration = Duration::from_secs(10);
 
+fn acquire_timeout(dialect: Dialect) -> Duration {
+    match dialect {
+        Dialect::Sqlite => SQLITE_ACQUIRE_TIMEOUT,
+        Dialect::Postgres => ACQUIRE_TIMEOUT,
+    }
+}
+
 /// A pool of at most `connections` to `url`, each connection set up for this service.
 async fn open_pool(url: &str, dialect: Dialect, connections: u32) -> Result<AnyPool, RecordError> {
     AnyPoolOptions::new()
         .max_connections(connections)
-        .acquire_timeout(if dialect == Dialect::Sqlite { SQLITE_ACQUIRE_TIMEOUT } else { ACQUIRE_TIMEOUT })
+        .acquire_timeout(acquire_timeout(dialect))
         // A SQLite connection is a file, not a socket that can hang up: the ping sqlx sends
         // before handing one out would only add a round trip to every statement. On
         // PostgreSQL it is what drops the connections a restarted server broke.

@@ -2,6 +2,7 @@
 //! aggregates the outputs a view reads is in [`projection`].
 
 mod projection;
+pub(crate) mod scan;
 
 pub use projection::{Aggregate, Condition, Projection, Scope, Step};
 

@@ -3,13 +3,14 @@
 //! written with the event): SQLite's `json_type` / `json_extract` / `->`, PostgreSQL's
 //! `jsonb_extract_path`; only a page of rows, or at most 200 groups, ever comes back.
 
+use super::scan::Workers;
 use crate::store::records::Owner;
 use crate::store::records::{Dialect, RecordError, Records};
 use serde_json::Value;
-use sqlx::any::AnyArguments;
-use sqlx::any::AnyRow;
+use sqlx::database::HasStatementCache;
 use sqlx::query::Query;
-use sqlx::{Any, Row};
+use sqlx::{Database, Encode, Type};
+use std::time::Duration;
 
 /// One step of a column's path inside `transformedContent`.
 #[derive(Clone, Debug, PartialEq)]
@@ -66,7 +67,7 @@ enum Bind {
 
 /// SQL text with its numbered binds, built for one dialect and one statement: a column's
 /// path is bound the first time the statement uses it, so every bind is used.
-struct Sql<'p> {
+pub(super) struct Sql<'p> {
     dialect: Dialect,
     binds: Vec<Bind>,
     paths: &'p [Vec<Step>],
@@ -308,7 +309,16 @@ impl<'p> Sql<'p> {
     /// plan has no parallel workers: 2.5x slower, seen as every slow run of the benchmark
     /// (auto_explain: no Gather node, 147 ms against 62 ms). Unnamed, it is planned for its
     /// own values every time, which costs well under a millisecond.
-    fn bind<'q>(&'q self, query: Query<'q, Any, AnyArguments<'q>>) -> Query<'q, Any, AnyArguments<'q>> {
+    pub(super) fn bind<'q, DB>(
+        &'q self,
+        query: Query<'q, DB, <DB as Database>::Arguments<'q>>,
+    ) -> Query<'q, DB, <DB as Database>::Arguments<'q>>
+    where
+        DB: Database + HasStatementCache,
+        &'q str: Encode<'q, DB> + Type<DB>,
+        f64: Encode<'q, DB> + Type<DB>,
+        i64: Encode<'q, DB> + Type<DB>,
+    {
         let mut query = query.persistent(self.dialect == Dialect::Sqlite);
         for bind in &self.binds {
             query = match bind {
@@ -344,7 +354,8 @@ fn sqlite_path(path: &[Step]) -> String {
 }
 
 impl Records {
-    /// One page of a view's rows (oldest event first) and how many rows match in all.
+    /// One page of a view's rows (oldest event first) and how many rows match in all, each
+    /// statement stopped once it has run for `time_limit` (see [`super::scan`]).
     pub async fn view_table(
         &self,
         owner: Owner<'_>,
@@ -352,6 +363,7 @@ impl Records {
         projection: &Projection,
         limit: u32,
         offset: u64,
+        time_limit: Duration,
     ) -> Result<(Vec<TableRow>, i64), RecordError> {
         if scope.function_ids.is_empty() {
             return Ok((Vec::new(), 0));
@@ -375,8 +387,8 @@ impl Records {
         // The count and the page each scan the scope; on two connections (WAL readers on
         // SQLite) the request waits for the slower of the two instead of their sum.
         let (total, rows) = tokio::try_join!(
-            count.bind(sqlx::query(&count_sql)).fetch_all(&self.pool),
-            sql.bind(sqlx::query(&page_sql)).fetch_all(&self.pool),
+            self.scan(&count, &count_sql, time_limit, Workers::Planner),
+            self.scan(&sql, &page_sql, time_limit, Workers::Planner),
         )?;
         let total: i64 = total.first().map(|row| row.get("n")).unwrap_or(0);
         let rows = rows
@@ -384,7 +396,7 @@ impl Records {
             .map(|row| {
                 let values = (0..projection.paths.len())
                     .map(|i| {
-                        row.get::<Option<String>, _>(format!("c{i}").as_str())
+                        row.get::<Option<String>>(format!("c{i}").as_str())
                             .and_then(|text| serde_json::from_str(&text).ok())
                             .unwrap_or(Value::Null)
                     })
@@ -397,7 +409,9 @@ impl Records {
 
     /// An aggregate of a view's rows, whole (one group, `None` key) or grouped by a column's
     /// value (at most `max_groups`, largest values first). Group keys are JSON values, `None`
-    /// for rows whose value is missing or null.
+    /// for rows whose value is missing or null. The statement is stopped once it has run for
+    /// `time_limit` (see [`super::scan`]).
+    #[allow(clippy::too_many_arguments)]
     pub async fn view_aggregate(
         &self,
         owner: Owner<'_>,
@@ -406,6 +420,7 @@ impl Records {
         aggregate: Aggregate,
         group_by: Option<usize>,
         max_groups: u32,
+        time_limit: Duration,
     ) -> Result<Vec<(Option<Value>, Option<f64>)>, RecordError> {
         if scope.function_ids.is_empty() {
             return Ok(match group_by {
@@ -429,14 +444,18 @@ impl Records {
                 )
             }
         };
-        let rows = self.aggregate_scan(&sql, &query).await?;
+        // On PostgreSQL this statement alone may use parallel workers: the planner prices
+        // JSON functions as nearly free, so left to itself it keeps the fenced scan on one
+        // core (measured: 78 ms on one, 56 ms on three, for 100,000 outputs). table-data does
+        // without: its count and page already run at once, one per core.
+        let rows = self.scan(&sql, &query, time_limit, Workers::Parallel).await?;
         Ok(rows
             .iter()
             .map(|row| {
                 let key = row
-                    .get::<Option<String>, _>("g")
+                    .get::<Option<String>>("g")
                     .map(|text| serde_json::from_str(&text).unwrap_or(Value::String(text)));
-                (key, row.get::<Option<f64>, _>("v"))
+                (key, row.get::<Option<f64>>("v"))
             })
             .collect())
     }
@@ -452,31 +471,6 @@ impl Aggregate {
             | Aggregate::Average(c)
             | Aggregate::Min(c)
             | Aggregate::Max(c) => Some(c),
-        }
-    }
-}
-
-impl Records {
-    /// Runs an aggregation, which scans every output in the window. On PostgreSQL inside a
-    /// transaction that lets this statement alone use parallel workers: the planner prices
-    /// JSON functions as nearly free, so left to itself it keeps the fenced scan on one core
-    /// (measured: 78 ms on one, 56 ms on three, for 100,000 outputs). table-data does
-    /// without: its count and page already run at once, one per core.
-    async fn aggregate_scan(&self, sql: &Sql<'_>, text: &str) -> Result<Vec<AnyRow>, RecordError> {
-        match self.dialect {
-            Dialect::Sqlite => Ok(sql.bind(sqlx::query(text)).fetch_all(&self.pool).await?),
-            Dialect::Postgres => {
-                let mut tx = self.pool.begin().await?;
-                sqlx::query(
-                    "SELECT set_config('parallel_setup_cost', '0', true), \
-                     set_config('parallel_tuple_cost', '0', true)",
-                )
-                .execute(&mut *tx)
-                .await?;
-                let rows = sql.bind(sqlx::query(text)).fetch_all(&mut *tx).await?;
-                tx.commit().await?;
-                Ok(rows)
-            }
         }
     }
 }
