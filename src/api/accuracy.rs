@@ -181,7 +181,9 @@ pub struct Pair {
 }
 
 /// A score run: `pairs` (1..1000), or `datasetID`: the rows of a golden dataset with an
-/// input and a corrected column (the input as the pair's input, the corrected value as expected).
+/// input and a corrected column (the input as the pair's input, the corrected value as expected;
+/// its first 1,000 such rows, whose values may hold at most 64 MiB: past it, 422 naming
+/// `datasetReadBytes`).
 #[derive(Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ScoreRequest {

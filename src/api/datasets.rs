@@ -55,9 +55,11 @@ pub async fn create(
     Ok(Json(state.datasets.create(&caller.tenant, body).await?))
 }
 
-/// Build a dataset from a function's output events in one call.
+/// Build a dataset from a function's output events in one call. The events chosen and their
+/// calls' inputs may hold at most 64 MiB together: past it, 422 naming `datasetReadBytes` and
+/// how many fit.
 #[utoipa::path(post, path = "/v3/datasets/from-events", tag = "datasets", request_body = FromEventsInput,
-    responses((status = 200, body = Dataset), (status = 400, body = ErrorBody), (status = 404, body = ErrorBody)))]
+    responses((status = 200, body = Dataset), (status = 400, body = ErrorBody), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
 pub async fn from_events(
     State(state): State<AppState>,
     caller: Caller,
@@ -103,7 +105,9 @@ pub async fn delete(
     Ok(StatusCode::NO_CONTENT)
 }
 
-/// A page of rows in row-key order, with how many the dataset holds.
+/// A page of rows in row-key order, with how many the dataset holds. A page reads at most
+/// 16 MiB of values (one row at least), so it may hold fewer rows than `limit`: page on with
+/// `startingAfter` until a page is empty.
 #[utoipa::path(get, path = "/v3/datasets/{datasetID}/rows", tag = "datasets",
     params(("datasetID" = String, Path), ListRows),
     responses((status = 200, body = RowPage), (status = 400, body = ErrorBody), (status = 404, body = ErrorBody)))]

@@ -19,7 +19,7 @@ use crate::error::{ServiceError, ServiceResult};
 use crate::graph::Tenant;
 use crate::ids;
 use crate::pagination::PageRequest;
-use crate::store::records::datasets::DatasetRow as StoredDataset;
+use crate::store::records::datasets::{DatasetRow as StoredDataset, EventsChosen};
 use crate::store::records::Records;
 use crate::text;
 use base64::Engine as _;
@@ -34,6 +34,12 @@ pub const DESCRIPTION_MAX: usize = 2_000;
 pub const MAX_COLUMNS: usize = ColumnRole::ALL.len();
 /// Most rows one `from-events` call builds (its `limit` and its `eventIDs`).
 pub const MAX_ROWS_PER_BUILD: i64 = 1_000;
+/// Most a dataset build (from events: their outputs and their calls' inputs) or a score run
+/// from a dataset (its rows' stored values) reads: 1,000 rows of up to 2 MB each would hold
+/// 2 GB in memory at once.
+pub const MAX_READ_BYTES: usize = 64 * 1024 * 1024;
+/// Most a page of rows reads of their stored values (one row at least), as a page of events.
+const PAGE_BYTES: usize = crate::store::records::events::PAGE_BYTES;
 /// Most columns one row's column write carries.
 pub const MAX_COLUMNS_PER_WRITE: usize = 100;
 
@@ -160,9 +166,9 @@ impl DatasetsService {
         let dataset = self.row(tenant, id).await?;
         text::check_opt("startingAfter", after)?;
         let columns = columns_of(&dataset);
-        let rows = self.records.dataset_rows(&dataset.id, after, limit).await?;
+        let read = self.records.dataset_rows(&dataset.id, after, limit, PAGE_BYTES).await?;
         Ok(RowPage {
-            rows: rows.into_iter().map(|(key, cells)| shown_row(&columns, key, cells)).collect(),
+            rows: read.rows.into_iter().map(|(key, cells)| shown_row(&columns, key, cells)).collect(),
             total_count: dataset.row_count,
         })
     }
@@ -227,10 +233,32 @@ impl DatasetsService {
             },
             DatasetColumn { name: "schema".into(), role: ColumnRole::Schema, column_type: ColumnType::Json },
         ];
-        let events = self
+        let chosen = self
             .records
-            .events_with_inputs(tenant.owner(), &function.id, &input.event_ids, input.corrected_only, limit)
+            .events_with_inputs(
+                tenant.owner(),
+                &function.id,
+                &input.event_ids,
+                input.corrected_only,
+                limit,
+                MAX_READ_BYTES,
+            )
             .await?;
+        let events = match chosen {
+            EventsChosen::Read(events) => events,
+            EventsChosen::TooLarge { events, fit, bytes } => {
+                return Err(ServiceError::Unprocessable {
+                    message: format!(
+                        "the {events} events chosen and their calls' inputs hold {} MiB, past the {} MiB \
+                         a dataset build reads (datasetReadBytes): choose fewer with limit or eventIDs \
+                         (the first {fit} fit)",
+                        bytes >> 20,
+                        MAX_READ_BYTES >> 20
+                    ),
+                    details: Some(json!({ "field": "limit", "limitBytes": MAX_READ_BYTES, "fit": fit })),
+                });
+            }
+        };
         let dataset = self
             .create(tenant, DatasetInput { name: input.name, description: input.description, columns })
             .await?;
@@ -294,8 +322,25 @@ impl DatasetsService {
         let schema = find(ColumnRole::Schema);
         let mut out = Vec::new();
         let mut after: Option<String> = None;
+        let (mut bytes, mut rows_read) = (0, 0);
         while out.len() < MAX_ROWS_PER_BUILD as usize {
-            let page = self.records.dataset_rows(&dataset.id, after.as_deref(), 200).await?;
+            let read =
+                self.records.dataset_rows(&dataset.id, after.as_deref(), 200, MAX_READ_BYTES - bytes).await?;
+            bytes += read.bytes;
+            rows_read += read.rows.len();
+            if read.cut || bytes > MAX_READ_BYTES {
+                // A row is read past the bound only when it comes first: it does not fit.
+                let fit = rows_read - usize::from(bytes > MAX_READ_BYTES);
+                return Err(ServiceError::Unprocessable {
+                    message: format!(
+                        "dataset {id}: its rows hold more than the {} MiB of stored values a score run \
+                         reads (datasetReadBytes), the first {fit} fit; delete rows or split the dataset",
+                        MAX_READ_BYTES >> 20
+                    ),
+                    details: Some(json!({ "field": "datasetID", "limitBytes": MAX_READ_BYTES })),
+                });
+            }
+            let page = read.rows;
             let Some((last, _)) = page.last() else { break };
             after = Some(last.clone());
             for (row_key, cells) in page {

@@ -159,3 +159,85 @@ async fn a_dataset_is_built_from_a_functions_output_events_or_only_its_corrected
     let missing = json!({"name": "x", "functionName": "nope"});
     assert_error(app.post("/v3/datasets/from-events", missing).await, 404).await;
 }
+
+/// Characters of each large value below: a request carries at most 2 MB.
+const LARGE: usize = 1_900_000;
+
+#[tokio::test]
+async fn dataset_reads_stop_at_their_byte_bounds_pages_shorter_and_builds_and_scores_refused_naming_them() {
+    // No job workers: a score run that starts only queues its calls.
+    let app = crate::helpers::spawn_app_with(Default::default(), |c| c.workers = 0).await;
+    let function = app.extract_function("big", crate::calls::invoice_schema()).await;
+    let created = json(app.post("/v3/datasets", json!({"name": "Large", "columns": columns()})).await).await;
+    let id = created["datasetID"].as_str().unwrap().to_string();
+    let content = base64::engine::general_purpose::STANDARD.encode("a short document");
+    // 36 rows of ~1.9 MB: 68 MB in all, past the 64 MiB a score run reads.
+    for n in 0..36 {
+        let row = json!({"columns": [
+            {"columnName": "document", "value": {"fileValue": {"inputType": "text", "inputContent": content}}},
+            {"columnName": "truth", "value": {"jsonValue": {"note": "x".repeat(LARGE)}}},
+        ]});
+        let written = app.post(&format!("/v3/datasets/{id}/rows/row-{n:02}/columns"), row).await;
+        assert_eq!(written.status(), 200);
+    }
+
+    // A page reads at most 16 MiB of values: 8 such rows, whatever its limit; paging on
+    // reads every row once, in order.
+    let mut keys: Vec<String> = Vec::new();
+    loop {
+        let after = keys.last().map(|k| format!("&startingAfter={k}")).unwrap_or_default();
+        let page = json(app.get(&format!("/v3/datasets/{id}/rows?limit=100{after}")).await).await;
+        assert_eq!(page["totalCount"], 36, "{}", page["totalCount"]);
+        let rows = strings(&page["rows"], "rowKey");
+        if rows.is_empty() {
+            break;
+        }
+        assert!(rows.len() <= 8, "{} rows in one page", rows.len());
+        keys.extend(rows);
+    }
+    let expected: Vec<String> = (0..36).map(|n| format!("row-{n:02}")).collect();
+    assert_eq!(keys, expected);
+
+    // A score run from it is refused, saying how many rows fit; one row fewer, it starts.
+    let score = json!({"functionName": "big", "datasetID": id});
+    let refused = assert_error(app.post("/v3/eval/score", score.clone()).await, 422).await;
+    let message = refused["message"].as_str().unwrap();
+    assert!(message.contains("datasetReadBytes") && message.contains("the first 35 fit"), "{refused}");
+    assert_eq!(app.delete(&format!("/v3/datasets/{id}/rows/row-35")).await.status(), 204);
+    assert_eq!(app.post("/v3/eval/score", score).await.status(), 202);
+
+    // A build from 36 output events of ~1.9 MB is refused before any is read; 35 are built.
+    let owner = canon::store::records::Owner { account_id: &app.account_id, environment: "sandbox" };
+    let function_id = function["functionID"].as_str().unwrap();
+    for n in 0..36 {
+        let event_id = canon::ids::new_ksuid();
+        let body = json!({"eventID": event_id, "eventType": "extract", "functionID": function_id,
+                          "functionName": "big", "functionVersionNum": 1, "transformedContent": {"note": "y".repeat(LARGE)}});
+        let key = format!("large-{n}");
+        let event = canon::store::records::events::NewEvent {
+            id: &event_id,
+            event_type: "extract",
+            body: &body,
+            call_id: "wc_large",
+            function_call_id: &key,
+            workflow_id: "wf_large",
+            workflow_name: "large",
+            function_id,
+            function_name: "big",
+            function_version_num: 1,
+            reference_id: &key,
+            intermediate: false,
+            dedupe_key: &key,
+            now: canon::ids::now_millis(),
+        };
+        app.app().state.records.record_pipeline_event(owner, event).await.expect("event recorded");
+    }
+    let build = json!({"name": "all", "functionName": "big", "limit": 100});
+    let refused = assert_error(app.post("/v3/datasets/from-events", build).await, 422).await;
+    let message = refused["message"].as_str().unwrap();
+    assert!(message.contains("datasetReadBytes") && message.contains("the first 35 fit"), "{refused}");
+    assert_eq!(refused["details"]["fit"], 35, "{refused}");
+    let build = json!({"name": "fits", "functionName": "big", "limit": 35});
+    let built = json(app.post("/v3/datasets/from-events", build).await).await;
+    assert_eq!(built["rowCount"], 35, "{built}");
+}

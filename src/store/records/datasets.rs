@@ -5,6 +5,7 @@ use super::filters::Cursor;
 use super::filters::{page_rows, Filter};
 use super::Owner;
 use super::{RecordError, Records};
+use futures::TryStreamExt;
 use serde_json::Value;
 use sqlx::any::AnyRow;
 use sqlx::Row;
@@ -24,6 +25,23 @@ pub struct DatasetRow {
 
 /// One row: its key and each stored value by column name.
 pub type DatasetCells = (String, BTreeMap<String, Value>);
+
+/// The events [`Records::events_with_inputs`] chose: read, or too large to read together
+/// (`fit` of the `events` fit in the bound; `bytes` they hold in all).
+#[derive(Debug)]
+pub enum EventsChosen {
+    Read(Vec<(Value, Option<String>)>),
+    TooLarge { events: usize, fit: usize, bytes: usize },
+}
+
+/// Rows [`Records::dataset_rows`] read: their stored size, and whether the byte bound left
+/// out rows that `limit` would have taken.
+#[derive(Debug, Default)]
+pub struct RowsRead {
+    pub rows: Vec<DatasetCells>,
+    pub bytes: usize,
+    pub cut: bool,
+}
 
 const COLUMNS: &str = "d.id, d.name, d.description, d.columns, d.created_at, d.updated_at, \
     (SELECT COUNT(DISTINCT c.row_key) FROM dataset_cells c WHERE c.dataset_id = d.id) AS row_count";
@@ -139,13 +157,17 @@ impl Records {
         Ok(())
     }
 
-    /// Rows of a dataset in row-key order: after `after`, at most `limit` of them.
+    /// Rows of a dataset in row-key order: after `after`, at most `limit` of them, and no more
+    /// than fit in `max_bytes` of stored values (one row at least; a row is tenant-written,
+    /// each write up to a request's 2 MB). The values are streamed: past the bound the rest
+    /// are never read.
     pub async fn dataset_rows(
         &self,
         dataset_id: &str,
         after: Option<&str>,
         limit: u32,
-    ) -> Result<Vec<DatasetCells>, RecordError> {
+        max_bytes: usize,
+    ) -> Result<RowsRead, RecordError> {
         let keys_sql = format!(
             "SELECT DISTINCT row_key FROM dataset_cells WHERE dataset_id = $1 {} ORDER BY row_key LIMIT {limit}",
             if after.is_some() { "AND row_key > $2" } else { "" }
@@ -155,28 +177,49 @@ impl Records {
             query = query.bind(after);
         }
         let keys: Vec<String> = query.fetch_all(&self.pool).await?.iter().map(|r| r.get("row_key")).collect();
-        let (Some(first), Some(last)) = (keys.first(), keys.last()) else { return Ok(Vec::new()) };
-        let rows = sqlx::query(
+        let mut read = RowsRead::default();
+        let (Some(first), Some(last)) = (keys.first(), keys.last()) else { return Ok(read) };
+        let mut cells = sqlx::query(
             "SELECT row_key, column_name, value FROM dataset_cells \
              WHERE dataset_id = $1 AND row_key >= $2 AND row_key <= $3 ORDER BY row_key, column_name",
         )
         .bind(dataset_id)
         .bind(first)
         .bind(last)
-        .fetch_all(&self.pool)
-        .await?;
-        let mut out: Vec<DatasetCells> = Vec::with_capacity(keys.len());
-        for row in rows {
-            let key: String = row.get("row_key");
-            let value = serde_json::from_str(&row.get::<String, _>("value")).unwrap_or(Value::Null);
-            match out.last_mut() {
-                Some((last, cells)) if *last == key => {
-                    cells.insert(row.get("column_name"), value);
+        .fetch(&self.pool);
+        let mut row_bytes = 0;
+        while let Some(cell) = cells.try_next().await? {
+            let key: String = cell.get("row_key");
+            if read.rows.last().is_none_or(|(last, _)| *last != key) {
+                if read.bytes + row_bytes > max_bytes && !read.rows.is_empty() {
+                    // The row just read takes the rows past the bound: it is left out, unless
+                    // it is the first.
+                    if read.rows.len() > 1 {
+                        read.rows.pop();
+                    } else {
+                        read.bytes += row_bytes;
+                    }
+                    read.cut = true;
+                    return Ok(read);
                 }
-                _ => out.push((key, BTreeMap::from([(row.get("column_name"), value)]))),
+                read.bytes += row_bytes;
+                row_bytes = 0;
+                read.rows.push((key, BTreeMap::new()));
+            }
+            let text: String = cell.get("value");
+            row_bytes += text.len();
+            let value = serde_json::from_str(&text).unwrap_or(Value::Null);
+            if let Some((_, values)) = read.rows.last_mut() {
+                values.insert(cell.get("column_name"), value);
             }
         }
-        Ok(out)
+        if read.bytes + row_bytes > max_bytes && read.rows.len() > 1 {
+            read.rows.pop();
+            read.cut = true;
+        } else {
+            read.bytes += row_bytes;
+        }
+        Ok(read)
     }
 
     /// One row's values (empty when the row has none).
@@ -213,7 +256,9 @@ impl Records {
     }
 
     /// Up to `limit` non-error events of a function (oldest first), with the input of the
-    /// call each came from: `(event body, call input)`.
+    /// call each came from: `(event body, call input)`, when together they hold at most
+    /// `max_bytes`. Their sizes are asked first (`octet_length`, which neither database
+    /// reads the value for), so events past the bound are never read.
     pub async fn events_with_inputs(
         &self,
         owner: Owner<'_>,
@@ -221,24 +266,43 @@ impl Records {
         event_ids: &[String],
         corrected_only: bool,
         limit: u32,
-    ) -> Result<Vec<(Value, Option<String>)>, RecordError> {
+        max_bytes: usize,
+    ) -> Result<EventsChosen, RecordError> {
         let mut filter = Filter::default();
         filter.eq("e.account_id", owner.account_id).eq("e.environment", owner.environment);
         filter.eq("e.function_id", function_id).raw("e.event_type <> 'error'").any_of("e.id", event_ids);
         if corrected_only {
             filter.raw("e.labelled = 1");
         }
-        let sql = format!(
-            "SELECT e.body, c.input FROM events e LEFT JOIN calls c ON c.id = e.call_id {} ORDER BY e.id LIMIT {limit}",
+        let sizes_sql = format!(
+            "SELECT e.id, CAST(octet_length(e.body) + COALESCE(octet_length(c.input), 0) AS BIGINT) AS bytes \
+             FROM events e LEFT JOIN calls c ON c.id = e.call_id {} ORDER BY e.id LIMIT {limit}",
             filter.where_clause()
         );
-        let rows = filter.bind(sqlx::query(&sql)).fetch_all(&self.pool).await?;
-        Ok(rows
-            .iter()
-            .filter_map(|row| {
-                let body = serde_json::from_str(&row.get::<String, _>("body")).ok()?;
-                Some((body, row.get::<Option<String>, _>("input")))
-            })
-            .collect())
+        let sizes = filter.bind(sqlx::query(&sizes_sql)).fetch_all(&self.pool).await?;
+        let (mut ids, mut bytes, mut fit) = (Vec::new(), 0usize, 0);
+        for row in &sizes {
+            bytes += row.get::<i64, _>("bytes").max(0) as usize;
+            fit += usize::from(bytes <= max_bytes);
+            ids.push(row.get::<String, _>("id"));
+        }
+        if bytes > max_bytes {
+            return Ok(EventsChosen::TooLarge { events: ids.len(), fit, bytes });
+        }
+        let mut read = Filter::default();
+        read.eq("e.account_id", owner.account_id).eq("e.environment", owner.environment).any_of("e.id", &ids);
+        let sql = format!(
+            "SELECT e.body, c.input FROM events e LEFT JOIN calls c ON c.id = e.call_id {} ORDER BY e.id",
+            read.where_clause()
+        );
+        let rows = read.bind(sqlx::query(&sql)).fetch_all(&self.pool).await?;
+        Ok(EventsChosen::Read(
+            rows.iter()
+                .filter_map(|row| {
+                    let body = serde_json::from_str(&row.get::<String, _>("body")).ok()?;
+                    Some((body, row.get::<Option<String>, _>("input")))
+                })
+                .collect(),
+        ))
     }
 }
