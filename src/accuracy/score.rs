@@ -27,6 +27,11 @@ pub const MAX_PAIRS: usize = 1000;
 /// ([`crate::accuracy::corrections::MAX_CORRECTION_BYTES`]); a pair past it is `failed`, saying
 /// so, and its output is never read into the process.
 pub const MAX_SCORED_OUTPUT_CHARS: usize = crate::accuracy::corrections::MAX_CORRECTION_BYTES;
+/// Characters of output events one read compares together: under the bound above, 1,000
+/// pairs still made an answer of 262 MB of actual values (and their parsed copies, several
+/// times that). Read in the order the outputs were recorded; a pair past it is `failed` for
+/// that read, saying so (64 KB an output on average over 1,000 pairs).
+pub const MAX_SCORED_CHARS_PER_READ: usize = 64 * 1024 * 1024;
 /// Largest `numericTolerance` a score read takes (a bound, so the number stays finite).
 pub const MAX_NUMERIC_TOLERANCE: f64 = 1e12;
 
@@ -137,7 +142,10 @@ impl AccuracyService {
             .ok_or_else(|| ServiceError::not_found("score run", id))?;
         let pairs = self.records.score_pairs(&run.id).await?;
         let call_ids: Vec<String> = pairs.iter().map(|(call, _)| call.clone()).collect();
-        let mut events = self.records.terminal_events_within(&call_ids, MAX_SCORED_OUTPUT_CHARS).await?;
+        let mut events = self
+            .records
+            .terminal_events_within(&call_ids, MAX_SCORED_OUTPUT_CHARS, MAX_SCORED_CHARS_PER_READ)
+            .await?;
         let (mut completed, mut failed, mut started) = (0, 0, 0);
         let mut tally = Tally::default();
         let mut per_pair = Vec::new();
@@ -151,10 +159,18 @@ impl AccuracyService {
             if let Some(TerminalEvent { length, body: None, .. }) = output {
                 failed += 1;
                 item["status"] = json!("failed");
-                item["errorMessage"] = json!(format!(
-                    "not compared: the function's output event is {length} characters long, past the \
-                     {MAX_SCORED_OUTPUT_CHARS} a score run compares (scoredOutputCharacters)"
-                ));
+                item["errorMessage"] = json!(if *length > MAX_SCORED_OUTPUT_CHARS {
+                    format!(
+                        "not compared: the function's output event is {length} characters long, past the \
+                         {MAX_SCORED_OUTPUT_CHARS} a score run compares (scoredOutputCharacters)"
+                    )
+                } else {
+                    format!(
+                        "not compared in this read: the outputs recorded before it hold the \
+                         {MAX_SCORED_CHARS_PER_READ} characters one read compares together \
+                         (scoredOutputCharactersPerRead)"
+                    )
+                });
             } else if let Some(TerminalEvent { body: Some(output), .. }) = output {
                 let actual = output.get("transformedContent").cloned().unwrap_or(Value::Null);
                 let (fields, pair_tally) =

@@ -555,3 +555,58 @@ async fn a_classify_correction_names_one_of_the_declared_classifications() {
     let m = app.metrics_of("kind").await;
     assert_eq!((m["metrics"]["fp"].clone(), m["metrics"]["fn"].clone()), (json!(1), json!(0)), "{m}");
 }
+
+#[tokio::test]
+async fn a_score_read_compares_at_most_64_mib_of_outputs_and_fails_the_pairs_past_it_saying_so() {
+    // No job workers: the run's calls stay queued and their outputs are recorded here, as a
+    // call would record them: 260 outputs of 260,000 characters, 68 MB in all.
+    let app = spawn_app_with(Handlers::default(), |c| c.workers = 0).await;
+    app.invoice_pipeline("inv").await;
+    let content = base64::engine::general_purpose::STANDARD.encode(document("INV-500"));
+    let pair =
+        json!({"input": {"inputContent": content, "inputType": "text"}, "expected": {"note": "short"}});
+    let created =
+        json(app.post("/v3/eval/score", json!({"functionName": "inv", "pairs": vec![pair; 260]})).await)
+            .await;
+    let run_id = created["scoreRunID"].as_str().unwrap().to_string();
+    let waiting = json(app.get(&format!("/v3/eval/score/{run_id}")).await).await;
+    let owner = canon::store::records::Owner { account_id: &app.account_id, environment: "sandbox" };
+    for (n, pair) in waiting["perPair"].as_array().unwrap().iter().enumerate() {
+        let call_id = pair["callID"].as_str().unwrap();
+        let event_id = canon::ids::new_ksuid();
+        let body = json!({"eventID": event_id, "eventType": "extract", "callID": call_id,
+                          "transformedContent": {"note": "x".repeat(260_000)}});
+        let key = format!("{call_id}-out");
+        let event = canon::store::records::events::NewEvent {
+            id: &event_id,
+            event_type: "extract",
+            body: &body,
+            call_id,
+            function_call_id: &key,
+            workflow_id: "wf_score",
+            workflow_name: "inv",
+            function_id: "fn_inv",
+            function_name: "inv",
+            function_version_num: 1,
+            reference_id: "",
+            intermediate: false,
+            dedupe_key: &key,
+            now: canon::ids::now_millis() + n as i64,
+        };
+        app.app().state.records.record_pipeline_event(owner, event).await.expect("output recorded");
+    }
+
+    // 257 outputs fit in 64 MiB (67,108,864 characters); the last three are not read.
+    let run = json(app.get(&format!("/v3/eval/score/{run_id}")).await).await;
+    let pairs = run["perPair"].as_array().unwrap();
+    let statuses: Vec<&str> = pairs.iter().map(|p| p["status"].as_str().unwrap()).collect();
+    assert_eq!(statuses[..257], ["completed"; 257]);
+    assert_eq!(statuses[257..], ["failed"; 3]);
+    for unread in &pairs[257..] {
+        assert_eq!(unread["fieldResults"], Value::Null, "{unread}");
+        let message = unread["errorMessage"].as_str().unwrap();
+        assert!(message.contains("67108864 characters one read compares together"), "{message}");
+        assert!(message.contains("scoredOutputCharactersPerRead"), "{message}");
+    }
+    assert_eq!(run["progress"], json!({"completed": 257, "failed": 3, "total": 260}));
+}

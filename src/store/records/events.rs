@@ -22,7 +22,7 @@ pub struct TerminalEvent {
     pub event_type: String,
     /// The stored body's length (characters, as the store counts them).
     pub length: usize,
-    /// The body, when it was within the bound.
+    /// The body, when it was within the bounds (its own, and the total read).
     pub body: Option<Value>,
 }
 
@@ -153,11 +153,14 @@ impl Records {
 
     /// The terminal events of many calls in one statement, by call ID in the order they were
     /// recorded, each body read only when it is at most `body_chars` characters long (the
-    /// store measures it: a longer one is never read into this process).
+    /// store measures it: a longer one is never read into this process) and while the bodies
+    /// read hold at most `total_chars` together (in the order recorded; the rest are kept
+    /// without their body).
     pub async fn terminal_events_within(
         &self,
         call_ids: &[String],
         body_chars: usize,
+        total_chars: usize,
     ) -> Result<HashMap<String, Vec<TerminalEvent>>, RecordError> {
         let mut by_call: HashMap<String, Vec<TerminalEvent>> = HashMap::new();
         if call_ids.is_empty() {
@@ -176,11 +179,15 @@ impl Records {
             query = query.bind(id);
         }
         let mut rows = query.bind(body_chars as i64).fetch(&self.pool);
+        let mut read = 0;
         while let Some(row) = rows.try_next().await? {
-            let body: Option<String> = row.get("body");
+            let length = row.get::<i64, _>("size").max(0) as usize;
+            let body: Option<String> =
+                row.get::<Option<String>, _>("body").filter(|_| read + length <= total_chars);
+            read += if body.is_some() { length } else { 0 };
             let event = TerminalEvent {
                 event_type: row.get("event_type"),
-                length: row.get::<i64, _>("size").max(0) as usize,
+                length,
                 body: body.and_then(|body| serde_json::from_str(&body).ok()),
             };
             by_call.entry(row.get("call_id")).or_default().push(event);
