@@ -371,3 +371,17 @@ impl MigrationSource<'static> for Embedded {
         Box::pin(async move { Ok(migrations) })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_sqlite_error_is_read_as_sqlites_own_code() {
+        let (_dir, records) = Records::on_sqlite_for_tests().await;
+        let err = sqlx::query("SELECT * FROM no_such_table").execute(&records.pool).await.unwrap_err();
+        // SQLITE_ERROR; a PostgreSQL SQLSTATE of digits ("40001") is never read as one.
+        assert_eq!(ErrorCode::of(&err), Some(ErrorCode::Sqlite(1)));
+        records.close().await;
+    }
+}
