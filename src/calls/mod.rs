@@ -22,7 +22,7 @@ use crate::versions::{FunctionVersion, WorkflowVersion};
 use base64::Engine as _;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{broadcast, OwnedSemaphorePermit, Semaphore};
@@ -91,7 +91,8 @@ pub struct Ended {
 /// A call's runs and events as stored, in the order the records return them.
 #[derive(Debug, Default)]
 pub struct Recorded {
-    pub runs: Vec<crate::store::records::calls::FunctionCallRow>,
+    /// Each run's node, by run ID.
+    pub nodes: HashMap<String, String>,
     /// Each event with `true` when it is intermediate.
     pub events: Vec<(Value, bool)>,
 }
@@ -298,7 +299,7 @@ impl CallService {
         // (even one the workers finished before this answer).
         let finished = request.wait && is_final(&current.status);
         let json = match recorded {
-            Some(recorded) => shapes::call(&current, &recorded.runs, &recorded.events),
+            Some(recorded) => shapes::call(&current, &recorded.nodes, &recorded.events),
             None => self.call_json(&current).await?,
         };
         Ok(Submitted { call: json, finished })
@@ -357,12 +358,12 @@ impl CallService {
         let descending = !page.cursor.reads_up(ascending);
         let ids: Vec<String> = rows.iter().map(|row| row.id.clone()).collect();
         let mut events = self.records.terminal_events_of_page(&ids, descending).await?;
-        let mut runs = self.records.function_calls_of_calls(&ids).await?;
+        let mut nodes = self.records.run_nodes_of_calls(&ids).await?;
         let calls = rows
             .iter()
             .filter_map(|row| {
                 let events = events.remove(&row.id)?;
-                Some(shapes::call(row, &runs.remove(&row.id).unwrap_or_default(), &events))
+                Some(shapes::call(row, &nodes.remove(&row.id).unwrap_or_default(), &events))
             })
             .collect();
         Ok((calls, total))
@@ -370,9 +371,10 @@ impl CallService {
 
     async fn call_json(&self, call: &CallRow) -> ServiceResult<Value> {
         // Two reads at once, on two of the pool's connections.
-        let (events, runs) =
-            tokio::try_join!(self.records.call_events(&call.id), self.records.function_calls(&call.id))?;
-        Ok(shapes::call(call, &runs, &events))
+        let ids = [call.id.clone()];
+        let (events, mut nodes) =
+            tokio::try_join!(self.records.call_events(&call.id), self.records.run_nodes_of_calls(&ids))?;
+        Ok(shapes::call(call, &nodes.remove(&call.id).unwrap_or_default(), &events))
     }
 
     /// Every node run of a call and every event it emitted.

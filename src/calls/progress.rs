@@ -21,6 +21,7 @@ use crate::store::records::Records;
 use crate::versions::{FunctionVersion, Kind};
 use anyhow::Context as _;
 use serde_json::Value;
+use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 /// A run stored as `running` before it ends only if it lasts longer than this: quick runs
@@ -177,21 +178,19 @@ impl Kept {
         (kept.events <= MAX_KEPT_EVENTS).then_some(kept)
     }
 
-    /// The runs and events as the records return them: runs by start, events by time, each
-    /// then by ID.
+    /// The runs' nodes and the events as the records return them: events by time, then by ID.
     pub fn into_recorded(self) -> Recorded {
         let mut events: Vec<(i64, String, Value, bool)> = Vec::with_capacity(self.events);
-        let mut runs = Vec::with_capacity(self.runs.len());
+        let mut nodes = HashMap::with_capacity(self.runs.len());
         for done in self.runs {
             for emission in done.emissions {
                 events.push((done.now, emission.id().to_string(), emission.body, emission.intermediate));
             }
-            runs.push(done.run);
+            nodes.insert(done.run.id, done.run.node_name);
         }
         events.sort_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
-        runs.sort_by(|a, b| (a.started_at, &a.id).cmp(&(b.started_at, &b.id)));
         Recorded {
-            runs,
+            nodes,
             events: events.into_iter().map(|(_, _, body, intermediate)| (body, intermediate)).collect(),
         }
     }

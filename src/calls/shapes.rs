@@ -6,6 +6,7 @@ use crate::ids;
 use crate::store::records::calls::{CallRow, FunctionCallRow};
 use crate::versions::FunctionVersion;
 use serde_json::{json, Map, Value};
+use std::collections::HashMap;
 
 /// What every event of a run has in common.
 pub struct RunInfo<'a> {
@@ -93,7 +94,8 @@ pub fn error_event(info: &RunInfo<'_>, kind: &str, message: &str) -> Value {
 
 /// `{call: …}`: terminal outputs and errors (the spec's error items: the error event plus
 /// `workflowNodeName`, from the run that emitted it, and `errorMessage`).
-pub fn call(call: &CallRow, runs: &[FunctionCallRow], events: &[(Value, bool)]) -> Value {
+/// `nodes` names each run's node by run ID.
+pub fn call(call: &CallRow, nodes: &HashMap<String, String>, events: &[(Value, bool)]) -> Value {
     let terminal = events.iter().filter(|(_, intermediate)| !intermediate).map(|(event, _)| event);
     let (errors, outputs): (Vec<&Value>, Vec<&Value>) =
         terminal.partition(|event| event.get("eventType").and_then(Value::as_str) == Some("error"));
@@ -104,7 +106,7 @@ pub fn call(call: &CallRow, runs: &[FunctionCallRow], events: &[(Value, bool)]) 
             if let Some(fields) = item.as_object_mut() {
                 fields.insert("errorMessage".into(), event.get("message").cloned().unwrap_or(Value::Null));
                 let run = event.get("functionCallID").and_then(Value::as_str);
-                let node = runs.iter().find(|r| Some(r.id.as_str()) == run).map(|r| r.node_name.clone());
+                let node = run.and_then(|run| nodes.get(run)).cloned();
                 fields.insert("workflowNodeName".into(), json!(node));
             }
             item

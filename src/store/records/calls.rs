@@ -229,21 +229,31 @@ impl Records {
 
     /// Every run of a call, in the order they started.
     pub async fn function_calls(&self, call_id: &str) -> Result<Vec<FunctionCallRow>, RecordError> {
-        let mut by_call = self.function_calls_of_calls(&[call_id.to_string()]).await?;
-        Ok(by_call.remove(call_id).unwrap_or_default())
+        let sql = format!(
+            "SELECT {FUNCTION_CALL_COLUMNS} FROM function_calls WHERE call_id = $1 ORDER BY started_at, id"
+        );
+        Ok(sqlx::query(&sql)
+            .bind(call_id)
+            .fetch_all(&self.pool)
+            .await?
+            .iter()
+            .map(function_call_row)
+            .collect())
     }
 
-    /// [`Records::function_calls`] of many calls in one statement, by call ID.
-    pub async fn function_calls_of_calls(
+    /// Each run's node by run ID, for each of many calls, in one statement: what a call's
+    /// answer names its errors with, and nothing else of the runs (their inputs and outputs,
+    /// up to the call's 128 MiB, are for its trace alone).
+    pub async fn run_nodes_of_calls(
         &self,
         call_ids: &[String],
-    ) -> Result<HashMap<String, Vec<FunctionCallRow>>, RecordError> {
-        let mut by_call: HashMap<String, Vec<FunctionCallRow>> = HashMap::new();
+    ) -> Result<HashMap<String, HashMap<String, String>>, RecordError> {
+        let mut by_call: HashMap<String, HashMap<String, String>> = HashMap::new();
         if call_ids.is_empty() {
             return Ok(by_call);
         }
         let sql = format!(
-            "SELECT {FUNCTION_CALL_COLUMNS} FROM function_calls WHERE call_id IN ({}) ORDER BY started_at, id",
+            "SELECT call_id, id, node_name FROM function_calls WHERE call_id IN ({})",
             placeholders(1, call_ids.len())
         );
         let mut query = sqlx::query(&sql);
@@ -251,8 +261,7 @@ impl Records {
             query = query.bind(id);
         }
         for row in query.fetch_all(&self.pool).await? {
-            let run = function_call_row(&row);
-            by_call.entry(run.call_id.clone()).or_default().push(run);
+            by_call.entry(row.get("call_id")).or_default().insert(row.get("id"), row.get("node_name"));
         }
         Ok(by_call)
     }
