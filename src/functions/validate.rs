@@ -180,6 +180,44 @@ fn unprocessable(message: String, details: Value) -> ServiceError {
     ServiceError::Unprocessable { message, details: Some(details) }
 }
 
+/// Most nodes and edges a workflow has: each node is resolved on save, and a call runs a
+/// node once for each payload that reaches it (bounded by the call's runs, but a graph of
+/// thousands fully connected made that bound the only one).
+pub const MAX_NODES: usize = 200;
+pub const MAX_EDGES: usize = 1_000;
+/// Most the function versions a workflow's nodes run may hold together (serialized, a
+/// version counted once per node that runs it): every call stores its plan, the workflow
+/// with each node's function, and 200 nodes of 2 MB functions made 400 MB a call.
+pub const MAX_PLAN_BYTES: usize = 4 * 1024 * 1024;
+
+/// Refuses a workflow past [`MAX_NODES`] or [`MAX_EDGES`] (400 naming the field).
+pub fn graph_size(nodes: usize, edges: usize) -> Result<(), ServiceError> {
+    if nodes > MAX_NODES {
+        return Err(ServiceError::invalid_field("nodes", format!("at most {MAX_NODES} nodes (got {nodes})")));
+    }
+    if edges > MAX_EDGES {
+        return Err(ServiceError::invalid_field("edges", format!("at most {MAX_EDGES} edges (got {edges})")));
+    }
+    Ok(())
+}
+
+/// Refuses a workflow whose nodes' function versions hold more than [`MAX_PLAN_BYTES`].
+pub fn plan_size(bodies: &[Value]) -> Result<(), ServiceError> {
+    let bytes: usize = bodies.iter().map(|body| body.to_string().len()).sum();
+    if bytes > MAX_PLAN_BYTES {
+        return Err(ServiceError::invalid_field(
+            "nodes",
+            format!(
+                "the functions the nodes run hold {} KiB together (a function once for each node \
+                 that runs it), past the {} KiB a workflow's plan may hold",
+                bytes / 1024,
+                MAX_PLAN_BYTES / 1024
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// Checks a workflow graph: `nodes` are the node names in order, `edges` pairs of
 /// (source, destination) node names.
 pub fn topology(main: &str, nodes: &[String], edges: &[(String, String)]) -> Result<(), ServiceError> {
@@ -251,6 +289,19 @@ fn cycle(nodes: &[String], edges: &[(String, String)]) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_workflow_past_its_nodes_edges_or_plan_bytes_is_refused_naming_them() {
+        assert!(graph_size(MAX_NODES, MAX_EDGES).is_ok());
+        let nodes = graph_size(MAX_NODES + 1, 0).unwrap_err().to_string();
+        assert!(nodes.starts_with("nodes: at most 200 nodes (got 201)"), "{nodes}");
+        let edges = graph_size(1, MAX_EDGES + 1).unwrap_err().to_string();
+        assert!(edges.starts_with("edges: at most 1000 edges (got 1001)"), "{edges}");
+        let function = json!({ "prompt": "x".repeat(1_000_000) });
+        assert!(plan_size(&vec![function.clone(); 4]).is_ok());
+        let plan = plan_size(&vec![function; 5]).unwrap_err().to_string();
+        assert!(plan.contains("past the 4096 KiB a workflow's plan may hold"), "{plan}");
+    }
 
     fn edges(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
         pairs.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect()

@@ -279,6 +279,7 @@ impl FunctionsService {
         if nodes.is_empty() {
             return Err(ServiceError::invalid_field("nodes", "must hold at least one node"));
         }
+        validate::graph_size(nodes.len(), edges.len())?;
         let mut stored_nodes = Vec::new();
         let mut pins = Vec::new();
         let mut bodies = Vec::new();
@@ -288,6 +289,7 @@ impl FunctionsService {
             pins.push(pin);
             bodies.push(body);
         }
+        validate::plan_size(&bodies)?;
         let names: Vec<String> =
             stored_nodes.iter().map(|n| n["name"].as_str().unwrap_or_default().to_string()).collect();
         let mut stored_edges = Vec::new();

@@ -396,6 +396,57 @@ async fn a_split_whose_items_would_take_the_call_past_its_runs_limit_fails_namin
 }
 
 #[tokio::test]
+async fn a_node_whose_output_fans_out_past_the_runs_limit_fails_naming_it() {
+    // Every fan-out counts, not only a split's: one output down many edges (each a run, each
+    // handed the same payload) reached the limit unchecked. Lowered here to ten runs.
+    let app = spawn_app_with(Handlers::default(), |config| config.max_runs_per_call = 10).await;
+    app.create_function(json!({"functionName": "start", "type": "transform"})).await;
+    app.create_function(json!({"functionName": "each", "type": "transform"})).await;
+    for (name, fanned) in [("nine", 9), ("twelve", 12)] {
+        let mut nodes = vec![json!({"name": "start", "function": {"name": "start"}})];
+        let mut edges = Vec::new();
+        for i in 0..fanned {
+            nodes.push(json!({"name": format!("each-{i}"), "function": {"name": "each"}}));
+            edges.push(json!({"sourceNodeName": "start", "destinationNodeName": format!("each-{i}")}));
+        }
+        let body = json!({"name": name, "mainNodeName": "start", "nodes": nodes, "edges": edges});
+        assert_eq!(app.post("/v3/workflows", body).await.status(), 200);
+    }
+    // Nine after the first run fit in ten; each of the nine gets the first's output.
+    let (_, body) = app.call_text("nine", "the same text for all", json!({}), true).await;
+    assert_eq!(body["call"]["status"], "completed", "{body}");
+    let outputs = body["call"]["outputs"].as_array().unwrap();
+    assert_eq!(outputs.len(), 9, "{body}");
+    assert!(outputs.iter().all(|o| o["transformedContent"] == outputs[0]["transformedContent"]), "{body}");
+    // Twelve: the first run fails naming the limit, and nothing runs after it.
+    let (_, body) = app.call_text("twelve", "the same text for all", json!({}), true).await;
+    assert_eq!(body["call"]["status"], "failed", "{body}");
+    let error = &body["call"]["errors"][0];
+    assert_eq!(
+        (&error["kind"], &error["workflowNodeName"]),
+        (&json!("input_limit"), &json!("start")),
+        "{body}"
+    );
+    let message = error["errorMessage"].as_str().unwrap();
+    assert!(
+        message.contains("its output would run 12 nodes after it, 13 in the call")
+            && message.contains("10 node runs a call (runsPerCall)"),
+        "{message}"
+    );
+    assert_eq!(body["call"]["outputs"], json!([]), "{body}");
+
+    // A workflow is at most 200 nodes and 1,000 edges.
+    let nodes: Vec<Value> =
+        (0..201).map(|i| json!({"name": format!("n{i}"), "function": {"name": "each"}})).collect();
+    let body = json!({"name": "huge", "mainNodeName": "n0", "nodes": nodes, "edges": []});
+    let refused = assert_error(app.post("/v3/workflows", body).await, 400).await;
+    assert!(
+        refused["message"].as_str().unwrap().starts_with("nodes: at most 200 nodes (got 201)"),
+        "{refused}"
+    );
+}
+
+#[tokio::test]
 async fn a_run_whose_output_would_take_the_call_past_its_output_limit_fails_and_nothing_runs_after_it() {
     // The limit is 128 MiB of outputs a call (a split's items each shaped to 64 MiB had none);
     // lowered here so that a few kilobytes reach it. A transform without settings hands its

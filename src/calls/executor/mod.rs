@@ -48,10 +48,10 @@ enum Checkpoint {
 /// Where a run's result goes once its events are stored.
 enum Next {
     Nothing,
-    /// One payload down each edge.
+    /// One payload down each edge (shared: a node that fans out copies nothing).
     Forward {
         downstream: Vec<(String, Option<String>)>,
-        handed_on: Box<Payload>,
+        handed_on: Arc<Payload>,
     },
     /// Each item of a split down each edge.
     Fan {
@@ -73,7 +73,8 @@ struct RanNow {
 #[derive(Clone)]
 struct Activation {
     item_key: String,
-    payload: Payload,
+    /// Shared by every activation it was handed on to.
+    payload: Arc<Payload>,
     /// Why the call's file could not be decoded (then `payload` is null): the node's run
     /// reports it as its error.
     unreadable: Option<EngineError>,
@@ -214,7 +215,7 @@ impl<'a> Execution<'a> {
                 file.item_reference_id.clone().or_else(|| self.call.reference_id.clone()).unwrap_or_default();
             roots.push(Activation {
                 item_key: if count == 1 { "root".into() } else { format!("file{index}") },
-                payload,
+                payload: Arc::new(payload),
                 unreadable,
                 source_event_id: None,
                 source_function_call_id: None,

@@ -13,6 +13,7 @@ use crate::store::records::calls::FunctionCallRow;
 use crate::versions::FunctionVersion;
 use serde_json::{json, Value};
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::Instant;
 
 impl<'a> super::Execution<'a> {
@@ -111,7 +112,7 @@ impl<'a> super::Execution<'a> {
             }
             Checkpoint::Output { output } => {
                 self.link(&info, &output, &activation.payload).await;
-                let handed_on = Payload::Json(output.clone());
+                let handed_on = Arc::new(Payload::Json(output.clone()));
                 self.forward(&info, &key, None, output, context, handed_on, &mut events)
             }
             Checkpoint::Routed { outlet, output } => {
@@ -190,7 +191,7 @@ impl<'a> super::Execution<'a> {
             Next::Forward { downstream, handed_on } => {
                 self.planned += downstream.len();
                 for (destination, label) in downstream {
-                    let next = from(label, (*handed_on).clone(), activation.item_key.clone(), context);
+                    let next = from(label, handed_on.clone(), activation.item_key.clone(), context);
                     arriving.entry(destination).or_default().push(next);
                 }
             }
@@ -198,10 +199,10 @@ impl<'a> super::Execution<'a> {
                 self.planned += items.len() * downstream.len();
                 let count = items.len() as i64;
                 for (offset, item) in items.into_iter().enumerate() {
+                    let payload = Arc::new(item.payload);
                     for (destination, label) in &downstream {
                         let item_key = format!("{}.{offset}", activation.item_key);
-                        let next =
-                            from(label.clone(), item.payload.clone(), item_key, (offset as i64, count));
+                        let next = from(label.clone(), payload.clone(), item_key, (offset as i64, count));
                         arriving.entry(destination.clone()).or_default().push(next);
                     }
                 }
@@ -252,7 +253,7 @@ impl<'a> super::Execution<'a> {
         outlet: Option<String>,
         output: Value,
         context: (i64, i64),
-        handed_on: Payload,
+        handed_on: Arc<Payload>,
         events: &mut Vec<Emission>,
     ) -> Next {
         let event_type = info.function.function_type.clone();
@@ -264,21 +265,31 @@ impl<'a> super::Execution<'a> {
             intermediate: !downstream.is_empty(),
             key: key.to_string(),
         });
-        Next::Forward { downstream, handed_on: Box::new(handed_on) }
+        Next::Forward { downstream, handed_on }
     }
 
-    /// A split whose items would take the call past its runs limit fails instead.
+    /// A run that would hand on more runs than the call has left fails instead: a split's
+    /// items down each edge after it, or one output down each edge that fires (a route's
+    /// outlet, or every edge of a node that fans out).
     fn within_runs(&self, node: &str, checkpoint: Checkpoint) -> Checkpoint {
-        let Checkpoint::Items { items } = &checkpoint else { return checkpoint };
-        let runs = items.len().saturating_mul(self.downstream(node, None).len());
+        let (runs, what) = match &checkpoint {
+            Checkpoint::Items { items } => (
+                items.len().saturating_mul(self.downstream(node, None).len()),
+                format!("the split's {} items", items.len()),
+            ),
+            Checkpoint::Output { .. } => (self.downstream(node, None).len(), "its output".to_string()),
+            Checkpoint::Routed { outlet, .. } => {
+                (self.downstream(node, Some(outlet)).len(), format!("its output routed to {outlet:?}"))
+            }
+            Checkpoint::Failed { .. } => return checkpoint,
+        };
         let limit = self.service.limits.runs;
         if self.planned.saturating_add(runs) <= limit {
             return checkpoint;
         }
         let error = engines::limits::exceeded(
             format!(
-                "the split's {} items would run {runs} nodes after it, {} in the call with those before",
-                items.len(),
+                "{what} would run {runs} nodes after it, {} in the call with those before",
                 self.planned.saturating_add(runs)
             ),
             format!("{limit} node runs a call (runsPerCall)"),
@@ -446,13 +457,21 @@ fn bytes_shown(bytes: usize) -> String {
     }
 }
 
-/// What a trace shows as a run's input (documents summarised, not copied whole).
+/// Most of a JSON input (serialized) a run keeps whole for its trace. A node's input is the
+/// output before it, already stored once; kept whole, it was stored again for every run it
+/// was handed to (up to the call's 50,000 runs). A larger one is kept as a document is: its
+/// size and the first [`EXCERPT_BYTES`].
+pub(crate) const TRACE_INPUT_BYTES: usize = 8 * 1024;
+const EXCERPT_BYTES: usize = 2_000;
+
+/// What a trace shows as a run's input (documents and large JSON summarised, not copied
+/// whole).
 fn trace_input(payload: &Payload, join_inputs: Option<&[Value]>) -> Value {
     if let Some(inputs) = join_inputs {
-        return json!({ "inputs": inputs });
+        return json_input("inputs", inputs);
     }
     match payload {
-        Payload::Json(value) => json!({ "json": value }),
+        Payload::Json(value) => json_input("json", value),
         Payload::Document(document) => {
             let excerpt: String = document.text.chars().take(2_000).collect();
             json!({
@@ -463,5 +482,62 @@ fn trace_input(payload: &Payload, join_inputs: Option<&[Value]>) -> Value {
                 "text": excerpt,
             })
         }
+    }
+}
+
+/// `{key: value}` when `value` serializes within [`TRACE_INPUT_BYTES`], else
+/// `{keyBytes, keyExcerpt}`: its size and its first bytes (measured as it is written, never
+/// copied whole).
+fn json_input(key: &str, value: &(impl serde::Serialize + ?Sized)) -> Value {
+    let mut measured = Measured::default();
+    if serde_json::to_writer(&mut measured, value).is_ok() && measured.bytes <= TRACE_INPUT_BYTES {
+        return json!({ key: value });
+    }
+    // The first bytes may end inside a character: the excerpt stops before it.
+    let excerpt = match std::str::from_utf8(&measured.head) {
+        Ok(text) => text,
+        Err(err) => std::str::from_utf8(&measured.head[..err.valid_up_to()]).unwrap_or_default(),
+    };
+    json!({ format!("{key}Bytes"): measured.bytes, format!("{key}Excerpt"): excerpt })
+}
+
+/// Counts what is written and keeps its first [`EXCERPT_BYTES`].
+#[derive(Default)]
+struct Measured {
+    bytes: usize,
+    head: Vec<u8>,
+}
+
+impl std::io::Write for Measured {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let room = EXCERPT_BYTES.saturating_sub(self.head.len()).min(buf.len());
+        self.head.extend_from_slice(&buf[..room]);
+        self.bytes += buf.len();
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_small_json_input_is_kept_whole_and_a_large_one_as_its_size_and_first_bytes() {
+        let small = json!({"invoiceNumber": "INV-42", "total": 12.5});
+        assert_eq!(trace_input(&Payload::Json(small.clone()), None), json!({ "json": small }));
+        // Three-byte characters, so the excerpt's end falls inside one.
+        let large = json!({ "notes": "€".repeat(5_000) });
+        let shown = trace_input(&Payload::Json(large.clone()), None);
+        assert_eq!(shown["jsonBytes"], large.to_string().len(), "{shown}");
+        let excerpt = shown["jsonExcerpt"].as_str().unwrap();
+        assert!(excerpt.len() <= EXCERPT_BYTES && excerpt.len() > EXCERPT_BYTES - 3, "{}", excerpt.len());
+        assert!(large.to_string().starts_with(excerpt));
+        assert!(shown.get("json").is_none());
+        let joined = trace_input(&Payload::Json(Value::Null), Some(&[large.clone(), large]));
+        assert!(joined["inputsBytes"].as_u64().unwrap() > 2 * 15_000, "{joined}");
     }
 }
