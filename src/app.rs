@@ -242,7 +242,8 @@ impl App {
         let accuracy = crate::accuracy::AccuracyService { records: records.clone(), calls: calls.clone() };
         let fs = crate::fs::FsService::new(records.clone(), graph.clone())
             .with_scan_limit(config.fs_scan_limit)
-            .with_match_budget(config.fs_match_budget);
+            .with_match_budget(config.fs_match_budget)
+            .with_batch_bytes(config.fs_batch_bytes);
         let state = AppState::new(Services {
             accuracy,
             calls,

@@ -184,6 +184,10 @@ pub struct Config {
     /// setting: the production value but in tests, which lower it to reach it.
     #[arg(skip = crate::fs::grep::MATCH_BUDGET)]
     pub fs_match_budget: std::time::Duration,
+    /// Text one query of `fs grep` candidates reads at most (one candidate at least). Not a
+    /// setting: the production value but in tests, which lower it to cut every batch.
+    #[arg(skip = crate::fs::grep::BATCH_BYTES)]
+    pub fs_batch_bytes: usize,
     /// Node runs one workflow call makes at most. Not a setting: the production value but in
     /// tests, which lower it to reach it without 50,000 runs.
     #[arg(skip = crate::calls::MAX_RUNS)]
@@ -287,6 +291,7 @@ impl Config {
             max_centered_nodes: crate::graph::relations::MAX_CENTERED_NODES,
             fs_scan_limit: crate::fs::SCAN_LIMIT,
             fs_match_budget: crate::fs::grep::MATCH_BUDGET,
+            fs_batch_bytes: crate::fs::grep::BATCH_BYTES,
             max_runs_per_call: crate::calls::MAX_RUNS,
             max_output_bytes_per_call: crate::calls::MAX_OUTPUT_BYTES,
             view_scan_time: crate::views::SCAN_TIME,

@@ -23,8 +23,13 @@ use std::time::{Duration, Instant};
 const SNIPPET_CONTEXT: usize = 60;
 /// Longest pattern accepted.
 const PATTERN_MAX: usize = 1_000;
-/// Candidates read per query.
+/// Candidates read per query, and the most of their text it reads (one candidate at least):
+/// a section can be a whole CSV or JSON document, 32 MiB.
 const BATCH: u32 = 500;
+pub const BATCH_BYTES: usize = 16 * 1024 * 1024;
+/// Longest match shown (bytes, cut at a character): a pattern like `.+` matches a section
+/// whole.
+const MATCH_SHOWN: usize = 1_000;
 /// Time one request spends matching candidates before it answers with what it found and a
 /// cursor, as after [`super::SCAN_LIMIT`] candidates: a regular expression the DFA cannot
 /// hold runs microseconds a byte, so 20,000 long candidates could take minutes.
@@ -37,11 +42,13 @@ pub struct Bounds {
     pub candidates: usize,
     /// Time spent matching them ([`MATCH_BUDGET`]).
     pub matching: Duration,
+    /// Text one query of candidates reads ([`BATCH_BYTES`]).
+    pub batch_bytes: usize,
 }
 
 impl Default for Bounds {
     fn default() -> Self {
-        Self { candidates: super::SCAN_LIMIT, matching: MATCH_BUDGET }
+        Self { candidates: super::SCAN_LIMIT, matching: MATCH_BUDGET, batch_bytes: BATCH_BYTES }
     }
 }
 
@@ -129,8 +136,7 @@ pub async fn run(
     let limit = if count_only { usize::MAX } else { request::limit(request)? as usize };
     // Counting checks every candidate, so it too stops after `scan_limit` of them and hands
     // back a cursor: no request scans a whole tenant.
-    let mut hits: Vec<ItemRow> = Vec::new();
-    let mut hit_ranges = Vec::new();
+    let mut hits: Vec<Hit> = Vec::new();
     let mut count = 0i64;
     let mut after = request.cursor.clone();
     let mut scanned = 0usize;
@@ -142,12 +148,12 @@ pub async fn run(
         // The last batch is cut to the bound, so no request reads past it.
         let asked = BATCH.min(u32::try_from(scan_limit - scanned).unwrap_or(BATCH));
         let query = item_query(document_id.as_deref(), &scopes, literal.as_deref(), after.as_deref(), asked);
-        let batch = records.search_items(tenant.owner(), &query).await?;
+        let (batch, cut) = records.search_items(tenant.owner(), &query, bounds.batch_bytes).await?;
         if batch.is_empty() {
             exhausted = true;
             break;
         }
-        let full = batch.len() == asked as usize;
+        let full = cut || batch.len() == asked as usize;
         crate::cpu::blocking(|| {
             for item in batch {
                 scanned += 1;
@@ -158,8 +164,7 @@ pub async fn run(
                 if let Some(range) = found {
                     count += 1;
                     if !count_only {
-                        hit_ranges.push(range);
-                        hits.push(item);
+                        hits.push(Hit::of(item, range));
                         if hits.len() > limit {
                             break;
                         }
@@ -190,9 +195,8 @@ pub async fn run(
     }
     let more = hits.len() > limit || !exhausted;
     hits.truncate(limit);
-    hit_ranges.truncate(limit);
     let next = if hits.len() == limit && more {
-        hits.last().map(|h| h.id.clone())
+        hits.last().map(|h| h.item.id.clone())
     } else if more {
         after.clone()
     } else {
@@ -203,13 +207,12 @@ pub async fn run(
     let documents = document_refs(records, tenant, &hits).await?;
     let data: Vec<Value> = hits
         .iter()
-        .zip(hit_ranges)
-        .map(|(item, (start, end))| {
+        .map(|Hit { item, matched, snippet }| {
             let reference = documents.iter().find(|(id, _)| *id == item.document_id).map(|(_, r)| r.clone());
             json!({
                 "referenceID": reference, "transformationID": item.document_id, "scope": item.scope,
                 "label": item.label, "type": item.item_type, "page": item.page, "entityID": item.entity_id,
-                "match": &item.text[start..end], "snippet": snippet(&item.text, start, end),
+                "match": matched, "snippet": snippet,
             })
         })
         .collect();
@@ -228,13 +231,33 @@ fn item_query<'a>(
     ItemQuery { document_id, scopes, literal, after, limit }
 }
 
+/// A match as the answer shows it, kept without its candidate's text (up to 32 MiB each).
+struct Hit {
+    /// The candidate, its text dropped.
+    item: ItemRow,
+    /// The match, its first [`MATCH_SHOWN`] bytes.
+    matched: String,
+    snippet: String,
+}
+
+impl Hit {
+    fn of(mut item: ItemRow, (start, end): (usize, usize)) -> Self {
+        let text = std::mem::take(&mut item.text);
+        let mut shown = end.min(start + MATCH_SHOWN);
+        while !text.is_char_boundary(shown) {
+            shown -= 1;
+        }
+        Hit { item, matched: text[start..shown].to_string(), snippet: snippet(&text, start, shown) }
+    }
+}
+
 /// `(documentID, referenceID)` of the documents of these hits.
 async fn document_refs(
     records: &Records,
     tenant: &Tenant,
-    hits: &[ItemRow],
+    hits: &[Hit],
 ) -> ServiceResult<Vec<(String, String)>> {
-    let mut ids: Vec<String> = hits.iter().map(|h| h.document_id.clone()).collect();
+    let mut ids: Vec<String> = hits.iter().map(|h| h.item.document_id.clone()).collect();
     ids.dedup();
     Ok(records
         .documents_by_ids(tenant.owner(), &ids)

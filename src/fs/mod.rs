@@ -102,6 +102,13 @@ impl FsService {
         self
     }
 
+    /// This service with another bound on the text one query of grep candidates reads (tests
+    /// reach it with a few bytes).
+    pub fn with_batch_bytes(mut self, bytes: usize) -> Self {
+        self.grep_bounds.batch_bytes = bytes;
+        self
+    }
+
     pub async fn run(&self, tenant: &Tenant, request: FsRequest) -> ServiceResult<FsResponse> {
         crate::text::check_opt("cursor", request.cursor.as_deref())?;
         match request.op {
@@ -151,9 +158,10 @@ impl FsService {
             select::check(paths)?;
         }
         let doc = self.document(tenant, request::required_path(request)?).await?;
-        let mut sections = self.records.document_items(tenant.owner(), &doc.id, "sections").await?;
-        let mut entities = self.records.document_items(tenant.owner(), &doc.id, "entities").await?;
-        let mut relationships = self.records.document_items(tenant.owner(), &doc.id, "relationships").await?;
+        let owner = tenant.owner();
+        let mut sections = self.records.document_items(owner, &doc.id, "sections", None).await?;
+        let mut entities = self.records.document_items(owner, &doc.id, "entities", None).await?;
+        let mut relationships = self.records.document_items(owner, &doc.id, "relationships", None).await?;
         if let Some(range) = &request.range {
             // A page range applies to everything page-scoped in the answer: sections and the
             // entities found on those pages (by their mention's page), and the relationships
@@ -175,7 +183,8 @@ impl FsService {
         let mut data = summary(&doc);
         let object = data.as_object_mut().expect("summary is an object");
         object.insert("sections".into(), sections.iter().map(section).collect());
-        object.insert("output".into(), serde_json::from_str(&doc.output).unwrap_or(Value::Null));
+        let output = self.records.document_output(tenant.owner(), &doc.id).await?.unwrap_or_default();
+        object.insert("output".into(), serde_json::from_str(&output).unwrap_or(Value::Null));
         object.insert("entities".into(), entities.iter().map(entity_item).collect());
         object.insert("relationships".into(), relationships.iter().map(relationship_item).collect());
         if let Some(paths) = &request.select {
@@ -194,7 +203,9 @@ impl FsService {
             }
         };
         let doc = self.document(tenant, request::required_path(request)?).await?;
-        let sections = self.records.document_items(tenant.owner(), &doc.id, "sections").await?;
+        // One more than shown tells whether there are more.
+        let first = Some(n as u32 + 1);
+        let sections = self.records.document_items(tenant.owner(), &doc.id, "sections", first).await?;
         let more = sections.len() > n;
         let data: Vec<Value> = sections.iter().take(n).map(section).collect();
         let count = data.len() as i64;
@@ -204,18 +215,22 @@ impl FsService {
     async fn stat(&self, tenant: &Tenant, request: &FsRequest) -> ServiceResult<FsResponse> {
         let path = request::required_path(request)?;
         if let Some(doc) = self.records.find_document(tenant.owner(), path).await? {
-            let sections = self.records.document_items(tenant.owner(), &doc.id, "sections").await?;
-            let entities = self.records.document_items(tenant.owner(), &doc.id, "entities").await?;
             let mut types: Map<String, Value> = Map::new();
-            for s in &sections {
-                let n = types.get(&s.item_type).and_then(Value::as_i64).unwrap_or(0);
-                types.insert(s.item_type.clone(), json!(n + 1));
+            let mut entity_count = 0;
+            for (scope, item_type, n) in self.records.document_item_counts(tenant.owner(), &doc.id).await? {
+                match scope.as_str() {
+                    "sections" => {
+                        types.insert(item_type, json!(n));
+                    }
+                    "entities" => entity_count += n,
+                    _ => {}
+                }
             }
             let mut data = summary(&doc);
             let object = data.as_object_mut().expect("summary is an object");
             object.insert("kind".into(), json!("document"));
             object.insert("sectionTypes".into(), Value::Object(types));
-            object.insert("entityCount".into(), json!(entities.len()));
+            object.insert("entityCount".into(), json!(entity_count));
             return Ok(FsResponse::one(Op::Stat, data));
         }
         if path.starts_with("ent_") {
@@ -310,7 +325,6 @@ impl FsService {
             .into_iter()
             .map(|d| (d.id.clone(), d))
             .collect();
-        let mut sections_of: HashMap<String, Vec<ItemRow>> = HashMap::new();
         let mut data = Vec::new();
         for mention in &mentions {
             let doc = mention.transformation_id.as_ref().and_then(|id| docs.get(id));
@@ -320,14 +334,12 @@ impl FsService {
                 "sectionLabel": mention.section_label, "page": mention.page,
             });
             if let Some(doc) = doc {
-                if !sections_of.contains_key(&doc.id) {
-                    let items = self.records.document_items(tenant.owner(), &doc.id, "sections").await?;
-                    sections_of.insert(doc.id.clone(), items);
-                }
-                let found =
-                    sections_of[&doc.id].iter().find(|s| Some(&s.label) == mention.section_label.as_ref());
+                let found = match &mention.section_label {
+                    Some(label) => self.records.document_section(tenant.owner(), &doc.id, label).await?,
+                    None => None,
+                };
                 if let Some(found) = found {
-                    hit["section"] = section(found);
+                    hit["section"] = section_excerpt(&found);
                 }
                 hit["functionName"] = json!(doc.function_name);
             }
@@ -413,6 +425,24 @@ fn summary(doc: &DocumentRow) -> Value {
 
 fn section(item: &ItemRow) -> Value {
     json!({ "label": item.label, "type": item.item_type, "page": item.page, "text": item.text })
+}
+
+/// Longest section text a mention's hit shows (bytes, cut at a character): a page of 200
+/// hits could otherwise carry 200 whole CSV or JSON documents.
+const XREF_SECTION_BYTES: usize = 16 * 1024;
+
+/// A section as a hit shows it: its text cut to [`XREF_SECTION_BYTES`] (then `textTruncated`).
+fn section_excerpt(item: &ItemRow) -> Value {
+    let mut end = item.text.len().min(XREF_SECTION_BYTES);
+    while !item.text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let mut shown =
+        json!({ "label": item.label, "type": item.item_type, "page": item.page, "text": &item.text[..end] });
+    if end < item.text.len() {
+        shown["textTruncated"] = json!(true);
+    }
+    shown
 }
 
 fn entity_item(item: &ItemRow) -> Value {

@@ -305,3 +305,32 @@ async fn a_centred_knowledge_graph_read_reaching_past_its_cap_of_entities_is_ref
     let described = max_depth["description"].as_str().unwrap_or_default();
     assert!(described.contains("10,000") && described.contains("400"), "{max_depth}");
 }
+
+#[tokio::test]
+async fn fs_grep_reads_candidates_in_bounded_bytes_finds_every_match_and_shows_a_long_match_cut() {
+    // A query of candidates reads at most 16 MiB of their text (a section can be a whole CSV
+    // or JSON document); lowered here to a byte, every query reads one candidate, and a
+    // query cut short is not the end of them.
+    let app = spawn_app_with(Handlers::default(), |config| {
+        assert_eq!(config.fs_batch_bytes, 16 * 1024 * 1024, "the production bound");
+        config.fs_batch_bytes = 1;
+    })
+    .await;
+    app.parse_pipeline().await;
+    let clauses: String = (0..12).map(|i| format!("Clause {i} binds the vendor.\n\n")).collect();
+    let long_line = "a".repeat(5_000);
+    app.parse_text("cut-1", &format!("SERVICE AGREEMENT\n\n{clauses}{long_line}\n")).await;
+    let body = json!({"op": "grep", "pattern": r"clause \d+ binds", "regex": true, "limit": 50});
+    let pages = fs_pages(&app, body).await;
+    let hits: Vec<&Value> = pages.iter().flat_map(|p| p["data"].as_array().unwrap()).collect();
+    let matched: Vec<&str> = hits.iter().map(|h| h["match"].as_str().unwrap()).collect();
+    let expected: Vec<String> = (0..12).map(|i| format!("Clause {i} binds")).collect();
+    assert_eq!(matched, expected, "{pages:?}");
+
+    // A match is shown up to 1,000 bytes, its snippet marked as going on.
+    let page =
+        json(app.post("/v3/fs", json!({"op": "grep", "pattern": "a{200,}", "regex": true})).await).await;
+    let hit = &page["data"][0];
+    assert_eq!(hit["match"].as_str().map(str::len), Some(1_000), "{page}");
+    assert!(hit["snippet"].as_str().unwrap().ends_with('…'), "{page}");
+}

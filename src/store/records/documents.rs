@@ -15,6 +15,7 @@
 use super::filters::{contains_pattern, Filter};
 use super::Owner;
 use super::{Dialect, RecordError, Records};
+use futures::TryStreamExt;
 use sqlx::any::AnyRow;
 use sqlx::Row;
 
@@ -33,7 +34,8 @@ pub struct DocumentRow {
     pub memory_linked: bool,
     pub page_count: i64,
     pub section_count: i64,
-    /// The function's output (JSON text).
+    /// The function's output (JSON text), written with the document. Reads leave it empty
+    /// (it may be tens of MiB, and only `cat` shows it): [`Records::document_output`] reads it.
     pub output: String,
     pub created_at: i64,
 }
@@ -55,7 +57,7 @@ pub struct ItemRow {
 }
 
 const DOC_COLUMNS: &str = "id, reference_id, call_id, function_id, function_name, input_type, file_name, \
-                           bucket_id, memory_linked, page_count, section_count, output, created_at";
+                           bucket_id, memory_linked, page_count, section_count, created_at";
 const ITEM_COLUMNS: &str = "id, document_id, scope, position, label, item_type, page, entity_id, text";
 
 fn document(row: &AnyRow) -> DocumentRow {
@@ -71,7 +73,7 @@ fn document(row: &AnyRow) -> DocumentRow {
         memory_linked: row.get::<i64, _>("memory_linked") != 0,
         page_count: row.get("page_count"),
         section_count: row.get("section_count"),
-        output: row.get("output"),
+        output: String::new(),
         created_at: row.get("created_at"),
     }
 }
@@ -261,6 +263,19 @@ impl Records {
         Ok(row.as_ref().map(document))
     }
 
+    /// A document's output (JSON text), if the document is the owner's.
+    pub async fn document_output(&self, owner: Owner<'_>, id: &str) -> Result<Option<String>, RecordError> {
+        let row = sqlx::query(
+            "SELECT output FROM documents WHERE account_id = $1 AND environment = $2 AND id = $3",
+        )
+        .bind(owner.account_id)
+        .bind(owner.environment)
+        .bind(id)
+        .fetch_optional(&self.pool)
+        .await?;
+        Ok(row.map(|row| row.get("output")))
+    }
+
     /// Documents by ID (those that exist).
     pub async fn documents_by_ids(
         &self,
@@ -289,16 +304,18 @@ impl Records {
         Ok(row.is_some())
     }
 
-    /// Every item of one scope of a document, in order.
+    /// The items of one scope of a document, in order: every one, or the first `limit`.
     pub async fn document_items(
         &self,
         owner: Owner<'_>,
         document_id: &str,
         scope: &str,
+        limit: Option<u32>,
     ) -> Result<Vec<ItemRow>, RecordError> {
+        let limit = limit.map(|n| format!(" LIMIT {n}")).unwrap_or_default();
         let sql = format!(
             "SELECT {ITEM_COLUMNS} FROM document_items WHERE document_id = $1 AND account_id = $2 \
-             AND environment = $3 AND scope = $4 ORDER BY id"
+             AND environment = $3 AND scope = $4 ORDER BY id{limit}"
         );
         let rows = sqlx::query(&sql)
             .bind(document_id)
@@ -310,21 +327,71 @@ impl Records {
         Ok(rows.iter().map(item).collect())
     }
 
+    /// The section of a document with this label (labels are unique within a document).
+    pub async fn document_section(
+        &self,
+        owner: Owner<'_>,
+        document_id: &str,
+        label: &str,
+    ) -> Result<Option<ItemRow>, RecordError> {
+        let sql = format!(
+            "SELECT {ITEM_COLUMNS} FROM document_items WHERE document_id = $1 AND account_id = $2 \
+             AND environment = $3 AND scope = 'sections' AND label = $4 ORDER BY id LIMIT 1"
+        );
+        let row = sqlx::query(&sql)
+            .bind(document_id)
+            .bind(owner.account_id)
+            .bind(owner.environment)
+            .bind(label)
+            .fetch_optional(&self.pool)
+            .await?;
+        Ok(row.as_ref().map(item))
+    }
+
+    /// How many items of each `(scope, type)` a document has.
+    pub async fn document_item_counts(
+        &self,
+        owner: Owner<'_>,
+        document_id: &str,
+    ) -> Result<Vec<(String, String, i64)>, RecordError> {
+        let rows = sqlx::query(
+            "SELECT scope, item_type, COUNT(*) AS n FROM document_items WHERE document_id = $1 \
+             AND account_id = $2 AND environment = $3 GROUP BY scope, item_type",
+        )
+        .bind(document_id)
+        .bind(owner.account_id)
+        .bind(owner.environment)
+        .fetch_all(&self.pool)
+        .await?;
+        Ok(rows.iter().map(|row| (row.get("scope"), row.get("item_type"), row.get("n"))).collect())
+    }
+
     /// Candidate items of a search, in ID order: narrowed by the index when `literal` is
-    /// long enough, never missing a match of it.
+    /// long enough, never missing a match of it. Streamed, they stop once their texts pass
+    /// `max_bytes` (one item at least; then `true`: the batch is cut, not the end).
     pub async fn search_items(
         &self,
         owner: Owner<'_>,
         query: &ItemQuery<'_>,
-    ) -> Result<Vec<ItemRow>, RecordError> {
+        max_bytes: usize,
+    ) -> Result<(Vec<ItemRow>, bool), RecordError> {
         let mut filter = self.item_filter(owner, query);
         let cursor = match query.after {
             Some(id) => super::filters::Cursor::After(id.to_string()),
             None => super::filters::Cursor::First,
         };
         let sql = filter.page_sql(ITEM_COLUMNS, "document_items", "id", &cursor, true, query.limit);
-        let rows = filter.bind(sqlx::query(&sql)).fetch_all(&self.pool).await?;
-        Ok(rows.iter().map(item).collect())
+        let mut rows = filter.bind(sqlx::query(&sql)).fetch(&self.pool);
+        let (mut items, mut bytes) = (Vec::new(), 0);
+        while let Some(row) = rows.try_next().await? {
+            let found = item(&row);
+            bytes += found.text.len();
+            items.push(found);
+            if bytes > max_bytes {
+                return Ok((items, true));
+            }
+        }
+        Ok((items, false))
     }
 
     /// How many items contain `query.literal` (any case), counted by the database.
