@@ -51,7 +51,8 @@ impl AccuracyService {
         ascending: bool,
     ) -> ServiceResult<Value> {
         let owner = tenant.owner();
-        let mut functions = self.records.current_functions(owner).await?;
+        // What the filters and the answer read of each function: never its whole body.
+        let mut functions = self.records.current_function_summaries(owner).await?;
         let has = |list: &[String], value: &str| list.is_empty() || list.iter().any(|v| v == value);
         let wanted_display = query.display_name.as_deref().map(str::to_lowercase);
         functions.retain(|f| {

@@ -151,10 +151,9 @@ impl FunctionsService {
             None => source.version.clone(),
             Some(num) => self
                 .records
-                .workflow_versions(tenant.owner(), &source.head.id)
+                .workflow_versions_numbered(tenant.owner(), &source.head.id, &[num])
                 .await?
-                .into_iter()
-                .find(|v| v.version_num == num)
+                .pop()
                 .ok_or_else(|| {
                     ServiceError::invalid_field(
                         "sourceWorkflowVersionNum",

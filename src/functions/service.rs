@@ -221,8 +221,18 @@ fn build_body(function_type: &str, input: &FunctionInput, previous: Option<&Valu
     // The version's names and labels are tenant text like any other (`text::check`).
     crate::text::check_opt("displayName", input.display_name.as_deref())?;
     crate::text::check_opt("outputSchemaName", input.output_schema_name.as_deref())?;
-    for (i, tag) in input.tags.iter().flatten().enumerate() {
-        crate::text::check(&format!("tags[{i}]"), tag)?;
+    if let Some(name) = &input.display_name {
+        crate::text::check_len("displayName", name, validate::MAX_DISPLAY_NAME, false)?;
+    }
+    let tags = input.tags.as_deref().unwrap_or_default();
+    if tags.len() > validate::MAX_TAGS {
+        return Err(ServiceError::invalid_field(
+            "tags",
+            format!("at most {} tags (got {})", validate::MAX_TAGS, tags.len()),
+        ));
+    }
+    for (i, tag) in tags.iter().enumerate() {
+        crate::text::check_len(&format!("tags[{i}]"), tag, validate::MAX_TAG, false)?;
     }
     let schema_name =
         input.output_schema_name.as_ref().map(|n| json!(n)).or_else(|| before("outputSchemaName"));
@@ -512,13 +522,17 @@ impl FunctionsService {
                 )
             })?;
         }
-        let records = self.records.current_functions(tenant.owner()).await?;
+        // Filtered on summaries, and only the page read whole.
+        let summaries = self.records.current_function_summaries(tenant.owner()).await?;
         let uses = self.records.function_uses(tenant.owner(), None).await?;
-        let matching: Vec<FunctionRecord> =
-            records.into_iter().filter(|r| matches(filter, r, &uses)).collect();
+        let matching: Vec<String> =
+            summaries.into_iter().filter(|r| matches(filter, r, &uses)).map(|r| r.head.id).collect();
         let total = matching.len();
-        let functions = page
-            .take(matching, |r| r.head.id.clone())
+        let ids = page.take(matching, String::clone);
+        let functions = self
+            .records
+            .current_functions_by_ids(tenant.owner(), &ids)
+            .await?
             .iter()
             .map(|r| function_json(r, used_in(&uses, &r.head.id, None), include_extra))
             .collect();
@@ -533,11 +547,13 @@ impl FunctionsService {
         page: &Page<i64>,
     ) -> ServiceResult<(Vec<Value>, usize)> {
         let current = self.function_record(tenant, name).await?;
-        let versions = self.records.function_versions(tenant.owner(), &current.head.id).await?;
+        // Paged on the version numbers, and only the page read whole.
+        let nums = self.records.function_version_nums(tenant.owner(), &current.head.id).await?;
         let uses =
             self.records.function_uses(tenant.owner(), Some(std::slice::from_ref(&current.head.id))).await?;
-        let total = versions.len();
-        let page = page.take(versions, |v| v.version_num);
+        let total = nums.len();
+        let nums = page.take(nums, |n| *n);
+        let page = self.records.function_versions_numbered(tenant.owner(), &current.head.id, &nums).await?;
         let versions = page
             .into_iter()
             .map(|version| {

@@ -40,6 +40,11 @@ pub const MAX_SCHEMA_DEPTH: usize = 10;
 pub const MAX_SCHEMA_PROPERTIES: usize = 500;
 /// Longest name of a function, workflow or node.
 pub const MAX_NAME_LEN: usize = 128;
+/// Bounds of a function's `displayName` and `tags` (characters; tags in a list): lists
+/// read and filter them for every function of a tenant.
+pub const MAX_DISPLAY_NAME: usize = 200;
+pub const MAX_TAGS: usize = 50;
+pub const MAX_TAG: usize = 128;
 /// What `extraConfig.llm.timeoutSeconds` may be (the engine clamps older versions into it).
 pub const LLM_TIMEOUT_SECONDS: std::ops::RangeInclusive<u64> = 1..=600;
 

@@ -576,12 +576,16 @@ impl FunctionsService {
             let found = self.records.find_function(tenant.owner(), name).await?;
             named.push((name.clone(), found.map(|r| r.head.id)));
         }
-        let records = self.records.current_workflows(tenant.owner()).await?;
-        let matching: Vec<WorkflowRecord> =
-            records.into_iter().filter(|r| matches(filter, r, &named)).collect();
+        // Filtered on summaries, and only the page read whole.
+        let summaries = self.records.current_workflow_summaries(tenant.owner()).await?;
+        let matching: Vec<String> =
+            summaries.into_iter().filter(|r| matches(filter, r, &named)).map(|r| r.head.id).collect();
         let total = matching.len();
-        let workflows = page
-            .take(matching, |r| r.head.id.clone())
+        let ids = page.take(matching, String::clone);
+        let workflows = self
+            .records
+            .current_workflows_by_ids(tenant.owner(), &ids)
+            .await?
             .iter()
             .map(|r| workflow_json(&r.head, &r.version, true))
             .collect();
@@ -596,10 +600,14 @@ impl FunctionsService {
         page: &Page<i64>,
     ) -> ServiceResult<(Vec<Value>, usize)> {
         let current = self.workflow_record(tenant, name).await?;
-        let versions = self.records.workflow_versions(tenant.owner(), &current.head.id).await?;
-        let total = versions.len();
-        let versions = page
-            .take(versions, |v| v.version_num)
+        // Paged on the version numbers, and only the page read whole.
+        let nums = self.records.workflow_version_nums(tenant.owner(), &current.head.id).await?;
+        let total = nums.len();
+        let nums = page.take(nums, |n| *n);
+        let versions = self
+            .records
+            .workflow_versions_numbered(tenant.owner(), &current.head.id, &nums)
+            .await?
             .iter()
             .map(|v| workflow_json(&current.head, v, false))
             .collect();
@@ -614,10 +622,11 @@ impl FunctionsService {
         version_num: i64,
     ) -> ServiceResult<Value> {
         let current = self.workflow_record(tenant, name).await?;
-        let versions = self.records.workflow_versions(tenant.owner(), &current.head.id).await?;
-        let version = versions
-            .into_iter()
-            .find(|v| v.version_num == version_num)
+        let version = self
+            .records
+            .workflow_versions_numbered(tenant.owner(), &current.head.id, &[version_num])
+            .await?
+            .pop()
             .ok_or_else(|| ServiceError::not_found("workflow version", format!("{name} v{version_num}")))?;
         Ok(workflow_json(&current.head, &version, false))
     }

@@ -486,11 +486,8 @@ impl ViewsService {
             if resolved.iter().any(|f| f.id.as_deref() == Some(head.id.as_str())) {
                 continue;
             }
-            for version in self.records.function_versions(tenant.owner(), &head.id).await? {
-                if let Some(schema) = version.body.get("outputSchema").filter(|s| !s.is_null()) {
-                    schemas.push(schema.clone());
-                }
-            }
+            let found = self.records.function_output_schemas(tenant.owner(), &head.id).await?;
+            schemas.extend(found.into_iter().filter(|s| !s.is_null()));
             resolved.push(FunctionIdentifier { id: Some(head.id), name: Some(head.name) });
         }
         input.functions = resolved;

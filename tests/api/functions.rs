@@ -570,6 +570,29 @@ async fn the_function_list_applies_every_filter_and_pages_both_ways() {
 }
 
 #[tokio::test]
+async fn a_functions_tags_and_display_name_are_bounded_naming_the_field() {
+    // Lists read and filter them for every function of a tenant.
+    let app = spawn_app().await;
+    let create = |extra: Value| {
+        let mut body = json!({"functionName": "bounded", "type": "transform"});
+        body.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+        app.post("/v3/functions", body)
+    };
+    let tags: Vec<String> = (0..51).map(|i| format!("t{i}")).collect();
+    let refused = assert_error(create(json!({ "tags": tags })).await, 400).await;
+    assert!(refused["message"].as_str().unwrap().starts_with("tags: at most 50 tags (got 51)"), "{refused}");
+    let refused = assert_error(create(json!({ "tags": ["x".repeat(129)] })).await, 400).await;
+    assert!(refused["message"].as_str().unwrap().starts_with("tags[0]: must be at most 128"), "{refused}");
+    let refused = assert_error(create(json!({ "displayName": "x".repeat(201) })).await, 400).await;
+    assert!(
+        refused["message"].as_str().unwrap().starts_with("displayName: must be at most 200"),
+        "{refused}"
+    );
+    let tags: Vec<String> = (0..50).map(|i| format!("t{i}")).collect();
+    assert_eq!(create(json!({ "tags": tags, "displayName": "x".repeat(200) })).await.status(), 200);
+}
+
+#[tokio::test]
 async fn the_function_and_workflow_endpoints_are_in_the_openapi_document() {
     let app = spawn_app().await;
     let doc = json(app.get("/openapi.json").await).await;

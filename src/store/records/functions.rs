@@ -4,7 +4,7 @@
 
 use super::filters::placeholders;
 use super::Owner;
-use super::{RecordError, Records};
+use super::{Dialect, RecordError, Records};
 use crate::versions::FunctionVersion;
 use serde_json::Value;
 use sqlx::any::AnyRow;
@@ -259,10 +259,26 @@ impl Records {
         Ok(rows.iter().map(|row| executable(record_row(row))).collect())
     }
 
-    /// Every function of the owner at its current version, in ID order.
-    pub async fn current_functions(&self, owner: Owner<'_>) -> Result<Vec<FunctionRecord>, RecordError> {
+    /// Every function of the owner at its current version, in ID order, each version's body
+    /// cut to what lists filter on (`tags`, `displayName`): a body is up to a request's 2 MB,
+    /// and a tenant's functions are many. [`Records::current_functions_by_ids`] reads a
+    /// page of them whole.
+    pub async fn current_function_summaries(
+        &self,
+        owner: Owner<'_>,
+    ) -> Result<Vec<FunctionRecord>, RecordError> {
+        let summary = match self.dialect {
+            Dialect::Sqlite => {
+                "json_object('tags', v.body -> '$.tags', 'displayName', v.body -> '$.displayName')"
+            }
+            Dialect::Postgres => {
+                "CAST(json_build_object('tags', CAST(v.body AS jsonb) -> 'tags', \
+                 'displayName', CAST(v.body AS jsonb) -> 'displayName') AS TEXT)"
+            }
+        };
+        let columns = RECORD_COLUMNS.replace("v.body", &format!("{summary} AS body"));
         let rows = sqlx::query(&format!(
-            "SELECT {RECORD_COLUMNS} FROM functions f \
+            "SELECT {columns} FROM functions f \
              JOIN function_versions v ON v.function_id = f.id AND v.version_num = f.current_version \
              WHERE f.account_id = $1 AND f.environment = $2 ORDER BY f.id"
         ))
@@ -273,15 +289,40 @@ impl Records {
         Ok(rows.iter().map(record_row).collect())
     }
 
-    /// Every version of one function, oldest first.
-    pub async fn function_versions(
+    /// These functions at their current version, whole, in the order of `ids` (those that
+    /// exist).
+    pub async fn current_functions_by_ids(
+        &self,
+        owner: Owner<'_>,
+        ids: &[String],
+    ) -> Result<Vec<FunctionRecord>, RecordError> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let sql = format!(
+            "SELECT {RECORD_COLUMNS} FROM functions f \
+             JOIN function_versions v ON v.function_id = f.id AND v.version_num = f.current_version \
+             WHERE f.account_id = $1 AND f.environment = $2 AND f.id IN ({})",
+            placeholders(3, ids.len())
+        );
+        let mut query = sqlx::query(&sql).bind(owner.account_id).bind(owner.environment);
+        for id in ids {
+            query = query.bind(id);
+        }
+        let mut records: Vec<FunctionRecord> =
+            query.fetch_all(&self.pool).await?.iter().map(record_row).collect();
+        records.sort_by_key(|r| ids.iter().position(|id| *id == r.head.id));
+        Ok(records)
+    }
+
+    /// The version numbers of one function, oldest first.
+    pub async fn function_version_nums(
         &self,
         owner: Owner<'_>,
         function_id: &str,
-    ) -> Result<Vec<StoredFunctionVersion>, RecordError> {
+    ) -> Result<Vec<i64>, RecordError> {
         let rows = sqlx::query(
-            "SELECT v.version_num, v.function_type, v.body, v.audit, v.created_at FROM function_versions v \
-             JOIN functions f ON f.id = v.function_id \
+            "SELECT v.version_num FROM function_versions v JOIN functions f ON f.id = v.function_id \
              WHERE f.account_id = $1 AND f.environment = $2 AND f.id = $3 ORDER BY v.version_num",
         )
         .bind(owner.account_id)
@@ -289,7 +330,61 @@ impl Records {
         .bind(function_id)
         .fetch_all(&self.pool)
         .await?;
-        Ok(rows.iter().map(|row| version_row(row, "created_at")).collect())
+        Ok(rows.iter().map(|row| row.get("version_num")).collect())
+    }
+
+    /// These versions of one function (those that exist), in the order of `nums`.
+    pub async fn function_versions_numbered(
+        &self,
+        owner: Owner<'_>,
+        function_id: &str,
+        nums: &[i64],
+    ) -> Result<Vec<StoredFunctionVersion>, RecordError> {
+        if nums.is_empty() {
+            return Ok(Vec::new());
+        }
+        let listed = nums.iter().map(i64::to_string).collect::<Vec<_>>().join(", ");
+        let rows = sqlx::query(&format!(
+            "SELECT v.version_num, v.function_type, v.body, v.audit, v.created_at FROM function_versions v \
+             JOIN functions f ON f.id = v.function_id \
+             WHERE f.account_id = $1 AND f.environment = $2 AND f.id = $3 AND v.version_num IN ({listed})"
+        ))
+        .bind(owner.account_id)
+        .bind(owner.environment)
+        .bind(function_id)
+        .fetch_all(&self.pool)
+        .await?;
+        let mut versions: Vec<StoredFunctionVersion> =
+            rows.iter().map(|row| version_row(row, "created_at")).collect();
+        versions.sort_by_key(|v| nums.iter().position(|n| *n == v.version_num));
+        Ok(versions)
+    }
+
+    /// The distinct output schemas of every version of one function (what a view's columns
+    /// are checked against), read alone: each is at most 64 KiB, a version's body 2 MB.
+    pub async fn function_output_schemas(
+        &self,
+        owner: Owner<'_>,
+        function_id: &str,
+    ) -> Result<Vec<Value>, RecordError> {
+        let schema = match self.dialect {
+            Dialect::Sqlite => "v.body -> '$.outputSchema'",
+            Dialect::Postgres => "CAST(CAST(v.body AS jsonb) -> 'outputSchema' AS TEXT)",
+        };
+        let rows = sqlx::query(&format!(
+            "SELECT DISTINCT {schema} AS schema FROM function_versions v JOIN functions f ON f.id = v.function_id \
+             WHERE f.account_id = $1 AND f.environment = $2 AND f.id = $3"
+        ))
+        .bind(owner.account_id)
+        .bind(owner.environment)
+        .bind(function_id)
+        .fetch_all(&self.pool)
+        .await?;
+        Ok(rows
+            .iter()
+            .filter_map(|row| row.get::<Option<String>, _>("schema"))
+            .filter_map(|text| serde_json::from_str(&text).ok())
+            .collect())
     }
 
     /// Adds the next version of a function (renaming it to `name`) if its current version

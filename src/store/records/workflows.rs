@@ -3,9 +3,10 @@
 //! function versions each workflow version runs (`workflow_version_functions`, what the
 //! list filters and `usedInWorkflows` read). Every query filters by account and environment.
 
+use super::filters::placeholders;
 use super::functions::{is_unique_violation, Saved};
 use super::Owner;
-use super::{RecordError, Records};
+use super::{Dialect, RecordError, Records};
 use crate::versions::{Edge, Node, WorkflowVersion};
 use serde_json::Value;
 use sqlx::any::AnyRow;
@@ -206,10 +207,29 @@ impl Records {
             .map(|record| workflow_version(&record.head, &record.version)))
     }
 
-    /// Every workflow of the owner at its current version, in ID order.
-    pub async fn current_workflows(&self, owner: Owner<'_>) -> Result<Vec<WorkflowRecord>, RecordError> {
+    /// Every workflow of the owner at its current version, in ID order, each version's body
+    /// cut to what lists filter on (`tags`, `displayName`, each node's `function`): a body is
+    /// up to a request's 2 MB. [`Records::current_workflows_by_ids`] reads a page whole.
+    pub async fn current_workflow_summaries(
+        &self,
+        owner: Owner<'_>,
+    ) -> Result<Vec<WorkflowRecord>, RecordError> {
+        let summary = match self.dialect {
+            Dialect::Sqlite => {
+                "json_object('tags', v.body -> '$.tags', 'displayName', v.body -> '$.displayName', \
+                 'nodes', (SELECT json_group_array(json_object('function', n.value -> '$.function')) \
+                           FROM json_each(v.body, '$.nodes') n))"
+            }
+            Dialect::Postgres => {
+                "CAST(json_build_object('tags', CAST(v.body AS jsonb) -> 'tags', \
+                 'displayName', CAST(v.body AS jsonb) -> 'displayName', \
+                 'nodes', (SELECT COALESCE(json_agg(json_build_object('function', n -> 'function')), '[]') \
+                           FROM jsonb_array_elements(CAST(v.body AS jsonb) -> 'nodes') n)) AS TEXT)"
+            }
+        };
+        let columns = RECORD_COLUMNS.replace("v.body", &format!("{summary} AS body"));
         let rows = sqlx::query(&format!(
-            "SELECT {RECORD_COLUMNS} FROM workflows w \
+            "SELECT {columns} FROM workflows w \
              JOIN workflow_versions v ON v.workflow_id = w.id AND v.version_num = w.current_version \
              WHERE w.account_id = $1 AND w.environment = $2 ORDER BY w.id"
         ))
@@ -220,15 +240,40 @@ impl Records {
         Ok(rows.iter().map(record_row).collect())
     }
 
-    /// Every version of one workflow, oldest first.
-    pub async fn workflow_versions(
+    /// These workflows at their current version, whole, in the order of `ids` (those that
+    /// exist).
+    pub async fn current_workflows_by_ids(
+        &self,
+        owner: Owner<'_>,
+        ids: &[String],
+    ) -> Result<Vec<WorkflowRecord>, RecordError> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let sql = format!(
+            "SELECT {RECORD_COLUMNS} FROM workflows w \
+             JOIN workflow_versions v ON v.workflow_id = w.id AND v.version_num = w.current_version \
+             WHERE w.account_id = $1 AND w.environment = $2 AND w.id IN ({})",
+            placeholders(3, ids.len())
+        );
+        let mut query = sqlx::query(&sql).bind(owner.account_id).bind(owner.environment);
+        for id in ids {
+            query = query.bind(id);
+        }
+        let mut records: Vec<WorkflowRecord> =
+            query.fetch_all(&self.pool).await?.iter().map(record_row).collect();
+        records.sort_by_key(|r| ids.iter().position(|id| *id == r.head.id));
+        Ok(records)
+    }
+
+    /// The version numbers of one workflow, oldest first.
+    pub async fn workflow_version_nums(
         &self,
         owner: Owner<'_>,
         workflow_id: &str,
-    ) -> Result<Vec<StoredWorkflowVersion>, RecordError> {
+    ) -> Result<Vec<i64>, RecordError> {
         let rows = sqlx::query(
-            "SELECT v.version_num, v.body, v.created_at FROM workflow_versions v \
-             JOIN workflows w ON w.id = v.workflow_id \
+            "SELECT v.version_num FROM workflow_versions v JOIN workflows w ON w.id = v.workflow_id \
              WHERE w.account_id = $1 AND w.environment = $2 AND w.id = $3 ORDER BY v.version_num",
         )
         .bind(owner.account_id)
@@ -236,7 +281,34 @@ impl Records {
         .bind(workflow_id)
         .fetch_all(&self.pool)
         .await?;
-        Ok(rows.iter().map(|row| version_row(row, "created_at")).collect())
+        Ok(rows.iter().map(|row| row.get("version_num")).collect())
+    }
+
+    /// These versions of one workflow (those that exist), in the order of `nums`.
+    pub async fn workflow_versions_numbered(
+        &self,
+        owner: Owner<'_>,
+        workflow_id: &str,
+        nums: &[i64],
+    ) -> Result<Vec<StoredWorkflowVersion>, RecordError> {
+        if nums.is_empty() {
+            return Ok(Vec::new());
+        }
+        let listed = nums.iter().map(i64::to_string).collect::<Vec<_>>().join(", ");
+        let rows = sqlx::query(&format!(
+            "SELECT v.version_num, v.body, v.created_at FROM workflow_versions v \
+             JOIN workflows w ON w.id = v.workflow_id \
+             WHERE w.account_id = $1 AND w.environment = $2 AND w.id = $3 AND v.version_num IN ({listed})"
+        ))
+        .bind(owner.account_id)
+        .bind(owner.environment)
+        .bind(workflow_id)
+        .fetch_all(&self.pool)
+        .await?;
+        let mut versions: Vec<StoredWorkflowVersion> =
+            rows.iter().map(|row| version_row(row, "created_at")).collect();
+        versions.sort_by_key(|v| nums.iter().position(|n| *n == v.version_num));
+        Ok(versions)
     }
 
     /// Adds the next version of a workflow (with its name and display name) if its current
