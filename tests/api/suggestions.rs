@@ -354,3 +354,76 @@ async fn a_manual_merge_raises_and_an_unmerge_lowers_the_scores_of_pairs_like_it
     assert!(merged > untaught, "{merged} {untaught}");
     assert!(unmerged < merged, "{unmerged} {merged}");
 }
+
+#[tokio::test]
+async fn open_suggestions_page_in_each_order_from_the_store_and_skip_pairs_merged_meanwhile() {
+    let app = spawn_app().await;
+    let names = ["Anvil", "Beacon", "Cobalt", "Dynamo", "Ember", "Falcon", "Granite", "Harbor"];
+    let mut entities = Vec::new();
+    for name in names {
+        entities.push(app.entity(name, "Company").await);
+    }
+    // Stored as a refresh would store them; two share a score, so the ID breaks the tie.
+    let scores = [0.9, 0.55, 0.7, 0.45, 0.9, 0.3, 0.62];
+    let signals = json!({});
+    for (i, score) in scores.iter().enumerate() {
+        let new = canon::store::records::suggestions::NewSuggestion {
+            account_id: &app.account_id,
+            environment: "sandbox",
+            bucket_id: "bkt_paging",
+            entity_a: &entities[i],
+            entity_b: &entities[i + 1],
+            score: *score,
+            signals: &signals,
+            status: "open",
+        };
+        assert!(app.app().state.records.insert_suggestion(new).await.expect("stored"));
+    }
+    // Granite merged into Falcon: the pairs holding Granite are no longer listed.
+    let merged =
+        app.post(&format!("/v3/entities/{}/merge", entities[5]), json!({"entityIDs": [entities[6]]})).await;
+    assert_eq!(merged.status(), 200);
+
+    let all = json(app.get("/v3/merge-suggestions?limit=100").await).await;
+    let listed: Vec<(String, f64)> = all["suggestions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| (s["suggestionID"].as_str().unwrap().to_string(), s["score"].as_f64().unwrap()))
+        .collect();
+    assert_eq!(listed.len(), 5, "two of seven hold Granite: {all}");
+    for order in ["score", "uncertain", "recent"] {
+        let mut expected = listed.clone();
+        let uncertainty = |s: &(String, f64)| (s.1 - 0.5).abs();
+        match order {
+            "score" => expected.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0))),
+            "uncertain" => {
+                expected.sort_by(|a, b| uncertainty(a).total_cmp(&uncertainty(b)).then(a.0.cmp(&b.0)))
+            }
+            _ => expected.sort_by(|a, b| b.0.cmp(&a.0)),
+        }
+        let expected: Vec<String> = expected.into_iter().map(|s| s.0).collect();
+        // Two a page, each page after the last one listed.
+        let mut paged: Vec<String> = Vec::new();
+        let mut cursor = String::new();
+        loop {
+            let after = if cursor.is_empty() { String::new() } else { format!("&startingAfter={cursor}") };
+            let page =
+                json(app.get(&format!("/v3/merge-suggestions?order={order}&limit=2{after}")).await).await;
+            let ids: Vec<String> = page["suggestions"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|s| s["suggestionID"].as_str().unwrap().to_string())
+                .collect();
+            paged.extend(ids.clone());
+            if page["hasMore"] != true {
+                break;
+            }
+            assert_eq!(page["nextCursor"].as_str(), ids.last().map(String::as_str), "{page}");
+            cursor = ids.last().unwrap().clone();
+            assert!(paged.len() <= 10, "the cursor leads on forever");
+        }
+        assert_eq!(paged, expected, "order={order}");
+    }
+}

@@ -17,7 +17,7 @@ use crate::graph::resolution::model::{self, Model, Record};
 use crate::graph::resolution::{comparisons, names};
 use crate::graph::{audit, queries, GraphService, Tenant};
 use crate::params;
-use crate::store::records::suggestions::{NewSuggestion, StoredSuggestion};
+use crate::store::records::suggestions::{NewSuggestion, OpenOrder, StoredSuggestion};
 use crate::store::records::Records;
 use serde::Serialize;
 use serde_json::{json, Value};
@@ -114,11 +114,19 @@ pub struct Suggestion {
 pub struct SuggestionPage {
     pub suggestions: Vec<Suggestion>,
     pub has_more: bool,
+    /// When `hasMore`: the `startingAfter` of the next page (the last suggestion this page
+    /// listed, or examined when it ended early).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
     /// Pairs scoring at least this are suggested.
     pub suggest_threshold: f64,
     /// Pairs scoring at least this merge automatically.
     pub auto_merge_threshold: f64,
 }
+
+/// Open suggestions one page examines at most, and reads from the store at a time.
+const MAX_EXAMINED: usize = 1_000;
+const LIST_BATCH: u32 = 100;
 
 /// The order of `GET /v3/merge-suggestions`.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -236,7 +244,10 @@ impl SuggestionService {
         Ok(self.records.record_decision(new, &actor.label()).await?)
     }
 
-    /// Open suggestions, best first, whose entities are both still live.
+    /// Open suggestions, best first, whose entities are both still live. Read from the store
+    /// a batch at a time in the page's order (each examined costs a graph read of its two
+    /// entities), at most [`MAX_EXAMINED`] a page: past it the page ends early, and its
+    /// `nextCursor` goes on after the last one examined.
     pub async fn list(
         &self,
         tenant: &Tenant,
@@ -245,35 +256,41 @@ impl SuggestionService {
         order: SuggestionOrder,
         limit: usize,
     ) -> ServiceResult<SuggestionPage> {
-        let mut stored =
-            self.records.open_suggestions(&tenant.account_id, tenant.environment.as_str(), bucket).await?;
-        match order {
-            SuggestionOrder::Score => {}
+        let order = match order {
+            SuggestionOrder::Score => OpenOrder::Score,
             // Closest to even odds first: the labels that teach resolution most.
-            SuggestionOrder::Uncertain => stored.sort_by(|a, b| {
-                (a.score - 0.5).abs().total_cmp(&(b.score - 0.5).abs()).then_with(|| a.id.cmp(&b.id))
-            }),
+            SuggestionOrder::Uncertain => OpenOrder::Uncertain,
             // Suggestion IDs are time-ordered.
-            SuggestionOrder::Recent => stored.sort_by(|a, b| b.id.cmp(&a.id)),
-        }
-        let start = match starting_after {
-            Some(id) => stored.iter().position(|s| s.id == id).map(|p| p + 1).unwrap_or(stored.len()),
-            None => 0,
+            SuggestionOrder::Recent => OpenOrder::Recent,
         };
+        let (account, environment) = (&tenant.account_id, tenant.environment.as_str());
+        let mut after = starting_after.map(str::to_string);
         let mut suggestions = Vec::new();
-        let mut has_more = false;
-        for suggestion in &stored[start..] {
-            if suggestions.len() == limit {
-                has_more = true;
-                break;
+        let (mut has_more, mut examined) = (false, 0);
+        'batches: loop {
+            let batch = self
+                .records
+                .open_suggestions_after(account, environment, bucket, order, after.as_deref(), LIST_BATCH)
+                .await?;
+            for suggestion in &batch {
+                if suggestions.len() == limit || examined == MAX_EXAMINED {
+                    has_more = true;
+                    break 'batches;
+                }
+                examined += 1;
+                after = Some(suggestion.id.clone());
+                if let Some(view) = self.view(tenant, suggestion).await? {
+                    suggestions.push(view);
+                }
             }
-            if let Some(view) = self.view(tenant, suggestion).await? {
-                suggestions.push(view);
+            if batch.len() < LIST_BATCH as usize {
+                break;
             }
         }
         Ok(SuggestionPage {
             suggestions,
             has_more,
+            next_cursor: if has_more { after } else { None },
             suggest_threshold: self.suggest_threshold,
             auto_merge_threshold: self.auto_merge_threshold,
         })

@@ -4,6 +4,17 @@ use super::{RecordError, Records};
 use crate::ids;
 use sqlx::Row;
 
+/// The orders open suggestions are listed in.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum OpenOrder {
+    /// Best score first.
+    Score,
+    /// Score closest to 0.5 first.
+    Uncertain,
+    /// Newest (largest ID) first.
+    Recent,
+}
+
 #[derive(Clone, Debug)]
 pub struct StoredSuggestion {
     pub id: String,
@@ -156,8 +167,7 @@ impl Records {
         Ok(rows.into_iter().map(|row| (row.get("entity_a"), row.get("entity_b"))).collect())
     }
 
-    /// Open suggestions of a tenant, best first, after `cursor` (a suggestion ID) in ID order
-    /// within equal scores.
+    /// Every open suggestion of a tenant (of `bucket`, or all), best first.
     pub async fn open_suggestions(
         &self,
         account_id: &str,
@@ -174,6 +184,48 @@ impl Records {
         .fetch_all(&self.pool)
         .await?;
         Ok(rows.into_iter().map(read).collect())
+    }
+
+    /// At most `limit` open suggestions of a tenant (of `bucket`, or all) in `order`, after
+    /// the suggestion `after` (by its place in that order: it need not be open any more).
+    #[allow(clippy::too_many_arguments)]
+    pub async fn open_suggestions_after(
+        &self,
+        account_id: &str,
+        environment: &str,
+        bucket_id: Option<&str>,
+        order: OpenOrder,
+        after: Option<&str>,
+        limit: u32,
+    ) -> Result<Vec<StoredSuggestion>, RecordError> {
+        // The order, and "after the cursor" against the cursor's own row `k` (a cursor that
+        // no longer exists joins nothing: an empty page).
+        let (sort, beyond) = match order {
+            OpenOrder::Score => {
+                ("s.score DESC, s.id", "(s.score < k.score OR (s.score = k.score AND s.id > k.id))")
+            }
+            OpenOrder::Uncertain => (
+                "ABS(s.score - 0.5), s.id",
+                "(ABS(s.score - 0.5) > ABS(k.score - 0.5) \
+                 OR (ABS(s.score - 0.5) = ABS(k.score - 0.5) AND s.id > k.id))",
+            ),
+            OpenOrder::Recent => ("s.id DESC", "s.id < k.id"),
+        };
+        let (join, condition) = match after {
+            Some(_) => (" JOIN merge_suggestions k ON k.id = $4", format!(" AND {beyond}")),
+            None => ("", String::new()),
+        };
+        let columns = COLUMNS.split(", ").map(|c| format!("s.{c} AS {c}")).collect::<Vec<_>>().join(", ");
+        let sql = format!(
+            "SELECT {columns} FROM merge_suggestions s{join} WHERE s.account_id = $1 AND s.environment = $2 \
+             AND s.status = 'open' AND ($3 = '' OR s.bucket_id = $3){condition} ORDER BY {sort} LIMIT {limit}"
+        );
+        let mut query =
+            sqlx::query(&sql).bind(account_id).bind(environment).bind(bucket_id.unwrap_or_default());
+        if let Some(after) = after {
+            query = query.bind(after);
+        }
+        Ok(query.fetch_all(&self.pool).await?.into_iter().map(read).collect())
     }
 
     pub async fn suggestion(
