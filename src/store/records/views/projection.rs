@@ -3,7 +3,6 @@
 //! written with the event): SQLite's `json_type` / `json_extract` / `->`, PostgreSQL's
 //! `jsonb_extract_path`; only a page of rows, or at most 200 groups, ever comes back.
 
-use super::scan::Workers;
 use crate::store::records::Owner;
 use crate::store::records::{Dialect, RecordError, Records};
 use serde_json::Value;
@@ -26,6 +25,13 @@ pub struct Scope {
     pub function_ids: Vec<String>,
     pub start: i64,
     pub end: i64,
+}
+
+/// Whether PostgreSQL may give a statement parallel workers (see `view_aggregate`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Workers {
+    Parallel,
+    Planner,
 }
 
 /// A row filter on a column.

@@ -12,7 +12,7 @@
 //!   clock every [`STEPS_BETWEEN_CHECKS`] virtual-machine steps and stops the statement
 //!   (`SQLITE_INTERRUPT`) at its deadline.
 
-use super::projection::Sql;
+use super::projection::{Sql, Workers};
 use crate::store::records::{Dialect, ErrorCode, RecordError, Records};
 use sqlx::any::{AnyPoolOptions, AnyRow};
 use sqlx::sqlite::{SqliteConnectOptions, SqlitePool, SqlitePoolOptions, SqliteRow};
@@ -92,13 +92,6 @@ impl ScanRow {
             ScanRow::Sqlite(row) => row.get(column),
         }
     }
-}
-
-/// Whether PostgreSQL may give the statement parallel workers (see `view_aggregate`).
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(super) enum Workers {
-    Parallel,
-    Planner,
 }
 
 impl Records {
