@@ -22,6 +22,10 @@ use std::time::Duration;
 pub const PLAN_TRUST: Duration = Duration::from_secs(1);
 /// Plans remembered at most (the memory starts over when full).
 const PLANS_REMEMBERED: usize = 4096;
+/// Largest plan remembered (its function versions' bodies, serialized): a plan may hold
+/// 4 MiB, and 4,096 of those would be 16 GiB; a larger one is read for each call, so the
+/// memory holds at most 256 MiB.
+const REMEMBERED_PLAN_BYTES: usize = 64 * 1024;
 
 /// A workflow's current version and the function versions its nodes pin (a pin whose
 /// function is gone is missing).
@@ -57,12 +61,76 @@ impl Records {
             workflow.nodes.iter().map(|n| (n.function_id.as_str(), n.function_version_num)).collect();
         let functions = self.pinned_function_versions(owner, &pins).await?;
         let plan = Arc::new(WorkflowPlan { workflow, functions });
-        self.plans.put_if_unchanged(seen, key, plan.clone());
+        if plan_bytes(&plan) <= REMEMBERED_PLAN_BYTES {
+            self.plans.put_if_unchanged(seen, key, plan.clone());
+        }
         Ok(Some(plan))
     }
 
     /// After a workflow write: plans read before it are not used again.
     pub(crate) fn forget_plans(&self) {
         self.plans.forget_all();
+    }
+}
+
+/// What a plan's function versions' bodies take serialized.
+fn plan_bytes(plan: &WorkflowPlan) -> usize {
+    plan.functions.iter().map(|f| serde_json::to_vec(&f.body).map_or(0, |bytes| bytes.len())).sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::records::functions::{FunctionRow, StoredFunctionVersion};
+    use crate::store::records::workflows::{StoredWorkflowVersion, WorkflowRow};
+    use serde_json::json;
+
+    /// A one-node workflow `name` running a function whose body holds `body_bytes` of text.
+    async fn workflow(records: &Records, owner: Owner<'_>, name: &str, body_bytes: usize) {
+        let function = FunctionRow {
+            id: format!("fn_{name}"),
+            name: format!("f-{name}"),
+            current_version: 1,
+            created_at: 1,
+            updated_at: 1,
+        };
+        let version = StoredFunctionVersion {
+            version_num: 1,
+            function_type: "transform".into(),
+            body: json!({ "prompt": "x".repeat(body_bytes) }),
+            audit: json!({}),
+            created_at: 1,
+        };
+        assert!(records.insert_function(owner, &function, &version).await.unwrap());
+        let head = WorkflowRow {
+            id: format!("wf_{name}"),
+            name: name.into(),
+            current_version: 1,
+            display_name: None,
+            created_at: 1,
+            updated_at: 1,
+        };
+        let node =
+            json!({"name": "only", "function": {"id": function.id, "name": function.name, "versionNum": 1}});
+        let body = json!({"mainNodeName": "only", "nodes": [node], "edges": []});
+        let pins = [(function.id.clone(), function.name.clone(), 1)];
+        let stored = StoredWorkflowVersion { version_num: 1, body, created_at: 1 };
+        assert!(records.insert_workflow(owner, &head, &stored, &pins).await.unwrap());
+    }
+
+    #[tokio::test]
+    async fn a_small_plan_is_remembered_and_a_large_one_read_again_for_each_call() {
+        let (_dir, records) = Records::on_sqlite_for_tests().await;
+        let owner = Owner { account_id: "acc_plans", environment: "sandbox" };
+        workflow(&records, owner, "small", 1_000).await;
+        workflow(&records, owner, "large", REMEMBERED_PLAN_BYTES + 1).await;
+        let first = records.workflow_plan(owner, "small").await.unwrap().unwrap();
+        let again = records.workflow_plan(owner, "small").await.unwrap().unwrap();
+        assert!(Arc::ptr_eq(&first, &again), "remembered");
+        let first = records.workflow_plan(owner, "large").await.unwrap().unwrap();
+        let again = records.workflow_plan(owner, "large").await.unwrap().unwrap();
+        assert!(!Arc::ptr_eq(&first, &again), "read again");
+        assert_eq!(first.functions.len(), 1);
+        records.close().await;
     }
 }
