@@ -10,7 +10,7 @@ use super::review::ReviewFilter;
 use super::suggestions::SuggestionService;
 use super::{GraphService, Tenant};
 use crate::error::{ServiceError, ServiceResult};
-use crate::store::records::suggestions::StoredSuggestion;
+use crate::store::records::suggestions::{OpenOrder, StoredSuggestion};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 use std::collections::HashSet;
@@ -163,7 +163,28 @@ impl GraphService {
     }
 }
 
+/// Open suggestions a bulk dismissal reads at a time.
+const DISMISS_BATCH: u32 = 1_000;
+
 impl SuggestionService {
+    /// The entities of these suggestions that are live (not merged away).
+    async fn live_entities(
+        &self,
+        tenant: &Tenant,
+        suggestions: &[StoredSuggestion],
+    ) -> ServiceResult<HashSet<String>> {
+        let mut entity_ids: Vec<String> =
+            suggestions.iter().flat_map(|s| [s.entity_a.clone(), s.entity_b.clone()]).collect();
+        entity_ids.sort();
+        entity_ids.dedup();
+        let mut live = HashSet::new();
+        for chunk in entity_ids.chunks(CHUNK) {
+            let found = self.graph.entity_details(tenant, chunk).await?;
+            live.extend(found.into_iter().filter(|e| e.status != "merged").map(|e| e.entity_id));
+        }
+        Ok(live)
+    }
+
     /// Dismisses every open merge suggestion (of `bucket`, or all) whose two entities are
     /// both live: those the suggestions page lists.
     pub async fn dismiss_matching(
@@ -177,18 +198,33 @@ impl SuggestionService {
     ) -> ServiceResult<BulkOutcome> {
         crate::text::check_opt("bucket", bucket)?;
         let (account, environment) = (&tenant.account_id, tenant.environment.as_str());
-        let open = self.records.open_suggestions(account, environment, bucket).await?;
-        let mut entity_ids: Vec<String> =
-            open.iter().flat_map(|s| [s.entity_a.clone(), s.entity_b.clone()]).collect();
-        entity_ids.sort();
-        entity_ids.dedup();
-        let mut live = HashSet::new();
-        for chunk in entity_ids.chunks(CHUNK) {
-            let found = self.graph.entity_details(tenant, chunk).await?;
-            live.extend(found.into_iter().filter(|e| e.status != "merged").map(|e| e.entity_id));
+        // Read a batch at a time, best first, until past the limit (then it is refused):
+        // never every open suggestion at once.
+        let mut matched: Vec<StoredSuggestion> = Vec::new();
+        let mut after: Option<String> = None;
+        loop {
+            let batch = self
+                .records
+                .open_suggestions_after(
+                    account,
+                    environment,
+                    bucket,
+                    OpenOrder::Score,
+                    after.as_deref(),
+                    DISMISS_BATCH,
+                )
+                .await?;
+            let Some(last) = batch.last() else { break };
+            after = Some(last.id.clone());
+            let full = batch.len() == DISMISS_BATCH as usize;
+            let live = self.live_entities(tenant, &batch).await?;
+            matched.extend(
+                batch.into_iter().filter(|s| live.contains(&s.entity_a) && live.contains(&s.entity_b)),
+            );
+            if !full || matched.len() > self.graph.bulk_limit {
+                break;
+            }
         }
-        let matched: Vec<StoredSuggestion> =
-            open.into_iter().filter(|s| live.contains(&s.entity_a) && live.contains(&s.entity_b)).collect();
         let ids: Vec<String> = matched.iter().map(|s| s.id.clone()).collect();
         let mut outcome = BulkOutcome::counted(&ids, self.graph.bulk_limit, "open merge suggestions")?;
         if !outcome.go_ahead(dry_run, selection)? {

@@ -167,25 +167,6 @@ impl Records {
         Ok(rows.into_iter().map(|row| (row.get("entity_a"), row.get("entity_b"))).collect())
     }
 
-    /// Every open suggestion of a tenant (of `bucket`, or all), best first.
-    pub async fn open_suggestions(
-        &self,
-        account_id: &str,
-        environment: &str,
-        bucket_id: Option<&str>,
-    ) -> Result<Vec<StoredSuggestion>, RecordError> {
-        let rows = sqlx::query(&format!(
-            "SELECT {COLUMNS} FROM merge_suggestions WHERE account_id = $1 AND environment = $2 AND status = 'open' \
-             AND ($3 = '' OR bucket_id = $3) ORDER BY score DESC, id"
-        ))
-        .bind(account_id)
-        .bind(environment)
-        .bind(bucket_id.unwrap_or_default())
-        .fetch_all(&self.pool)
-        .await?;
-        Ok(rows.into_iter().map(read).collect())
-    }
-
     /// At most `limit` open suggestions of a tenant (of `bucket`, or all) in `order`, after
     /// the suggestion `after` (by its place in that order: it need not be open any more).
     #[allow(clippy::too_many_arguments)]
