@@ -371,9 +371,14 @@ impl CallService {
 
     async fn call_json(&self, call: &CallRow) -> ServiceResult<Value> {
         // Two reads at once, on two of the pool's connections.
+        // The answer shows terminal events only: the intermediate ones (every node's output
+        // again) are for the trace.
         let ids = [call.id.clone()];
-        let (events, mut nodes) =
-            tokio::try_join!(self.records.call_events(&call.id), self.records.run_nodes_of_calls(&ids))?;
+        let (mut events, mut nodes) = tokio::try_join!(
+            self.records.terminal_events_of_page(&ids, false),
+            self.records.run_nodes_of_calls(&ids)
+        )?;
+        let events = events.remove(&call.id).unwrap_or_default();
         Ok(shapes::call(call, &nodes.remove(&call.id).unwrap_or_default(), &events))
     }
 
