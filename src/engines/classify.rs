@@ -173,10 +173,7 @@ pub fn rule_match<'a>(
 /// Cosine similarity of the text to each route's description.
 async fn similarities(routes: &[Route], text: &str, context: &Context) -> Result<Vec<f32>, EngineError> {
     let embedding_error = |err: &dyn std::fmt::Display| EngineError::new("embedding_error", err.to_string());
-    let mut end = text.len().min(MAX_COMPARED_BYTES);
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
+    let end = text.floor_char_boundary(MAX_COMPARED_BYTES);
     let mut chunks = context.embedder.chunk(&text[..end]).await.map_err(|e| embedding_error(&e))?;
     chunks.truncate(MAX_CHUNKS);
     let mut texts: Vec<String> = routes

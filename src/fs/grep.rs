@@ -243,10 +243,7 @@ struct Hit {
 impl Hit {
     fn of(mut item: ItemRow, (start, end): (usize, usize)) -> Self {
         let text = std::mem::take(&mut item.text);
-        let mut shown = end.min(start + MATCH_SHOWN);
-        while !text.is_char_boundary(shown) {
-            shown -= 1;
-        }
+        let shown = text.floor_char_boundary(end.min(start + MATCH_SHOWN));
         Hit { item, matched: text[start..shown].to_string(), snippet: snippet(&text, start, shown) }
     }
 }

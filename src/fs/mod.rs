@@ -433,10 +433,7 @@ const XREF_SECTION_BYTES: usize = 16 * 1024;
 
 /// A section as a hit shows it: its text cut to [`XREF_SECTION_BYTES`] (then `textTruncated`).
 fn section_excerpt(item: &ItemRow) -> Value {
-    let mut end = item.text.len().min(XREF_SECTION_BYTES);
-    while !item.text.is_char_boundary(end) {
-        end -= 1;
-    }
+    let end = item.text.floor_char_boundary(XREF_SECTION_BYTES);
     let mut shown =
         json!({ "label": item.label, "type": item.item_type, "page": item.page, "text": &item.text[..end] });
     if end < item.text.len() {
