@@ -17,6 +17,11 @@
 //!   `aggregateColumnName`, rows whose value is not null). A group without a number to
 //!   aggregate reports 0. Groups are ordered by value, largest first, at most 200; rows
 //!   without a value form the group `""`.
+//! - A table cell shows at most 256 KiB of JSON and a page 16 MiB (a column may name a
+//!   subtree of an output of up to 128 MiB, in 200 rows of 100 columns): a value left out is
+//!   `null` with `valueOmitted` giving its size, its first 1,000 characters and why; a group
+//!   named by a longer value shows its first 1,000 characters and `…`. The cut is made in the
+//!   database (see `store::records::views`).
 
 pub mod inline;
 pub mod model;
@@ -27,7 +32,8 @@ use crate::graph::Tenant;
 use crate::ids;
 use crate::pagination::{Order, PageRequest};
 use crate::store::records::views::{
-    Aggregate, Condition, Projection, Scope, Step, ViewFilter as ListFilter, ViewRow, ViewVersionRow,
+    Aggregate, Cell, Condition, Past, Projection, Scope, Step, ViewFilter as ListFilter, ViewRow,
+    ViewVersionRow, CELL_BYTES, PAGE_BYTES,
 };
 use crate::store::records::{RecordError, Records};
 use crate::text;
@@ -244,9 +250,15 @@ impl ViewsService {
                 event_id,
                 columns: order
                     .iter()
-                    .map(|&i| RowColumn {
-                        column_name: checked.input.columns[i].name.clone(),
-                        value: values.get(i).cloned().unwrap_or(Value::Null),
+                    .map(|&i| {
+                        let (value, value_omitted) = match values.get(i) {
+                            Some(Cell::Value(value)) => (value.clone(), None),
+                            Some(Cell::Omitted { json_bytes, excerpt, past }) => {
+                                (Value::Null, Some(omitted(*json_bytes, excerpt, *past)))
+                            }
+                            None => (Value::Null, None),
+                        };
+                        RowColumn { column_name: checked.input.columns[i].name.clone(), value, value_omitted }
                     })
                     .collect(),
             })
@@ -563,6 +575,21 @@ fn time_window(window: &TimeWindow) -> ServiceResult<(i64, i64)> {
 }
 
 /// A group's name: a string as is, another value as JSON, none as `""`.
+/// What a table page says of a value it does not show.
+fn omitted(json_bytes: i64, excerpt: &str, past: Past) -> OmittedValue {
+    let reason = match past {
+        Past::Cell => format!(
+            "longer than the {CELL_BYTES} bytes of JSON a table cell shows: name a narrower \
+             valueSchemaPath, or read the whole output through GET /v3/outputs"
+        ),
+        Past::Page => format!(
+            "past the {PAGE_BYTES} bytes of JSON a table page shows: ask for fewer rows (limit) \
+             or fewer columns"
+        ),
+    };
+    OmittedValue { json_bytes, json_excerpt: excerpt.to_string(), reason }
+}
+
 fn group_name(key: Option<Value>) -> String {
     match key {
         None | Some(Value::Null) => String::new(),

@@ -171,8 +171,25 @@ pub struct AggregationDataInput {
 #[serde(rename_all = "camelCase")]
 pub struct RowColumn {
     pub column_name: String,
-    /// The value in the event's output, any JSON (null when it has none).
+    /// The value in the event's output, any JSON (null when it has none, or when it is
+    /// omitted: see `valueOmitted`).
     pub value: Value,
+    /// Present when the value is too long to show in a table page: its size and start.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub value_omitted: Option<OmittedValue>,
+}
+
+/// A value a table page does not show (its `value` is null): a cell shows at most 256 KiB
+/// of JSON, a page 16 MiB.
+#[derive(Clone, Debug, Serialize, ToSchema, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct OmittedValue {
+    /// Bytes of the value's JSON text.
+    pub json_bytes: i64,
+    /// Its first 1,000 characters.
+    pub json_excerpt: String,
+    /// Why it is not shown, and what shows it.
+    pub reason: String,
 }
 
 #[derive(Clone, Debug, Serialize, ToSchema, PartialEq)]

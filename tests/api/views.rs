@@ -485,6 +485,90 @@ async fn a_view_read_that_runs_past_its_time_bound_is_stopped_with_a_422_saying_
     assert_eq!(outputs.len(), 300);
 }
 
+#[tokio::test]
+async fn a_table_page_shows_a_cell_up_to_256_kib_and_a_page_up_to_16_mib_saying_what_it_left_out() {
+    // A column may name a subtree of an output of up to 128 MiB, in a page of 200 rows of 100
+    // columns: without bounds one page could be gigabytes.
+    let app = spawn_app().await;
+    let invoices = app.invoice_function("invoices").await;
+    let now = canon::ids::now_millis();
+    let numbers: Vec<String> =
+        (0..71).map(|n| varied_letters(n as u64, if n == 0 { 300_000 } else { 250_000 })).collect();
+    for (n, number) in numbers.iter().enumerate() {
+        let output = json!({"invoiceNumber": number, "details": {"pages": n}});
+        app.record_output((&invoices, "invoices"), n, output, now - 71 + n as i64).await;
+    }
+    let mut body = json!({
+        "name": "long numbers", "functions": [{"name": "invoices"}],
+        "columns": [
+            {"name": "number", "valueSchemaPath": ["invoiceNumber"], "displayOrderIndex": 0},
+            {"name": "pages", "valueSchemaPath": ["details", "pages"], "displayOrderIndex": 1}
+        ],
+        "filters": [], "aggregations": [{"name": "per number", "function": "count", "groupByColumnName": "number", "displayType": "bar_chart"}],
+        "timeWindow": {"start": canon::ids::millis_rfc3339(now - 3_600_000), "end": canon::ids::millis_rfc3339(now + 3_600_000)},
+        "limit": 200
+    });
+    let page = json(app.post("/v3/views/table-data", body.clone()).await).await;
+    assert_eq!(page["totalCount"], 71);
+    let rows = page["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 71, "every row is on the page, cut or not");
+    let (mut shown_bytes, mut past_page) = (0, 0);
+    for (n, row) in rows.iter().enumerate() {
+        // Still oldest first, and the small cell of every row shown.
+        assert_eq!(row["columns"][1], json!({"columnName": "pages", "value": n}), "row {n}");
+        let cell = &row["columns"][0];
+        let json_text = Value::String(numbers[n].clone()).to_string();
+        match cell.get("valueOmitted") {
+            None => {
+                assert_eq!(cell["value"], numbers[n], "row {n} shown whole");
+                shown_bytes += json_text.len();
+            }
+            Some(omitted) => {
+                assert_eq!(cell["value"], Value::Null, "row {n}");
+                assert_eq!(omitted["jsonBytes"], json_text.len(), "row {n}");
+                let excerpt: String = json_text.chars().take(1_000).collect();
+                assert_eq!(omitted["jsonExcerpt"], excerpt, "row {n}");
+                let reason = omitted["reason"].as_str().unwrap();
+                if n == 0 {
+                    assert!(
+                        reason.contains("longer than the 262144 bytes of JSON a table cell shows"),
+                        "{reason}"
+                    );
+                } else {
+                    assert!(
+                        reason.contains("past the 16777216 bytes of JSON a table page shows"),
+                        "{reason}"
+                    );
+                    past_page += 1;
+                }
+            }
+        }
+    }
+    assert!(rows[0]["columns"][0].get("valueOmitted").is_some(), "300,000 letters are past a cell");
+    // 250,002 bytes each: 67 fit in 16 MiB beside the small cells, 3 do not.
+    assert_eq!(past_page, 3, "{shown_bytes} bytes shown");
+    assert!(shown_bytes <= 16 * 1024 * 1024, "{shown_bytes}");
+
+    // A page of ten holds every cell within the cell bound.
+    body["limit"] = json!(10);
+    body["offset"] = json!(1);
+    let page = json(app.post("/v3/views/table-data", body.clone()).await).await;
+    for (n, row) in page["rows"].as_array().unwrap().iter().enumerate() {
+        assert_eq!(row["columns"][0], json!({"columnName": "number", "value": numbers[n + 1]}));
+    }
+
+    // A group's name is cut the same way.
+    let chart = json(app.post("/v3/views/aggregation-data", body).await).await;
+    let groups = chart["aggregations"][0]["groups"].as_array().unwrap();
+    assert_eq!(groups.len(), 71);
+    let long = format!("{}…", &numbers[0][..999]);
+    let names: Vec<&str> = groups.iter().map(|g| g["groupName"].as_str().unwrap()).collect();
+    assert!(names.contains(&long.as_str()), "the 300,000-letter group named by its start");
+    for number in &numbers[1..] {
+        assert!(names.contains(&number.as_str()), "a 250,000-letter group named whole");
+    }
+}
+
 /// `len` pseudo-random letters: text PostgreSQL cannot compress, so each read of a column
 /// of such an output reads all of it.
 fn varied_letters(seed: u64, len: usize) -> String {

@@ -4,7 +4,9 @@
 mod projection;
 pub(crate) mod scan;
 
-pub use projection::{Aggregate, Condition, Projection, Scope, Step};
+pub use projection::{
+    Aggregate, Cell, Condition, Past, Projection, Scope, Step, CELL_BYTES, EXCERPT_CHARS, PAGE_BYTES,
+};
 
 use super::filters::Cursor;
 use super::filters::{page_rows, Filter};

@@ -62,8 +62,34 @@ pub struct Projection {
     pub conditions: Vec<(usize, Condition)>,
 }
 
-/// One table-data row: the event ID and each column's value as JSON.
-pub type TableRow = (String, Vec<Value>);
+/// One table-data row: the event ID and each column's cell.
+pub type TableRow = (String, Vec<Cell>);
+
+/// Most bytes of JSON one table cell shows: a column may name a subtree of an output of up
+/// to 128 MiB (the whole output, even), and a page has up to 200 rows of 100 columns.
+pub const CELL_BYTES: i64 = 256 * 1024;
+/// Most bytes of JSON one table page shows, its cells together.
+pub const PAGE_BYTES: usize = 16 * 1024 * 1024;
+/// Characters of an omitted value's JSON that are shown.
+pub const EXCERPT_CHARS: usize = 1_000;
+
+/// One cell of a table page.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Cell {
+    /// The column's value (JSON null when the output has none).
+    Value(Value),
+    /// A value not shown: its JSON takes `json_bytes`, of which `excerpt` is the start.
+    Omitted { json_bytes: i64, excerpt: String, past: Past },
+}
+
+/// Which bound an omitted cell is past.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Past {
+    /// [`CELL_BYTES`]: the value alone is longer.
+    Cell,
+    /// [`PAGE_BYTES`]: the page's cells shown before it leave no room for it.
+    Page,
+}
 
 enum Bind {
     Text(String),
@@ -288,6 +314,17 @@ impl<'p> Sql<'p> {
         }
     }
 
+    /// The column's value as JSON text when it takes at most [`CELL_BYTES`], else `!`, its
+    /// size, `:` and its first [`EXCERPT_CHARS`] characters (JSON text never starts with
+    /// `!`); NULL when missing. Only the cut text leaves the database.
+    fn cut_text(&self, column: &Column) -> String {
+        let text = self.as_text(column);
+        format!(
+            "CASE WHEN octet_length({text}) <= {CELL_BYTES} THEN {text} \
+             ELSE '!' || CAST(octet_length({text}) AS TEXT) || ':' || substr({text}, 1, {EXCERPT_CHARS}) END"
+        )
+    }
+
     /// The column's value as JSON text, NULL when missing or JSON null (a JSON string
     /// "null" reads as `"null"`, quoted).
     fn json_text(&mut self, column: usize) -> String {
@@ -380,42 +417,39 @@ impl Records {
         // The page's IDs are chosen first, so column values are read for its rows only.
         let mut sql = Sql::new(self.dialect, owner, scope, &projection.paths);
         let page_ids = sql.page_ids(scope, &projection.conditions, limit, offset);
-        let mut select = vec!["o.event_id AS id".to_string()];
+        let mut select = vec!["o.event_id AS id".to_string(), "o.created_at AS at".to_string()];
         for i in 0..projection.paths.len() {
             // Read from the page's rows themselves, outside the filtered statement.
             let column = sql.extract(i);
-            select.push(format!("{} AS c{i}", sql.as_text(&column)));
+            select.push(format!("{} AS c{i}", sql.cut_text(&column)));
         }
-        let page_sql = format!(
-            "SELECT {} FROM event_outputs o WHERE o.event_id IN ({page_ids}) ORDER BY o.created_at, o.event_id",
-            select.join(", "),
-        );
+        // No ORDER BY: sorting would hold every cell of the page in the database's sorter;
+        // the rows are put in order here, once bounded.
+        let page_sql =
+            format!("SELECT {} FROM event_outputs o WHERE o.event_id IN ({page_ids})", select.join(", "),);
+        let mut cells = PageCells::default();
+        let mut rows = Vec::new();
         // The count and the page each scan the scope; on two connections (WAL readers on
         // SQLite) the request waits for the slower of the two instead of their sum.
-        let (total, rows) = tokio::try_join!(
+        let (total, ()) = tokio::try_join!(
             self.scan(&count, &count_sql, time_limit, Workers::Planner),
-            self.scan(&sql, &page_sql, time_limit, Workers::Planner),
+            self.scan_each(&sql, &page_sql, time_limit, Workers::Planner, |row| {
+                let values = (0..projection.paths.len())
+                    .map(|i| cells.cell(row.get::<Option<String>>(format!("c{i}").as_str())))
+                    .collect();
+                rows.push((row.get::<i64>("at"), (row.get::<String>("id"), values)));
+            }),
         )?;
         let total: i64 = total.first().map(|row| row.get("n")).unwrap_or(0);
-        let rows = rows
-            .iter()
-            .map(|row| {
-                let values = (0..projection.paths.len())
-                    .map(|i| {
-                        row.get::<Option<String>>(format!("c{i}").as_str())
-                            .and_then(|text| serde_json::from_str(&text).ok())
-                            .unwrap_or(Value::Null)
-                    })
-                    .collect();
-                (row.get("id"), values)
-            })
-            .collect();
-        Ok((rows, total))
+        rows.sort_by(|(a_at, (a_id, _)), (b_at, (b_id, _))| (a_at, a_id).cmp(&(b_at, b_id)));
+        Ok((rows.into_iter().map(|(_, row)| row).collect(), total))
     }
 
     /// An aggregate of a view's rows, whole (one group, `None` key) or grouped by a column's
     /// value (at most `max_groups`, largest values first). Group keys are JSON values, `None`
-    /// for rows whose value is missing or null. The statement is stopped once it has run for
+    /// for rows whose value is missing or null; a key whose JSON is longer than [`CELL_BYTES`]
+    /// is a string of its first [`EXCERPT_CHARS`] characters and `…` (a string key without
+    /// its opening quote). The statement is stopped once it has run for
     /// `time_limit` (see [`super::scan`]).
     #[allow(clippy::too_many_arguments)]
     pub async fn view_aggregate(
@@ -444,8 +478,11 @@ impl Records {
                 let key = sql.json_text(column);
                 // Wrapped so the ORDER BY can name the outputs (PostgreSQL allows a bare
                 // alias there, not one inside an expression).
+                // A key longer than a cell leaves the database cut, as `!` and its start.
                 format!(
-                    "SELECT g, v FROM (SELECT {key} AS g, {value} AS v {from_where} GROUP BY 1) grouped \
+                    "SELECT CASE WHEN octet_length(g) <= {CELL_BYTES} THEN g \
+                     ELSE '!' || substr(g, 1, {EXCERPT_CHARS}) END AS g, v \
+                     FROM (SELECT {key} AS g, {value} AS v {from_where} GROUP BY 1) grouped \
                      ORDER BY (v IS NULL), v DESC, (g IS NULL), g LIMIT {max_groups}"
                 )
             }
@@ -458,12 +495,41 @@ impl Records {
         Ok(rows
             .iter()
             .map(|row| {
-                let key = row
-                    .get::<Option<String>>("g")
-                    .map(|text| serde_json::from_str(&text).unwrap_or(Value::String(text)));
+                let key = row.get::<Option<String>>("g").map(|text| match text.strip_prefix('!') {
+                    Some(start) => Value::String(format!("{}…", start.strip_prefix('"').unwrap_or(start))),
+                    None => serde_json::from_str(&text).unwrap_or(Value::String(text)),
+                });
                 (key, row.get::<Option<f64>>("v"))
             })
             .collect())
+    }
+}
+
+/// The cells of one table page, each within [`CELL_BYTES`] and together within
+/// [`PAGE_BYTES`]: a cell that would take the page past it is omitted, the next that fits
+/// is shown.
+#[derive(Default)]
+struct PageCells {
+    shown: usize,
+}
+
+impl PageCells {
+    fn cell(&mut self, text: Option<String>) -> Cell {
+        let Some(text) = text else { return Cell::Value(Value::Null) };
+        if let Some(cut) = text.strip_prefix('!') {
+            let (bytes, excerpt) = cut.split_once(':').unwrap_or((cut, ""));
+            return Cell::Omitted {
+                json_bytes: bytes.parse().unwrap_or(0),
+                excerpt: excerpt.to_string(),
+                past: Past::Cell,
+            };
+        }
+        if self.shown + text.len() > PAGE_BYTES {
+            let excerpt = text.chars().take(EXCERPT_CHARS).collect();
+            return Cell::Omitted { json_bytes: text.len() as i64, excerpt, past: Past::Page };
+        }
+        self.shown += text.len();
+        Cell::Value(serde_json::from_str(&text).unwrap_or(Value::Null))
     }
 }
 

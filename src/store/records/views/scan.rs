@@ -14,6 +14,7 @@
 
 use super::projection::{Sql, Workers};
 use crate::store::records::{Dialect, ErrorCode, RecordError, Records};
+use futures::TryStreamExt;
 use sqlx::any::{AnyPoolOptions, AnyRow};
 use sqlx::sqlite::{SqliteConnectOptions, SqlitePool, SqlitePoolOptions, SqliteRow};
 use sqlx::{Any, AnyPool, Decode, Row, Sqlite, Type};
@@ -103,7 +104,22 @@ impl Records {
         limit: Duration,
         workers: Workers,
     ) -> Result<Vec<ScanRow>, RecordError> {
-        let rows = match &self.scans {
+        let mut rows = Vec::new();
+        self.scan_each(sql, text, limit, workers, |row| rows.push(row)).await?;
+        Ok(rows)
+    }
+
+    /// Runs one view statement as [`Records::scan`] does, handing each row to `each` as it
+    /// comes: only the row at hand is held, whatever the statement returns.
+    pub(super) async fn scan_each(
+        &self,
+        sql: &Sql<'_>,
+        text: &str,
+        limit: Duration,
+        workers: Workers,
+        mut each: impl FnMut(ScanRow) + Send,
+    ) -> Result<(), RecordError> {
+        let done: Result<(), sqlx::Error> = match &self.scans {
             ScanPool::Sqlite(pool) => {
                 let mut conn = pool.acquire().await?;
                 let deadline = Instant::now() + limit;
@@ -112,10 +128,14 @@ impl Records {
                 conn.lock_handle()
                     .await?
                     .set_progress_handler(STEPS_BETWEEN_CHECKS, move || Instant::now() < deadline);
-                sql.bind(sqlx::query::<Sqlite>(text))
-                    .fetch_all(&mut *conn)
-                    .await
-                    .map(|rows| rows.into_iter().map(ScanRow::Sqlite).collect())
+                let mut rows = sql.bind(sqlx::query::<Sqlite>(text)).fetch(&mut *conn);
+                loop {
+                    match rows.try_next().await {
+                        Ok(Some(row)) => each(ScanRow::Sqlite(row)),
+                        Ok(None) => break Ok(()),
+                        Err(err) => break Err(err),
+                    }
+                }
             }
             ScanPool::Postgres(pool) => {
                 let mut tx = pool.begin().await?;
@@ -129,14 +149,23 @@ impl Records {
                     Workers::Planner => "SELECT set_config('statement_timeout', $1, true)",
                 };
                 sqlx::query(setup).bind(millis).execute(&mut *tx).await?;
-                let rows = sql.bind(sqlx::query::<Any>(text)).fetch_all(&mut *tx).await;
-                if rows.is_ok() {
+                let read = {
+                    let mut rows = sql.bind(sqlx::query::<Any>(text)).fetch(&mut *tx);
+                    loop {
+                        match rows.try_next().await {
+                            Ok(Some(row)) => each(ScanRow::Any(row)),
+                            Ok(None) => break Ok(()),
+                            Err(err) => break Err(err),
+                        }
+                    }
+                };
+                if read.is_ok() {
                     tx.commit().await?;
                 }
-                rows.map(|rows| rows.into_iter().map(ScanRow::Any).collect())
+                read
             }
         };
-        rows.map_err(|err| if stopped(&err) { RecordError::TimedOut(limit) } else { err.into() })
+        done.map_err(|err| if stopped(&err) { RecordError::TimedOut(limit) } else { err.into() })
     }
 }
 
