@@ -314,12 +314,13 @@ impl App {
             gauges: state.delivery.gauges.clone(),
         };
         workers.push(deliverer.spawn(stop_rx.clone()));
-        let box_poller = crate::connectors::BoxPoller {
-            service: state.connectors.clone(),
-            calls: state.calls.clone(),
-            api: crate::connectors::boxapi::BoxApi::new(&config.box_api_url)?,
-            interval: std::time::Duration::from_secs_f64(config.box_poll_seconds.max(0.05)),
-        };
+        let box_poller = crate::connectors::BoxPoller::new(
+            state.connectors.clone(),
+            state.calls.clone(),
+            crate::connectors::boxapi::BoxApi::new(&config.box_api_url)?,
+            std::time::Duration::from_secs_f64(config.box_poll_seconds.max(0.05)),
+            Default::default(),
+        );
         workers.push(box_poller.spawn(stop_rx));
         tracing::info!(%addr, graph = backends.engine.name(), records = backends.records.backend_name(), "canon is listening");
         Ok(Self { addr, state, stop_tx, server, workers, backends })

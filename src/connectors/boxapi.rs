@@ -10,7 +10,7 @@ use std::time::Duration;
 /// Largest file downloaded (bytes): what a call accepts.
 const MAX_FILE: usize = 50 * 1024 * 1024;
 /// Items per folder page (Box's maximum).
-const PAGE: usize = 1000;
+pub const PAGE: usize = 1000;
 
 #[derive(Clone)]
 pub struct BoxApi {
@@ -22,6 +22,15 @@ pub struct BoxApi {
 pub struct BoxFile {
     pub id: String,
     pub name: String,
+}
+
+/// A page of a folder's items: its files (not folders or web links), how many items it
+/// held, and how many the folder holds.
+#[derive(Debug)]
+pub struct FolderPage {
+    pub files: Vec<BoxFile>,
+    pub items: usize,
+    pub total: usize,
 }
 
 #[derive(Deserialize)]
@@ -83,39 +92,39 @@ impl BoxApi {
         body["access_token"].as_str().map(str::to_string).context("box token answer without access_token")
     }
 
-    /// The files (not folders or web links) directly in a folder.
-    pub async fn folder_files(&self, token: &str, folder: &str) -> anyhow::Result<Vec<BoxFile>> {
-        let mut files = Vec::new();
-        let mut offset = 0;
-        loop {
-            let url = format!("{}/2.0/folders/{}/items", self.base, urlencode(folder));
-            let response = self
-                .client
-                .get(url)
-                .bearer_auth(token)
-                .query(&[
-                    ("fields", "id,type,name"),
-                    ("limit", &PAGE.to_string()),
-                    ("offset", &offset.to_string()),
-                ])
-                .send()
-                .await?
-                .error_for_status()
-                .context("box folder items")?;
-            let items: Items = read_json(response).await?;
-            let count = items.entries.len();
-            files.extend(
-                items
-                    .entries
-                    .into_iter()
-                    .filter(|e| e.kind == "file")
-                    .map(|e| BoxFile { id: e.id, name: e.name }),
-            );
-            offset += count;
-            if count == 0 || offset >= items.total_count {
-                return Ok(files);
-            }
-        }
+    /// One page of a folder's items from `offset`, at most `limit` (and Box's 1,000).
+    pub async fn folder_page(
+        &self,
+        token: &str,
+        folder: &str,
+        offset: usize,
+        limit: usize,
+    ) -> anyhow::Result<FolderPage> {
+        let url = format!("{}/2.0/folders/{}/items", self.base, urlencode(folder));
+        let response = self
+            .client
+            .get(url)
+            .bearer_auth(token)
+            .query(&[
+                ("fields", "id,type,name"),
+                ("limit", &limit.clamp(1, PAGE).to_string()),
+                ("offset", &offset.to_string()),
+            ])
+            .send()
+            .await?
+            .error_for_status()
+            .context("box folder items")?;
+        let items: Items = read_json(response).await?;
+        Ok(FolderPage {
+            items: items.entries.len(),
+            total: items.total_count,
+            files: items
+                .entries
+                .into_iter()
+                .filter(|e| e.kind == "file")
+                .map(|e| BoxFile { id: e.id, name: e.name })
+                .collect(),
+        })
     }
 
     pub async fn download(&self, token: &str, file_id: &str) -> anyhow::Result<Vec<u8>> {

@@ -6,6 +6,9 @@
 //!   (`GET /2.0/folders/{id}/items`), and submits each file not seen before as a call of
 //!   the connector's workflow (`GET /2.0/files/{id}/content`), once: the file is claimed in
 //!   the record store before the call is made, and released only if the call could not be.
+//!   A poll of one connector is bounded ([`PollBounds`]: 10,000 items read, 20 files
+//!   submitted); the next poll goes on from where it stopped. An environment holds at most
+//!   [`MAX_CONNECTORS`].
 //! - `paragon`: needs Paragon's hosted service, which canon does not run: refused with 422.
 //!
 //! The Box client secret is sealed at rest and never returned (responses show it masked).
@@ -22,6 +25,8 @@ use crate::store::records::keys::Environment;
 use crate::store::records::Records;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use std::collections::{HashMap, HashSet};
+use std::sync::Mutex;
 use std::time::Duration;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
@@ -110,6 +115,8 @@ fn secret_name(connector_id: &str) -> String {
 pub const TYPES: [&str; 2] = ["box", "paragon"];
 /// Longest connector name.
 pub const NAME_MAX: usize = 200;
+/// Connectors one environment holds: every poll of every instance walks them all.
+pub const MAX_CONNECTORS: i64 = 100;
 
 #[derive(Clone)]
 pub struct ConnectorService {
@@ -162,7 +169,17 @@ impl ConnectorService {
             box_folder_id: Some(folder),
             created_at: ids::now_millis(),
         };
-        self.records.insert_connector(&row).await?;
+        if !self.records.insert_connector(&row, MAX_CONNECTORS).await? {
+            return Err(ServiceError::Unprocessable {
+                message: format!(
+                    "an environment holds at most {MAX_CONNECTORS} connectors; delete one \
+                     (DELETE /v3/connectors/{{connectorID}}) before adding another"
+                ),
+                details: Some(
+                    serde_json::json!({ "limit": "connectorsPerEnvironment", "max": MAX_CONNECTORS }),
+                ),
+            });
+        }
         Ok(shown(&row))
     }
 
@@ -241,15 +258,50 @@ impl ConnectorService {
     }
 }
 
-/// Polls every Box connector's folder and submits new files as calls.
+/// Folder items one poll of a connector reads (a folder may hold millions): the next poll
+/// goes on after them, and after the folder's end starts again from its first.
+pub const ITEMS_PER_POLL: usize = 10_000;
+/// Files one poll of a connector downloads and submits (up to 50 MB each): the others stay
+/// unclaimed, for the next poll.
+pub const FILES_PER_POLL: usize = 20;
+
+/// How much one poll of one connector does (see [`ITEMS_PER_POLL`], [`FILES_PER_POLL`]).
+#[derive(Clone, Copy, Debug)]
+pub struct PollBounds {
+    pub items: usize,
+    pub files: usize,
+}
+
+impl Default for PollBounds {
+    fn default() -> Self {
+        PollBounds { items: ITEMS_PER_POLL, files: FILES_PER_POLL }
+    }
+}
+
+/// Polls every Box connector's folder and submits new files as calls, each poll of a
+/// connector within [`PollBounds`] so that no tenant's folder holds the others' back.
 pub struct BoxPoller {
-    pub service: ConnectorService,
-    pub calls: CallService,
-    pub api: boxapi::BoxApi,
-    pub interval: Duration,
+    service: ConnectorService,
+    calls: CallService,
+    api: boxapi::BoxApi,
+    interval: Duration,
+    bounds: PollBounds,
+    /// Where in each connector's folder the next poll reads from. Kept in this process
+    /// alone: another instance reads from its own place, and claims keep each file to one.
+    cursors: Mutex<HashMap<String, usize>>,
 }
 
 impl BoxPoller {
+    pub fn new(
+        service: ConnectorService,
+        calls: CallService,
+        api: boxapi::BoxApi,
+        interval: Duration,
+        bounds: PollBounds,
+    ) -> Self {
+        BoxPoller { service, calls, api, interval, bounds, cursors: Mutex::default() }
+    }
+
     pub fn spawn(self, mut stop: watch::Receiver<bool>) -> JoinHandle<()> {
         tokio::spawn(async move {
             loop {
@@ -267,15 +319,21 @@ impl BoxPoller {
     /// One pass over every Box connector; returns how many calls it submitted.
     pub async fn poll_once(&self) -> anyhow::Result<usize> {
         let mut submitted = 0;
-        for row in self.service.records.connectors_of_type("box").await? {
-            match self.poll_connector(&row).await {
+        let rows = self.service.records.connectors_of_type("box").await?;
+        for row in &rows {
+            match self.poll_connector(row).await {
                 Ok(n) => submitted += n,
                 Err(err) => tracing::warn!(error = %err, connector = %row.id, "box folder poll failed"),
             }
         }
+        // Forget the places of connectors deleted meanwhile.
+        let live: HashSet<&str> = rows.iter().map(|row| row.id.as_str()).collect();
+        self.cursors.lock().expect("cursors").retain(|id, _| live.contains(id.as_str()));
         Ok(submitted)
     }
 
+    /// Reads up to [`PollBounds::items`] of the folder from where the last poll stopped and
+    /// submits up to [`PollBounds::files`] files not claimed before.
     async fn poll_connector(&self, row: &ConnectorRow) -> anyhow::Result<usize> {
         let environment = Environment::parse(&row.environment).unwrap_or(Environment::Sandbox);
         let tenant = Tenant { account_id: row.account_id.clone(), environment };
@@ -290,24 +348,45 @@ impl BoxPoller {
             )
             .await?;
         let folder = row.box_folder_id.as_deref().unwrap_or_default();
-        let mut submitted = 0;
-        for file in self.api.folder_files(&token, folder).await? {
-            let records = &self.service.records;
-            if !records.claim_connector_file(&row.id, &file.id, ids::now_millis()).await? {
-                continue;
-            }
-            let outcome = self.submit(&tenant, row, &token, &file).await;
-            match outcome {
-                Ok(call_id) => {
-                    records.set_connector_file_call(&row.id, &file.id, &call_id).await?;
-                    submitted += 1;
+        let records = &self.service.records;
+        let mut offset = self.cursors.lock().expect("cursors").get(&row.id).copied().unwrap_or(0);
+        let (mut read, mut attempted, mut submitted) = (0, 0, 0);
+        let next = loop {
+            let want = (self.bounds.items - read).min(boxapi::PAGE);
+            let page = self.api.folder_page(&token, folder, offset, want).await?;
+            read += page.items;
+            let ids: Vec<&str> = page.files.iter().map(|file| file.id.as_str()).collect();
+            let claimed = records.claimed_connector_files(&row.id, &ids).await?;
+            for file in page.files.iter().filter(|file| !claimed.contains(&file.id)) {
+                if attempted == self.bounds.files {
+                    // This page again next time: its files not submitted are still unclaimed.
+                    self.cursors.lock().expect("cursors").insert(row.id.clone(), offset);
+                    return Ok(submitted);
                 }
-                Err(err) => {
-                    records.release_connector_file(&row.id, &file.id).await?;
-                    tracing::warn!(error = %err, connector = %row.id, file = %file.id, "box file not submitted");
+                if !records.claim_connector_file(&row.id, &file.id, ids::now_millis()).await? {
+                    continue;
+                }
+                attempted += 1;
+                match self.submit(&tenant, row, &token, file).await {
+                    Ok(call_id) => {
+                        records.set_connector_file_call(&row.id, &file.id, &call_id).await?;
+                        submitted += 1;
+                    }
+                    Err(err) => {
+                        records.release_connector_file(&row.id, &file.id).await?;
+                        tracing::warn!(error = %err, connector = %row.id, file = %file.id, "box file not submitted");
+                    }
                 }
             }
-        }
+            offset += page.items;
+            if page.items == 0 || offset >= page.total {
+                break 0;
+            }
+            if read >= self.bounds.items {
+                break offset;
+            }
+        };
+        self.cursors.lock().expect("cursors").insert(row.id.clone(), next);
         Ok(submitted)
     }
 

@@ -2,11 +2,12 @@
 //! REST API does, each new file submitted as a call once; `paragon` refused.
 
 use crate::helpers::{assert_error, json, spawn_app_with, TestApp};
-use axum::extract::{Path, State};
+use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::routing::{get, post};
 use canon::jobs::Handlers;
 use serde_json::{json, Value};
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -15,6 +16,8 @@ use std::time::Duration;
 struct FakeBox {
     files: Arc<Mutex<Vec<(String, String, String)>>>,
     downloads: Arc<Mutex<Vec<String>>>,
+    /// `(offset, limit)` of each folder listing asked.
+    listings: Arc<Mutex<Vec<(usize, usize)>>>,
 }
 
 fn authorised(headers: &HeaderMap) -> bool {
@@ -41,20 +44,30 @@ async fn fake_box() -> (String, FakeBox) {
         )
         .route(
             "/2.0/folders/{folder}/items",
-            get(|State(state): State<FakeBox>, Path(folder): Path<String>, headers: HeaderMap| async move {
-                if !authorised(&headers) || folder != "777" {
-                    return (StatusCode::NOT_FOUND, axum::Json(json!({"type": "error"})));
-                }
-                let mut entries = vec![json!({"type": "folder", "id": "9", "name": "archive"})];
-                for (id, name, _) in state.files.lock().unwrap().iter() {
-                    entries.push(json!({"type": "file", "id": id, "name": name}));
-                }
-                let total = entries.len();
-                (
-                    StatusCode::OK,
-                    axum::Json(json!({"entries": entries, "total_count": total, "offset": 0, "limit": 1000})),
-                )
-            }),
+            get(
+                |State(state): State<FakeBox>,
+                 Path(folder): Path<String>,
+                 Query(page): Query<HashMap<String, String>>,
+                 headers: HeaderMap| async move {
+                    if !authorised(&headers) || folder != "777" {
+                        return (StatusCode::NOT_FOUND, axum::Json(json!({"type": "error"})));
+                    }
+                    // Box's paging: `offset` and `limit` (at most 1,000) over the folder's items.
+                    let number = |key: &str, default: usize| page.get(key).and_then(|v| v.parse().ok()).unwrap_or(default);
+                    let (offset, limit) = (number("offset", 0), number("limit", 100).min(1_000));
+                    state.listings.lock().unwrap().push((offset, limit));
+                    let mut entries = vec![json!({"type": "folder", "id": "9", "name": "archive"})];
+                    for (id, name, _) in state.files.lock().unwrap().iter() {
+                        entries.push(json!({"type": "file", "id": id, "name": name}));
+                    }
+                    let total = entries.len();
+                    let entries: Vec<Value> = entries.into_iter().skip(offset).take(limit).collect();
+                    (
+                        StatusCode::OK,
+                        axum::Json(json!({"entries": entries, "total_count": total, "offset": offset, "limit": limit})),
+                    )
+                },
+            ),
         )
         .route(
             "/2.0/files/{id}/content",
@@ -164,4 +177,81 @@ async fn connectors_are_checked_and_deleted_and_paragon_is_refused_plainly() {
     assert_eq!(deleted.status(), 200);
     assert!(deleted.text().await.unwrap().contains(connector));
     assert_error(app.delete(&format!("/v3/connectors/{connector}")).await, 404).await;
+}
+
+#[tokio::test]
+async fn a_poll_reads_a_bounded_part_of_a_large_folder_and_later_polls_go_on_until_each_file_is_submitted_once(
+) {
+    // The app's own poller polls at its start only; the test's poller does the work, its
+    // bounds lowered: 50 items read and 7 files submitted a poll (production: 10,000 and 20).
+    let (box_url, fake) = fake_box().await;
+    let app = spawn_app_with(Handlers::default(), |config| {
+        config.box_api_url = box_url.clone();
+        config.box_poll_seconds = 3_600.0;
+    })
+    .await;
+    app.create_function(json!({"functionName": "intake", "type": "transform"})).await;
+    app.pipeline("intake", &["intake"], &[]).await;
+    for n in 0..120 {
+        fake.files.lock().unwrap().push((
+            format!("f{n}"),
+            format!("file{n}.txt"),
+            format!("Invoice number: INV-{n}"),
+        ));
+    }
+    let created = app
+        .post("/v3/connectors", json!({"name": "inbox", "type": "box", "workflowName": "intake",
+            "boxClientID": "box-client", "boxClientSecret": "s3cret", "boxEnterpriseID": "ent-1", "boxFolderID": "777"}))
+        .await;
+    assert_eq!(created.status(), 200);
+    let state = &app.app().state;
+    let poller = canon::connectors::BoxPoller::new(
+        state.connectors.clone(),
+        state.calls.clone(),
+        canon::connectors::boxapi::BoxApi::new(&box_url).unwrap(),
+        Duration::from_secs(3_600),
+        canon::connectors::PollBounds { items: 50, files: 7 },
+    );
+    let mut per_poll = Vec::new();
+    while fake.downloads.lock().unwrap().len() < 120 && per_poll.len() < 40 {
+        let listed_before = fake.listings.lock().unwrap().len();
+        per_poll.push(poller.poll_once().await.expect("poll"));
+        let listings = fake.listings.lock().unwrap().clone();
+        let read: usize = listings[listed_before..].iter().map(|(_, limit)| limit).sum();
+        assert!(read <= 50, "a poll reads at most 50 items: {:?}", &listings[listed_before..]);
+    }
+    assert!(per_poll.iter().all(|&n| n <= 7), "{per_poll:?}");
+    assert_eq!(per_poll.iter().sum::<usize>(), 120, "{per_poll:?}");
+    // 121 items (a folder first) in pages of 50, each read again until its files are in:
+    // 49 files in 7 polls, 50 in 8 (the last submits one), 21 in 3.
+    assert_eq!(per_poll.len(), 18, "{per_poll:?}");
+    let mut downloads = fake.downloads.lock().unwrap().clone();
+    downloads.sort();
+    downloads.dedup();
+    assert_eq!(downloads.len(), 120, "each file fetched once");
+    assert_eq!(calls_for(&app, "box:f119", 1).await.len(), 1);
+    // Nothing new: a further pass over the whole folder submits nothing.
+    for _ in 0..3 {
+        assert_eq!(poller.poll_once().await.expect("poll"), 0);
+    }
+    assert_eq!(fake.downloads.lock().unwrap().len(), 120);
+}
+
+#[tokio::test]
+async fn an_environment_holds_at_most_100_connectors() {
+    let app = spawn_app_with(Handlers::default(), |_| {}).await;
+    app.create_function(json!({"functionName": "intake", "type": "transform"})).await;
+    app.pipeline("intake", &["intake"], &[]).await;
+    let body = json!({"name": "b", "type": "box", "workflowName": "intake",
+                      "boxClientID": "c", "boxClientSecret": "s", "boxFolderID": "1"});
+    for n in 0..100 {
+        assert_eq!(app.post("/v3/connectors", body.clone()).await.status(), 200, "connector {n}");
+    }
+    let error = assert_error(app.post("/v3/connectors", body.clone()).await, 422).await;
+    assert!(error["message"].as_str().unwrap().contains("at most 100 connectors"), "{error}");
+    assert_eq!(error["details"]["limit"], "connectorsPerEnvironment");
+    let listed = json(app.get("/v3/connectors").await).await;
+    let first = listed["connectors"][0]["connectorID"].as_str().unwrap().to_string();
+    assert_eq!(app.delete(&format!("/v3/connectors/{first}")).await.status(), 200);
+    assert_eq!(app.post("/v3/connectors", body).await.status(), 200, "room again after a delete");
 }

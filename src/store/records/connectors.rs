@@ -44,11 +44,13 @@ fn connector(row: &AnyRow) -> ConnectorRow {
 }
 
 impl Records {
-    pub async fn insert_connector(&self, c: &ConnectorRow) -> Result<(), RecordError> {
-        sqlx::query(
+    /// Writes a connector unless its tenant has `max` already; false then.
+    pub async fn insert_connector(&self, c: &ConnectorRow, max: i64) -> Result<bool, RecordError> {
+        let done = sqlx::query(
             "INSERT INTO connectors (id, account_id, environment, name, type, workflow_id, workflow_name, \
                  box_client_id, box_client_secret, box_enterprise_id, box_folder_id, created_at) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
+             SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12 \
+             WHERE (SELECT COUNT(*) FROM connectors WHERE account_id = $2 AND environment = $3) < $13",
         )
         .bind(&c.id)
         .bind(&c.account_id)
@@ -62,9 +64,10 @@ impl Records {
         .bind(&c.box_enterprise_id)
         .bind(&c.box_folder_id)
         .bind(c.created_at)
+        .bind(max)
         .execute(&mut *self.write().await?)
         .await?;
-        Ok(())
+        Ok(done.rows_affected() == 1)
     }
 
     /// The tenant's connectors in ID order, optionally of one workflow ID and/or name.
@@ -105,6 +108,27 @@ impl Records {
                 .execute(&mut *self.write().await?)
                 .await?;
         Ok(done.rows_affected() > 0)
+    }
+
+    /// Which of these files the connector has claimed already.
+    pub async fn claimed_connector_files(
+        &self,
+        connector_id: &str,
+        file_ids: &[&str],
+    ) -> Result<std::collections::HashSet<String>, RecordError> {
+        if file_ids.is_empty() {
+            return Ok(Default::default());
+        }
+        let sql = format!(
+            "SELECT file_id FROM connector_files WHERE connector_id = $1 AND file_id IN ({})",
+            super::filters::placeholders(2, file_ids.len())
+        );
+        let mut query = sqlx::query(&sql).bind(connector_id);
+        for id in file_ids {
+            query = query.bind(*id);
+        }
+        let rows = query.fetch_all(&self.pool).await?;
+        Ok(rows.iter().map(|row| row.get("file_id")).collect())
     }
 
     /// Claims a file for a connector: true the first time only.
