@@ -151,7 +151,7 @@ impl FunctionsService {
             None => source.version.clone(),
             Some(num) => self
                 .records
-                .workflow_versions_numbered(tenant.owner(), &source.head.id, &[num])
+                .workflow_versions_numbered(tenant.owner(), &source.head.id, &[num], usize::MAX)
                 .await?
                 .pop()
                 .ok_or_else(|| {

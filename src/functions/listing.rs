@@ -40,6 +40,23 @@ impl<K: Ord> Page<K> {
     }
 }
 
+/// Bytes of function or workflow bodies one page of a list reads and shows (one at least;
+/// a body may be up to a request's 2 MB, a page 100 of them): the page ends early, and the
+/// next (`startingAfter` its last, `endingBefore` its first) goes on from there.
+pub const PAGE_BYTES: usize = 16 * 1024 * 1024;
+
+impl<K> Page<K> {
+    /// The page's items nearest its cursor first (its last first when it ends before one),
+    /// or, applied again, back in list order: what a byte bound keeps is the part nearest
+    /// the cursor, so the next page goes on after it.
+    pub fn from_cursor<T>(&self, mut items: Vec<T>) -> Vec<T> {
+        if self.ending_before.is_some() {
+            items.reverse();
+        }
+        items
+    }
+}
+
 /// Rejects `startingAfter` together with `endingBefore`.
 pub fn exclusive<K>(starting_after: &Option<K>, ending_before: &Option<K>) -> Result<(), ServiceError> {
     if starting_after.is_some() && ending_before.is_some() {

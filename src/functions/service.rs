@@ -8,7 +8,7 @@
 //! the type as `bem-sdk` names them (others are ignored). An update starts from the previous
 //! version and replaces what it sends; a setting the new type does not have is dropped.
 
-use super::listing::Page;
+use super::listing::{self, Page};
 use super::{inbound_address, reach, validate, Author};
 use crate::egress::Egress;
 use crate::error::{ServiceError, ServiceResult};
@@ -528,11 +528,10 @@ impl FunctionsService {
         let matching: Vec<String> =
             summaries.into_iter().filter(|r| matches(filter, r, &uses)).map(|r| r.head.id).collect();
         let total = matching.len();
-        let ids = page.take(matching, String::clone);
-        let functions = self
-            .records
-            .current_functions_by_ids(tenant.owner(), &ids)
-            .await?
+        let ids = page.from_cursor(page.take(matching, String::clone));
+        let read = self.records.current_functions_by_ids(tenant.owner(), &ids, listing::PAGE_BYTES).await?;
+        let functions = page
+            .from_cursor(read)
             .iter()
             .map(|r| function_json(r, used_in(&uses, &r.head.id, None), include_extra))
             .collect();
@@ -552,9 +551,13 @@ impl FunctionsService {
         let uses =
             self.records.function_uses(tenant.owner(), Some(std::slice::from_ref(&current.head.id))).await?;
         let total = nums.len();
-        let nums = page.take(nums, |n| *n);
-        let page = self.records.function_versions_numbered(tenant.owner(), &current.head.id, &nums).await?;
+        let nums = page.from_cursor(page.take(nums, |n| *n));
+        let read = self
+            .records
+            .function_versions_numbered(tenant.owner(), &current.head.id, &nums, listing::PAGE_BYTES)
+            .await?;
         let versions = page
+            .from_cursor(read)
             .into_iter()
             .map(|version| {
                 let used = used_in(&uses, &current.head.id, Some(version.version_num));

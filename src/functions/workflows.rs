@@ -13,7 +13,7 @@
 //! outlet of its source (a classification or semantic item class name of the pinned
 //! function version) → 422; a name collision → 409.
 
-use super::listing::Page;
+use super::listing::{self, Page};
 use super::service::FunctionsService;
 use super::{inbound_address, validate, Author};
 use crate::error::{ServiceError, ServiceResult};
@@ -581,14 +581,10 @@ impl FunctionsService {
         let matching: Vec<String> =
             summaries.into_iter().filter(|r| matches(filter, r, &named)).map(|r| r.head.id).collect();
         let total = matching.len();
-        let ids = page.take(matching, String::clone);
-        let workflows = self
-            .records
-            .current_workflows_by_ids(tenant.owner(), &ids)
-            .await?
-            .iter()
-            .map(|r| workflow_json(&r.head, &r.version, true))
-            .collect();
+        let ids = page.from_cursor(page.take(matching, String::clone));
+        let read = self.records.current_workflows_by_ids(tenant.owner(), &ids, listing::PAGE_BYTES).await?;
+        let workflows =
+            page.from_cursor(read).iter().map(|r| workflow_json(&r.head, &r.version, true)).collect();
         Ok((workflows, total))
     }
 
@@ -603,14 +599,13 @@ impl FunctionsService {
         // Paged on the version numbers, and only the page read whole.
         let nums = self.records.workflow_version_nums(tenant.owner(), &current.head.id).await?;
         let total = nums.len();
-        let nums = page.take(nums, |n| *n);
-        let versions = self
+        let nums = page.from_cursor(page.take(nums, |n| *n));
+        let read = self
             .records
-            .workflow_versions_numbered(tenant.owner(), &current.head.id, &nums)
-            .await?
-            .iter()
-            .map(|v| workflow_json(&current.head, v, false))
-            .collect();
+            .workflow_versions_numbered(tenant.owner(), &current.head.id, &nums, listing::PAGE_BYTES)
+            .await?;
+        let versions =
+            page.from_cursor(read).iter().map(|v| workflow_json(&current.head, v, false)).collect();
         Ok((versions, total))
     }
 
@@ -624,7 +619,7 @@ impl FunctionsService {
         let current = self.workflow_record(tenant, name).await?;
         let version = self
             .records
-            .workflow_versions_numbered(tenant.owner(), &current.head.id, &[version_num])
+            .workflow_versions_numbered(tenant.owner(), &current.head.id, &[version_num], usize::MAX)
             .await?
             .pop()
             .ok_or_else(|| ServiceError::not_found("workflow version", format!("{name} v{version_num}")))?;

@@ -124,7 +124,7 @@ async fn sdk_type_names_are_accepted_and_kept_as_sent() {
     let doc = json(app.get("/openapi.json").await).await;
     let function = &doc["components"]["schemas"]["Function"];
     assert_eq!(function["additionalProperties"], false, "{function}");
-    let listed = json(app.get("/v3/functions?limit=100").await).await;
+    let listed = json(app.get("/v3/functions?limit=100&includeExtraSettings=true").await).await;
     for reply in listed["functions"].as_array().unwrap() {
         for (field, value) in reply.as_object().unwrap() {
             let documented = &function["properties"][field.as_str()];
@@ -667,4 +667,62 @@ async fn function_responses_have_exactly_the_documented_shape() {
     assert_eq!(page.total_count, 1);
     let versions: FunctionVersionPage = documented(app.read("/v3/functions/invoice/versions").await);
     assert_eq!(versions.versions.len(), 2);
+}
+
+#[tokio::test]
+async fn a_list_page_of_large_functions_stops_at_16_mib_and_the_next_page_goes_on_both_ways() {
+    // Each body nearly a request's 2 MB: a page of 100 would be 190 MB.
+    let app = spawn_app().await;
+    let mut ids = Vec::new();
+    for n in 0..10 {
+        let body = json!({"functionName": format!("big-{n}"), "type": "transform",
+                          "extraConfig": {"notes": "d".repeat(1_900_000)}});
+        let created = app.post("/v3/functions", body).await;
+        assert_eq!(created.status(), 200, "function {n}");
+        ids.push(json(created).await["function"]["functionID"].as_str().unwrap().to_string());
+    }
+    ids.sort();
+    let listed = |page: &Value| -> Vec<String> {
+        let functions = page["functions"].as_array().expect("functions");
+        for function in functions {
+            assert_eq!(
+                function["extraConfig"]["notes"].as_str().map(str::len),
+                Some(1_900_000),
+                "shown whole"
+            );
+        }
+        functions.iter().map(|f| f["functionID"].as_str().unwrap().to_string()).collect()
+    };
+    // 8 bodies of 1.9 MB fit in 16 MiB, 9 do not.
+    let first = listed(&json(app.get("/v3/functions?limit=100&includeExtraSettings=true").await).await);
+    assert_eq!(first, ids[..8]);
+    let next = listed(
+        &json(
+            app.get(&format!("/v3/functions?limit=100&includeExtraSettings=true&startingAfter={}", ids[7]))
+                .await,
+        )
+        .await,
+    );
+    assert_eq!(next, ids[8..]);
+    // Backwards the page keeps the functions nearest its cursor, and the next goes on before them.
+    let before = listed(
+        &json(
+            app.get(&format!("/v3/functions?limit=100&includeExtraSettings=true&endingBefore={}", ids[9]))
+                .await,
+        )
+        .await,
+    );
+    assert_eq!(before, ids[1..9]);
+    let earlier = listed(
+        &json(
+            app.get(&format!("/v3/functions?limit=100&includeExtraSettings=true&endingBefore={}", ids[1]))
+                .await,
+        )
+        .await,
+    );
+    assert_eq!(earlier, ids[..1]);
+    let descending = listed(
+        &json(app.get("/v3/functions?limit=100&includeExtraSettings=true&sortOrder=desc").await).await,
+    );
+    assert_eq!(descending, ids.iter().rev().take(8).cloned().collect::<Vec<_>>());
 }

@@ -156,6 +156,22 @@ pub fn placeholders(from: usize, count: usize) -> String {
     (from..from + count).map(|i| format!("${i}")).collect::<Vec<_>>().join(", ")
 }
 
+/// The first of `keys` whose sizes fit in `max_bytes` together, the first of them always:
+/// what a page reads whole stays within its bytes (a key without a size, gone meanwhile,
+/// costs nothing).
+pub fn fitting<K: Clone>(keys: &[K], size: impl Fn(&K) -> Option<i64>, max_bytes: usize) -> Vec<K> {
+    let mut total = 0usize;
+    let mut kept = Vec::new();
+    for key in keys {
+        total = total.saturating_add(size(key).unwrap_or(0).max(0) as usize);
+        if total > max_bytes && !kept.is_empty() {
+            break;
+        }
+        kept.push(key.clone());
+    }
+    kept
+}
+
 /// `($1, …, $width), ($width+1, …)`: the VALUES of a multi-row insert of `rows` rows.
 pub fn value_rows(rows: usize, width: usize) -> String {
     (0..rows).map(|row| format!("({})", placeholders(row * width + 1, width))).collect::<Vec<_>>().join(", ")
@@ -191,6 +207,14 @@ mod tests {
     #[test]
     fn substring_patterns_take_wildcards_literally() {
         assert_eq!(contains_pattern("Pre_m%"), "%pre\\_m\\%%");
+    }
+
+    #[test]
+    fn a_page_keeps_the_keys_that_fit_and_the_first_one_always() {
+        let sizes = |k: &i64| Some(*k * 10);
+        assert_eq!(fitting(&[1, 2, 3, 4], sizes, 60), vec![1, 2, 3]);
+        assert_eq!(fitting(&[9, 1], sizes, 60), vec![9], "the first alone, past the bound");
+        assert_eq!(fitting(&[1, 5, 1], |k: &i64| (*k != 5).then_some(100), 150), vec![1, 5]);
     }
 
     #[test]

@@ -2,13 +2,14 @@
 //! row per version (type, body and audit as JSON). Every query filters by the owning
 //! account and environment; versions are reached through their head row.
 
-use super::filters::placeholders;
+use super::filters::{fitting, placeholders};
 use super::Owner;
 use super::{Dialect, RecordError, Records};
 use crate::versions::FunctionVersion;
 use serde_json::Value;
 use sqlx::any::AnyRow;
 use sqlx::Row;
+use std::collections::HashMap;
 
 /// A function's head row.
 #[derive(Clone, Debug, PartialEq)]
@@ -290,23 +291,35 @@ impl Records {
     }
 
     /// These functions at their current version, whole, in the order of `ids` (those that
-    /// exist).
+    /// exist), as many of the first as fit in `max_bytes` of bodies (one at least).
     pub async fn current_functions_by_ids(
         &self,
         owner: Owner<'_>,
         ids: &[String],
+        max_bytes: usize,
     ) -> Result<Vec<FunctionRecord>, RecordError> {
         if ids.is_empty() {
             return Ok(Vec::new());
         }
-        let sql = format!(
-            "SELECT {RECORD_COLUMNS} FROM functions f \
-             JOIN function_versions v ON v.function_id = f.id AND v.version_num = f.current_version \
-             WHERE f.account_id = $1 AND f.environment = $2 AND f.id IN ({})",
-            placeholders(3, ids.len())
-        );
-        let mut query = sqlx::query(&sql).bind(owner.account_id).bind(owner.environment);
+        let from = |ids: &[String]| {
+            format!(
+                "FROM functions f \
+                 JOIN function_versions v ON v.function_id = f.id AND v.version_num = f.current_version \
+                 WHERE f.account_id = $1 AND f.environment = $2 AND f.id IN ({})",
+                placeholders(3, ids.len())
+            )
+        };
+        let sizes_sql = format!("SELECT f.id AS k, CAST(octet_length(v.body) AS BIGINT) AS n {}", from(ids));
+        let mut sizes = sqlx::query(&sizes_sql).bind(owner.account_id).bind(owner.environment);
         for id in ids {
+            sizes = sizes.bind(id);
+        }
+        let sizes: HashMap<String, i64> =
+            sizes.fetch_all(&self.pool).await?.iter().map(|row| (row.get("k"), row.get("n"))).collect();
+        let ids = fitting(ids, |id| sizes.get(id).copied(), max_bytes);
+        let sql = format!("SELECT {RECORD_COLUMNS} {}", from(&ids));
+        let mut query = sqlx::query(&sql).bind(owner.account_id).bind(owner.environment);
+        for id in &ids {
             query = query.bind(id);
         }
         let mut records: Vec<FunctionRecord> =
@@ -333,21 +346,41 @@ impl Records {
         Ok(rows.iter().map(|row| row.get("version_num")).collect())
     }
 
-    /// These versions of one function (those that exist), in the order of `nums`.
+    /// These versions of one function (those that exist), in the order of `nums`, as many of
+    /// the first as fit in `max_bytes` of bodies (one at least).
     pub async fn function_versions_numbered(
         &self,
         owner: Owner<'_>,
         function_id: &str,
         nums: &[i64],
+        max_bytes: usize,
     ) -> Result<Vec<StoredFunctionVersion>, RecordError> {
         if nums.is_empty() {
             return Ok(Vec::new());
         }
-        let listed = nums.iter().map(i64::to_string).collect::<Vec<_>>().join(", ");
+        let from = |nums: &[i64]| {
+            let listed = nums.iter().map(i64::to_string).collect::<Vec<_>>().join(", ");
+            format!(
+                "FROM function_versions v JOIN functions f ON f.id = v.function_id \
+                 WHERE f.account_id = $1 AND f.environment = $2 AND f.id = $3 AND v.version_num IN ({listed})"
+            )
+        };
+        let sizes: HashMap<i64, i64> = sqlx::query(&format!(
+            "SELECT v.version_num AS k, CAST(octet_length(v.body) AS BIGINT) AS n {}",
+            from(nums)
+        ))
+        .bind(owner.account_id)
+        .bind(owner.environment)
+        .bind(function_id)
+        .fetch_all(&self.pool)
+        .await?
+        .iter()
+        .map(|row| (row.get("k"), row.get("n")))
+        .collect();
+        let nums = fitting(nums, |num| sizes.get(num).copied(), max_bytes);
         let rows = sqlx::query(&format!(
-            "SELECT v.version_num, v.function_type, v.body, v.audit, v.created_at FROM function_versions v \
-             JOIN functions f ON f.id = v.function_id \
-             WHERE f.account_id = $1 AND f.environment = $2 AND f.id = $3 AND v.version_num IN ({listed})"
+            "SELECT v.version_num, v.function_type, v.body, v.audit, v.created_at {}",
+            from(&nums)
         ))
         .bind(owner.account_id)
         .bind(owner.environment)

@@ -3,7 +3,7 @@
 //! function versions each workflow version runs (`workflow_version_functions`, what the
 //! list filters and `usedInWorkflows` read). Every query filters by account and environment.
 
-use super::filters::placeholders;
+use super::filters::{fitting, placeholders};
 use super::functions::{is_unique_violation, Saved};
 use super::Owner;
 use super::{Dialect, RecordError, Records};
@@ -11,6 +11,7 @@ use crate::versions::{Edge, Node, WorkflowVersion};
 use serde_json::Value;
 use sqlx::any::AnyRow;
 use sqlx::Row;
+use std::collections::HashMap;
 
 /// A workflow's head row.
 #[derive(Clone, Debug, PartialEq)]
@@ -241,23 +242,35 @@ impl Records {
     }
 
     /// These workflows at their current version, whole, in the order of `ids` (those that
-    /// exist).
+    /// exist), as many of the first as fit in `max_bytes` of bodies (one at least).
     pub async fn current_workflows_by_ids(
         &self,
         owner: Owner<'_>,
         ids: &[String],
+        max_bytes: usize,
     ) -> Result<Vec<WorkflowRecord>, RecordError> {
         if ids.is_empty() {
             return Ok(Vec::new());
         }
-        let sql = format!(
-            "SELECT {RECORD_COLUMNS} FROM workflows w \
-             JOIN workflow_versions v ON v.workflow_id = w.id AND v.version_num = w.current_version \
-             WHERE w.account_id = $1 AND w.environment = $2 AND w.id IN ({})",
-            placeholders(3, ids.len())
-        );
-        let mut query = sqlx::query(&sql).bind(owner.account_id).bind(owner.environment);
+        let from = |ids: &[String]| {
+            format!(
+                "FROM workflows w \
+                 JOIN workflow_versions v ON v.workflow_id = w.id AND v.version_num = w.current_version \
+                 WHERE w.account_id = $1 AND w.environment = $2 AND w.id IN ({})",
+                placeholders(3, ids.len())
+            )
+        };
+        let sizes_sql = format!("SELECT w.id AS k, CAST(octet_length(v.body) AS BIGINT) AS n {}", from(ids));
+        let mut sizes = sqlx::query(&sizes_sql).bind(owner.account_id).bind(owner.environment);
         for id in ids {
+            sizes = sizes.bind(id);
+        }
+        let sizes: HashMap<String, i64> =
+            sizes.fetch_all(&self.pool).await?.iter().map(|row| (row.get("k"), row.get("n"))).collect();
+        let ids = fitting(ids, |id| sizes.get(id).copied(), max_bytes);
+        let sql = format!("SELECT {RECORD_COLUMNS} {}", from(&ids));
+        let mut query = sqlx::query(&sql).bind(owner.account_id).bind(owner.environment);
+        for id in &ids {
             query = query.bind(id);
         }
         let mut records: Vec<WorkflowRecord> =
@@ -284,27 +297,44 @@ impl Records {
         Ok(rows.iter().map(|row| row.get("version_num")).collect())
     }
 
-    /// These versions of one workflow (those that exist), in the order of `nums`.
+    /// These versions of one workflow (those that exist), in the order of `nums`, as many of
+    /// the first as fit in `max_bytes` of bodies (one at least).
     pub async fn workflow_versions_numbered(
         &self,
         owner: Owner<'_>,
         workflow_id: &str,
         nums: &[i64],
+        max_bytes: usize,
     ) -> Result<Vec<StoredWorkflowVersion>, RecordError> {
         if nums.is_empty() {
             return Ok(Vec::new());
         }
-        let listed = nums.iter().map(i64::to_string).collect::<Vec<_>>().join(", ");
-        let rows = sqlx::query(&format!(
-            "SELECT v.version_num, v.body, v.created_at FROM workflow_versions v \
-             JOIN workflows w ON w.id = v.workflow_id \
-             WHERE w.account_id = $1 AND w.environment = $2 AND w.id = $3 AND v.version_num IN ({listed})"
+        let from = |nums: &[i64]| {
+            let listed = nums.iter().map(i64::to_string).collect::<Vec<_>>().join(", ");
+            format!(
+                "FROM workflow_versions v JOIN workflows w ON w.id = v.workflow_id \
+                 WHERE w.account_id = $1 AND w.environment = $2 AND w.id = $3 AND v.version_num IN ({listed})"
+            )
+        };
+        let sizes: HashMap<i64, i64> = sqlx::query(&format!(
+            "SELECT v.version_num AS k, CAST(octet_length(v.body) AS BIGINT) AS n {}",
+            from(nums)
         ))
         .bind(owner.account_id)
         .bind(owner.environment)
         .bind(workflow_id)
         .fetch_all(&self.pool)
-        .await?;
+        .await?
+        .iter()
+        .map(|row| (row.get("k"), row.get("n")))
+        .collect();
+        let nums = fitting(nums, |num| sizes.get(num).copied(), max_bytes);
+        let rows = sqlx::query(&format!("SELECT v.version_num, v.body, v.created_at {}", from(&nums)))
+            .bind(owner.account_id)
+            .bind(owner.environment)
+            .bind(workflow_id)
+            .fetch_all(&self.pool)
+            .await?;
         let mut versions: Vec<StoredWorkflowVersion> =
             rows.iter().map(|row| version_row(row, "created_at")).collect();
         versions.sort_by_key(|v| nums.iter().position(|n| *n == v.version_num));
