@@ -236,6 +236,7 @@ impl App {
         .with_limits(CallLimits {
             runs: config.max_runs_per_call,
             output_bytes: config.max_output_bytes_per_call,
+            trace_bytes: config.max_trace_bytes,
         });
         // A process without job workers runs no call itself, waited or not.
         let calls = if config.workers > 0 { calls.running_waited_calls() } else { calls };

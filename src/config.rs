@@ -196,6 +196,10 @@ pub struct Config {
     /// value but in tests, which lower it to reach it without 128 MiB of outputs.
     #[arg(skip = crate::calls::MAX_OUTPUT_BYTES)]
     pub max_output_bytes_per_call: usize,
+    /// Bytes of values one call's trace reads together. Not a setting: the production value
+    /// but in tests, which lower it to reach it without 32 MiB of outputs.
+    #[arg(skip = crate::calls::trace::TRACE_BYTES)]
+    pub max_trace_bytes: usize,
     /// Longest a view's statement runs before it is stopped. Not a setting: the production
     /// value but in tests, which lower it to reach it without gigabytes of outputs.
     #[arg(skip = crate::views::SCAN_TIME)]
@@ -294,6 +298,7 @@ impl Config {
             fs_batch_bytes: crate::fs::grep::BATCH_BYTES,
             max_runs_per_call: crate::calls::MAX_RUNS,
             max_output_bytes_per_call: crate::calls::MAX_OUTPUT_BYTES,
+            max_trace_bytes: crate::calls::trace::TRACE_BYTES,
             view_scan_time: crate::views::SCAN_TIME,
             bulk_limit: crate::graph::bulk::BULK_LIMIT,
             refresh_page: crate::graph::suggestions::CANDIDATES_PAGE,

@@ -7,6 +7,7 @@ pub mod executor;
 pub mod linking;
 mod progress;
 pub mod shapes;
+pub mod trace;
 
 use crate::engines::{self, Context};
 use crate::error::{ServiceError, ServiceResult};
@@ -17,6 +18,7 @@ use crate::store::records::calls::{CallFilter, CallRow};
 use crate::store::records::events::EventFilter;
 use crate::store::records::jobs::{ClaimedJob, JobClaim};
 use crate::store::records::plans::WorkflowPlan;
+use crate::store::records::traces::TraceBounds;
 use crate::store::records::Records;
 use crate::versions::{FunctionVersion, WorkflowVersion};
 use base64::Engine as _;
@@ -125,11 +127,13 @@ pub struct CallService {
 pub struct CallLimits {
     pub runs: usize,
     pub output_bytes: usize,
+    /// Bytes of values one trace reads together ([`trace::TRACE_BYTES`]).
+    pub trace_bytes: usize,
 }
 
 impl Default for CallLimits {
     fn default() -> Self {
-        Self { runs: MAX_RUNS, output_bytes: MAX_OUTPUT_BYTES }
+        Self { runs: MAX_RUNS, output_bytes: MAX_OUTPUT_BYTES, trace_bytes: trace::TRACE_BYTES }
     }
 }
 
@@ -189,7 +193,7 @@ impl CallService {
 
     /// This service with other bounds on a call's work (tests reach them with small ones).
     pub fn with_limits(mut self, limits: CallLimits) -> Self {
-        self.limits = CallLimits { runs: limits.runs.max(1), output_bytes: limits.output_bytes };
+        self.limits = CallLimits { runs: limits.runs.max(1), ..limits };
         self
     }
 
@@ -389,9 +393,12 @@ impl CallService {
             .call(tenant.owner(), call_id)
             .await?
             .ok_or_else(|| ServiceError::not_found("call", call_id))?;
-        let runs = self.records.function_calls(&call.id).await?;
-        let events = self.records.call_events(&call.id).await?;
-        Ok(shapes::trace(&call, &runs, &events))
+        let bounds = TraceBounds {
+            value_bytes: trace::TRACE_VALUE_BYTES,
+            total_bytes: self.limits.trace_bytes.min(i64::MAX as usize) as i64,
+        };
+        let (runs, events) = self.records.trace_of_call(&call.id, bounds).await?;
+        Ok(trace::shape(&call, &runs, &events))
     }
 
     /// A page of the tenant's events.

@@ -3,7 +3,7 @@
 
 use super::Plan;
 use crate::ids;
-use crate::store::records::calls::{CallRow, FunctionCallRow};
+use crate::store::records::calls::CallRow;
 use crate::versions::FunctionVersion;
 use serde_json::{json, Map, Value};
 use std::collections::HashMap;
@@ -160,49 +160,4 @@ fn call_error(call: &CallRow, message: &str) -> Value {
         "workflowVersionNum": call.workflow_version_num,
         "workflowNodeName": null,
     })
-}
-
-/// `{trace: {functionCalls, events}}`: per node run its input, output, timing and error.
-pub fn trace(call: &CallRow, runs: &[FunctionCallRow], events: &[(Value, bool)]) -> Value {
-    let function_calls: Vec<Value> = runs
-        .iter()
-        .map(|run| {
-            let checkpoint: Value = run.output.as_deref().and_then(|o| serde_json::from_str(o).ok()).unwrap_or(Value::Null);
-            let output = match checkpoint.get("result").and_then(Value::as_str) {
-                Some("output") | Some("routed") => checkpoint.get("output").cloned(),
-                Some("items") => Some(json!({
-                    "items": checkpoint.get("items").and_then(Value::as_array)
-                        .map(|items| items.iter().map(|i| i.get("output").cloned().unwrap_or(Value::Null)).collect::<Vec<_>>())
-                })),
-                _ => None,
-            };
-            let error = (run.status == "failed").then(|| {
-                json!({ "kind": checkpoint.get("kind"), "message": checkpoint.get("message") })
-            });
-            json!({
-                "functionCallID": run.id,
-                "functionID": run.function_id,
-                "functionName": run.function_name,
-                "functionVersionNum": run.function_version_num,
-                "type": run.function_type,
-                "status": run.status,
-                "referenceID": call.reference_id.clone().unwrap_or_default(),
-                "workflowCallID": call.id,
-                "workflowNodeName": run.node_name,
-                "itemKey": run.item_key,
-                "sourceEventID": run.source_event_id,
-                "sourceFunctionCallID": run.source_function_call_id,
-                "incomingDestinationName": run.incoming_destination,
-                "startedAt": ids::millis_rfc3339(run.started_at),
-                "finishedAt": run.finished_at.map(ids::millis_rfc3339),
-                "durationMs": run.finished_at.map(|f| f - run.started_at),
-                "input": run.input.as_deref().and_then(|i| serde_json::from_str::<Value>(i).ok()),
-                "output": output,
-                "error": error,
-                "routedTo": checkpoint.get("outlet"),
-            })
-        })
-        .collect();
-    let events: Vec<&Value> = events.iter().map(|(event, _)| event).collect();
-    json!({ "trace": { "functionCalls": function_calls, "events": events } })
 }

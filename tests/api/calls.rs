@@ -743,3 +743,63 @@ async fn a_file_that_cannot_be_decoded_is_an_error_event_of_the_main_node() {
     assert_eq!(call["errors"][0]["kind"], "input_decoding", "{call}");
     assert_eq!(call["errors"][0]["workflowNodeName"], "invoice");
 }
+
+#[tokio::test]
+async fn a_trace_reads_a_bounded_part_of_a_calls_values_and_says_what_it_left_out() {
+    // A trace reads 1 MiB of one value and 32 MiB together (a call's runs may output 128 MiB,
+    // stored twice); the total is lowered here so that three runs of 40 KB reach it.
+    let app = spawn_app_with(Handlers::default(), |config| {
+        assert_eq!(config.max_trace_bytes, 32 * 1024 * 1024, "the production bound");
+        config.max_trace_bytes = 100 * 1024;
+    })
+    .await;
+    for name in ["first", "second", "third"] {
+        app.create_function(json!({"functionName": name, "type": "transform"})).await;
+    }
+    app.pipeline("chain", &["first", "second", "third"], &[("first", "second"), ("second", "third")]).await;
+    let text = "a".repeat(40_000);
+    let (_, body) = app.call_text("chain", &text, json!({}), true).await;
+    assert_eq!(body["call"]["status"], "completed", "{body}");
+    let call_id = body["call"]["callID"].as_str().unwrap();
+    let trace = json(app.get(&format!("/v3/calls/{call_id}/trace")).await).await;
+    let runs = trace["trace"]["functionCalls"].as_array().unwrap();
+    let names: Vec<&str> = runs.iter().map(|run| run["functionName"].as_str().unwrap()).collect();
+    assert_eq!(names, ["first", "second", "third"], "every run is listed, in order");
+    // Two outputs of 40 KB and the inputs before them fit in 100 KiB; the third run's do not.
+    for run in &runs[..2] {
+        assert!(run["output"].to_string().contains(&text), "shown whole: {}", run["functionName"]);
+        assert!(run.get("outputOmitted").is_none(), "{run}");
+    }
+    let third = &runs[2];
+    assert_eq!(third["output"], Value::Null, "{third}");
+    assert_eq!(third["status"], "completed");
+    let bytes = third["outputOmitted"]["jsonBytes"].as_i64().unwrap();
+    assert!((40_000..41_000).contains(&bytes), "{third}");
+    let reason = third["outputOmitted"]["reason"].as_str().unwrap();
+    assert!(reason.contains("past the bytes a trace shows together (33554432 at most)"), "{reason}");
+    assert!(reason.contains("GET /v3/outputs/{eventID}"), "{reason}");
+    assert!(third["inputOmitted"]["jsonBytes"].as_i64().unwrap() > 0, "{third}");
+    // The events' bodies come after the runs' values: none is left for them.
+    let events = trace["trace"]["events"].as_array().unwrap();
+    assert_eq!(events.len(), 3, "{trace}");
+    for event in events {
+        assert!(event["bodyOmitted"]["jsonBytes"].as_i64().unwrap() > 40_000, "{event}");
+        assert!(event["eventID"].as_str().is_some() && event["eventType"].as_str().is_some(), "{event}");
+    }
+    // What was left out is read whole where the reason says.
+    let terminal = &body["call"]["outputs"][0];
+    let read = json(app.get(&format!("/v3/outputs/{}", terminal["eventID"].as_str().unwrap())).await).await;
+    assert!(read.to_string().contains(&text));
+    assert!(events.iter().any(|e| e["eventID"] == terminal["eventID"]));
+
+    // One value past 1 MiB is left out whatever the total.
+    let long = "b".repeat(1_100_000);
+    let (_, body) = app.call_text("chain", &long, json!({}), true).await;
+    assert_eq!(body["call"]["status"], "completed");
+    let trace =
+        json(app.get(&format!("/v3/calls/{}/trace", body["call"]["callID"].as_str().unwrap())).await).await;
+    let first = &trace["trace"]["functionCalls"][0];
+    assert_eq!(first["output"], Value::Null, "{first}");
+    let reason = first["outputOmitted"]["reason"].as_str().unwrap();
+    assert!(reason.contains("longer than the 1048576 bytes a trace shows of one value"), "{reason}");
+}

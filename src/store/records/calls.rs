@@ -84,7 +84,8 @@ const CALL_READ_COLUMNS: &str =
     "id, account_id, environment, workflow_id, workflow_name, workflow_version_num, \
     reference_id, status, input, plan, metadata, bucket, created_at, finished_at, error";
 
-const FUNCTION_CALL_COLUMNS: &str = "id, call_id, node_name, item_key, function_id, function_name, \
+pub(super) const FUNCTION_CALL_COLUMNS: &str =
+    "id, call_id, node_name, item_key, function_id, function_name, \
     function_version_num, function_type, status, input, output, error, source_event_id, \
     source_function_call_id, incoming_destination, started_at, finished_at";
 
@@ -412,7 +413,7 @@ fn call_row(row: &AnyRow) -> CallRow {
     }
 }
 
-fn function_call_row(row: &AnyRow) -> FunctionCallRow {
+pub(super) fn function_call_row(row: &AnyRow) -> FunctionCallRow {
     FunctionCallRow {
         id: row.get("id"),
         call_id: row.get("call_id"),

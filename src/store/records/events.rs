@@ -87,23 +87,6 @@ impl Records {
         Ok(())
     }
 
-    /// Every event of a call in the order they were recorded (KSUIDs order only by the
-    /// second), intermediate ones with `true`.
-    pub async fn call_events(&self, call_id: &str) -> Result<Vec<(Value, bool)>, RecordError> {
-        let rows =
-            sqlx::query("SELECT body, intermediate FROM events WHERE call_id = $1 ORDER BY created_at, id")
-                .bind(call_id)
-                .fetch_all(&self.pool)
-                .await?;
-        Ok(rows
-            .iter()
-            .filter_map(|row| {
-                let body = serde_json::from_str(&row.get::<String, _>("body")).ok()?;
-                Some((body, row.get::<i64, _>("intermediate") != 0))
-            })
-            .collect())
-    }
-
     /// The terminal events of a page of calls (`call_ids` in the order the page was read, by
     /// ID: `descending` when that order is), in one statement, reading at most [`PAGE_BYTES`]
     /// of bodies beyond the first call's: the calls whose events were all read, by call ID,

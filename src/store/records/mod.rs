@@ -34,6 +34,7 @@ pub mod seed_jobs;
 mod single_writer;
 pub mod subscriptions;
 pub mod suggestions;
+pub mod traces;
 pub mod users;
 pub mod views;
 pub mod workflows;
