@@ -9,7 +9,9 @@
 //!   creation time, then event ID). A window spans at most 366 days and a table page starts
 //!   at most 100,000 rows in, so one request reads a bounded part of the store.
 //! - A column's `valueSchemaPath` addresses `transformedContent`; some version of some
-//!   function of the view must have an output schema that can produce it, else 422.
+//!   function of the view must have an output schema that can produce it, else 422: the
+//!   distinct schemas of each function's versions, newest first, 1 MiB of them (at least the
+//!   newest; dozens of schemas, 16 of the largest).
 //!   Digits step into arrays where the schema has `items`.
 //! - `equals_string` matches JSON strings, the number filters JSON numbers, `is_null` a
 //!   missing value or JSON null. `sum`/`average`/`min`/`max` read numbers only;
@@ -52,6 +54,10 @@ pub const MAX_FILTERS: usize = 50;
 pub const MAX_AGGREGATIONS: usize = 20;
 const MAX_PATH: usize = 16;
 const MAX_GROUPS: u32 = 200;
+/// Bytes of distinct output schemas a view's columns are checked against, per function,
+/// newest version first (at least the newest): a function's versions are unbounded, each
+/// schema up to 64 KiB, and every table or chart read checks its view.
+pub const SCHEMA_BYTES: usize = 1024 * 1024;
 /// Most rows one table page returns.
 pub const MAX_TABLE_ROWS: i64 = 200;
 /// Deepest row a table page may start at: the store walks every row before it.
@@ -388,7 +394,8 @@ impl ViewsService {
                     return Err(unprocessable(
                         &path_field,
                         format!(
-                            "no output schema of the view's functions has {:?}",
+                            "no output schema of the view's functions has {:?} (each function's \
+                             distinct schemas are read newest first, {SCHEMA_BYTES} bytes of them)",
                             column.value_schema_path.join(".")
                         ),
                         json!({ "path": column.value_schema_path }),
@@ -498,7 +505,7 @@ impl ViewsService {
             if resolved.iter().any(|f| f.id.as_deref() == Some(head.id.as_str())) {
                 continue;
             }
-            let found = self.records.function_output_schemas(tenant.owner(), &head.id).await?;
+            let found = self.records.function_output_schemas(tenant.owner(), &head.id, SCHEMA_BYTES).await?;
             schemas.extend(found.into_iter().filter(|s| !s.is_null()));
             resolved.push(FunctionIdentifier { id: Some(head.id), name: Some(head.name) });
         }

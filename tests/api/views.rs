@@ -667,3 +667,47 @@ async fn outputs_recorded_before_an_upgrade_are_read_by_views_after_it_nul_chara
     raw.close().await;
     records.close().await;
 }
+
+#[tokio::test]
+async fn output_schemas_written_before_an_upgrade_are_read_newest_first_from_their_own_column() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    // The schema of the canon before each version's output schema had its column.
+    let (records, url) = crate::helpers::records_through(dir.path(), 22).await;
+    let raw = sqlx::AnyPool::connect(&url).await.expect("a second connection");
+    let owner = canon::store::records::Owner { account_id: "acc_upgrade", environment: "sandbox" };
+    sqlx::query(
+        "INSERT INTO functions (id, account_id, environment, name, current_version, created_at, updated_at) \
+         VALUES ('fn_old', $1, $2, 'invoices', 3, 1, 1)",
+    )
+    .bind(owner.account_id)
+    .bind(owner.environment)
+    .execute(&raw)
+    .await
+    .expect("older function");
+    let schemas = [
+        json!({"type": "object", "properties": {"first": {"type": "string"}}}),
+        Value::Null,
+        json!({"type": "object", "properties": {"third": {"type": "string", "description": "d".repeat(1_000)}}}),
+    ];
+    for (n, schema) in schemas.iter().enumerate() {
+        let body =
+            json!({"type": "extract", "outputSchema": schema, "extraConfig": {"notes": "n".repeat(10_000)}});
+        sqlx::query(
+            "INSERT INTO function_versions (function_id, version_num, function_type, body, audit, created_at) \
+             VALUES ('fn_old', $1, 'extract', $2, '[]', 1)",
+        )
+        .bind(n as i64 + 1)
+        .bind(body.to_string())
+        .execute(&raw)
+        .await
+        .expect("older version");
+    }
+    records.migrate().await.expect("upgrade");
+    let read = records.function_output_schemas(owner, "fn_old", 1024 * 1024).await.expect("schemas");
+    assert_eq!(read, vec![schemas[2].clone(), schemas[0].clone()], "newest first, null left out");
+    // Past the bytes, the newest still.
+    let read = records.function_output_schemas(owner, "fn_old", 10).await.expect("schemas");
+    assert_eq!(read, vec![schemas[2].clone()]);
+    raw.close().await;
+    records.close().await;
+}

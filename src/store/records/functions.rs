@@ -6,6 +6,7 @@ use super::filters::{fitting, placeholders};
 use super::Owner;
 use super::{Dialect, RecordError, Records};
 use crate::versions::FunctionVersion;
+use futures::TryStreamExt;
 use serde_json::Value;
 use sqlx::any::AnyRow;
 use sqlx::Row;
@@ -116,8 +117,8 @@ async fn insert_version(
     version: &StoredFunctionVersion,
 ) -> Result<(), RecordError> {
     sqlx::query(
-        "INSERT INTO function_versions (function_id, version_num, function_type, body, audit, created_at) \
-         VALUES ($1, $2, $3, $4, $5, $6)",
+        "INSERT INTO function_versions (function_id, version_num, function_type, body, audit, created_at, \
+             output_schema) VALUES ($1, $2, $3, $4, $5, $6, $7)",
     )
     .bind(function_id)
     .bind(version.version_num)
@@ -125,6 +126,7 @@ async fn insert_version(
     .bind(version.body.to_string())
     .bind(version.audit.to_string())
     .bind(version.created_at)
+    .bind(version.body.get("outputSchema").filter(|s| !s.is_null()).map(Value::to_string))
     .execute(&mut *conn)
     .await?;
     Ok(())
@@ -393,31 +395,34 @@ impl Records {
         Ok(versions)
     }
 
-    /// The distinct output schemas of every version of one function (what a view's columns
-    /// are checked against), read alone: each is at most 64 KiB, a version's body 2 MB.
+    /// The distinct output schemas of one function's versions (what a view's columns are
+    /// checked against), newest first, as many as fit in `max_bytes` (the newest always):
+    /// read from the column written beside each body, never from the bodies themselves.
     pub async fn function_output_schemas(
         &self,
         owner: Owner<'_>,
         function_id: &str,
+        max_bytes: usize,
     ) -> Result<Vec<Value>, RecordError> {
-        let schema = match self.dialect {
-            Dialect::Sqlite => "v.body -> '$.outputSchema'",
-            Dialect::Postgres => "CAST(CAST(v.body AS jsonb) -> 'outputSchema' AS TEXT)",
-        };
-        let rows = sqlx::query(&format!(
-            "SELECT DISTINCT {schema} AS schema FROM function_versions v JOIN functions f ON f.id = v.function_id \
-             WHERE f.account_id = $1 AND f.environment = $2 AND f.id = $3"
-        ))
+        let mut rows = sqlx::query(
+            "SELECT v.output_schema AS schema FROM function_versions v JOIN functions f ON f.id = v.function_id \
+             WHERE f.account_id = $1 AND f.environment = $2 AND f.id = $3 AND v.output_schema IS NOT NULL \
+             GROUP BY v.output_schema ORDER BY MAX(v.version_num) DESC",
+        )
         .bind(owner.account_id)
         .bind(owner.environment)
         .bind(function_id)
-        .fetch_all(&self.pool)
-        .await?;
-        Ok(rows
-            .iter()
-            .filter_map(|row| row.get::<Option<String>, _>("schema"))
-            .filter_map(|text| serde_json::from_str(&text).ok())
-            .collect())
+        .fetch(&self.pool);
+        let (mut schemas, mut bytes) = (Vec::new(), 0usize);
+        while let Some(row) = rows.try_next().await? {
+            let text: String = row.get("schema");
+            bytes += text.len();
+            if bytes > max_bytes && !schemas.is_empty() {
+                break;
+            }
+            schemas.extend(serde_json::from_str::<Value>(&text).ok());
+        }
+        Ok(schemas)
     }
 
     /// Adds the next version of a function (renaming it to `name`) if its current version

@@ -340,6 +340,7 @@ macro_rules! all_migrations {
             20 => "0020_entity_audit",
             21 => ("0021_name_embeddings"),
             22 => "0022_pending_deliveries_index",
+            23 => ("0023_function_output_schemas"),
         )
     };
 }
