@@ -757,3 +757,30 @@ async fn an_openai_compatible_endpoint_can_do_the_embedding() {
         "estimated at four bytes per token without a tokenizer file"
     );
 }
+
+#[tokio::test]
+async fn only_the_writes_whose_job_gave_up_are_found_stranded_among_many_queued() {
+    // The sweep at start reads the queued jobs' events once, whatever their number.
+    let app = spawn_app_with(Handlers::default(), |config| config.workers = 0).await;
+    app.create_collection("many").await;
+    let mut events = Vec::new();
+    for n in 0..30 {
+        let ack = app.add_items("many", vec![json!(format!("Item number {n}."))]).await;
+        events.push(ack["eventID"].as_str().unwrap().to_string());
+    }
+    let records = app.app().state.records.clone();
+    let mut stranded = Vec::new();
+    for _ in 0..3 {
+        let job = records.claim_job("worker-that-gave-up", 30_000).await.unwrap().expect("a job");
+        records.fail_job(&job.id, "worker-that-gave-up", "the vector store was down", None).await.unwrap();
+        stranded.push(job.payload["eventID"].as_str().unwrap().to_string());
+    }
+    // One more claimed and running: not stranded.
+    records.claim_job("worker-at-work", 30_000).await.unwrap().expect("a job");
+    let mut found: Vec<String> =
+        records.orphaned_writes("collections.embed").await.unwrap().into_iter().map(|w| w.event_id).collect();
+    found.sort();
+    stranded.sort();
+    assert_eq!(found, stranded);
+    assert!(stranded.iter().all(|e| events.contains(e)));
+}

@@ -4,7 +4,7 @@
 
 use super::filters::{contains_pattern, placeholders};
 use super::jobs::insert_job;
-use super::{Owner, RecordError, Records};
+use super::{Dialect, Owner, RecordError, Records};
 use sqlx::any::AnyRow;
 use sqlx::Row;
 
@@ -413,16 +413,24 @@ impl Records {
     /// Writes whose items are still pending with no embedding job queued or running for
     /// them (their job gave up, say while a backend was down): owner, collection, event and
     /// the pending item IDs.
+    ///
+    /// The event IDs of the queued and running jobs are read out of their payloads once, as
+    /// a set the pending items are checked against (`NOT IN` an uncorrelated subquery): a
+    /// `LIKE` over every job's payload for every pending item made the start of a server
+    /// with many queued writes quadratic.
     pub async fn orphaned_writes(&self, job_kind: &str) -> Result<Vec<OrphanedWrite>, RecordError> {
-        let rows = sqlx::query(
+        let event_of_job = match self.dialect {
+            Dialect::Sqlite => "j.payload ->> '$.eventID'",
+            Dialect::Postgres => "CAST(j.payload AS jsonb) ->> 'eventID'",
+        };
+        let rows = sqlx::query(&format!(
             "SELECT i.account_id, i.environment, i.collection_id, c.name AS collection_name, \
                  i.event_id, i.id, i.created_at, i.updated_at \
              FROM collection_items i JOIN collections c ON c.id = i.collection_id \
-             WHERE i.status = 'pending' AND NOT EXISTS (SELECT 1 FROM jobs j \
-                 WHERE j.kind = $1 AND j.status IN ('queued', 'running') \
-                 AND j.payload LIKE '%' || i.event_id || '%') \
-             ORDER BY i.event_id, i.id",
-        )
+             WHERE i.status = 'pending' AND i.event_id NOT IN (SELECT {event_of_job} FROM jobs j \
+                 WHERE j.kind = $1 AND j.status IN ('queued', 'running') AND {event_of_job} IS NOT NULL) \
+             ORDER BY i.event_id, i.id"
+        ))
         .bind(job_kind)
         .fetch_all(&self.pool)
         .await?;
