@@ -9,6 +9,9 @@
 //!   nodes never fire. A collection subscription delivers its `collection_processing` events.
 //! - Destinations: `webhookURL` (checked by the egress guard), `s3Bucket` + `s3FilePath`
 //!   (folders of the tenant's object store), `googleDriveFolderID`; at least one.
+//! - An environment holds at most 1,000 subscriptions, 50 of them on one source (a
+//!   function, a collection, or the account's entity events): an event is queued for each of
+//!   its source's subscriptions in the event's own write. Past either, 422 naming it.
 //! - PATCH changes only the fields sent; `disabled: true` pauses (nothing is queued while
 //!   paused, and nothing is caught up afterwards).
 //! - The list is a bare JSON array in ID order, `functionNames` ANDed, both cursors.
@@ -26,6 +29,11 @@ use utoipa::ToSchema;
 
 /// Longest subscription name.
 pub const NAME_MAX: usize = 200;
+/// Subscriptions one environment holds.
+pub const MAX_SUBSCRIPTIONS: i64 = 1_000;
+/// Subscriptions watching one source (a function, a collection, the account's entity
+/// events): each of its events is queued for each of them, in the event's own write.
+pub const MAX_PER_SOURCE: i64 = 50;
 
 /// `type` values: bem-sdk's, then canon's account-wide entity events.
 pub const TYPES: &[&str] = &[
@@ -111,6 +119,7 @@ impl SubscriptionsService {
             ..Default::default()
         };
         let row = self.apply(tenant, row, input, true).await?;
+        self.within_counts(tenant, &row).await?;
         self.records.save_subscription(tenant.owner(), &row).await?;
         self.shown(tenant, row).await
     }
@@ -128,6 +137,7 @@ impl SubscriptionsService {
     ) -> ServiceResult<Subscription> {
         let row = self.row(tenant, id).await?;
         let mut row = self.apply(tenant, row, input, false).await?;
+        self.within_counts(tenant, &row).await?;
         row.updated_at = ids::now_millis();
         self.records.save_subscription(tenant.owner(), &row).await?;
         self.shown(tenant, row).await
@@ -163,6 +173,43 @@ impl SubscriptionsService {
             shown.push(self.shown(tenant, row).await?);
         }
         Ok(shown)
+    }
+
+    /// Refuses a subscription past [`MAX_SUBSCRIPTIONS`] or [`MAX_PER_SOURCE`] (422 naming
+    /// the bound). Checked on write: two writes at the same instant may both pass.
+    async fn within_counts(&self, tenant: &Tenant, row: &SubscriptionRow) -> ServiceResult<()> {
+        let (total, same) = self
+            .records
+            .subscription_counts(
+                tenant.owner(),
+                &row.id,
+                row.function_id.as_deref(),
+                row.collection_id.as_deref(),
+            )
+            .await?;
+        let past = |message: String, limit: &str, max: i64| ServiceError::Unprocessable {
+            message,
+            details: Some(serde_json::json!({ "limit": limit, "max": max })),
+        };
+        if total >= MAX_SUBSCRIPTIONS {
+            return Err(past(
+                format!("an environment holds at most {MAX_SUBSCRIPTIONS} subscriptions; delete one first"),
+                "subscriptionsPerEnvironment",
+                MAX_SUBSCRIPTIONS,
+            ));
+        }
+        if same >= MAX_PER_SOURCE {
+            return Err(past(
+                format!(
+                    "at most {MAX_PER_SOURCE} subscriptions watch one function, one collection or the \
+                     account's entity events (each of its events is queued for every one of them); \
+                     give one subscription several destinations, or delete one"
+                ),
+                "subscriptionsPerSource",
+                MAX_PER_SOURCE,
+            ));
+        }
+        Ok(())
     }
 
     pub(crate) async fn row(&self, tenant: &Tenant, id: &str) -> ServiceResult<SubscriptionRow> {

@@ -2,7 +2,7 @@
 //! tenancy, the delivery log, and an outbox that survives `kill -9`.
 
 use crate::calls::INVOICE;
-use crate::helpers::{assert_error, json, spawn_app_with, unique, TestApp};
+use crate::helpers::{assert_error, json, spawn_app, spawn_app_with, unique, TestApp};
 use axum::http::{HeaderMap, StatusCode};
 use canon::jobs::Handlers;
 use canon::signature;
@@ -722,4 +722,34 @@ async fn a_receiver_answering_a_nul_byte_is_logged_and_stalls_no_later_delivery(
         assert_eq!(delivery["status"], "delivered", "{log}");
         assert_eq!(delivery["attempts"][0]["responseExcerpt"], "ok\u{fffd}done", "{log}");
     }
+}
+
+#[tokio::test]
+async fn at_most_50_subscriptions_watch_one_function_and_a_patch_cannot_move_a_51st_onto_it() {
+    // Each event of a function is queued for every subscription on it, in the event's own
+    // write: the fan-out of one event is bounded by this.
+    let app = spawn_app().await;
+    for name in ["watched", "other"] {
+        app.create_function(json!({"functionName": name, "type": "transform"})).await;
+    }
+    let on = |function: &str, n: usize| json!({"name": format!("s{n}"), "type": "transform", "functionName": function, "googleDriveFolderID": "folder"});
+    for n in 0..50 {
+        assert_eq!(app.post("/v3/subscriptions", on("watched", n)).await.status(), 200, "subscription {n}");
+    }
+    let error = assert_error(app.post("/v3/subscriptions", on("watched", 50)).await, 422).await;
+    assert!(
+        error["message"].as_str().unwrap().contains("at most 50 subscriptions watch one function"),
+        "{error}"
+    );
+    assert_eq!(error["details"]["limit"], "subscriptionsPerSource");
+    // Another function has room, but a PATCH cannot move that subscription onto the full one.
+    let other = json(app.post("/v3/subscriptions", on("other", 50)).await).await;
+    let id = other["subscriptionID"].as_str().unwrap();
+    let moved = app.patch(&format!("/v3/subscriptions/{id}"), json!({"functionName": "watched"})).await;
+    assert_eq!(assert_error(moved, 422).await["details"]["limit"], "subscriptionsPerSource");
+    // A PATCH of one already there counts it once.
+    let listed = json(app.get("/v3/subscriptions?functionNames=watched&limit=1").await).await;
+    let first = listed[0]["subscriptionID"].as_str().unwrap();
+    let renamed = app.patch(&format!("/v3/subscriptions/{first}"), json!({"name": "renamed"})).await;
+    assert_eq!(renamed.status(), 200);
 }

@@ -87,6 +87,32 @@ impl Records {
         Ok(())
     }
 
+    /// How many subscriptions the tenant has, and how many of them watch the same source
+    /// (the function, the collection, or neither: the account's entity events), other than
+    /// the one with ID `except`.
+    pub async fn subscription_counts(
+        &self,
+        owner: Owner<'_>,
+        except: &str,
+        function_id: Option<&str>,
+        collection_id: Option<&str>,
+    ) -> Result<(i64, i64), RecordError> {
+        let row = sqlx::query(
+            "SELECT COUNT(*) AS total, \
+                 COALESCE(SUM(CASE WHEN COALESCE(function_id, '') = $4 AND COALESCE(collection_id, '') = $5 \
+                                   THEN 1 ELSE 0 END), 0) AS same \
+             FROM subscriptions WHERE account_id = $1 AND environment = $2 AND id <> $3",
+        )
+        .bind(owner.account_id)
+        .bind(owner.environment)
+        .bind(except)
+        .bind(function_id.unwrap_or_default())
+        .bind(collection_id.unwrap_or_default())
+        .fetch_one(&self.pool)
+        .await?;
+        Ok((row.get("total"), row.get("same")))
+    }
+
     pub async fn find_subscription(
         &self,
         owner: Owner<'_>,
