@@ -31,7 +31,7 @@ pub struct ConnectorList {
 #[utoipa::path(post, path = "/v3/connectors", tag = "connectors", request_body = ConnectorInput,
     responses((status = 200, body = Connector), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
         (status = 404, description = "no such workflow", body = ErrorBody),
-        (status = 422, description = "paragon", body = ErrorBody), (status = 429, body = ErrorBody)))]
+        (status = 422, description = "paragon, or past 100 connectors an environment", body = ErrorBody), (status = 429, body = ErrorBody)))]
 pub async fn create(
     State(state): State<AppState>,
     caller: Caller,

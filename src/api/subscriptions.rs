@@ -35,7 +35,9 @@ pub struct ListSubscriptions {
 
 /// Create a subscription (also served at `POST /v1-alpha/subscriptions`).
 #[utoipa::path(post, path = "/v3/subscriptions", tag = "subscriptions", request_body = SubscriptionInput,
-    responses((status = 200, body = Subscription), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 429, body = ErrorBody)))]
+    responses((status = 200, body = Subscription), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
+        (status = 422, description = "past 1,000 subscriptions an environment or 50 on one source", body = ErrorBody),
+        (status = 429, body = ErrorBody)))]
 pub async fn create(
     State(state): State<AppState>,
     caller: Caller,
@@ -72,7 +74,8 @@ pub async fn get(
 /// Change the fields sent; `disabled: true` pauses.
 #[utoipa::path(patch, path = "/v3/subscriptions/{subscriptionID}", tag = "subscriptions", params(("subscriptionID" = String, Path)),
     request_body = SubscriptionInput,
-    responses((status = 200, body = Subscription), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody), (status = 429, body = ErrorBody)))]
+    responses((status = 200, body = Subscription), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody),
+        (status = 422, description = "moved onto a source with 50 subscriptions", body = ErrorBody), (status = 429, body = ErrorBody)))]
 pub async fn update(
     State(state): State<AppState>,
     caller: Caller,
