@@ -2,7 +2,7 @@
 //! row per version (type, body and audit as JSON). Every query filters by the owning
 //! account and environment; versions are reached through their head row.
 
-use super::filters::{fitting, placeholders};
+use super::filters::placeholders;
 use super::Owner;
 use super::{Dialect, RecordError, Records};
 use crate::versions::FunctionVersion;
@@ -10,7 +10,6 @@ use futures::TryStreamExt;
 use serde_json::Value;
 use sqlx::any::AnyRow;
 use sqlx::Row;
-use std::collections::HashMap;
 
 /// A function's head row.
 #[derive(Clone, Debug, PartialEq)]
@@ -311,14 +310,7 @@ impl Records {
                 placeholders(3, ids.len())
             )
         };
-        let sizes_sql = format!("SELECT f.id AS k, CAST(octet_length(v.body) AS BIGINT) AS n {}", from(ids));
-        let mut sizes = sqlx::query(&sizes_sql).bind(owner.account_id).bind(owner.environment);
-        for id in ids {
-            sizes = sizes.bind(id);
-        }
-        let sizes: HashMap<String, i64> =
-            sizes.fetch_all(&self.pool).await?.iter().map(|row| (row.get("k"), row.get("n"))).collect();
-        let ids = fitting(ids, |id| sizes.get(id).copied(), max_bytes);
+        let ids = self.ids_that_fit(owner, ids, "f.id", from, max_bytes).await?;
         let sql = format!("SELECT {RECORD_COLUMNS} {}", from(&ids));
         let mut query = sqlx::query(&sql).bind(owner.account_id).bind(owner.environment);
         for id in &ids {
@@ -367,19 +359,7 @@ impl Records {
                  WHERE f.account_id = $1 AND f.environment = $2 AND f.id = $3 AND v.version_num IN ({listed})"
             )
         };
-        let sizes: HashMap<i64, i64> = sqlx::query(&format!(
-            "SELECT v.version_num AS k, CAST(octet_length(v.body) AS BIGINT) AS n {}",
-            from(nums)
-        ))
-        .bind(owner.account_id)
-        .bind(owner.environment)
-        .bind(function_id)
-        .fetch_all(&self.pool)
-        .await?
-        .iter()
-        .map(|row| (row.get("k"), row.get("n")))
-        .collect();
-        let nums = fitting(nums, |num| sizes.get(num).copied(), max_bytes);
+        let nums = self.versions_that_fit(owner, function_id, nums, from, max_bytes).await?;
         let rows = sqlx::query(&format!(
             "SELECT v.version_num, v.function_type, v.body, v.audit, v.created_at {}",
             from(&nums)

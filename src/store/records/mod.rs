@@ -17,6 +17,7 @@ pub mod datasets;
 pub mod documents;
 pub mod events;
 pub mod filters;
+mod fitting;
 pub mod functions;
 mod group_commit;
 pub mod instances;

@@ -3,7 +3,7 @@
 //! function versions each workflow version runs (`workflow_version_functions`, what the
 //! list filters and `usedInWorkflows` read). Every query filters by account and environment.
 
-use super::filters::{fitting, placeholders};
+use super::filters::placeholders;
 use super::functions::{is_unique_violation, Saved};
 use super::Owner;
 use super::{Dialect, RecordError, Records};
@@ -11,7 +11,6 @@ use crate::versions::{Edge, Node, WorkflowVersion};
 use serde_json::Value;
 use sqlx::any::AnyRow;
 use sqlx::Row;
-use std::collections::HashMap;
 
 /// A workflow's head row.
 #[derive(Clone, Debug, PartialEq)]
@@ -260,14 +259,7 @@ impl Records {
                 placeholders(3, ids.len())
             )
         };
-        let sizes_sql = format!("SELECT w.id AS k, CAST(octet_length(v.body) AS BIGINT) AS n {}", from(ids));
-        let mut sizes = sqlx::query(&sizes_sql).bind(owner.account_id).bind(owner.environment);
-        for id in ids {
-            sizes = sizes.bind(id);
-        }
-        let sizes: HashMap<String, i64> =
-            sizes.fetch_all(&self.pool).await?.iter().map(|row| (row.get("k"), row.get("n"))).collect();
-        let ids = fitting(ids, |id| sizes.get(id).copied(), max_bytes);
+        let ids = self.ids_that_fit(owner, ids, "w.id", from, max_bytes).await?;
         let sql = format!("SELECT {RECORD_COLUMNS} {}", from(&ids));
         let mut query = sqlx::query(&sql).bind(owner.account_id).bind(owner.environment);
         for id in &ids {
@@ -316,19 +308,7 @@ impl Records {
                  WHERE w.account_id = $1 AND w.environment = $2 AND w.id = $3 AND v.version_num IN ({listed})"
             )
         };
-        let sizes: HashMap<i64, i64> = sqlx::query(&format!(
-            "SELECT v.version_num AS k, CAST(octet_length(v.body) AS BIGINT) AS n {}",
-            from(nums)
-        ))
-        .bind(owner.account_id)
-        .bind(owner.environment)
-        .bind(workflow_id)
-        .fetch_all(&self.pool)
-        .await?
-        .iter()
-        .map(|row| (row.get("k"), row.get("n")))
-        .collect();
-        let nums = fitting(nums, |num| sizes.get(num).copied(), max_bytes);
+        let nums = self.versions_that_fit(owner, workflow_id, nums, from, max_bytes).await?;
         let rows = sqlx::query(&format!("SELECT v.version_num, v.body, v.created_at {}", from(&nums)))
             .bind(owner.account_id)
             .bind(owner.environment)

@@ -14,7 +14,7 @@
 
 use super::projection::{Sql, Workers};
 use crate::store::records::{Dialect, ErrorCode, RecordError, Records};
-use futures::TryStreamExt;
+use futures::{Stream, TryStreamExt};
 use sqlx::any::{AnyPoolOptions, AnyRow};
 use sqlx::sqlite::{SqliteConnectOptions, SqlitePool, SqlitePoolOptions, SqliteRow};
 use sqlx::{Any, AnyPool, Decode, Row, Sqlite, Type};
@@ -128,14 +128,8 @@ impl Records {
                 conn.lock_handle()
                     .await?
                     .set_progress_handler(STEPS_BETWEEN_CHECKS, move || Instant::now() < deadline);
-                let mut rows = sql.bind(sqlx::query::<Sqlite>(text)).fetch(&mut *conn);
-                loop {
-                    match rows.try_next().await {
-                        Ok(Some(row)) => each(ScanRow::Sqlite(row)),
-                        Ok(None) => break Ok(()),
-                        Err(err) => break Err(err),
-                    }
-                }
+                let rows = sql.bind(sqlx::query::<Sqlite>(text)).fetch(&mut *conn);
+                each_row(rows, |row| each(ScanRow::Sqlite(row))).await
             }
             ScanPool::Postgres(pool) => {
                 let mut tx = pool.begin().await?;
@@ -149,16 +143,8 @@ impl Records {
                     Workers::Planner => "SELECT set_config('statement_timeout', $1, true)",
                 };
                 sqlx::query(setup).bind(millis).execute(&mut *tx).await?;
-                let read = {
-                    let mut rows = sql.bind(sqlx::query::<Any>(text)).fetch(&mut *tx);
-                    loop {
-                        match rows.try_next().await {
-                            Ok(Some(row)) => each(ScanRow::Any(row)),
-                            Ok(None) => break Ok(()),
-                            Err(err) => break Err(err),
-                        }
-                    }
-                };
+                let rows = sql.bind(sqlx::query::<Any>(text)).fetch(&mut *tx);
+                let read = each_row(rows, |row| each(ScanRow::Any(row))).await;
                 if read.is_ok() {
                     tx.commit().await?;
                 }
@@ -167,6 +153,17 @@ impl Records {
         };
         done.map_err(|err| if stopped(&err) { RecordError::TimedOut(limit) } else { err.into() })
     }
+}
+
+/// Hands each row to `each` as it comes, up to the first error.
+async fn each_row<R>(
+    mut rows: impl Stream<Item = Result<R, sqlx::Error>> + Unpin,
+    mut each: impl FnMut(R),
+) -> Result<(), sqlx::Error> {
+    while let Some(row) = rows.try_next().await? {
+        each(row);
+    }
+    Ok(())
 }
 
 /// Whether the statement was stopped at its time bound.
