@@ -726,3 +726,17 @@ async fn a_list_page_of_large_functions_stops_at_16_mib_and_the_next_page_goes_o
     );
     assert_eq!(descending, ids.iter().rev().take(8).cloned().collect::<Vec<_>>());
 }
+
+#[tokio::test]
+async fn a_function_whose_settings_hold_a_nul_character_is_listed_and_read_back() {
+    let app = spawn_app().await;
+    let body = json!({"functionName": "nul", "type": "extract", "displayName": "plain",
+                      "outputSchema": {"type": "object", "properties": {"a\u{0}b": {"type": "string"}}},
+                      "extraConfig": {"notes": "before\u{0}after"}});
+    let created = app.post("/v3/functions", body).await;
+    let status = created.status();
+    let text = created.text().await.unwrap();
+    assert_eq!(status, 200, "{text}");
+    let listed = json(app.get("/v3/functions?includeExtraSettings=true&displayName=plain").await).await;
+    assert_eq!(listed["functions"][0]["extraConfig"]["notes"], "before\u{0}after", "{listed}");
+}

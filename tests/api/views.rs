@@ -690,8 +690,9 @@ async fn output_schemas_written_before_an_upgrade_are_read_newest_first_from_the
         json!({"type": "object", "properties": {"third": {"type": "string", "description": "d".repeat(1_000)}}}),
     ];
     for (n, schema) in schemas.iter().enumerate() {
-        let body =
-            json!({"type": "extract", "outputSchema": schema, "extraConfig": {"notes": "n".repeat(10_000)}});
+        // A NUL's escape in a setting's key, which PostgreSQL's JSON functions refuse to pass over.
+        let body = json!({"type": "extract", "outputSchema": schema,
+                          "extraConfig": {"notes": "n".repeat(10_000), "a\u{0}b": "a key"}});
         sqlx::query(
             "INSERT INTO function_versions (function_id, version_num, function_type, body, audit, created_at) \
              VALUES ('fn_old', $1, 'extract', $2, '[]', 1)",

@@ -273,9 +273,11 @@ impl Records {
             Dialect::Sqlite => {
                 "json_object('tags', v.body -> '$.tags', 'displayName', v.body -> '$.displayName')"
             }
+            // PostgreSQL's JSON functions refuse a NUL's escape even where they only pass over
+            // it: read as U+FFFD's (the same shape, so the text stays JSON), for filtering only.
             Dialect::Postgres => {
-                "CAST(json_build_object('tags', CAST(v.body AS jsonb) -> 'tags', \
-                 'displayName', CAST(v.body AS jsonb) -> 'displayName') AS TEXT)"
+                "CAST(json_build_object('tags', CAST(REPLACE(v.body, '\\u0000', '\\ufffd') AS json) -> 'tags', \
+                 'displayName', CAST(REPLACE(v.body, '\\u0000', '\\ufffd') AS json) -> 'displayName') AS TEXT)"
             }
         };
         let columns = RECORD_COLUMNS.replace("v.body", &format!("{summary} AS body"));

@@ -220,11 +220,13 @@ impl Records {
                  'nodes', (SELECT json_group_array(json_object('function', n.value -> '$.function')) \
                            FROM json_each(v.body, '$.nodes') n))"
             }
+            // PostgreSQL's JSON functions refuse a NUL's escape even where they only pass over
+            // it: read as U+FFFD's (the same shape, so the text stays JSON), for filtering only.
             Dialect::Postgres => {
-                "CAST(json_build_object('tags', CAST(v.body AS jsonb) -> 'tags', \
-                 'displayName', CAST(v.body AS jsonb) -> 'displayName', \
+                "CAST(json_build_object('tags', CAST(REPLACE(v.body, '\\u0000', '\\ufffd') AS json) -> 'tags', \
+                 'displayName', CAST(REPLACE(v.body, '\\u0000', '\\ufffd') AS json) -> 'displayName', \
                  'nodes', (SELECT COALESCE(json_agg(json_build_object('function', n -> 'function')), '[]') \
-                           FROM jsonb_array_elements(CAST(v.body AS jsonb) -> 'nodes') n)) AS TEXT)"
+                           FROM json_array_elements(CAST(REPLACE(v.body, '\\u0000', '\\ufffd') AS json) -> 'nodes') n)) AS TEXT)"
             }
         };
         let columns = RECORD_COLUMNS.replace("v.body", &format!("{summary} AS body"));
