@@ -421,7 +421,7 @@ impl Records {
     pub async fn orphaned_writes(&self, job_kind: &str) -> Result<Vec<OrphanedWrite>, RecordError> {
         let event_of_job = match self.dialect {
             Dialect::Sqlite => "j.payload ->> '$.eventID'",
-            Dialect::Postgres => "CAST(j.payload AS json) ->> 'eventID'",
+            Dialect::Postgres => "CAST(REPLACE(j.payload, '\\u0000', '\\ufffd') AS json) ->> 'eventID'",
         };
         let rows = sqlx::query(&format!(
             "SELECT i.account_id, i.environment, i.collection_id, c.name AS collection_name, \
