@@ -426,7 +426,7 @@ impl Records {
         // No ORDER BY: sorting would hold every cell of the page in the database's sorter;
         // the rows are put in order here, once bounded.
         let page_sql =
-            format!("SELECT {} FROM event_outputs o WHERE o.event_id IN ({page_ids})", select.join(", "),);
+            format!("SELECT {} FROM event_outputs o WHERE o.event_id IN ({page_ids})", select.join(", "));
         let mut cells = PageCells::default();
         let mut rows = Vec::new();
         // The count and the page each scan the scope; on two connections (WAL readers on
