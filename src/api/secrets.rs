@@ -42,7 +42,8 @@ pub struct SecretList {
 /// Store a secret of this environment.
 #[utoipa::path(post, path = "/v3/secrets", tag = "secrets", request_body = CreateSecret,
     responses((status = 201, body = SecretInfo), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
-        (status = 409, description = "name taken: rotate it instead", body = ErrorBody), (status = 429, body = ErrorBody)))]
+        (status = 409, description = "name taken: rotate it instead", body = ErrorBody),
+        (status = 422, description = "past 1,000 secrets an environment", body = ErrorBody), (status = 429, body = ErrorBody)))]
 pub async fn create(
     State(state): State<AppState>,
     auth: Caller,

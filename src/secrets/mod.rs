@@ -28,6 +28,8 @@ use utoipa::ToSchema;
 pub const MAX_VALUE_BYTES: usize = 16 * 1024;
 /// Longest secret name.
 pub const MAX_NAME_CHARS: usize = 128;
+/// Secrets one environment holds: `GET /v3/secrets` lists them all at once.
+pub const MAX_SECRETS: i64 = 1_000;
 
 #[derive(Clone)]
 pub struct SecretsService {
@@ -118,10 +120,19 @@ impl SecretsService {
         check_value(value)?;
         let now = ids::now_millis();
         let sealed = self.cipher.seal(&binding(tenant, name), value.as_bytes());
-        if !self.records.insert_secret(tenant.owner(), name, &sealed, now).await? {
-            return Err(ServiceError::Conflict(format!(
-                "secret {name:?} already exists; rotate it with PUT /v3/secrets/{name}"
-            )));
+        if !self.records.insert_secret(tenant.owner(), name, &sealed, now, MAX_SECRETS).await? {
+            if self.exists(tenant, name).await? {
+                return Err(ServiceError::Conflict(format!(
+                    "secret {name:?} already exists; rotate it with PUT /v3/secrets/{name}"
+                )));
+            }
+            return Err(ServiceError::Unprocessable {
+                message: format!(
+                    "an environment holds at most {MAX_SECRETS} secrets; delete one \
+                     (DELETE /v3/secrets/{{name}}) before adding another"
+                ),
+                details: Some(serde_json::json!({ "limit": "secretsPerEnvironment", "max": MAX_SECRETS })),
+            });
         }
         Ok(SecretRow { name: name.into(), created_at: now, updated_at: now }.into())
     }

@@ -344,3 +344,25 @@ async fn a_dashboard_token_needs_its_user_in_the_account_it_names() {
         canon::tokens::sign(&canon::tokens::Claims { account: rival.id.clone(), ..claims }, b"guess");
     assert_error(app.as_user(Method::GET, "/v3/buckets", &forged).send().await.unwrap(), 401).await;
 }
+
+#[tokio::test]
+async fn an_environment_holds_at_most_1000_secrets_and_a_taken_name_is_still_a_409() {
+    // Their list is answered whole, so their number is bounded.
+    let app = spawn_app().await;
+    let records = &app.app().state.records;
+    let owner = canon::store::records::Owner { account_id: &app.account_id, environment: "sandbox" };
+    for n in 0..999 {
+        let stored = records.insert_secret(owner, &format!("s{n}"), "sealed", 1, 1_000).await.unwrap();
+        assert!(stored, "secret {n}");
+    }
+    let create = |name: &str| json!({"name": name, "value": "v"});
+    assert_eq!(app.post("/v3/secrets", create("the-thousandth")).await.status(), 201);
+    let error = assert_error(app.post("/v3/secrets", create("one-more")).await, 422).await;
+    assert!(error["message"].as_str().unwrap().contains("at most 1000 secrets"), "{error}");
+    assert_eq!(error["details"]["limit"], "secretsPerEnvironment");
+    assert_error(app.post("/v3/secrets", create("s7")).await, 409).await;
+    let listed = json(app.get("/v3/secrets").await).await;
+    assert_eq!(listed["secrets"].as_array().unwrap().len(), 1_000);
+    assert_eq!(app.delete("/v3/secrets/s7").await.status(), 204);
+    assert_eq!(app.post("/v3/secrets", create("one-more")).await.status(), 201, "room after a delete");
+}

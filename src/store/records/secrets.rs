@@ -13,23 +13,28 @@ pub struct SecretRow {
 }
 
 impl Records {
-    /// Stores a new secret; false when the name is taken.
+    /// Stores a new secret unless the name is taken or the owner holds `max` already; false
+    /// then.
     pub async fn insert_secret(
         &self,
         owner: Owner<'_>,
         name: &str,
         sealed: &str,
         now: i64,
+        max: i64,
     ) -> Result<bool, RecordError> {
         let done = sqlx::query(
             "INSERT INTO tenant_secrets (account_id, environment, name, sealed, created_at, updated_at) \
-             VALUES ($1, $2, $3, $4, $5, $5) ON CONFLICT (account_id, environment, name) DO NOTHING",
+             SELECT $1, $2, $3, $4, $5, $5 \
+             WHERE (SELECT COUNT(*) FROM tenant_secrets WHERE account_id = $1 AND environment = $2) < $6 \
+             ON CONFLICT (account_id, environment, name) DO NOTHING",
         )
         .bind(owner.account_id)
         .bind(owner.environment)
         .bind(name)
         .bind(sealed)
         .bind(now)
+        .bind(max)
         .execute(&mut *self.write().await?)
         .await?;
         Ok(done.rows_affected() == 1)
