@@ -202,10 +202,15 @@ impl AccuracyService {
     ) -> ServiceResult<Option<f64>> {
         let rows = self
             .records
-            .review_rows(tenant.owner(), function_id, version, DEFAULT_EVALUATION_VERSION, regression)
+            .labelled_review_rows(
+                tenant.owner(),
+                function_id,
+                version,
+                DEFAULT_EVALUATION_VERSION,
+                regression,
+            )
             .await?;
-        let samples: Vec<(f64, bool)> =
-            rows.iter().filter_map(|(c, counts)| counts.map(|k| (*c, k.fp + k.fn_ == 0))).collect();
+        let samples: Vec<(f64, bool)> = rows.iter().map(|(c, k)| (*c, k.fp + k.fn_ == 0)).collect();
         Ok(average_precision(&samples))
     }
 }

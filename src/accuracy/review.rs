@@ -158,21 +158,13 @@ impl AccuracyService {
         let id = &record.head.id;
         let population = self.records.version_output_count(owner, id, version, request.is_regression).await?;
         let settings = request.settings(population)?;
-        let rows =
-            self.records.review_rows(owner, id, version, evaluation_version, request.is_regression).await?;
-        // One pass over the evaluated outputs.
-        let (mut high, mut medium, mut low) = (0, 0, 0);
-        let mut labelled = Vec::new();
-        for (confidence, counts) in &rows {
-            match *confidence {
-                c if c >= 0.8 => high += 1,
-                c if c >= 0.5 => medium += 1,
-                _ => low += 1,
-            }
-            if let Some(counts) = counts {
-                labelled.push((*confidence, *counts));
-            }
-        }
+        // Counted in the store; only the labelled outputs are read.
+        let (high, medium, low) =
+            self.records.review_bands(owner, id, version, evaluation_version, request.is_regression).await?;
+        let labelled = self
+            .records
+            .labelled_review_rows(owner, id, version, evaluation_version, request.is_regression)
+            .await?;
         let samples: Vec<(f64, bool)> = labelled.iter().map(|(c, k)| (*c, k.fp + k.fn_ == 0)).collect();
         let auc = average_precision(&samples);
         let right = samples.iter().filter(|(_, r)| *r).count() as f64;
@@ -206,7 +198,7 @@ impl AccuracyService {
                 "confidenceDistribution": { "high": high, "medium": medium, "low": low },
                 "labeledTransformations": totals.labelled,
                 "unlabeledTransformations": (population - totals.labelled).max(0),
-                "missingEvaluations": (population - rows.len() as i64).max(0),
+                "missingEvaluations": (population - (high + medium + low)).max(0),
                 "totalTransformations": population,
                 "thresholdMatrix": threshold_matrix(&labelled, &settings),
                 "sampleSizes": sample_sizes,

@@ -106,6 +106,14 @@ fn counts(row: &AnyRow) -> Counts {
     Counts { tp: get("tp"), fp: get("fp"), fn_: get("fn"), tn: get("tn") }
 }
 
+/// `FROM … WHERE` of one version's completed evaluations, each with its event's correction
+/// if any (`c`): the tenant `$1`, `$2`, the function `$3`, version `$4`, evaluation version
+/// `$5`, regression or not `$6`.
+const EVALUATED: &str = "FROM evaluations e LEFT JOIN corrections c ON c.event_id = e.event_id \
+     WHERE e.account_id = $1 AND e.environment = $2 AND e.function_id = $3 \
+     AND e.function_version_num = $4 AND e.evaluation_version = $5 AND e.status = 'completed' \
+     AND e.is_regression = $6";
+
 /// Sums of one function's corrections: the whole matrix, how many events, and per field.
 #[derive(Clone, Debug, Default)]
 pub struct Totals {
@@ -361,23 +369,47 @@ impl Records {
         Ok(row.get("n"))
     }
 
-    /// Each completed evaluation of one version with the event's correction counts, if
-    /// corrected: what review reads, in one statement.
-    pub async fn review_rows(
+    /// The completed evaluations of one version by confidence band, counted in the store:
+    /// `(≥ 0.8, ≥ 0.5, below)`, no confidence counting as 0.
+    pub async fn review_bands(
         &self,
         owner: Owner<'_>,
         function_id: &str,
         version: i64,
         evaluation_version: &str,
         regression: bool,
-    ) -> Result<Vec<(f64, Option<Counts>)>, RecordError> {
-        let rows = sqlx::query(
-            "SELECT e.confidence, c.tp, c.fp, c.fn, c.tn, c.event_id AS corrected FROM evaluations e \
-             LEFT JOIN corrections c ON c.event_id = e.event_id \
-             WHERE e.account_id = $1 AND e.environment = $2 AND e.function_id = $3 \
-             AND e.function_version_num = $4 AND e.evaluation_version = $5 AND e.status = 'completed' \
-             AND e.is_regression = $6",
-        )
+    ) -> Result<(i64, i64, i64), RecordError> {
+        let row = sqlx::query(&format!(
+            "SELECT COALESCE(SUM(CASE WHEN c >= 0.8 THEN 1 ELSE 0 END), 0) AS high, \
+                    COALESCE(SUM(CASE WHEN c >= 0.5 AND c < 0.8 THEN 1 ELSE 0 END), 0) AS medium, \
+                    COALESCE(SUM(CASE WHEN c < 0.5 THEN 1 ELSE 0 END), 0) AS low \
+             FROM (SELECT COALESCE(e.confidence, 0) AS c {EVALUATED}) s"
+        ))
+        .bind(owner.account_id)
+        .bind(owner.environment)
+        .bind(function_id)
+        .bind(version)
+        .bind(evaluation_version)
+        .bind(i64::from(regression))
+        .fetch_one(&self.pool)
+        .await?;
+        Ok((row.get("high"), row.get("medium"), row.get("low")))
+    }
+
+    /// The completed evaluations of one version whose event carries a correction: the
+    /// confidence and the correction's counts (what review's precision-recall reads; the
+    /// others are only counted, [`Records::review_bands`]).
+    pub async fn labelled_review_rows(
+        &self,
+        owner: Owner<'_>,
+        function_id: &str,
+        version: i64,
+        evaluation_version: &str,
+        regression: bool,
+    ) -> Result<Vec<(f64, Counts)>, RecordError> {
+        let rows = sqlx::query(&format!(
+            "SELECT e.confidence, c.tp, c.fp, c.fn, c.tn {EVALUATED} AND c.event_id IS NOT NULL"
+        ))
         .bind(owner.account_id)
         .bind(owner.environment)
         .bind(function_id)
@@ -388,11 +420,7 @@ impl Records {
         .await?;
         Ok(rows
             .iter()
-            .map(|row| {
-                let confidence: Option<f64> = row.get("confidence");
-                let corrected: Option<String> = row.get("corrected");
-                (confidence.unwrap_or(0.0), corrected.map(|_| counts(row)))
-            })
+            .map(|row| (row.get::<Option<f64>, _>("confidence").unwrap_or(0.0), counts(row)))
             .collect())
     }
 }
