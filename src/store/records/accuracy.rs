@@ -114,6 +114,24 @@ const EVALUATED: &str = "FROM evaluations e LEFT JOIN corrections c ON c.event_i
      AND e.function_version_num = $4 AND e.evaluation_version = $5 AND e.status = 'completed' \
      AND e.is_regression = $6";
 
+/// A statement over [`EVALUATED`] with its six values bound.
+fn evaluated<'q>(
+    sql: &'q str,
+    owner: Owner<'q>,
+    function_id: &'q str,
+    version: i64,
+    evaluation_version: &'q str,
+    regression: bool,
+) -> sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments<'q>> {
+    sqlx::query(sql)
+        .bind(owner.account_id)
+        .bind(owner.environment)
+        .bind(function_id)
+        .bind(version)
+        .bind(evaluation_version)
+        .bind(i64::from(regression))
+}
+
 /// Sums of one function's corrections: the whole matrix, how many events, and per field.
 #[derive(Clone, Debug, Default)]
 pub struct Totals {
@@ -379,20 +397,15 @@ impl Records {
         evaluation_version: &str,
         regression: bool,
     ) -> Result<(i64, i64, i64), RecordError> {
-        let row = sqlx::query(&format!(
+        let sql = format!(
             "SELECT COALESCE(SUM(CASE WHEN c >= 0.8 THEN 1 ELSE 0 END), 0) AS high, \
                     COALESCE(SUM(CASE WHEN c >= 0.5 AND c < 0.8 THEN 1 ELSE 0 END), 0) AS medium, \
                     COALESCE(SUM(CASE WHEN c < 0.5 THEN 1 ELSE 0 END), 0) AS low \
              FROM (SELECT COALESCE(e.confidence, 0) AS c {EVALUATED}) s"
-        ))
-        .bind(owner.account_id)
-        .bind(owner.environment)
-        .bind(function_id)
-        .bind(version)
-        .bind(evaluation_version)
-        .bind(i64::from(regression))
-        .fetch_one(&self.pool)
-        .await?;
+        );
+        let row = evaluated(&sql, owner, function_id, version, evaluation_version, regression)
+            .fetch_one(&self.pool)
+            .await?;
         Ok((row.get("high"), row.get("medium"), row.get("low")))
     }
 
@@ -407,17 +420,11 @@ impl Records {
         evaluation_version: &str,
         regression: bool,
     ) -> Result<Vec<(f64, Counts)>, RecordError> {
-        let rows = sqlx::query(&format!(
-            "SELECT e.confidence, c.tp, c.fp, c.fn, c.tn {EVALUATED} AND c.event_id IS NOT NULL"
-        ))
-        .bind(owner.account_id)
-        .bind(owner.environment)
-        .bind(function_id)
-        .bind(version)
-        .bind(evaluation_version)
-        .bind(i64::from(regression))
-        .fetch_all(&self.pool)
-        .await?;
+        let sql =
+            format!("SELECT e.confidence, c.tp, c.fp, c.fn, c.tn {EVALUATED} AND c.event_id IS NOT NULL");
+        let rows = evaluated(&sql, owner, function_id, version, evaluation_version, regression)
+            .fetch_all(&self.pool)
+            .await?;
         Ok(rows
             .iter()
             .map(|row| (row.get::<Option<f64>, _>("confidence").unwrap_or(0.0), counts(row)))
