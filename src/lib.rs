@@ -40,6 +40,7 @@ pub mod graphql;
 pub mod ids;
 pub mod instances;
 pub mod jobs;
+pub mod json_size;
 pub mod keys;
 pub mod mcp;
 pub mod memo;

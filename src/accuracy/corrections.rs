@@ -58,7 +58,7 @@ impl AccuracyService {
             )
         })?;
         crate::text::check_json("correction", &correction)?;
-        if correction.to_string().len() > MAX_CORRECTION_BYTES {
+        if crate::json_size::json_bytes(&correction) > MAX_CORRECTION_BYTES {
             return Err(ServiceError::invalid_field("correction", "must be at most 256 KB of JSON"));
         }
         let function = self.event_function(tenant, event).await?;

@@ -225,7 +225,7 @@ impl CallService {
             if !metadata.is_object() {
                 return Err(ServiceError::invalid_field("metadata", "must be a JSON object"));
             }
-            if metadata.to_string().len() > MAX_METADATA_BYTES {
+            if crate::json_size::json_bytes(metadata) > MAX_METADATA_BYTES {
                 return Err(ServiceError::invalid_field("metadata", "must be at most 4 KB of JSON"));
             }
         }

@@ -51,7 +51,7 @@ impl Spent {
     }
 
     fn add(&mut self, matches: &Value) -> Result<(), EngineError> {
-        self.bytes += serde_json::to_vec(matches).map_or(0, |bytes| bytes.len());
+        self.bytes += crate::json_size::json_bytes(matches);
         if self.bytes > MAX_ADDED_BYTES {
             return Err(super::limits::exceeded(
                 "the matches the enrich steps add are larger than a call may add",

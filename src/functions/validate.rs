@@ -13,6 +13,7 @@
 //!   [`LLM_TIMEOUT_SECONDS`] (a tenant cannot hold a worker on a model for days).
 
 use crate::error::ServiceError;
+use crate::json_size::json_bytes;
 use crate::versions::canonical_type;
 use serde_json::{json, Value};
 use std::collections::{HashMap, HashSet};
@@ -106,7 +107,7 @@ pub fn schema_at(field: &str, schema: &Value) -> Result<(), ServiceError> {
     }
     let limit_exceeded =
         |why: String| ServiceError::invalid_field(field, format!("model state limit exceeded: {why}"));
-    let size = schema.to_string().len();
+    let size = json_bytes(schema);
     if size > MAX_SCHEMA_BYTES {
         return Err(limit_exceeded(format!("{size} bytes serialized; at most {MAX_SCHEMA_BYTES}")));
     }
@@ -208,7 +209,7 @@ pub fn graph_size(nodes: usize, edges: usize) -> Result<(), ServiceError> {
 
 /// Refuses a workflow whose nodes' function versions hold more than [`MAX_PLAN_BYTES`].
 pub fn plan_size(bodies: &[Value]) -> Result<(), ServiceError> {
-    let bytes: usize = bodies.iter().map(|body| body.to_string().len()).sum();
+    let bytes: usize = bodies.iter().map(json_bytes).sum();
     if bytes > MAX_PLAN_BYTES {
         return Err(ServiceError::invalid_field(
             "nodes",

@@ -8,6 +8,7 @@ use crate::calls::{linking, shapes};
 use crate::documents::{structure, DocumentService, ParsedBy};
 use crate::engines::{self, EngineError, Outcome, Payload};
 use crate::ids;
+use crate::json_size::Measured;
 use crate::shaping;
 use crate::store::records::calls::FunctionCallRow;
 use crate::versions::FunctionVersion;
@@ -489,8 +490,8 @@ fn trace_input(payload: &Payload, join_inputs: Option<&[Value]>) -> Value {
 /// `{keyBytes, keyExcerpt}`: its size and its first bytes (measured as it is written, never
 /// copied whole).
 fn json_input(key: &str, value: &(impl serde::Serialize + ?Sized)) -> Value {
-    let mut measured = Measured::default();
-    if serde_json::to_writer(&mut measured, value).is_ok() && measured.bytes <= TRACE_INPUT_BYTES {
+    let measured = Measured::keeping(EXCERPT_BYTES).of(value);
+    if measured.bytes <= TRACE_INPUT_BYTES {
         return json!({ key: value });
     }
     // The first bytes may end inside a character: the excerpt stops before it.
@@ -499,26 +500,6 @@ fn json_input(key: &str, value: &(impl serde::Serialize + ?Sized)) -> Value {
         Err(err) => std::str::from_utf8(&measured.head[..err.valid_up_to()]).unwrap_or_default(),
     };
     json!({ format!("{key}Bytes"): measured.bytes, format!("{key}Excerpt"): excerpt })
-}
-
-/// Counts what is written and keeps its first [`EXCERPT_BYTES`].
-#[derive(Default)]
-struct Measured {
-    bytes: usize,
-    head: Vec<u8>,
-}
-
-impl std::io::Write for Measured {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        let room = EXCERPT_BYTES.saturating_sub(self.head.len()).min(buf.len());
-        self.head.extend_from_slice(&buf[..room]);
-        self.bytes += buf.len();
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
 }
 
 #[cfg(test)]

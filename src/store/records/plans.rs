@@ -13,6 +13,7 @@
 
 use super::Owner;
 use super::{RecordError, Records};
+use crate::json_size::json_bytes;
 use crate::memo::Memo;
 use crate::versions::{FunctionVersion, WorkflowVersion};
 use std::sync::Arc;
@@ -75,7 +76,7 @@ impl Records {
 
 /// What a plan's function versions' bodies take serialized.
 fn plan_bytes(plan: &WorkflowPlan) -> usize {
-    plan.functions.iter().map(|f| serde_json::to_vec(&f.body).map_or(0, |bytes| bytes.len())).sum()
+    plan.functions.iter().map(|f| json_bytes(&f.body)).sum()
 }
 
 #[cfg(test)]
