@@ -420,8 +420,8 @@ impl Records {
     /// with many queued writes quadratic.
     pub async fn orphaned_writes(&self, job_kind: &str) -> Result<Vec<OrphanedWrite>, RecordError> {
         let event_of_job = match self.dialect {
-            Dialect::Sqlite => "j.payload ->> '$.eventID'",
-            Dialect::Postgres => "CAST(REPLACE(j.payload, '\\u0000', '\\ufffd') AS json) ->> 'eventID'",
+            Dialect::Sqlite => "j.payload ->> '$.eventID'".to_string(),
+            Dialect::Postgres => format!("{} ->> 'eventID'", super::json_params::pg_json("j.payload")),
         };
         let rows = sqlx::query(&format!(
             "SELECT i.account_id, i.environment, i.collection_id, c.name AS collection_name, \

@@ -3,6 +3,7 @@
 //! account and environment; versions are reached through their head row.
 
 use super::filters::placeholders;
+use super::json_params::pg_json;
 use super::Owner;
 use super::{Dialect, RecordError, Records};
 use crate::versions::FunctionVersion;
@@ -271,14 +272,15 @@ impl Records {
     ) -> Result<Vec<FunctionRecord>, RecordError> {
         let summary = match self.dialect {
             Dialect::Sqlite => {
-                "json_object('tags', v.body -> '$.tags', 'displayName', v.body -> '$.displayName')"
+                "json_object('tags', v.body -> '$.tags', 'displayName', v.body -> '$.displayName')".to_string()
             }
-            // PostgreSQL's JSON functions refuse a NUL's escape even where they only pass over
-            // it: read as U+FFFD's (the same shape, so the text stays JSON), for filtering only.
-            Dialect::Postgres => {
-                "CAST(json_build_object('tags', CAST(REPLACE(v.body, '\\u0000', '\\ufffd') AS json) -> 'tags', \
-                 'displayName', CAST(REPLACE(v.body, '\\u0000', '\\ufffd') AS json) -> 'displayName') AS TEXT)"
-            }
+            // The body read as json once a row (`OFFSET 0` keeps it from being folded into
+            // each use), NUL escapes and all.
+            Dialect::Postgres => format!(
+                "(SELECT CAST(json_build_object('tags', b -> 'tags', 'displayName', b -> 'displayName') AS TEXT) \
+                 FROM (SELECT {} AS b OFFSET 0) j)",
+                pg_json("v.body")
+            ),
         };
         let columns = RECORD_COLUMNS.replace("v.body", &format!("{summary} AS body"));
         let rows = sqlx::query(&format!(

@@ -35,6 +35,14 @@ pub(super) fn positional_rows(columns: usize, rows: usize) -> String {
     vec![row; rows].join(",")
 }
 
+/// A stored JSON text `column` as PostgreSQL `json`, each NUL's escape read as U+FFFD's (as
+/// [`nul_free`] does for a bound text): PostgreSQL's JSON functions refuse that escape even in
+/// a key or value they only pass over. An escape of the same shape, so the text stays JSON
+/// whatever precedes it.
+pub(super) fn pg_json(column: &str) -> String {
+    format!("CAST(REPLACE({column}, '\\u0000', '\\ufffd') AS json)")
+}
+
 /// `text` with every NUL character replaced by U+FFFD: PostgreSQL's text cannot hold one, and
 /// a reply or document a tenant controls may carry one.
 pub(super) fn nul_free(text: &str) -> Cow<'_, str> {

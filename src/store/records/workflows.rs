@@ -5,6 +5,7 @@
 
 use super::filters::placeholders;
 use super::functions::{is_unique_violation, Saved};
+use super::json_params::pg_json;
 use super::Owner;
 use super::{Dialect, RecordError, Records};
 use crate::versions::{Edge, Node, WorkflowVersion};
@@ -219,15 +220,17 @@ impl Records {
                 "json_object('tags', v.body -> '$.tags', 'displayName', v.body -> '$.displayName', \
                  'nodes', (SELECT json_group_array(json_object('function', n.value -> '$.function')) \
                            FROM json_each(v.body, '$.nodes') n))"
+                    .to_string()
             }
-            // PostgreSQL's JSON functions refuse a NUL's escape even where they only pass over
-            // it: read as U+FFFD's (the same shape, so the text stays JSON), for filtering only.
-            Dialect::Postgres => {
-                "CAST(json_build_object('tags', CAST(REPLACE(v.body, '\\u0000', '\\ufffd') AS json) -> 'tags', \
-                 'displayName', CAST(REPLACE(v.body, '\\u0000', '\\ufffd') AS json) -> 'displayName', \
+            // The body read as json once a row (`OFFSET 0` keeps it from being folded into
+            // each use), NUL escapes and all.
+            Dialect::Postgres => format!(
+                "(SELECT CAST(json_build_object('tags', b -> 'tags', 'displayName', b -> 'displayName', \
                  'nodes', (SELECT COALESCE(json_agg(json_build_object('function', n -> 'function')), '[]') \
-                           FROM json_array_elements(CAST(REPLACE(v.body, '\\u0000', '\\ufffd') AS json) -> 'nodes') n)) AS TEXT)"
-            }
+                           FROM json_array_elements(b -> 'nodes') n)) AS TEXT) \
+                 FROM (SELECT {} AS b OFFSET 0) j)",
+                pg_json("v.body")
+            ),
         };
         let columns = RECORD_COLUMNS.replace("v.body", &format!("{summary} AS body"));
         let rows = sqlx::query(&format!(
