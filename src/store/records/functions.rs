@@ -303,9 +303,6 @@ impl Records {
         ids: &[String],
         max_bytes: usize,
     ) -> Result<Vec<FunctionRecord>, RecordError> {
-        if ids.is_empty() {
-            return Ok(Vec::new());
-        }
         let from = |ids: &[String]| {
             format!(
                 "FROM functions f \
@@ -314,16 +311,8 @@ impl Records {
                 placeholders(3, ids.len())
             )
         };
-        let ids = self.ids_that_fit(owner, ids, "f.id", from, max_bytes).await?;
-        let sql = format!("SELECT {RECORD_COLUMNS} {}", from(&ids));
-        let mut query = sqlx::query(&sql).bind(owner.account_id).bind(owner.environment);
-        for id in &ids {
-            query = query.bind(id);
-        }
-        let mut records: Vec<FunctionRecord> =
-            query.fetch_all(&self.pool).await?.iter().map(record_row).collect();
-        records.sort_by_key(|r| ids.iter().position(|id| *id == r.head.id));
-        Ok(records)
+        let rows = self.rows_of_ids(owner, ids, "f.id", RECORD_COLUMNS, from, max_bytes).await?;
+        Ok(rows.iter().map(record_row).collect())
     }
 
     /// The version numbers of one function, oldest first.
@@ -353,9 +342,6 @@ impl Records {
         nums: &[i64],
         max_bytes: usize,
     ) -> Result<Vec<StoredFunctionVersion>, RecordError> {
-        if nums.is_empty() {
-            return Ok(Vec::new());
-        }
         let from = |nums: &[i64]| {
             let listed = nums.iter().map(i64::to_string).collect::<Vec<_>>().join(", ");
             format!(
@@ -363,20 +349,9 @@ impl Records {
                  WHERE f.account_id = $1 AND f.environment = $2 AND f.id = $3 AND v.version_num IN ({listed})"
             )
         };
-        let nums = self.versions_that_fit(owner, function_id, nums, from, max_bytes).await?;
-        let rows = sqlx::query(&format!(
-            "SELECT v.version_num, v.function_type, v.body, v.audit, v.created_at {}",
-            from(&nums)
-        ))
-        .bind(owner.account_id)
-        .bind(owner.environment)
-        .bind(function_id)
-        .fetch_all(&self.pool)
-        .await?;
-        let mut versions: Vec<StoredFunctionVersion> =
-            rows.iter().map(|row| version_row(row, "created_at")).collect();
-        versions.sort_by_key(|v| nums.iter().position(|n| *n == v.version_num));
-        Ok(versions)
+        let columns = "v.version_num, v.function_type, v.body, v.audit, v.created_at";
+        let rows = self.rows_of_versions(owner, function_id, nums, columns, from, max_bytes).await?;
+        Ok(rows.iter().map(|row| version_row(row, "created_at")).collect())
     }
 
     /// The distinct output schemas of one function's versions (what a view's columns are

@@ -253,9 +253,6 @@ impl Records {
         ids: &[String],
         max_bytes: usize,
     ) -> Result<Vec<WorkflowRecord>, RecordError> {
-        if ids.is_empty() {
-            return Ok(Vec::new());
-        }
         let from = |ids: &[String]| {
             format!(
                 "FROM workflows w \
@@ -264,16 +261,8 @@ impl Records {
                 placeholders(3, ids.len())
             )
         };
-        let ids = self.ids_that_fit(owner, ids, "w.id", from, max_bytes).await?;
-        let sql = format!("SELECT {RECORD_COLUMNS} {}", from(&ids));
-        let mut query = sqlx::query(&sql).bind(owner.account_id).bind(owner.environment);
-        for id in &ids {
-            query = query.bind(id);
-        }
-        let mut records: Vec<WorkflowRecord> =
-            query.fetch_all(&self.pool).await?.iter().map(record_row).collect();
-        records.sort_by_key(|r| ids.iter().position(|id| *id == r.head.id));
-        Ok(records)
+        let rows = self.rows_of_ids(owner, ids, "w.id", RECORD_COLUMNS, from, max_bytes).await?;
+        Ok(rows.iter().map(record_row).collect())
     }
 
     /// The version numbers of one workflow, oldest first.
@@ -303,9 +292,6 @@ impl Records {
         nums: &[i64],
         max_bytes: usize,
     ) -> Result<Vec<StoredWorkflowVersion>, RecordError> {
-        if nums.is_empty() {
-            return Ok(Vec::new());
-        }
         let from = |nums: &[i64]| {
             let listed = nums.iter().map(i64::to_string).collect::<Vec<_>>().join(", ");
             format!(
@@ -313,17 +299,9 @@ impl Records {
                  WHERE w.account_id = $1 AND w.environment = $2 AND w.id = $3 AND v.version_num IN ({listed})"
             )
         };
-        let nums = self.versions_that_fit(owner, workflow_id, nums, from, max_bytes).await?;
-        let rows = sqlx::query(&format!("SELECT v.version_num, v.body, v.created_at {}", from(&nums)))
-            .bind(owner.account_id)
-            .bind(owner.environment)
-            .bind(workflow_id)
-            .fetch_all(&self.pool)
-            .await?;
-        let mut versions: Vec<StoredWorkflowVersion> =
-            rows.iter().map(|row| version_row(row, "created_at")).collect();
-        versions.sort_by_key(|v| nums.iter().position(|n| *n == v.version_num));
-        Ok(versions)
+        let columns = "v.version_num, v.body, v.created_at";
+        let rows = self.rows_of_versions(owner, workflow_id, nums, columns, from, max_bytes).await?;
+        Ok(rows.iter().map(|row| version_row(row, "created_at")).collect())
     }
 
     /// Adds the next version of a workflow (with its name and display name) if its current
