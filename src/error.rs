@@ -52,6 +52,14 @@ impl ServiceError {
         ServiceError::invalid_field(field, message)
     }
 
+    /// A count an environment may hold is reached (422): `limit` names it, `max` is its value.
+    pub fn count_reached(message: String, limit: &str, max: i64) -> Self {
+        ServiceError::Unprocessable {
+            message,
+            details: Some(serde_json::json!({ "limit": limit, "max": max })),
+        }
+    }
+
     pub fn not_found(resource: &'static str, id: impl Into<String>) -> Self {
         ServiceError::NotFound { resource, id: id.into() }
     }

@@ -170,15 +170,14 @@ impl ConnectorService {
             created_at: ids::now_millis(),
         };
         if !self.records.insert_connector(&row, MAX_CONNECTORS).await? {
-            return Err(ServiceError::Unprocessable {
-                message: format!(
+            return Err(ServiceError::count_reached(
+                format!(
                     "an environment holds at most {MAX_CONNECTORS} connectors; delete one \
                      (DELETE /v3/connectors/{{connectorID}}) before adding another"
                 ),
-                details: Some(
-                    serde_json::json!({ "limit": "connectorsPerEnvironment", "max": MAX_CONNECTORS }),
-                ),
-            });
+                "connectorsPerEnvironment",
+                MAX_CONNECTORS,
+            ));
         }
         Ok(shown(&row))
     }

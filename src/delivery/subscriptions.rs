@@ -187,19 +187,15 @@ impl SubscriptionsService {
                 row.collection_id.as_deref(),
             )
             .await?;
-        let past = |message: String, limit: &str, max: i64| ServiceError::Unprocessable {
-            message,
-            details: Some(serde_json::json!({ "limit": limit, "max": max })),
-        };
         if total >= MAX_SUBSCRIPTIONS {
-            return Err(past(
+            return Err(ServiceError::count_reached(
                 format!("an environment holds at most {MAX_SUBSCRIPTIONS} subscriptions; delete one first"),
                 "subscriptionsPerEnvironment",
                 MAX_SUBSCRIPTIONS,
             ));
         }
         if same >= MAX_PER_SOURCE {
-            return Err(past(
+            return Err(ServiceError::count_reached(
                 format!(
                     "at most {MAX_PER_SOURCE} subscriptions watch one function, one collection or the \
                      account's entity events (each of its events is queued for every one of them); \

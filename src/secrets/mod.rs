@@ -126,13 +126,14 @@ impl SecretsService {
                     "secret {name:?} already exists; rotate it with PUT /v3/secrets/{name}"
                 )));
             }
-            return Err(ServiceError::Unprocessable {
-                message: format!(
+            return Err(ServiceError::count_reached(
+                format!(
                     "an environment holds at most {MAX_SECRETS} secrets; delete one \
                      (DELETE /v3/secrets/{{name}}) before adding another"
                 ),
-                details: Some(serde_json::json!({ "limit": "secretsPerEnvironment", "max": MAX_SECRETS })),
-            });
+                "secretsPerEnvironment",
+                MAX_SECRETS,
+            ));
         }
         Ok(SecretRow { name: name.into(), created_at: now, updated_at: now }.into())
     }
