@@ -80,7 +80,7 @@ fn event(change: &StatusChange, timestamp: &Value) -> AccountEvent {
 mod tests {
     use super::*;
     use crate::store::records::keys::Environment;
-    use crate::store::records::subscriptions::SubscriptionRow;
+    use crate::store::records::subscriptions::{SubscriptionBounds, SubscriptionRow};
     use sqlx::Row;
 
     fn change(entity_id: &str, prior: Option<&str>, new: &str) -> StatusChange {
@@ -126,13 +126,31 @@ mod tests {
 
         // A disabled subscription and another environment's listen to nothing here.
         let owner = tenant.owner();
-        records.save_subscription(owner, &subscribe("sub_off", "entity_proposed", true)).await.unwrap();
-        let production = crate::store::records::Owner { account_id: "acc_a", environment: "production" };
         records
-            .save_subscription(production, &subscribe("sub_prod", "entity_validated", false))
+            .save_subscription(
+                owner,
+                &subscribe("sub_off", "entity_proposed", true),
+                SubscriptionBounds::NONE,
+            )
             .await
             .unwrap();
-        records.save_subscription(owner, &subscribe("sub_v", "entity_validated", false)).await.unwrap();
+        let production = crate::store::records::Owner { account_id: "acc_a", environment: "production" };
+        records
+            .save_subscription(
+                production,
+                &subscribe("sub_prod", "entity_validated", false),
+                SubscriptionBounds::NONE,
+            )
+            .await
+            .unwrap();
+        records
+            .save_subscription(
+                owner,
+                &subscribe("sub_v", "entity_validated", false),
+                SubscriptionBounds::NONE,
+            )
+            .await
+            .unwrap();
         sink.status_changed(&tenant, changes()).await;
         sink.status_changed(&tenant, changes()).await; // a replay
         let validated = "evt_approved_ent_2".to_string();

@@ -11,7 +11,8 @@
 //!   (folders of the tenant's object store), `googleDriveFolderID`; at least one.
 //! - An environment holds at most 1,000 subscriptions, 50 of them on one source (a
 //!   function, a collection, or the account's entity events): an event is queued for each of
-//!   its source's subscriptions in the event's own write. Past either, 422 naming it.
+//!   its source's subscriptions in the event's own write. Past either, 422 naming it; the
+//!   count and the write are one transaction, so concurrent writes cannot pass it together.
 //! - PATCH changes only the fields sent; `disabled: true` pauses (nothing is queued while
 //!   paused, and nothing is caught up afterwards).
 //! - The list is a bare JSON array in ID order, `functionNames` ANDed, both cursors.
@@ -21,7 +22,7 @@ use crate::error::{ServiceError, ServiceResult};
 use crate::graph::Tenant;
 use crate::ids;
 use crate::pagination::PageRequest;
-use crate::store::records::subscriptions::SubscriptionRow;
+use crate::store::records::subscriptions::{SubscriptionBounds, SubscriptionRow, SubscriptionSaved};
 use crate::store::records::Records;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -119,8 +120,7 @@ impl SubscriptionsService {
             ..Default::default()
         };
         let row = self.apply(tenant, row, input, true).await?;
-        self.within_counts(tenant, &row).await?;
-        self.records.save_subscription(tenant.owner(), &row).await?;
+        self.save(tenant, &row).await?;
         self.shown(tenant, row).await
     }
 
@@ -137,9 +137,8 @@ impl SubscriptionsService {
     ) -> ServiceResult<Subscription> {
         let row = self.row(tenant, id).await?;
         let mut row = self.apply(tenant, row, input, false).await?;
-        self.within_counts(tenant, &row).await?;
         row.updated_at = ids::now_millis();
-        self.records.save_subscription(tenant.owner(), &row).await?;
+        self.save(tenant, &row).await?;
         self.shown(tenant, row).await
     }
 
@@ -175,27 +174,18 @@ impl SubscriptionsService {
         Ok(shown)
     }
 
-    /// Refuses a subscription past [`MAX_SUBSCRIPTIONS`] or [`MAX_PER_SOURCE`] (422 naming
-    /// the bound). Checked on write: two writes at the same instant may both pass.
-    async fn within_counts(&self, tenant: &Tenant, row: &SubscriptionRow) -> ServiceResult<()> {
-        let (total, same) = self
-            .records
-            .subscription_counts(
-                tenant.owner(),
-                &row.id,
-                row.function_id.as_deref(),
-                row.collection_id.as_deref(),
-            )
-            .await?;
-        if total >= MAX_SUBSCRIPTIONS {
-            return Err(ServiceError::count_reached(
+    /// Saves the row unless that passes [`MAX_SUBSCRIPTIONS`] or [`MAX_PER_SOURCE`] (422
+    /// naming the bound).
+    async fn save(&self, tenant: &Tenant, row: &SubscriptionRow) -> ServiceResult<()> {
+        let bounds = SubscriptionBounds { per_environment: MAX_SUBSCRIPTIONS, per_source: MAX_PER_SOURCE };
+        match self.records.save_subscription(tenant.owner(), row, bounds).await? {
+            SubscriptionSaved::Saved => Ok(()),
+            SubscriptionSaved::EnvironmentFull => Err(ServiceError::count_reached(
                 format!("an environment holds at most {MAX_SUBSCRIPTIONS} subscriptions; delete one first"),
                 "subscriptionsPerEnvironment",
                 MAX_SUBSCRIPTIONS,
-            ));
-        }
-        if same >= MAX_PER_SOURCE {
-            return Err(ServiceError::count_reached(
+            )),
+            SubscriptionSaved::SourceFull => Err(ServiceError::count_reached(
                 format!(
                     "at most {MAX_PER_SOURCE} subscriptions watch one function, one collection or the \
                      account's entity events (each of its events is queued for every one of them); \
@@ -203,9 +193,8 @@ impl SubscriptionsService {
                 ),
                 "subscriptionsPerSource",
                 MAX_PER_SOURCE,
-            ));
+            )),
         }
-        Ok(())
     }
 
     pub(crate) async fn row(&self, tenant: &Tenant, id: &str) -> ServiceResult<SubscriptionRow> {

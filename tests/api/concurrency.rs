@@ -1,5 +1,6 @@
 //! Concurrent clients: call deduplication under a burst, seeding that ends as some serial
-//! order would, and review-queue paging that returns every entity exactly once.
+//! order would, review-queue paging that returns every entity exactly once, and bounds on
+//! counts that hold when the creates that would pass them arrive at once.
 
 use crate::calls::invoice_schema;
 use crate::helpers::{json, spawn_app, strings, TestApp};
@@ -285,4 +286,53 @@ async fn calls_submitted_during_a_large_seed_are_accepted_or_told_when_to_retry(
         tokio::time::sleep(std::time::Duration::from_millis(200)).await;
     }
     panic!("the seed job did not finish");
+}
+
+/// The statuses of `bodies` posted to `path` all at once.
+async fn posted_at_once(app: &TestApp, path: &str, bodies: Vec<Value>) -> BTreeMap<u16, usize> {
+    let answers = join_all(bodies.into_iter().map(|body| app.post(path, body))).await;
+    let mut statuses = BTreeMap::new();
+    for answer in answers {
+        *statuses.entry(answer.status().as_u16()).or_default() += 1;
+    }
+    statuses
+}
+
+#[tokio::test]
+async fn counted_bounds_hold_when_the_creates_that_would_pass_them_arrive_at_once() {
+    // Each bound is counted in the write itself: on PostgreSQL two conditional inserts could
+    // each miss the other's row and both pass it. 30 creates arrive together where 10 fit.
+    let app = spawn_app().await;
+    app.create_function(json!({"functionName": "watched", "type": "transform"})).await;
+    app.pipeline("intake", &["watched"], &[]).await;
+    let watching = |n: usize| json!({"name": format!("s{n}"), "type": "transform", "functionName": "watched", "googleDriveFolderID": "folder"});
+    for n in 0..40 {
+        assert_eq!(app.post("/v3/subscriptions", watching(n)).await.status(), 200, "subscription {n}");
+    }
+    let statuses = posted_at_once(&app, "/v3/subscriptions", (40..70).map(watching).collect()).await;
+    assert_eq!(statuses, BTreeMap::from([(200, 10), (422, 20)]), "subscriptions on one function");
+    let listed = json(app.get("/v3/subscriptions?functionNames=watched&limit=100").await).await;
+    assert_eq!(listed.as_array().unwrap().len(), 50);
+
+    let connector = json!({"name": "b", "type": "box", "workflowName": "intake",
+                           "boxClientID": "c", "boxClientSecret": "s", "boxFolderID": "1"});
+    for n in 0..90 {
+        assert_eq!(app.post("/v3/connectors", connector.clone()).await.status(), 200, "connector {n}");
+    }
+    let statuses = posted_at_once(&app, "/v3/connectors", vec![connector; 30]).await;
+    assert_eq!(statuses, BTreeMap::from([(200, 10), (422, 20)]), "connectors");
+    assert_eq!(json(app.get("/v3/connectors").await).await["connectors"].as_array().unwrap().len(), 100);
+
+    let records = &app.app().state.records;
+    let owner = canon::store::records::Owner { account_id: &app.account_id, environment: "sandbox" };
+    for n in 0..990 {
+        assert!(
+            records.insert_secret(owner, &format!("s{n}"), "sealed", 1, 1_000).await.unwrap(),
+            "secret {n}"
+        );
+    }
+    let secrets = (0..30).map(|n| json!({"name": format!("late-{n}"), "value": "v"})).collect();
+    let statuses = posted_at_once(&app, "/v3/secrets", secrets).await;
+    assert_eq!(statuses, BTreeMap::from([(201, 10), (422, 20)]), "secrets");
+    assert_eq!(json(app.get("/v3/secrets").await).await["secrets"].as_array().unwrap().len(), 1_000);
 }

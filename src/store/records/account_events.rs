@@ -156,6 +156,7 @@ impl Records {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::records::subscriptions::SubscriptionBounds;
 
     async fn stored(records: &Records) -> Vec<(String, String, String)> {
         sqlx::query("SELECT id, event_type, body FROM events ORDER BY id")
@@ -200,19 +201,25 @@ mod tests {
         }
         // Proposals go to a webhook; merges to a webhook and a bucket; a disabled subscription
         // and another tenant's get nothing.
-        records.save_subscription(owner, &subscription("sub_p", "entity_proposed")).await.unwrap();
+        records
+            .save_subscription(owner, &subscription("sub_p", "entity_proposed"), SubscriptionBounds::NONE)
+            .await
+            .unwrap();
         let merged = super::super::subscriptions::SubscriptionRow {
             s3_bucket: Some("bucket".into()),
             ..subscription("sub_m", "entity_merged")
         };
-        records.save_subscription(owner, &merged).await.unwrap();
+        records.save_subscription(owner, &merged, SubscriptionBounds::NONE).await.unwrap();
         let off = super::super::subscriptions::SubscriptionRow {
             disabled: true,
             ..subscription("sub_off", "entity_proposed")
         };
-        records.save_subscription(owner, &off).await.unwrap();
+        records.save_subscription(owner, &off, SubscriptionBounds::NONE).await.unwrap();
         let stranger = Owner { account_id: "acc_b", environment: "sandbox" };
-        records.save_subscription(stranger, &subscription("sub_b", "entity_proposed")).await.unwrap();
+        records
+            .save_subscription(stranger, &subscription("sub_b", "entity_proposed"), SubscriptionBounds::NONE)
+            .await
+            .unwrap();
         // Recorded again with a hundred new ones (a replayed seed chunk, then more): only the
         // new ones are added, and only they are delivered.
         records.record_account_events(owner, &events(2_000..2_200), 6).await.unwrap();

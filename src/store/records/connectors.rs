@@ -44,8 +44,11 @@ fn connector(row: &AnyRow) -> ConnectorRow {
 }
 
 impl Records {
-    /// Writes a connector unless its tenant has `max` already; false then.
+    /// Writes a connector unless its tenant has `max` already; false then (counted with no
+    /// other writer adding one, see [`Records::begin_counted`]).
     pub async fn insert_connector(&self, c: &ConnectorRow, max: i64) -> Result<bool, RecordError> {
+        let owner = Owner { account_id: &c.account_id, environment: &c.environment };
+        let mut tx = self.begin_counted("connectors", owner).await?;
         let done = sqlx::query(
             "INSERT INTO connectors (id, account_id, environment, name, type, workflow_id, workflow_name, \
                  box_client_id, box_client_secret, box_enterprise_id, box_folder_id, created_at) \
@@ -65,8 +68,9 @@ impl Records {
         .bind(&c.box_folder_id)
         .bind(c.created_at)
         .bind(max)
-        .execute(&mut *self.write().await?)
+        .execute(&mut *tx)
         .await?;
+        tx.commit().await?;
         Ok(done.rows_affected() == 1)
     }
 

@@ -199,6 +199,26 @@ impl Records {
         self.writer.begin().await
     }
 
+    /// Begins a write transaction in which the owner's rows of `table` are counted and added
+    /// to by one writer at a time, so a bound on their number holds under concurrent writes.
+    /// On PostgreSQL it first takes a transaction-scoped advisory lock on (table, owner):
+    /// under READ COMMITTED two conditional inserts would each miss the other's row and both
+    /// pass the bound, from one instance or several. SQLite has one writer already.
+    pub(crate) async fn begin_counted(&self, table: &str, owner: Owner<'_>) -> Result<WriteTx, RecordError> {
+        let mut tx = self.begin_write().await?;
+        if self.dialect == Dialect::Postgres {
+            // A collision of two keys' hashes only makes their writers take turns.
+            let key = format!("{table}\u{1f}{}\u{1f}{}", owner.account_id, owner.environment);
+            sqlx::query(
+                "SELECT 1 AS taken FROM (SELECT pg_advisory_xact_lock(hashtextextended($1, 0))) AS turn",
+            )
+            .bind(key)
+            .execute(&mut *tx)
+            .await?;
+        }
+        Ok(tx)
+    }
+
     /// Writes `batch` as one transaction (on SQLite in one round trip, see [`batch`]).
     pub(crate) async fn write_batch(&self, batch: &batch::Batch<'_>) -> Result<(), RecordError> {
         self.writer.run(batch).await

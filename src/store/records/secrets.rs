@@ -14,7 +14,7 @@ pub struct SecretRow {
 
 impl Records {
     /// Stores a new secret unless the name is taken or the owner holds `max` already; false
-    /// then.
+    /// then (counted with no other writer adding one, see [`Records::begin_counted`]).
     pub async fn insert_secret(
         &self,
         owner: Owner<'_>,
@@ -23,6 +23,7 @@ impl Records {
         now: i64,
         max: i64,
     ) -> Result<bool, RecordError> {
+        let mut tx = self.begin_counted("tenant_secrets", owner).await?;
         let done = sqlx::query(
             "INSERT INTO tenant_secrets (account_id, environment, name, sealed, created_at, updated_at) \
              SELECT $1, $2, $3, $4, $5, $5 \
@@ -35,8 +36,9 @@ impl Records {
         .bind(sealed)
         .bind(now)
         .bind(max)
-        .execute(&mut *self.write().await?)
+        .execute(&mut *tx)
         .await?;
+        tx.commit().await?;
         Ok(done.rows_affected() == 1)
     }
 

@@ -55,9 +55,60 @@ pub struct SealedSigningSecret {
     pub previous_until: Option<i64>,
 }
 
+/// How many subscriptions a save may leave: in the environment, and watching one source
+/// (the function, the collection, or neither: the account's entity events).
+#[derive(Clone, Copy, Debug)]
+pub struct SubscriptionBounds {
+    pub per_environment: i64,
+    pub per_source: i64,
+}
+
+#[cfg(test)]
+impl SubscriptionBounds {
+    pub(crate) const NONE: Self = Self { per_environment: i64::MAX, per_source: i64::MAX };
+}
+
+/// What a counted save did.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum SubscriptionSaved {
+    Saved,
+    /// Nothing written: the environment holds `per_environment` others already.
+    EnvironmentFull,
+    /// Nothing written: `per_source` others watch its source already.
+    SourceFull,
+}
+
 impl Records {
-    /// Inserts a subscription, or replaces every field of an existing one with its ID.
-    pub async fn save_subscription(&self, owner: Owner<'_>, s: &SubscriptionRow) -> Result<(), RecordError> {
+    /// Inserts a subscription, or replaces every field of an existing one with its ID, unless
+    /// that would pass `bounds`. The others are counted and the row written in one
+    /// transaction no other writer of the tenant's subscriptions runs beside (see
+    /// [`Records::begin_counted`]), so concurrent saves cannot pass a bound together.
+    pub async fn save_subscription(
+        &self,
+        owner: Owner<'_>,
+        s: &SubscriptionRow,
+        bounds: SubscriptionBounds,
+    ) -> Result<SubscriptionSaved, RecordError> {
+        let mut tx = self.begin_counted("subscriptions", owner).await?;
+        let others = sqlx::query(
+            "SELECT COUNT(*) AS total, \
+                 COALESCE(SUM(CASE WHEN COALESCE(function_id, '') = $4 AND COALESCE(collection_id, '') = $5 \
+                                   THEN 1 ELSE 0 END), 0) AS same \
+             FROM subscriptions WHERE account_id = $1 AND environment = $2 AND id <> $3",
+        )
+        .bind(owner.account_id)
+        .bind(owner.environment)
+        .bind(&s.id)
+        .bind(s.function_id.as_deref().unwrap_or_default())
+        .bind(s.collection_id.as_deref().unwrap_or_default())
+        .fetch_one(&mut *tx)
+        .await?;
+        if others.get::<i64, _>("total") >= bounds.per_environment {
+            return Ok(SubscriptionSaved::EnvironmentFull);
+        }
+        if others.get::<i64, _>("same") >= bounds.per_source {
+            return Ok(SubscriptionSaved::SourceFull);
+        }
         sqlx::query(
             "INSERT INTO subscriptions (id, account_id, environment, name, type, function_id, collection_id, \
                  collection_name, disabled, webhook_url, s3_bucket, s3_file_path, google_drive_folder_id, \
@@ -82,35 +133,10 @@ impl Records {
         .bind(&s.google_drive_folder_id)
         .bind(s.created_at)
         .bind(s.updated_at)
-        .execute(&mut *self.write().await?)
+        .execute(&mut *tx)
         .await?;
-        Ok(())
-    }
-
-    /// How many subscriptions the tenant has, and how many of them watch the same source
-    /// (the function, the collection, or neither: the account's entity events), other than
-    /// the one with ID `except`.
-    pub async fn subscription_counts(
-        &self,
-        owner: Owner<'_>,
-        except: &str,
-        function_id: Option<&str>,
-        collection_id: Option<&str>,
-    ) -> Result<(i64, i64), RecordError> {
-        let row = sqlx::query(
-            "SELECT COUNT(*) AS total, \
-                 COALESCE(SUM(CASE WHEN COALESCE(function_id, '') = $4 AND COALESCE(collection_id, '') = $5 \
-                                   THEN 1 ELSE 0 END), 0) AS same \
-             FROM subscriptions WHERE account_id = $1 AND environment = $2 AND id <> $3",
-        )
-        .bind(owner.account_id)
-        .bind(owner.environment)
-        .bind(except)
-        .bind(function_id.unwrap_or_default())
-        .bind(collection_id.unwrap_or_default())
-        .fetch_one(&self.pool)
-        .await?;
-        Ok((row.get("total"), row.get("same")))
+        tx.commit().await?;
+        Ok(SubscriptionSaved::Saved)
     }
 
     pub async fn find_subscription(
