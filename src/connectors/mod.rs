@@ -7,7 +7,8 @@
 //!   the connector's workflow (`GET /2.0/files/{id}/content`), once: the file is claimed in
 //!   the record store before the call is made, and released only if the call could not be.
 //!   A poll of one connector is bounded ([`PollBounds`]: 10,000 items read, 20 files
-//!   submitted); the next poll goes on from where it stopped. An environment holds at most
+//!   submitted); the next poll goes on from where it stopped, kept with the connector (a
+//!   restart or another instance goes on from there too). An environment holds at most
 //!   [`MAX_CONNECTORS`].
 //! - `paragon`: needs Paragon's hosted service, which canon does not run: refused with 422.
 //!
@@ -25,8 +26,6 @@ use crate::store::records::keys::Environment;
 use crate::store::records::Records;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use std::collections::{HashMap, HashSet};
-use std::sync::Mutex;
 use std::time::Duration;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
@@ -168,6 +167,7 @@ impl ConnectorService {
             box_enterprise_id: enterprise.map(str::to_string),
             box_folder_id: Some(folder),
             created_at: ids::now_millis(),
+            poll_offset: 0,
         };
         if !self.records.insert_connector(&row, MAX_CONNECTORS).await? {
             return Err(ServiceError::count_reached(
@@ -285,9 +285,6 @@ pub struct BoxPoller {
     api: boxapi::BoxApi,
     interval: Duration,
     bounds: PollBounds,
-    /// Where in each connector's folder the next poll reads from. Kept in this process
-    /// alone: another instance reads from its own place, and claims keep each file to one.
-    cursors: Mutex<HashMap<String, usize>>,
 }
 
 impl BoxPoller {
@@ -298,7 +295,7 @@ impl BoxPoller {
         interval: Duration,
         bounds: PollBounds,
     ) -> Self {
-        BoxPoller { service, calls, api, interval, bounds, cursors: Mutex::default() }
+        BoxPoller { service, calls, api, interval, bounds }
     }
 
     pub fn spawn(self, mut stop: watch::Receiver<bool>) -> JoinHandle<()> {
@@ -325,14 +322,12 @@ impl BoxPoller {
                 Err(err) => tracing::warn!(error = %err, connector = %row.id, "box folder poll failed"),
             }
         }
-        // Forget the places of connectors deleted meanwhile.
-        let live: HashSet<&str> = rows.iter().map(|row| row.id.as_str()).collect();
-        self.cursors.lock().expect("cursors").retain(|id, _| live.contains(id.as_str()));
         Ok(submitted)
     }
 
-    /// Reads up to [`PollBounds::items`] of the folder from where the last poll stopped and
-    /// submits up to [`PollBounds::files`] files not claimed before.
+    /// Reads up to [`PollBounds::items`] of the folder from where the last poll stopped (the
+    /// connector's `poll_offset`, kept in the record store: a restart or another instance
+    /// goes on from there) and submits up to [`PollBounds::files`] files not claimed before.
     async fn poll_connector(&self, row: &ConnectorRow) -> anyhow::Result<usize> {
         let environment = Environment::parse(&row.environment).unwrap_or(Environment::Sandbox);
         let tenant = Tenant { account_id: row.account_id.clone(), environment };
@@ -348,7 +343,7 @@ impl BoxPoller {
             .await?;
         let folder = row.box_folder_id.as_deref().unwrap_or_default();
         let records = &self.service.records;
-        let mut offset = self.cursors.lock().expect("cursors").get(&row.id).copied().unwrap_or(0);
+        let mut offset = usize::try_from(row.poll_offset).unwrap_or(0);
         let (mut read, mut attempted, mut submitted) = (0, 0, 0);
         let next = loop {
             let want = (self.bounds.items - read).min(boxapi::PAGE);
@@ -359,7 +354,7 @@ impl BoxPoller {
             for file in page.files.iter().filter(|file| !claimed.contains(&file.id)) {
                 if attempted == self.bounds.files {
                     // This page again next time: its files not submitted are still unclaimed.
-                    self.cursors.lock().expect("cursors").insert(row.id.clone(), offset);
+                    self.keep_place(row, offset).await?;
                     return Ok(submitted);
                 }
                 if !records.claim_connector_file(&row.id, &file.id, ids::now_millis()).await? {
@@ -385,8 +380,17 @@ impl BoxPoller {
                 break offset;
             }
         };
-        self.cursors.lock().expect("cursors").insert(row.id.clone(), next);
+        self.keep_place(row, next).await?;
         Ok(submitted)
+    }
+
+    /// Records where the connector's next poll reads from, when that moved.
+    async fn keep_place(&self, row: &ConnectorRow, offset: usize) -> anyhow::Result<()> {
+        let offset = i64::try_from(offset)?;
+        if offset != row.poll_offset {
+            self.service.records.set_connector_poll_offset(&row.id, offset).await?;
+        }
+        Ok(())
     }
 
     async fn submit(

@@ -182,8 +182,10 @@ async fn connectors_are_checked_and_deleted_and_paragon_is_refused_plainly() {
 #[tokio::test]
 async fn a_poll_reads_a_bounded_part_of_a_large_folder_and_later_polls_go_on_until_each_file_is_submitted_once(
 ) {
-    // The app's own poller polls at its start only; the test's poller does the work, its
+    // The app's own poller polls at its start only; the test's pollers do the work, their
     // bounds lowered: 50 items read and 7 files submitted a poll (production: 10,000 and 20).
+    // Each poll is a new poller's (a restart, or another instance): where the last stopped
+    // is kept with the connector.
     let (box_url, fake) = fake_box().await;
     let app = spawn_app_with(Handlers::default(), |config| {
         config.box_api_url = box_url.clone();
@@ -205,17 +207,19 @@ async fn a_poll_reads_a_bounded_part_of_a_large_folder_and_later_polls_go_on_unt
         .await;
     assert_eq!(created.status(), 200);
     let state = &app.app().state;
-    let poller = canon::connectors::BoxPoller::new(
-        state.connectors.clone(),
-        state.calls.clone(),
-        canon::connectors::boxapi::BoxApi::new(&box_url).unwrap(),
-        Duration::from_secs(3_600),
-        canon::connectors::PollBounds { items: 50, files: 7 },
-    );
+    let poller = || {
+        canon::connectors::BoxPoller::new(
+            state.connectors.clone(),
+            state.calls.clone(),
+            canon::connectors::boxapi::BoxApi::new(&box_url).unwrap(),
+            Duration::from_secs(3_600),
+            canon::connectors::PollBounds { items: 50, files: 7 },
+        )
+    };
     let mut per_poll = Vec::new();
     while fake.downloads.lock().unwrap().len() < 120 && per_poll.len() < 40 {
         let listed_before = fake.listings.lock().unwrap().len();
-        per_poll.push(poller.poll_once().await.expect("poll"));
+        per_poll.push(poller().poll_once().await.expect("poll"));
         let listings = fake.listings.lock().unwrap().clone();
         let read: usize = listings[listed_before..].iter().map(|(_, limit)| limit).sum();
         assert!(read <= 50, "a poll reads at most 50 items: {:?}", &listings[listed_before..]);
@@ -232,7 +236,7 @@ async fn a_poll_reads_a_bounded_part_of_a_large_folder_and_later_polls_go_on_unt
     assert_eq!(calls_for(&app, "box:f119", 1).await.len(), 1);
     // Nothing new: a further pass over the whole folder submits nothing.
     for _ in 0..3 {
-        assert_eq!(poller.poll_once().await.expect("poll"), 0);
+        assert_eq!(poller().poll_once().await.expect("poll"), 0);
     }
     assert_eq!(fake.downloads.lock().unwrap().len(), 120);
 }

@@ -21,10 +21,12 @@ pub struct ConnectorRow {
     pub box_enterprise_id: Option<String>,
     pub box_folder_id: Option<String>,
     pub created_at: i64,
+    /// Where in the folder the next poll reads from (items before it were read last).
+    pub poll_offset: i64,
 }
 
 const COLUMNS: &str = "id, account_id, environment, name, type, workflow_id, workflow_name, box_client_id, \
-                       box_client_secret, box_enterprise_id, box_folder_id, created_at";
+                       box_client_secret, box_enterprise_id, box_folder_id, created_at, poll_offset";
 
 fn connector(row: &AnyRow) -> ConnectorRow {
     ConnectorRow {
@@ -40,6 +42,7 @@ fn connector(row: &AnyRow) -> ConnectorRow {
         box_enterprise_id: row.get("box_enterprise_id"),
         box_folder_id: row.get("box_folder_id"),
         created_at: row.get("created_at"),
+        poll_offset: row.get("poll_offset"),
     }
 }
 
@@ -103,6 +106,16 @@ impl Records {
     }
 
     /// Deletes a connector of the tenant; false when there was none.
+    /// Records where in its folder the connector's next poll reads from.
+    pub async fn set_connector_poll_offset(&self, id: &str, offset: i64) -> Result<(), RecordError> {
+        sqlx::query("UPDATE connectors SET poll_offset = $2 WHERE id = $1")
+            .bind(id)
+            .bind(offset)
+            .execute(&mut *self.write().await?)
+            .await?;
+        Ok(())
+    }
+
     pub async fn delete_connector(&self, owner: Owner<'_>, id: &str) -> Result<bool, RecordError> {
         let done =
             sqlx::query("DELETE FROM connectors WHERE id = $1 AND account_id = $2 AND environment = $3")

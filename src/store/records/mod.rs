@@ -362,6 +362,7 @@ macro_rules! all_migrations {
             21 => ("0021_name_embeddings"),
             22 => "0022_pending_deliveries_index",
             23 => ("0023_function_output_schemas"),
+            24 => "0024_connector_poll_offset",
         )
     };
 }
