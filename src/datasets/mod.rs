@@ -20,7 +20,7 @@ use crate::graph::Tenant;
 use crate::ids;
 use crate::pagination::PageRequest;
 use crate::store::records::datasets::{DatasetRow as StoredDataset, EventsChosen};
-use crate::store::records::Records;
+use crate::store::records::{filters, Records};
 use crate::text;
 use base64::Engine as _;
 use model::*;
@@ -38,8 +38,7 @@ pub const MAX_ROWS_PER_BUILD: i64 = 1_000;
 /// from a dataset (its rows' stored values) reads: 1,000 rows of up to 2 MB each would hold
 /// 2 GB in memory at once.
 pub const MAX_READ_BYTES: usize = 64 * 1024 * 1024;
-/// Most a page of rows reads of their stored values (one row at least), as a page of events.
-const PAGE_BYTES: usize = crate::store::records::events::PAGE_BYTES;
+// A page of rows reads at most `filters::PAGE_BYTES` of their stored values, as every list.
 /// Most columns one row's column write carries.
 pub const MAX_COLUMNS_PER_WRITE: usize = 100;
 
@@ -166,7 +165,7 @@ impl DatasetsService {
         let dataset = self.row(tenant, id).await?;
         text::check_opt("startingAfter", after)?;
         let columns = columns_of(&dataset);
-        let read = self.records.dataset_rows(&dataset.id, after, limit, PAGE_BYTES).await?;
+        let read = self.records.dataset_rows(&dataset.id, after, limit, filters::PAGE_BYTES).await?;
         Ok(RowPage {
             rows: read.rows.into_iter().map(|(key, cells)| shown_row(&columns, key, cells)).collect(),
             total_count: dataset.row_count,

@@ -40,10 +40,10 @@ impl<K: Ord> Page<K> {
     }
 }
 
-/// Bytes of function or workflow bodies one page of a list reads and shows (one at least;
-/// a body may be up to a request's 2 MB, a page 100 of them): the page ends early, and the
-/// next (`startingAfter` its last, `endingBefore` its first) goes on from there.
-pub const PAGE_BYTES: usize = 16 * 1024 * 1024;
+/// Bytes of function or workflow bodies one page of a list reads and shows (a body may be up
+/// to a request's 2 MB, a page 100 of them): the page ends early, and the next
+/// (`startingAfter` its last, `endingBefore` its first) goes on from there.
+pub use crate::store::records::filters::PAGE_BYTES;
 
 impl<K> Page<K> {
     /// The page's items nearest its cursor first (its last first when it ends before one),

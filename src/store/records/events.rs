@@ -11,11 +11,9 @@ use serde_json::Value;
 use sqlx::Row;
 use std::collections::HashMap;
 
-/// Stored bytes of event bodies one page of a list reads at most (one event at least): an
-/// output may be tens of MiB (a document's text as JSON), and a page of 100 of them was read
-/// whole into memory. A page cut short is shorter than its `limit`; the next page starts after
-/// its last event (the SDK pages on until a page is empty).
-pub const PAGE_BYTES: usize = 16 * 1024 * 1024;
+/// Stored bytes of event bodies one page of a list reads at most: an output may be tens of
+/// MiB (a document's text as JSON).
+pub use super::filters::PAGE_BYTES;
 
 /// A terminal event read by [`Records::terminal_events_within`].
 pub struct TerminalEvent {

@@ -5,6 +5,13 @@ use sqlx::any::AnyArguments;
 use sqlx::query::Query;
 use sqlx::Any;
 
+/// Bytes of stored JSON one page of a list reads and shows at most (one item at least): an
+/// event's output, a function's body or a view's cells may be large, and a page of many was
+/// read whole into memory. A page cut short is shorter than its `limit`; the next goes on from
+/// its last item (the SDK pages on until a page is empty). Events, dataset rows, function and
+/// workflow lists and view table pages share it.
+pub const PAGE_BYTES: usize = 16 * 1024 * 1024;
+
 /// Where a page starts.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Cursor {

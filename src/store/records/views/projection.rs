@@ -69,7 +69,7 @@ pub type TableRow = (String, Vec<Cell>);
 /// to 128 MiB (the whole output, even), and a page has up to 200 rows of 100 columns.
 pub const CELL_BYTES: i64 = 256 * 1024;
 /// Most bytes of JSON one table page shows, its cells together.
-pub const PAGE_BYTES: usize = 16 * 1024 * 1024;
+pub use crate::store::records::filters::PAGE_BYTES;
 /// Characters of an omitted value's JSON that are shown.
 pub const EXCERPT_CHARS: usize = 1_000;
 
