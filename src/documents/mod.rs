@@ -87,7 +87,6 @@ impl DocumentService {
             memory_linked: linked.is_some(),
             page_count,
             section_count: sections.len() as i64,
-            output: output.to_string(),
             created_at: ids::now_millis(),
         };
         let item = |scope: &str, letter: char, position: usize| ItemRow {
@@ -125,7 +124,7 @@ impl DocumentService {
                 ..item("relationships", 'r', i)
             }));
         }
-        self.records.save_document(tenant.owner(), &row, &items).await?;
+        self.records.save_document(tenant.owner(), &row, &output.to_string(), &items).await?;
         Ok(())
     }
 }

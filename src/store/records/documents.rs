@@ -34,9 +34,6 @@ pub struct DocumentRow {
     pub memory_linked: bool,
     pub page_count: i64,
     pub section_count: i64,
-    /// The function's output (JSON text), written with the document. Reads leave it empty
-    /// (it may be tens of MiB, and only `cat` shows it): [`Records::document_output`] reads it.
-    pub output: String,
     pub created_at: i64,
 }
 
@@ -73,7 +70,6 @@ fn document(row: &AnyRow) -> DocumentRow {
         memory_linked: row.get::<i64, _>("memory_linked") != 0,
         page_count: row.get("page_count"),
         section_count: row.get("section_count"),
-        output: String::new(),
         created_at: row.get("created_at"),
     }
 }
@@ -157,12 +153,15 @@ impl Records {
         Ok(())
     }
 
-    /// Stores a parsed document with its items, once per ID (a resumed call's second save
-    /// changes nothing).
+    /// Stores a parsed document with the function's output (JSON text) and its items, once
+    /// per ID (a resumed call's second save changes nothing). The output is not part of
+    /// [`DocumentRow`]: it may be tens of MiB and only `cat` shows it, so reads leave it and
+    /// [`Records::document_output`] reads it alone.
     pub async fn save_document(
         &self,
         owner: Owner<'_>,
         doc: &DocumentRow,
+        output: &str,
         items: &[ItemRow],
     ) -> Result<bool, RecordError> {
         let mut tx = self.begin_write().await?;
@@ -186,7 +185,7 @@ impl Records {
         .bind(i64::from(doc.memory_linked))
         .bind(doc.page_count)
         .bind(doc.section_count)
-        .bind(&doc.output)
+        .bind(output)
         .bind(doc.created_at)
         .execute(&mut *tx)
         .await?
