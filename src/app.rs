@@ -240,7 +240,11 @@ impl App {
         });
         // A process without job workers runs no call itself, waited or not.
         let calls = if config.workers > 0 { calls.running_waited_calls() } else { calls };
-        let accuracy = crate::accuracy::AccuracyService { records: records.clone(), calls: calls.clone() };
+        let accuracy = crate::accuracy::AccuracyService {
+            records: records.clone(),
+            calls: calls.clone(),
+            corrections_per_request: config.max_regression_corrections,
+        };
         let fs = crate::fs::FsService::new(records.clone(), graph.clone())
             .with_scan_limit(config.fs_scan_limit)
             .with_match_budget(config.fs_match_budget)

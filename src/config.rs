@@ -204,6 +204,10 @@ pub struct Config {
     /// value but in tests, which lower it to reach it without gigabytes of outputs.
     #[arg(skip = crate::views::SCAN_TIME)]
     pub view_scan_time: std::time::Duration,
+    /// Regression outputs one apply-corrections request examines. Not a setting: the
+    /// production value but in tests, which lower it to reach it without 10,000 outputs.
+    #[arg(skip = crate::accuracy::CORRECTIONS_PER_REQUEST)]
+    pub max_regression_corrections: usize,
     /// Most entities or suggestions one bulk decision over a filter changes. Not a setting:
     /// the production value but in tests, which lower it to reach it without 10,000 entities.
     #[arg(skip = crate::graph::bulk::BULK_LIMIT)]
@@ -300,6 +304,7 @@ impl Config {
             max_output_bytes_per_call: crate::calls::MAX_OUTPUT_BYTES,
             max_trace_bytes: crate::calls::trace::TRACE_BYTES,
             view_scan_time: crate::views::SCAN_TIME,
+            max_regression_corrections: crate::accuracy::CORRECTIONS_PER_REQUEST,
             bulk_limit: crate::graph::bulk::BULK_LIMIT,
             refresh_page: crate::graph::suggestions::CANDIDATES_PAGE,
         }

@@ -27,12 +27,18 @@ use crate::versions::{canonical_type, FunctionVersion, Kind};
 /// named by `method` in each result).
 pub const DEFAULT_EVALUATION_VERSION: &str = "0.1.0-gemini";
 
+/// Regression outputs one `POST /v3/functions/regression/corrections` examines at most: ten
+/// regression runs of the largest sample (1,000).
+pub const CORRECTIONS_PER_REQUEST: usize = 10_000;
+
 /// Entry point of function accuracy.
 #[derive(Clone)]
 pub struct AccuracyService {
     pub records: Records,
     /// Runs the calls of regression and score runs.
     pub calls: CallService,
+    /// [`CORRECTIONS_PER_REQUEST`], lowered by tests.
+    pub corrections_per_request: usize,
 }
 
 /// The engine an event's function ran on (`None`: not a function's output event).

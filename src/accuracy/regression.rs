@@ -167,7 +167,11 @@ impl AccuracyService {
     }
 
     /// `POST /v3/functions/regression/corrections`: the SDK's
-    /// `RegressionApplyCorrectionsResponse`.
+    /// `RegressionApplyCorrectionsResponse`, and `remaining`: outputs without a correction
+    /// left for the next request. One request examines at most
+    /// [`CORRECTIONS_PER_REQUEST`](super::CORRECTIONS_PER_REQUEST) of them, the first in event order (each is a read and a
+    /// write, and a pair's outputs grow with every regression run); outputs that fail (in
+    /// `errors`) stay without a correction and come first again next time.
     pub async fn apply_regression_corrections(
         &self,
         tenant: &Tenant,
@@ -178,13 +182,13 @@ impl AccuracyService {
         let record = self.function(tenant, function_name).await?;
         versions_or_default(&record, Some(baseline), Some(comparison))?;
         let owner = tenant.owner();
-        let rows = self.records.regression_rows(owner, &record.head.id, baseline, comparison).await?;
-        let (mut applied, mut skipped, mut errors) = (Vec::new(), 0, Map::new());
+        let (id, versions) = (&record.head.id, (baseline, comparison));
+        let (skipped, uncorrected) = self.records.regression_counts(owner, id, versions).await?;
+        let limit = i64::try_from(self.corrections_per_request).unwrap_or(i64::MAX);
+        let rows = self.records.uncorrected_regression_rows(owner, id, versions, limit).await?;
+        let remaining = uncorrected - rows.len() as i64;
+        let (mut applied, mut errors) = (Vec::new(), Map::new());
         for row in rows {
-            if row.corrected {
-                skipped += 1;
-                continue;
-            }
             let Some((correction, order_matching)) =
                 self.records.correction_of(&row.original_event_id).await?
             else {
@@ -204,7 +208,8 @@ impl AccuracyService {
             }
         }
         Ok(
-            json!({ "applied": applied.len(), "appliedEventIDs": applied, "errors": errors, "skipped": skipped }),
+            json!({ "applied": applied.len(), "appliedEventIDs": applied, "errors": errors, "skipped": skipped,
+                   "remaining": remaining }),
         )
     }
 }

@@ -473,7 +473,9 @@ async fn a_score_run_compares_each_pair_on_read_and_options_loosen_the_compariso
 
 #[tokio::test]
 async fn a_regression_run_with_copied_corrections_shows_the_new_versions_lift() {
-    let app = spawn_app().await;
+    // One request copies at most 2 corrections here (10,000 in production): the rest are
+    // `remaining`, for the next.
+    let app = spawn_app_with(Handlers::default(), |config| config.max_regression_corrections = 2).await;
     app.invoice_pipeline("inv").await;
     for n in 501..504 {
         let number = format!("INV-{n}");
@@ -497,11 +499,21 @@ async fn a_regression_run_with_copied_corrections_shows_the_new_versions_lift() 
 
     let copy = json!({"functionName": "inv", "baselineVersionNum": 1, "comparisonVersionNum": 2});
     let applied = json(app.post("/v3/functions/regression/corrections", copy.clone()).await).await;
-    assert_eq!(applied["applied"], 3, "{applied}");
-    assert_eq!(applied["appliedEventIDs"].as_array().unwrap().len(), 3);
+    assert_eq!(
+        (&applied["applied"], &applied["skipped"], &applied["remaining"]),
+        (&json!(2), &json!(0), &json!(1))
+    );
+    assert_eq!(applied["appliedEventIDs"].as_array().unwrap().len(), 2);
     assert_eq!(applied["errors"], json!({}));
+    let rest = json(app.post("/v3/functions/regression/corrections", copy.clone()).await).await;
+    assert_eq!((&rest["applied"], &rest["skipped"], &rest["remaining"]), (&json!(1), &json!(2), &json!(0)));
+    let first = applied["appliedEventIDs"].as_array().unwrap();
+    assert!(!first.contains(&rest["appliedEventIDs"][0]), "the third output is another: {rest}");
     let again = json(app.post("/v3/functions/regression/corrections", copy).await).await;
-    assert_eq!((again["applied"].clone(), again["skipped"].clone()), (json!(0), json!(3)));
+    assert_eq!(
+        (&again["applied"], &again["skipped"], &again["remaining"]),
+        (&json!(0), &json!(3), &json!(0))
+    );
 
     let compared =
         json(app.post("/v3/functions/compare", json!({"functionName": "inv", "isRegression": true})).await)

@@ -45,8 +45,16 @@ pub struct RegressionCall<'a> {
 pub struct RegressionRow {
     pub event_id: String,
     pub original_event_id: String,
-    pub corrected: bool,
 }
+
+/// The terminal outputs of regression calls between two versions (`$4`, `$5`) of a function
+/// (`$3`) of the owner (`$1`, `$2`), each beside its correction if it has one (`c`).
+const REGRESSION_OUTPUTS: &str = "FROM regression_calls r \
+     JOIN events v ON v.call_id = r.call_id AND v.function_id = r.function_id \
+     LEFT JOIN corrections c ON c.event_id = v.id \
+     WHERE r.account_id = $1 AND r.environment = $2 AND r.function_id = $3 \
+     AND r.baseline_version_num = $4 AND r.comparison_version_num = $5 \
+     AND v.intermediate = 0 AND v.event_type <> 'error'";
 
 /// A score run's head row.
 #[derive(Clone, Debug)]
@@ -238,28 +246,46 @@ impl Records {
         Ok(())
     }
 
-    /// The terminal outputs of regression calls between two versions, with the event each
-    /// replayed and whether it has a correction.
-    pub async fn regression_rows(
+    /// How many terminal outputs of regression calls between two versions have a
+    /// correction, and how many have none.
+    pub async fn regression_counts(
         &self,
         owner: Owner<'_>,
         function_id: &str,
-        baseline: i64,
-        comparison: i64,
-    ) -> Result<Vec<RegressionRow>, RecordError> {
-        let rows = sqlx::query(
-            "SELECT v.id, r.original_event_id, c.event_id AS corrected FROM regression_calls r \
-             JOIN events v ON v.call_id = r.call_id AND v.function_id = r.function_id \
-             LEFT JOIN corrections c ON c.event_id = v.id \
-             WHERE r.account_id = $1 AND r.environment = $2 AND r.function_id = $3 \
-             AND r.baseline_version_num = $4 AND r.comparison_version_num = $5 \
-             AND v.intermediate = 0 AND v.event_type <> 'error' ORDER BY v.id",
-        )
+        (baseline, comparison): (i64, i64),
+    ) -> Result<(i64, i64), RecordError> {
+        let row = sqlx::query(&format!(
+            "SELECT COALESCE(SUM(CASE WHEN c.event_id IS NULL THEN 0 ELSE 1 END), 0) AS corrected, \
+                 COALESCE(SUM(CASE WHEN c.event_id IS NULL THEN 1 ELSE 0 END), 0) AS uncorrected {REGRESSION_OUTPUTS}"
+        ))
         .bind(owner.account_id)
         .bind(owner.environment)
         .bind(function_id)
         .bind(baseline)
         .bind(comparison)
+        .fetch_one(&self.pool)
+        .await?;
+        Ok((row.get("corrected"), row.get("uncorrected")))
+    }
+
+    /// The first `limit` terminal outputs of regression calls between two versions that have
+    /// no correction, in event order, with the event each replayed.
+    pub async fn uncorrected_regression_rows(
+        &self,
+        owner: Owner<'_>,
+        function_id: &str,
+        (baseline, comparison): (i64, i64),
+        limit: i64,
+    ) -> Result<Vec<RegressionRow>, RecordError> {
+        let rows = sqlx::query(&format!(
+            "SELECT v.id, r.original_event_id {REGRESSION_OUTPUTS} AND c.event_id IS NULL ORDER BY v.id LIMIT $6"
+        ))
+        .bind(owner.account_id)
+        .bind(owner.environment)
+        .bind(function_id)
+        .bind(baseline)
+        .bind(comparison)
+        .bind(limit)
         .fetch_all(&self.pool)
         .await?;
         Ok(rows
@@ -267,7 +293,6 @@ impl Records {
             .map(|row| RegressionRow {
                 event_id: row.get("id"),
                 original_event_id: row.get("original_event_id"),
-                corrected: row.get::<Option<String>, _>("corrected").is_some(),
             })
             .collect())
     }
