@@ -4,4 +4,6 @@ USING INDEX SEEK start:Entity(id)
 OPTIONAL MATCH (start)-[m:MERGED_INTO*1..]->(s:Entity)
 WHERE s.mergedInto IS NULL
 WITH coalesce(s, start) AS e
-RETURN e.id AS entityID, e.bucketID AS bucketID, e.status AS status
+OPTIONAL MATCH (t:EntityType {id: e.typeID})
+USING INDEX SEEK t:EntityType(id)
+RETURN e.id AS entityID, e.bucketID AS bucketID, e.status AS status, coalesce(t.name, e.typeName) AS type

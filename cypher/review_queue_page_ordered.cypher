@@ -18,21 +18,30 @@ LIMIT $limit
 OPTIONAL MATCH (k:Key {entityID: e.id})
 USING INDEX SEEK k:Key(entityID)
 WHERE k.key IS NOT NULL
-WITH e, collect(CASE WHEN k IS NULL THEN null ELSE coalesce(k.forms, [k.text]) END) AS formLists
-WITH e, reduce(acc = [], forms IN formLists | acc + forms) AS surfaceForms
+WITH e, k, coalesce(k.forms, [k.text]) AS forms
+UNWIND CASE WHEN k IS NULL OR size(forms) = 0 THEN [null] ELSE forms END AS form
+WITH e, collect(form) AS surfaceForms
 OPTIONAL MATCH (mn:Mention {entityID: e.id})
 USING INDEX SEEK mn:Mention(entityID)
-WITH e, surfaceForms, mn
+WITH e, surfaceForms, count(mn) AS mentionCount, min(mn.id) AS firstID
+OPTIONAL MATCH (mn:Mention {entityID: e.id})
+USING INDEX SEEK mn:Mention(entityID)
+WITH e, surfaceForms, mentionCount, firstID, min(CASE WHEN mn.id > firstID THEN mn.id END) AS secondID
+UNWIND [firstID, secondID] AS previewID
+OPTIONAL MATCH (mn:Mention {id: previewID})
+USING INDEX SEEK mn:Mention(id)
+WHERE mn.entityID = e.id
+WITH e, surfaceForms, mentionCount, mn
 ORDER BY mn.id
-WITH e, surfaceForms, count(mn) AS mentionCount,
+WITH e, surfaceForms, mentionCount,
   collect(CASE WHEN mn IS NULL THEN null ELSE {mentionID: mn.id, entityID: e.id,
     referenceID: mn.referenceID, transformationID: mn.transformationID, page: mn.page,
-    sectionLabel: mn.sectionLabel, surface: mn.surface, createdAt: mn.createdAt} END) AS mentions
+    sectionLabel: mn.sectionLabel, surface: mn.surface, createdAt: mn.createdAt} END) AS previewMentions
 OPTIONAL MATCH (t:EntityType {id: e.typeID})
 USING INDEX SEEK t:EntityType(id)
 RETURN e.id AS entityID, e.canonical AS canonical, coalesce(t.name, e.typeName) AS type,
   e.typeID AS typeID, e.description AS description, mentionCount, surfaceForms,
   e.status AS status, e.createdAt AS createdAt, e.updatedAt AS updatedAt,
   e.validatedAt AS validatedAt, e.validatedByUserID AS validatedByUserID,
-  mentions[0..2] AS previewMentions, e.bucketID AS bucketID, e.attributeKeys AS attributeKeys,
+  previewMentions, e.bucketID AS bucketID, e.attributeKeys AS attributeKeys,
   e.attributeValues AS attributeValues, e.typeName AS inferredType

@@ -37,6 +37,15 @@ pub struct Mention {
     pub created_at: String,
 }
 
+/// The live entity an ID stands for (itself, or the survivor of its merges).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Resolved {
+    pub entity_id: String,
+    pub bucket_id: String,
+    /// Effective type name: the assigned type's, else the inferred one.
+    pub type_name: String,
+}
+
 /// An entity as the review queue and entity endpoints return it.
 #[derive(Clone, Debug, Serialize, ToSchema, PartialEq)]
 #[serde(rename_all = "camelCase")]
@@ -273,16 +282,31 @@ impl GraphService {
         id: &str,
         bucket: Option<&str>,
     ) -> ServiceResult<(String, String)> {
+        let resolved = self.resolved_entity(tenant, id, bucket).await?;
+        Ok((resolved.entity_id, resolved.bucket_id))
+    }
+
+    /// The live entity `id` stands for, with its bucket and effective type: what a write
+    /// beside it needs, without the entity's record (its forms and mentions, which grow).
+    pub async fn resolved_entity(
+        &self,
+        tenant: &Tenant,
+        id: &str,
+        bucket: Option<&str>,
+    ) -> ServiceResult<Resolved> {
         crate::text::check("id", id)?;
         crate::text::check_opt("bucket", bucket)?;
         let rows = self.run(tenant, queries::ENTITY_RESOLVE, params! { "id" => id }).await?;
         let row = rows.first().ok_or_else(|| ServiceError::not_found("entity", id))?;
-        let entity_id = str_col(row, "entityID");
-        let bucket_id = str_col(row, "bucketID");
-        if bucket.is_some_and(|b| b != bucket_id) {
+        let resolved = Resolved {
+            entity_id: str_col(row, "entityID"),
+            bucket_id: str_col(row, "bucketID"),
+            type_name: str_col(row, "type"),
+        };
+        if bucket.is_some_and(|b| b != resolved.bucket_id) {
             return Err(ServiceError::not_found("entity", id));
         }
-        Ok((entity_id, bucket_id))
+        Ok(resolved)
     }
 
     /// Full records of these entity IDs (those that exist), in the order given.

@@ -175,7 +175,8 @@ impl GraphService {
         crate::text::check_opt("referenceID", new.reference_id.as_deref())?;
         crate::text::check_opt("transformationID", new.transformation_id.as_deref())?;
         crate::text::check_opt("sectionLabel", new.section_label.as_deref())?;
-        let entity = self.get_entity(tenant, &new.entity_id, None).await?;
+        // Not the entity's record: its forms and mentions grow with every mention.
+        let entity = self.resolved_entity(tenant, &new.entity_id, None).await?;
         let rows = self
             .run(
                 tenant,

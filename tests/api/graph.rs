@@ -1,6 +1,7 @@
 //! Mentions, relations, the knowledge-graph view, and merges seen through every read.
 
-use crate::helpers::{assert_error, json, spawn_app, strings, TestApp};
+use crate::helpers::{assert_error, json, spawn_app, spawn_app_with, strings, TestApp};
+use canon::jobs::Handlers;
 use serde_json::{json, Value};
 
 async fn relate(app: &TestApp, source: &str, target: &str, relation_type: &str) -> Value {
@@ -45,6 +46,38 @@ async fn mentions_count_and_the_first_two_are_previewed() {
     )
     .await;
     assert_error(app.post("/v3/mentions", json!({ "entityID": id, "surface": "  " })).await, 400).await;
+}
+
+#[tokio::test]
+async fn an_entity_with_thousands_of_names_and_hundreds_of_mentions_is_read_whole() {
+    // Its record is read in time linear in its names and mentions: the names are unwound, the
+    // first two mentions found by their IDs (not every mention sorted into a list). The key's
+    // burst is raised for the 300 mentions written one after another.
+    let app = spawn_app_with(Handlers::default(), |config| config.rate_limit_burst = 1_000).await;
+    let id = app.entity("Hub", "Company").await;
+    for batch in 0..3 {
+        let synonyms: Vec<String> = (0..1_000).map(|i| format!("Hub alias {batch}-{i}")).collect();
+        let added = app.patch(&format!("/v3/entities/{id}"), json!({ "addSynonyms": synonyms })).await;
+        assert_eq!(added.status(), 200);
+    }
+    let mut ids = Vec::new();
+    for n in 0..300 {
+        ids.push(
+            mention(&app, &id, "Hub", &format!("doc-{n}")).await["mentionID"].as_str().unwrap().to_string(),
+        );
+    }
+    ids.sort();
+    let entity = json(app.get(&format!("/v3/entities/{id}")).await).await;
+    assert_eq!(entity["mentionCount"], 300);
+    assert_eq!(strings(&entity["previewMentions"], "mentionID"), ids[..2].to_vec());
+    assert_eq!(entity["previewMentions"][1]["surface"], "Hub");
+    let forms = entity["surfaceForms"].as_array().unwrap();
+    assert_eq!(forms.len(), 3_001, "the name and its 3,000 synonyms");
+    assert!(forms.iter().any(|f| f == "Hub alias 2-999"));
+    // An entity with no mention and no other name still reads.
+    let bare = app.entity("Bare", "Company").await;
+    let bare = json(app.get(&format!("/v3/entities/{bare}")).await).await;
+    assert_eq!((&bare["mentionCount"], &bare["previewMentions"]), (&json!(0), &json!([])));
 }
 
 #[tokio::test]
