@@ -227,7 +227,9 @@ pub struct GraphParams {
     pub types_brackets: Vec<String>,
     /// Edges created at or after (RFC 3339).
     pub since: Option<String>,
-    /// Case-insensitive substring of a canonical name or surface form; both endpoints must match.
+    /// Case-insensitive substring of a canonical name or surface form; both endpoints must
+    /// match. At most 10,000 entities may match: past that the read is refused (400 naming
+    /// `search`), never cut short; search for more of the name, or add a bucket or types.
     pub search: Option<String>,
     /// Centre entity: only the subgraph within `maxDepth` hops.
     #[serde(rename = "nodeID")]

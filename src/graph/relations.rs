@@ -274,14 +274,20 @@ impl GraphService {
         }
         let mut node_ids: Option<HashSet<String>> = depths.as_ref().map(|d| d.keys().cloned().collect());
         if let Some(search) = query.search.as_deref().filter(|s| !s.is_empty()) {
-            let rows = self
-                .run(
-                    tenant,
-                    queries::ENTITY_SEARCH,
-                    params! { "search" => search, "bucketID" => query.bucket },
-                )
-                .await?;
-            let matching: HashSet<String> = rows.iter().map(|row| str_col(row, "entityID")).collect();
+            // The matching entities are sent with each page's statement: as many as a centred
+            // view may hold, at most.
+            let max = self.max_centered_nodes;
+            let matching = self.entities_named_like(tenant, search, query.bucket.as_deref(), max + 1).await?;
+            if matching.len() > max {
+                return Err(ServiceError::invalid_field(
+                    "search",
+                    format!(
+                        "more than {max} entities have a name containing {search:?}; search for more \
+                         of the name, add a bucket or types, or page the whole graph without search"
+                    ),
+                ));
+            }
+            let matching: HashSet<String> = matching.into_iter().collect();
             node_ids = Some(match node_ids {
                 Some(ids) => ids.intersection(&matching).cloned().collect(),
                 None => matching,

@@ -30,15 +30,27 @@ impl GraphService {
                 format!("must be between 1 and {MAX_SEARCH_RESULTS}"),
             ));
         }
-        let rows = self
-            .run(tenant, queries::ENTITY_SEARCH, params! { "search" => text.trim(), "bucketID" => bucket })
-            .await?;
-        // Entity IDs are ULIDs: sorted, they are in creation order. A merge moves its names'
-        // keys to the survivor, so every ID found is live.
-        let mut ids: Vec<String> = rows.iter().map(|row| str_col(row, "entityID")).collect();
-        ids.sort();
-        ids.dedup();
-        ids.truncate(limit as usize);
+        // Entity IDs are ULIDs: in their order, entities are in creation order. A merge moves
+        // its names' keys to the survivor, so every ID found is live.
+        let ids = self.entities_named_like(tenant, text.trim(), bucket, limit as usize).await?;
         self.entity_details(tenant, &ids).await
+    }
+
+    /// The first `limit` entities (in ID order) with a name containing `text`, any case.
+    pub(super) async fn entities_named_like(
+        &self,
+        tenant: &Tenant,
+        text: &str,
+        bucket: Option<&str>,
+        limit: usize,
+    ) -> ServiceResult<Vec<String>> {
+        let rows = self
+            .run(
+                tenant,
+                queries::ENTITY_SEARCH,
+                params! { "search" => text, "bucketID" => bucket, "limit" => limit as i64 },
+            )
+            .await?;
+        Ok(rows.iter().map(|row| str_col(row, "entityID")).collect())
     }
 }

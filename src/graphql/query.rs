@@ -131,9 +131,10 @@ impl QueryRoot {
         #[graphql(name = "type", desc = "Effective types (`ety_…`); both endpoints must match.")]
         types: Option<Vec<ID>>,
         #[graphql(desc = "Edges created at or after (RFC 3339).")] since: Option<String>,
-        #[graphql(desc = "Case-insensitive substring of a canonical name or surface form.")] search: Option<
-            String,
-        >,
+        #[graphql(desc = "Case-insensitive substring of a canonical name or surface form. At most \
+                          10,000 entities may match: past that the read is refused (code 400 naming \
+                          `search`).")]
+        search: Option<String>,
         #[graphql(name = "nodeID", desc = "Centre entity: only the subgraph within `maxDepth` hops.")]
         node_id: Option<ID>,
         #[graphql(

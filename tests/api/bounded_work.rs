@@ -300,6 +300,16 @@ async fn a_centred_knowledge_graph_read_reaching_past_its_cap_of_entities_is_ref
     relate(&app, hub, &far[2]).await;
     assert_error(app.get(&format!("/v3/knowledge-graph?nodeID={hub}&maxDepth=1")).await, 400).await;
 
+    // So does a search whose matches are sent with each page's statement: every node's name
+    // holds "node", "node 0" only ten of them.
+    let error = assert_error(app.get("/v3/knowledge-graph?search=node").await, 400).await;
+    let message = error["message"].as_str().unwrap();
+    assert!(message.contains(&format!("more than {CAP} entities")), "{error}");
+    assert_eq!(error["details"]["field"], "search", "{error}");
+    let narrow = json(app.get("/v3/knowledge-graph?search=NODE%200&limit=200").await).await;
+    let edges = narrow["edges"].as_array().unwrap();
+    assert_eq!(edges.len(), 9, "the hub (node 00) to spokes node 01 to node 09: {narrow}");
+
     // The served API description states the cap and what a client sees past it.
     let doc = json(app.get("/openapi.json").await).await;
     let parameters = doc["paths"]["/v3/knowledge-graph"]["get"]["parameters"].as_array().unwrap();
