@@ -210,7 +210,8 @@ impl App {
         let graph = Arc::new(
             GraphService::new(backends.engine.clone())
                 .with_max_centered_nodes(config.max_centered_nodes)
-                .with_bulk_limit(config.bulk_limit),
+                .with_bulk_limit(config.bulk_limit)
+                .with_delete_page(config.bucket_delete_page),
         );
         graph.backfill_id_keys().await?;
         let records = backends.records.clone();

@@ -212,6 +212,10 @@ pub struct Config {
     /// the production value but in tests, which lower it to reach it without 10,000 entities.
     #[arg(skip = crate::graph::bulk::BULK_LIMIT)]
     pub bulk_limit: usize,
+    /// Mentions or entities one statement of a bucket's cascade delete removes. Not a
+    /// setting: the production value but in tests, which cross pages with a small one.
+    #[arg(skip = crate::graph::buckets::DELETE_PAGE)]
+    pub bucket_delete_page: usize,
     /// Entities a merge-suggestion refresh reads per statement. Not a setting: tests lower it
     /// to cross pages without 50,000 entities.
     #[arg(skip = crate::graph::suggestions::CANDIDATES_PAGE)]
@@ -306,6 +310,7 @@ impl Config {
             view_scan_time: crate::views::SCAN_TIME,
             max_regression_corrections: crate::accuracy::CORRECTIONS_PER_REQUEST,
             bulk_limit: crate::graph::bulk::BULK_LIMIT,
+            bucket_delete_page: crate::graph::buckets::DELETE_PAGE,
             refresh_page: crate::graph::suggestions::CANDIDATES_PAGE,
         }
     }

@@ -7,6 +7,7 @@
 //! the same graph engine (Neo4j) sees them within [`BUCKET_TRUST`], the bound API-key
 //! revocation has too.
 
+use super::columns::str_col;
 use super::{decode, int_column, queries, GraphService, Tenant};
 use crate::error::{ServiceError, ServiceResult};
 use crate::ids;
@@ -25,6 +26,9 @@ pub(super) const BUCKET_TRUST: std::time::Duration = std::time::Duration::from_s
 /// Buckets remembered at most, over all tenants.
 pub(super) const BUCKETS_REMEMBERED: usize = 10_000;
 const DESCRIPTION_MAX: usize = 2_000;
+/// Mentions or entities one statement of a bucket's cascade delete removes: a few tens of
+/// milliseconds of the engine's, between which other tenants' writes run.
+pub const DELETE_PAGE: usize = 5_000;
 
 /// A named partition of the knowledge graph within an account and environment.
 #[derive(Clone, Debug, Serialize, Deserialize, ToSchema, PartialEq)]
@@ -194,9 +198,13 @@ impl GraphService {
         }
     }
 
-    /// Soft-deletes a bucket; `cascade` also removes its entities, mentions and relations.
+    /// Soft-deletes a bucket; `cascade` also removes its entities (with the keys of their
+    /// names), mentions and relations, [`DELETE_PAGE`] of them a statement.
     pub async fn delete_bucket(&self, tenant: &Tenant, id: &str, cascade: bool) -> ServiceResult<()> {
         self.forget_bucket(tenant, id);
+        if cascade {
+            self.empty_bucket(tenant, id).await?;
+        }
         let rows = self
             .run(
                 tenant,
@@ -221,6 +229,33 @@ impl GraphService {
             "bucket {id} still holds {} entities; delete with cascade=true to remove them too",
             int_column(&blockers, "entities")
         )))
+    }
+}
+
+impl GraphService {
+    /// Removes a live, non-default bucket's mentions, then its entities, a page a statement,
+    /// each statement short enough that other writes interleave (FalkorDB runs writes one at a
+    /// time). A default, deleted or missing bucket has no page: the delete then says why.
+    async fn empty_bucket(&self, tenant: &Tenant, id: &str) -> ServiceResult<()> {
+        let limit = self.delete_page as i64;
+        for page in [queries::BUCKET_MENTIONS_PAGE, queries::BUCKET_ENTITIES_PAGE] {
+            loop {
+                let rows = self.run(tenant, page, params! { "id" => id, "limit" => limit }).await?;
+                let ids: Vec<String> = rows.iter().map(|row| str_col(row, "id")).collect();
+                if ids.is_empty() {
+                    break;
+                }
+                let removed = self
+                    .run(tenant, queries::BUCKET_MEMBERS_DELETE, params! { "id" => id, "ids" => ids })
+                    .await?;
+                // Nothing removed: the page's members moved meanwhile; the delete's last
+                // statement removes what is left.
+                if int_column(&removed, "removed") == 0 {
+                    break;
+                }
+            }
+        }
+        Ok(())
     }
 }
 

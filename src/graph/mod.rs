@@ -92,6 +92,9 @@ pub struct GraphService {
     max_centered_nodes: usize,
     /// Most one bulk decision over a filter changes (see [`bulk::BULK_LIMIT`]).
     bulk_limit: usize,
+    /// Mentions or entities one statement of a bucket's cascade delete removes (see
+    /// [`buckets::DELETE_PAGE`]).
+    delete_page: usize,
 }
 
 impl GraphService {
@@ -106,6 +109,7 @@ impl GraphService {
             recent_buckets: crate::memo::Memo::new(buckets::BUCKET_TRUST, buckets::BUCKETS_REMEMBERED),
             max_centered_nodes: relations::MAX_CENTERED_NODES,
             bulk_limit: bulk::BULK_LIMIT,
+            delete_page: buckets::DELETE_PAGE,
         }
     }
 
@@ -118,6 +122,12 @@ impl GraphService {
     /// This service with another bound on bulk decisions (tests reach it with a small one).
     pub fn with_bulk_limit(mut self, limit: usize) -> Self {
         self.bulk_limit = limit.max(1);
+        self
+    }
+
+    /// This service with another page for cascade deletes (tests cross pages with a small one).
+    pub fn with_delete_page(mut self, page: usize) -> Self {
+        self.delete_page = page.max(1);
         self
     }
 

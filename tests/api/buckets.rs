@@ -1,8 +1,9 @@
 //! Buckets: the default bucket, CRUD, soft and cascade delete, filtering, pagination.
 
-use crate::helpers::{assert_error, json, spawn_app, strings, unique, TestApp};
+use crate::helpers::{assert_error, json, spawn_app, spawn_app_with, strings, unique, TestApp};
+use canon::jobs::Handlers;
 use canon::store::records::keys::Environment;
-use serde_json::json;
+use serde_json::{json, Value};
 
 async fn bucket_names(app: &TestApp, query: &str) -> (Vec<String>, i64) {
     let body = json(app.get(&format!("/v3/buckets{query}")).await).await;
@@ -197,6 +198,54 @@ async fn deleting_a_non_empty_bucket_needs_cascade_which_removes_its_contents() 
     assert_error(app.get(&format!("/v3/buckets/{full}")).await, 404).await;
     assert_eq!(count_in_bucket(&app, &full).await, (0, 0, 0));
     assert_eq!(count_in_bucket(&app, &neighbour).await, (2, 2, 1), "other buckets are untouched");
+}
+
+#[tokio::test]
+async fn a_cascade_delete_removes_a_large_bucket_a_page_at_a_time_names_included() {
+    // Each statement removes at most 3 mentions or entities here (5,000 in production), so
+    // other writes run between them; the keys of the entities' names go too.
+    let app = spawn_app_with(Handlers::default(), |config| config.bucket_delete_page = 3).await;
+    let old = app.create_bucket("Old").await;
+    let rows: Vec<Value> = (0..7)
+        .map(|i| json!({ "canonical": format!("Acme {i}"), "type": "Company", "synonyms": [format!("Acme alias {i}")] }))
+        .collect();
+    let seeded = app.post("/v3/entities/bulk", json!({ "entities": rows, "bucket": old })).await;
+    assert_eq!(seeded.status(), 200);
+    let ids = strings(&json(seeded).await["results"], "entityID");
+    for (i, id) in ids.iter().enumerate() {
+        for n in 0..2 {
+            let body =
+                json!({ "entityID": id, "surface": format!("Acme {i}"), "referenceID": format!("doc-{n}") });
+            assert_eq!(app.post("/v3/mentions", body).await.status(), 200);
+        }
+        let next = &ids[(i + 1) % ids.len()];
+        let relation = json!({ "sourceEntityID": id, "targetEntityID": next, "relationType": "supplies" });
+        assert_eq!(app.post("/v3/relations", relation).await.status(), 200);
+    }
+    let neighbour = app.create_bucket("Neighbour").await;
+    plant_entities(&app, &neighbour).await;
+    let keys = |bucket: &str| {
+        let bucket = bucket.to_string();
+        let app = &app;
+        async move {
+            let rows = app
+                .cypher("MATCH (k:Key {bucketID: $b}) RETURN count(k) AS keys", json!({ "b": bucket }))
+                .await;
+            rows[0]["keys"].as_i64().unwrap()
+        }
+    };
+    assert_eq!(count_in_bucket(&app, &old).await, (7, 14, 7));
+    assert_eq!(keys(&old).await, 14, "a name and a synonym each");
+
+    assert_eq!(app.delete(&format!("/v3/buckets/{old}?cascade=true")).await.status(), 204);
+    assert_eq!(count_in_bucket(&app, &old).await, (0, 0, 0));
+    assert_eq!(keys(&old).await, 0, "no key names a removed entity");
+    assert_error(app.get(&format!("/v3/entities/{}", ids[0])).await, 404).await;
+    assert_error(app.get(&format!("/v3/buckets/{old}")).await, 404).await;
+    assert_eq!(count_in_bucket(&app, &neighbour).await, (2, 2, 1), "other buckets are untouched");
+    // The same names are free again, in the default bucket.
+    let again = app.seed(json!([{ "canonical": "Acme 0", "type": "Company" }])).await;
+    assert_eq!(again["results"][0]["outcome"], "created", "{again}");
 }
 
 #[tokio::test]
