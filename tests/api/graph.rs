@@ -249,6 +249,7 @@ async fn a_merged_away_id_reads_as_its_survivor_until_the_merge_is_undone() {
     mention(&app, &survivor, "Cyberdyne Systems", "doc-s").await;
     mention(&app, &merged, "CDS", "doc-m").await;
     relate(&app, &merged, &partner, "makes").await;
+    relate(&app, &partner, &merged, "supplies").await;
     relate(&app, &partner, &survivor, "made_by").await;
 
     let response =
@@ -258,8 +259,8 @@ async fn a_merged_away_id_reads_as_its_survivor_until_the_merge_is_undone() {
     let record = &result["merges"][0];
     assert_eq!(
         (record["keysMoved"].as_i64(), record["mentionsMoved"].as_i64(), record["relationsMoved"].as_i64()),
-        (Some(2), Some(1), Some(1)),
-        "its name and the mention's surface form"
+        (Some(2), Some(1), Some(2)),
+        "its name and the mention's surface form; one edge out, one in"
     );
     assert!(record["mergedBy"].as_str().unwrap().starts_with("key_"));
     let merge_id = record["mergeID"].as_str().unwrap().to_string();
@@ -308,6 +309,8 @@ async fn a_merged_away_id_reads_as_its_survivor_until_the_merge_is_undone() {
     let relations = json(app.get(&format!("/v3/entities/{merged}/relations")).await).await;
     assert_eq!(strings(&relations["outbound"], "relationID").len(), 1, "{relations}");
     assert_eq!(relations["outbound"][0]["relationType"], "makes");
+    assert_eq!(strings(&relations["inbound"], "relationID").len(), 1, "{relations}");
+    assert_eq!(relations["inbound"][0]["relationType"], "supplies");
     assert_error(app.post(&format!("/v3/merges/{merge_id}/undo"), json!({})).await, 409).await;
     let history = json(app.get(&format!("/v3/entities/{merged}/merges")).await).await;
     assert!(history["merges"][0]["undoneAt"].is_string());
