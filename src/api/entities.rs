@@ -6,7 +6,8 @@ use crate::access::error::{ApiError, ErrorBody};
 use crate::access::params::limit_param;
 use crate::access::state::AppState;
 use crate::graph::entities::{Entity, EntityChanges, EntityUpdate, Synonym, ValidateResult};
-use crate::graph::merges::{MergeRecord, MergeResult};
+use crate::graph::merge_history::{MergeHistory, MAX_MERGES_PAGE, MERGES_PAGE};
+use crate::graph::merges::MergeResult;
 use crate::graph::seed::SeedRow;
 use crate::graph::seeding::{SeedAccepted, SeedResults, SeedStatus, Submitted};
 use crate::graph::timeline::{TimelinePage, MAX_TIMELINE_PAGE, TIMELINE_PAGE};
@@ -255,21 +256,30 @@ pub async fn merge(
     Ok(Json(state.suggestions.merge(&auth.tenant, &id, &body.entity_ids, &auth.actor()).await?))
 }
 
-#[derive(Serialize, ToSchema)]
-pub struct MergeHistory {
-    pub merges: Vec<MergeRecord>,
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct MergesQuery {
+    /// A previous page's `nextCursor`: the page of older merges after it.
+    pub cursor: Option<String>,
+    /// 1..200, default 100.
+    #[param(value_type = Option<i32>)]
+    pub limit: Option<String>,
 }
 
-/// The merges an entity took part in, newest first.
-#[utoipa::path(get, path = "/v3/entities/{id}/merges", tag = "entities", params(("id" = String, Path)),
-    responses((status = 200, body = MergeHistory), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
+/// The merges an entity took part in, newest first, a page at a time (`nextCursor` while
+/// older ones remain).
+#[utoipa::path(get, path = "/v3/entities/{id}/merges", tag = "entities", params(("id" = String, Path), MergesQuery),
+    responses((status = 200, body = MergeHistory), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
+        (status = 404, body = ErrorBody)))]
 pub async fn merges(
     State(state): State<AppState>,
     auth: Caller,
     Path(id): Path<String>,
+    ApiQuery(query): ApiQuery<MergesQuery>,
 ) -> Result<Json<MergeHistory>, ApiError> {
+    let limit = limit_param(query.limit.as_deref(), MERGES_PAGE, MAX_MERGES_PAGE)? as usize;
     state.graph.resolve_entity(&auth.tenant, &id, None).await?;
-    Ok(Json(MergeHistory { merges: state.graph.merge_history(&auth.tenant, &id).await? }))
+    Ok(Json(state.graph.merge_history(&auth.tenant, &id, query.cursor.as_deref(), limit).await?))
 }
 
 /// Undo a merge: the merged-away entity comes back with its own surface forms, mentions and

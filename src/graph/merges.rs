@@ -10,7 +10,6 @@ use crate::error::{ServiceError, ServiceResult};
 use crate::ids;
 use crate::params;
 use serde::{Deserialize, Serialize};
-use std::collections::HashMap;
 use utoipa::ToSchema;
 
 /// Entities one manual merge folds into its survivor at most.
@@ -184,41 +183,9 @@ impl GraphService {
             str_col(row, "survivorMergedInto")
         )))
     }
-
-    /// The merges an entity took part in, newest first.
-    pub async fn merge_history(&self, tenant: &Tenant, entity_id: &str) -> ServiceResult<Vec<MergeRecord>> {
-        let rows = self.run(tenant, queries::ENTITY_MERGES, params! { "id" => entity_id }).await?;
-        let mut records = rows.into_iter().map(decode).collect::<ServiceResult<Vec<MergeRecord>>>()?;
-        newest_first(&mut records);
-        Ok(records)
-    }
-
-    /// [`GraphService::merge_history`] of many entity IDs in one statement.
-    pub async fn merge_history_of_many(
-        &self,
-        tenant: &Tenant,
-        ids: &[String],
-    ) -> ServiceResult<HashMap<String, Vec<MergeRecord>>> {
-        let mut found: HashMap<String, Vec<MergeRecord>> =
-            ids.iter().map(|id| (id.clone(), Vec::new())).collect();
-        if ids.is_empty() {
-            return Ok(found);
-        }
-        let rows = self.run(tenant, queries::ENTITY_MERGES_BATCH, params! { "ids" => ids }).await?;
-        for row in rows {
-            let record: MergeRecord = decode(row)?;
-            for id in [&record.survivor_id, &record.merged_id] {
-                if let Some(list) = found.get_mut(id) {
-                    list.push(record.clone());
-                }
-            }
-        }
-        found.values_mut().for_each(|list| newest_first(list));
-        Ok(found)
-    }
 }
 
 /// Merge IDs are time-ordered: the largest is the newest.
-fn newest_first(records: &mut [MergeRecord]) {
+pub(super) fn newest_first(records: &mut [MergeRecord]) {
     records.sort_by(|a, b| b.merge_id.cmp(&a.merge_id));
 }

@@ -15,6 +15,7 @@ pub mod gazetteer;
 pub mod id_blocks;
 pub mod id_keys;
 pub mod legal_forms;
+pub mod merge_history;
 pub mod merges;
 pub mod normalize;
 pub mod queries;

@@ -74,6 +74,7 @@ cypher! {
     ENTITY_MERGE_BATCH => "entity_merge_batch",
     ENTITY_UNMERGE => "entity_unmerge",
     ENTITY_MERGES => "entity_merges",
+    ENTITY_MERGES_TIMELINE => "entity_merges_timeline",
     MERGE_GET => "merge_get",
     MERGE_RECORD => "merge_record",
 }

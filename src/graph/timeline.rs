@@ -97,7 +97,7 @@ impl GraphService {
                 .await?;
             items.extend(stored.into_iter().map(stored_item));
         }
-        for merge in self.merge_history(tenant, entity_id).await? {
+        for merge in self.merges_for_timeline(tenant, entity_id, before.as_ref(), limit + 1).await? {
             items.extend(merge_items(&merge));
         }
         Ok(cut_page(items, before.as_ref(), limit))
@@ -127,7 +127,7 @@ impl GraphService {
                 }
             }
         }
-        for (entity_id, merges) in self.merge_history_of_many(tenant, ids).await? {
+        for (entity_id, merges) in self.merge_history_of_many(tenant, ids, limit + 1).await? {
             if let Some(list) = items.get_mut(&entity_id) {
                 list.extend(merges.iter().flat_map(merge_items));
             }

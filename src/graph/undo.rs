@@ -81,9 +81,11 @@ impl SuggestionService {
             "accepted" => {
                 let mut live = Vec::new();
                 for side in [&stored.entity_a, &stored.entity_b] {
-                    let history = self.graph.merge_history(tenant, side).await?;
+                    // A live merge of `side` as merged is its newest: nothing merges into a
+                    // merged-away entity, and it cannot be merged again until that is undone.
+                    let history = self.graph.merge_history(tenant, side, None, 1).await?;
                     live.extend(
-                        history.into_iter().filter(|m| &m.merged_id == side && m.undone_at.is_none()),
+                        history.merges.into_iter().filter(|m| &m.merged_id == side && m.undone_at.is_none()),
                     );
                 }
                 let merge = live.into_iter().max_by(|a, b| a.merge_id.cmp(&b.merge_id)).ok_or_else(|| {

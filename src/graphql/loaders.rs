@@ -4,6 +4,7 @@
 use super::gql_error;
 use crate::access::state::AppState;
 use crate::graph::entities::{Entity, Mention};
+use crate::graph::merge_history::MERGES_PAGE;
 use crate::graph::relations::{Direction, EntityRelations, GraphNode, RelationsQuery};
 use crate::graph::{GraphService, Tenant};
 use async_graphql::dataloader::{DataLoader, Loader};
@@ -201,7 +202,8 @@ impl Loader<NeighborsKey> for NeighborsLoader {
     }
 }
 
-/// The merge history of each entity ([`GraphService::merge_history_of_many`]).
+/// The newest merges of each entity, [`MERGES_PAGE`] at most
+/// ([`GraphService::merge_history_of_many`]).
 pub struct MergesLoader(Scope);
 
 impl Loader<String> for MergesLoader {
@@ -209,7 +211,11 @@ impl Loader<String> for MergesLoader {
     type Error = async_graphql::Error;
 
     async fn load(&self, keys: &[String]) -> Result<HashMap<String, Self::Value>, Self::Error> {
-        self.0.graph.merge_history_of_many(&self.0.tenant, keys).await.map_err(gql_error)
+        let shown = MERGES_PAGE as usize;
+        let mut found =
+            self.0.graph.merge_history_of_many(&self.0.tenant, keys, shown).await.map_err(gql_error)?;
+        found.values_mut().for_each(|merges| merges.truncate(shown));
+        Ok(found)
     }
 }
 

@@ -128,6 +128,62 @@ async fn an_entitys_timeline_lists_each_curation_step_newest_first_with_who_did_
 }
 
 #[tokio::test]
+async fn a_survivor_of_many_merges_pages_its_history_and_timeline_the_same_as_one_read() {
+    // Each read of an entity's merges reads one page of them (the newest, or those a timeline
+    // page may show), not every merge it ever took part in.
+    let app = spawn_app().await;
+    let survivor = app.entity("Survivor Corp", "Company").await;
+    let mut merge_ids = Vec::new();
+    for n in 0..6 {
+        let other = app.entity(&format!("Absorbed {n}"), "Company").await;
+        let merged =
+            json(app.post(&format!("/v3/entities/{survivor}/merge"), json!({ "entityIDs": [other] })).await)
+                .await;
+        merge_ids.push(merged["merges"][0]["mergeID"].as_str().unwrap().to_string());
+    }
+    // The oldest merge undone last: its undoing is the newest step, its merge the oldest.
+    assert_eq!(app.post(&format!("/v3/merges/{}/undo", merge_ids[0]), json!({})).await.status(), 200);
+
+    let mut paged = Vec::new();
+    let mut cursor: Option<String> = None;
+    loop {
+        let query = cursor.as_ref().map_or("?limit=4".to_string(), |c| format!("?limit=4&cursor={c}"));
+        let page = json(app.get(&format!("/v3/entities/{survivor}/merges{query}")).await).await;
+        let merges = page["merges"].as_array().unwrap();
+        assert!(merges.len() <= 4, "{page}");
+        paged.extend(merges.iter().map(|m| m["mergeID"].as_str().unwrap().to_string()));
+        match page["nextCursor"].as_str() {
+            Some(next) => cursor = Some(next.to_string()),
+            None => break,
+        }
+    }
+    let newest_first: Vec<String> = merge_ids.iter().rev().cloned().collect();
+    assert_eq!(paged, newest_first);
+    let whole = json(app.get(&format!("/v3/entities/{survivor}/merges")).await).await;
+    assert_eq!(whole["merges"].as_array().unwrap().len(), 6, "the default page holds them all");
+    assert!(whole["merges"][5]["undoneAt"].is_string(), "{whole}");
+    let refused = app.get(&format!("/v3/entities/{survivor}/merges?cursor=ent_nope")).await;
+    assert_eq!(assert_error(refused, 400).await["details"]["field"], "cursor");
+
+    let in_pages = timeline(&app, &survivor, 2).await;
+    let at_once = timeline(&app, &survivor, 200).await;
+    assert_eq!(in_pages, at_once);
+    let kinds: Vec<&str> = at_once.iter().map(|i| i["kind"].as_str().unwrap()).collect();
+    assert_eq!(kinds.iter().filter(|k| **k == "merged").count(), 6, "{kinds:?}");
+    assert_eq!((kinds[0], kinds.last().copied()), ("unmerged", Some("merged")), "{kinds:?}");
+    // GraphQL's batched read shows the same history.
+    let query = format!("{{ entity(id: \"{survivor}\") {{ merges {{ mergeID }} }} }}");
+    let body = json(app.post("/graphql", json!({ "query": query })).await).await;
+    let ids: Vec<&str> = body["data"]["entity"]["merges"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["mergeID"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, newest_first.iter().map(String::as_str).collect::<Vec<_>>(), "{body}");
+}
+
+#[tokio::test]
 async fn a_decision_taken_blind_is_recorded_as_blind_and_one_taken_seeing_the_scores_is_not() {
     let app = spawn_app().await;
     let software = app.entity("Initech Software", "Company").await;

@@ -193,8 +193,8 @@ impl Entity {
         Ok(connection)
     }
 
-    /// The merges this entity took part in, newest first (`GET /v3/entities/{id}/merges`;
-    /// batched across a page).
+    /// The merges this entity took part in, newest first, the newest 100
+    /// (`GET /v3/entities/{id}/merges` pages them all; batched across a page).
     async fn merges(&self, ctx: &Context<'_>) -> async_graphql::Result<Vec<Merge>> {
         let merges =
             ctx.data_unchecked::<super::loaders::Loaders>().merges.load_one(self.0.entity_id.clone()).await?;
