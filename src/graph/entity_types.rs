@@ -13,6 +13,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa::ToSchema;
 
+/// Child types one read of a type's children shows (GraphQL `EntityType.children`); the REST
+/// list with `parentTypeID` pages them all.
+pub const CHILDREN_SHOWN: usize = 200;
+
 /// Characters an entity type name may hold.
 pub const NAME_MAX: usize = 100;
 const DESCRIPTION_MAX: usize = 2_000;
@@ -169,7 +173,8 @@ impl GraphService {
         rows.into_iter().map(|row| decode::<StoredEntityType>(row)?.try_into()).collect()
     }
 
-    /// The direct children of each of these types, in typeID order, in one statement.
+    /// The direct children of each of these types, the first [`CHILDREN_SHOWN`] of each in
+    /// typeID order, in one statement.
     pub async fn entity_type_children(
         &self,
         tenant: &Tenant,
@@ -180,7 +185,10 @@ impl GraphService {
         if ids.is_empty() {
             return Ok(found);
         }
-        let rows = self.run(tenant, queries::ENTITY_TYPE_CHILDREN, params! { "ids" => ids }).await?;
+        let limit = CHILDREN_SHOWN as i64;
+        let rows = self
+            .run(tenant, queries::ENTITY_TYPE_CHILDREN, params! { "ids" => ids, "limit" => limit })
+            .await?;
         for row in rows {
             let child: EntityType = decode::<StoredEntityType>(row)?.try_into()?;
             if let Some(list) = found.get_mut(&child.parent_type_id) {

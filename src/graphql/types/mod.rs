@@ -496,7 +496,8 @@ impl EntityType {
         Ok(list.into_iter().map(Reviewer::from).collect())
     }
 
-    /// The direct child types, by ID (batched).
+    /// The direct child types, the first 200 by ID (batched; `GET
+    /// /v3/entity-types?parentTypeID=` pages them all).
     async fn children(&self, ctx: &Context<'_>) -> async_graphql::Result<Vec<EntityType>> {
         let loaders = ctx.data_unchecked::<super::loaders::Loaders>();
         let children = loaders.type_children.load_one(self.0.type_id.clone()).await?;
