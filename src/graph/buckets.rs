@@ -230,9 +230,7 @@ impl GraphService {
             int_column(&blockers, "entities")
         )))
     }
-}
 
-impl GraphService {
     /// Removes a live, non-default bucket's mentions, then its entities, a page a statement,
     /// each statement short enough that other writes interleave (FalkorDB runs writes one at a
     /// time). A default, deleted or missing bucket has no page: the delete then says why.
