@@ -7,7 +7,8 @@ mod entity_lists;
 mod explorer;
 mod reviewers;
 
-use crate::helpers::{json, spawn_app, TestApp};
+use crate::helpers::{json, spawn_app, spawn_app_with, TestApp};
+use canon::jobs::Handlers;
 use reqwest::Method;
 use serde_json::{json, Value};
 
@@ -597,4 +598,31 @@ async fn the_rate_limit_refuses_graphql_with_rests_429() {
     assert_eq!(response.headers()["x-should-retry"], "true");
     let body = json(response).await;
     assert_eq!(error_code(&body), 429);
+}
+
+#[tokio::test]
+async fn a_types_children_show_the_first_200_by_id_and_the_rest_list_pages_them_all() {
+    // Each parent's children are cut to 200 before their schemas are read; the key's burst is
+    // raised for the 202 types made one after another.
+    let app = spawn_app_with(Handlers::default(), |config| config.rate_limit_burst = 1_000).await;
+    let parent = app.create_type("Organisation", None).await;
+    let mut children: Vec<String> = Vec::new();
+    for n in 0..201 {
+        children.push(app.create_type(&format!("Kind {n}"), Some(&parent)).await);
+    }
+    children.sort();
+    let query = "query($id: ID!) { entityType(id: $id) { children { typeID } } }";
+    let shown = data(&app, query, json!({ "id": parent })).await;
+    let ids: Vec<&str> = shown["entityType"]["children"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["typeID"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, children[..200].iter().map(String::as_str).collect::<Vec<_>>());
+    let last = json(
+        app.get(&format!("/v3/entity-types?parentTypeID={parent}&startingAfter={}", children[199])).await,
+    )
+    .await;
+    assert_eq!(last["entityTypes"][0]["typeID"], children[200].as_str(), "{last}");
 }
