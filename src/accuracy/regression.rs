@@ -169,9 +169,10 @@ impl AccuracyService {
     /// `POST /v3/functions/regression/corrections`: the SDK's
     /// `RegressionApplyCorrectionsResponse`, and `remaining`: outputs without a correction
     /// left for the next request. One request examines at most
-    /// [`CORRECTIONS_PER_REQUEST`](super::CORRECTIONS_PER_REQUEST) of them, the first in event order (each is a read and a
-    /// write, and a pair's outputs grow with every regression run); outputs that fail (in
-    /// `errors`) stay without a correction and come first again next time.
+    /// [`CORRECTIONS_PER_REQUEST`](super::CORRECTIONS_PER_REQUEST) of them, the first in
+    /// event order (each is a read and a write, and a pair's outputs grow with every
+    /// regression run); outputs that fail (in `errors`) stay without a correction and come
+    /// first again next time.
     pub async fn apply_regression_corrections(
         &self,
         tenant: &Tenant,
