@@ -13,8 +13,8 @@
 // its key's MERGE finds the entity the name names, or creates both. Writes run one at a time,
 // so this check and the write below are one step. Where the service also looked up the
 // homonyms of the row's name (row.homonymsChecked, see src/graph/seed/homonyms.rs), they
-// are part of that check, and row.key may be a homonym's key (row.homonymOf set when the
-// row creates it).
+// are part of that check (row.homonymKeys and row.homonymOwners, in key order), and row.key
+// may be a homonym's key (row.homonymOf set when the row creates it).
 //
 // The keys are looked up one by one (UNWIND, then MATCH on the indexed Key.key): FalkorDB
 // answers `seen.key IN row.keys` with a scan of every Key, which made each row cost the
@@ -37,11 +37,15 @@ USING INDEX SEEK seen:Key(key)
 WITH row, collect(DISTINCT seen) AS seen
 OPTIONAL MATCH (h:Key {homonymOf: row.homonymsChecked})
 USING INDEX SEEK h:Key(homonymOf)
-// (A list of its own: `seen + collect(DISTINCT h)` in one WITH failed every check on FalkorDB.)
-WITH row, seen, collect(DISTINCT h) AS homonyms
+WITH row, seen, h
+ORDER BY h.key
+// The homonyms in key order, compared with the lookup's lists whole: linear in them (each
+// row of a name with H homonyms tested each against every expected one, H² a row).
+WITH row, seen, collect(h.key) AS homonymKeys, collect(h.entityID) AS homonymOwners
 WHERE row.expected IS NULL
-  OR (size(seen) + size(homonyms) = size(row.expected)
-    AND all(s IN seen + homonyms WHERE any(x IN row.expected WHERE x.key = s.key AND x.entityID = s.entityID)))
+  OR (size(seen) = size(row.expected)
+    AND all(s IN seen WHERE any(x IN row.expected WHERE x.key = s.key AND x.entityID = s.entityID))
+    AND homonymKeys = coalesce(row.homonymKeys, []) AND homonymOwners = coalesce(row.homonymOwners, []))
 MERGE (k:Key {key: row.key})
 ON CREATE SET k.id = row.keyID, k.entityID = row.targetID, k.text = row.canonical,
   k.normalized = row.normalized, k.source = 'canonical', k.accountID = $accountID,

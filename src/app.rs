@@ -211,7 +211,8 @@ impl App {
             GraphService::new(backends.engine.clone())
                 .with_max_centered_nodes(config.max_centered_nodes)
                 .with_bulk_limit(config.bulk_limit)
-                .with_delete_page(config.bucket_delete_page),
+                .with_delete_page(config.bucket_delete_page)
+                .with_homonyms_per_name(config.homonyms_per_name),
         );
         graph.backfill_id_keys().await?;
         let records = backends.records.clone();

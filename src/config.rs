@@ -216,6 +216,10 @@ pub struct Config {
     /// setting: the production value but in tests, which cross pages with a small one.
     #[arg(skip = crate::graph::buckets::DELETE_PAGE)]
     pub bucket_delete_page: usize,
+    /// Homonyms one name may have under one type and bucket. Not a setting: tests lower it
+    /// to reach it without hundreds of rows.
+    #[arg(skip = crate::graph::seed::HOMONYMS_PER_NAME)]
+    pub homonyms_per_name: usize,
     /// Entities a merge-suggestion refresh reads per statement. Not a setting: tests lower it
     /// to cross pages without 50,000 entities.
     #[arg(skip = crate::graph::suggestions::CANDIDATES_PAGE)]
@@ -311,6 +315,7 @@ impl Config {
             max_regression_corrections: crate::accuracy::CORRECTIONS_PER_REQUEST,
             bulk_limit: crate::graph::bulk::BULK_LIMIT,
             bucket_delete_page: crate::graph::buckets::DELETE_PAGE,
+            homonyms_per_name: crate::graph::seed::HOMONYMS_PER_NAME,
             refresh_page: crate::graph::suggestions::CANDIDATES_PAGE,
         }
     }

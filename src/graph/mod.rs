@@ -96,6 +96,8 @@ pub struct GraphService {
     /// Mentions or entities one statement of a bucket's cascade delete removes (see
     /// [`buckets::DELETE_PAGE`]).
     delete_page: usize,
+    /// Homonyms one name may have (see [`seed::HOMONYMS_PER_NAME`]).
+    homonyms_per_name: usize,
 }
 
 impl GraphService {
@@ -111,6 +113,7 @@ impl GraphService {
             max_centered_nodes: relations::MAX_CENTERED_NODES,
             bulk_limit: bulk::BULK_LIMIT,
             delete_page: buckets::DELETE_PAGE,
+            homonyms_per_name: seed::HOMONYMS_PER_NAME,
         }
     }
 
@@ -129,6 +132,12 @@ impl GraphService {
     /// This service with another page for cascade deletes (tests cross pages with a small one).
     pub fn with_delete_page(mut self, page: usize) -> Self {
         self.delete_page = page.max(1);
+        self
+    }
+
+    /// This service with another bound on a name's homonyms (tests reach it with a small one).
+    pub fn with_homonyms_per_name(mut self, bound: usize) -> Self {
+        self.homonyms_per_name = bound;
         self
     }
 

@@ -29,6 +29,8 @@ use std::sync::Arc;
 mod homonyms;
 mod pipeline;
 
+pub use homonyms::HOMONYMS_PER_NAME;
+
 use utoipa::ToSchema;
 
 /// Rows a request may carry.
@@ -331,16 +333,12 @@ impl GraphService {
             let mut rows = Vec::with_capacity(pending.len());
             let mut not_taken: HashMap<usize, Vec<String>> = HashMap::new();
             for (at, prepared) in pending.iter_mut().enumerate() {
-                let Some(target) = named.target(prepared) else {
-                    let mut ids: Vec<&String> =
-                        prepared.synonym_keys.iter().filter_map(|k| owner.get(k)).collect();
-                    ids.sort();
-                    ids.dedup();
-                    results.insert(prepared.index, rejected(
-                        prepared.canonical.clone(),
-                        format!("its synonyms name several entities ({ids:?}); merge them or seed the row without those synonyms"),
-                    ));
-                    continue;
+                let target = match named.target(prepared, self.homonyms_per_name) {
+                    Ok(target) => target,
+                    Err(reason) => {
+                        results.insert(prepared.index, rejected(prepared.canonical.clone(), reason));
+                        continue;
+                    }
                 };
                 not_taken.insert(prepared.index, synonyms_of_others(prepared, owner, &target.entity_id));
                 let expected = match homonyms::resolved_in_write(prepared) {
@@ -348,12 +346,23 @@ impl GraphService {
                     false => Value::Array(named.expected(prepared)),
                 };
                 let keys = json!(prepared.keys().collect::<Vec<_>>());
-                let homonyms_checked = json!(named.homonyms_checked(prepared));
+                let homonyms_checked = named.homonyms_checked(prepared);
+                // Set only where checked: a row carries no key its statement does not read.
+                let (homonym_keys, homonym_owners) = match homonyms_checked {
+                    Some(_) => {
+                        let (keys, owners) = named.expected_homonyms(prepared);
+                        (json!(keys), json!(owners))
+                    }
+                    None => (Value::Null, Value::Null),
+                };
+                let homonyms_checked = json!(homonyms_checked);
                 let row = &mut prepared.params;
                 row.insert("i".into(), json!(prepared.index));
                 row.insert("key".into(), json!(target.key));
                 set_or_remove(row, "homonymOf", json!(target.homonym_of));
                 set_or_remove(row, "homonymsChecked", homonyms_checked);
+                set_or_remove(row, "homonymKeys", homonym_keys);
+                set_or_remove(row, "homonymOwners", homonym_owners);
                 row.insert("idKey".into(), json!(super::id_keys::id_key(&target.entity_id)));
                 row.insert("targetID".into(), json!(target.entity_id));
                 row.insert("keys".into(), keys);

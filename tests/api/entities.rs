@@ -426,6 +426,87 @@ async fn a_name_whose_compared_attributes_disagree_becomes_a_homonym_that_later_
 }
 
 #[tokio::test]
+async fn a_name_with_all_the_homonyms_it_may_have_rejects_a_row_agreeing_with_none_and_joins_one_that_agrees()
+{
+    let app = spawn_app_with(Handlers::default(), |config| config.homonyms_per_name = 2).await;
+    let schema = json!({ "properties": {
+        "city": { "type": "string", "x-compare": "exact" },
+        "phone": { "type": "string", "x-compare": "identifier" },
+    }});
+    let response =
+        app.post("/v3/entity-types", json!({ "name": "Restaurant", "attributeSchema": schema })).await;
+    assert_eq!(response.status(), 200);
+    let palm = |city: &str, phone: &str| json!({ "canonical": "Palm", "type": "Restaurant", "attributes": { "city": city, "phone": phone } });
+    let (new_york, los_angeles, chicago) = (
+        palm("new york", "212-687-2953"),
+        palm("los angeles", "310-550-8811"),
+        palm("chicago", "312-555-0100"),
+    );
+    let first = outcomes(&app.seed(json!([new_york, los_angeles, chicago])).await);
+    assert!(first.iter().all(|(outcome, _)| outcome == "created"), "{first:?}");
+
+    let again = app.seed(json!([palm("boston", "617-555-0199"), chicago, los_angeles])).await;
+    let result = &again["results"][0];
+    assert_eq!(result["outcome"], "rejected", "a fourth Palm would be a third homonym: {result}");
+    let reason = result["reason"].as_str().unwrap();
+    assert!(reason.contains("already names 3 entities") && reason.contains("more specific name"), "{reason}");
+    let again = outcomes(&again);
+    assert_eq!(again[1], ("merged-with".to_string(), first[2].1.clone()), "a homonym still takes its rows");
+    assert_eq!(again[2], ("merged-with".to_string(), first[1].1.clone()));
+    let palms = app
+        .cypher(
+            "MATCH (e:Entity {accountID: $a}) WHERE e.canonical = 'Palm' RETURN count(e) AS n",
+            json!({ "a": app.account_id }),
+        )
+        .await;
+    assert_eq!(palms[0]["n"], 3, "the name and its two homonyms, no more");
+}
+
+#[tokio::test]
+async fn eight_concurrent_seeds_of_one_name_in_five_cities_leave_one_entity_a_city() {
+    // Each row of the name is checked against the name's homonyms as its lookup saw them; a
+    // homonym created meanwhile by another seed must send it back to look again.
+    let app = spawn_app().await;
+    let schema = json!({ "properties": {
+        "city": { "type": "string", "x-compare": "exact" },
+        "phone": { "type": "string", "x-compare": "identifier" },
+    }});
+    let response =
+        app.post("/v3/entity-types", json!({ "name": "Restaurant", "attributeSchema": schema })).await;
+    assert_eq!(response.status(), 200);
+    let cities = ["new york", "los angeles", "chicago", "boston", "denver"];
+    let palm = |i: usize| {
+        json!({ "canonical": "Palm", "type": "Restaurant",
+            "attributes": { "city": cities[i], "phone": format!("{i}00-555-01{i}{i}") } })
+    };
+    let requests = (0..8).map(|n| {
+        let rows: Vec<Value> = (0..5).map(|i| palm((i + n) % 5)).collect();
+        app.post("/v3/entities/bulk", json!({ "entities": rows }))
+    });
+    let mut entity_of: HashMap<String, String> = HashMap::new();
+    for (n, response) in futures::future::join_all(requests).await.into_iter().enumerate() {
+        assert_eq!(response.status(), 200);
+        let body = json(response).await;
+        for (i, result) in body["results"].as_array().unwrap().iter().enumerate() {
+            assert_ne!(result["outcome"], "rejected", "{result}");
+            let city = cities[(i + n) % 5].to_string();
+            let id = result["entityID"].as_str().unwrap().to_string();
+            let previous = entity_of.entry(city.clone()).or_insert_with(|| id.clone());
+            assert_eq!(previous, &id, "{city} resolved to two entities");
+        }
+    }
+    let ids: std::collections::HashSet<&String> = entity_of.values().collect();
+    assert_eq!(ids.len(), 5, "one Palm a city");
+    let palms = app
+        .cypher(
+            "MATCH (e:Entity {accountID: $a}) WHERE e.canonical = 'Palm' RETURN count(e) AS n",
+            json!({ "a": app.account_id }),
+        )
+        .await;
+    assert_eq!(palms[0]["n"], 5);
+}
+
+#[tokio::test]
 async fn a_running_seed_job_counts_chunks_saved_before_counts_were_kept_and_after() {
     let dir = tempfile::tempdir().expect("temp dir");
     // The schema of the canon that saved each chunk's results without their counts.

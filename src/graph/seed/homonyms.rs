@@ -9,6 +9,11 @@
 //! homonym of a name with one lookup). The tag makes a replayed row find its own homonym
 //! again. A refresh of merge suggestions compares homonyms like any pair, so homonyms that
 //! are one entity after all are merged or suggested there.
+//!
+//! A name has at most [`HOMONYMS_PER_NAME`] homonyms: a row of that name joins one whose
+//! attributes agree, and when none does it is rejected, saying so, rather than compared with
+//! ever more of them (each row of the name reads and compares every homonym, so seeding N rows
+//! of one name was quadratic in N, and the write's check of them quadratic again).
 
 use super::Prepared;
 use crate::error::ServiceResult;
@@ -18,6 +23,11 @@ use crate::graph::{queries, GraphService, Tenant};
 use crate::params;
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, HashMap, HashSet};
+
+/// Homonyms one name (under one type and bucket) may have: 200 entities of one name that
+/// their attributes keep apart is already a name that says little; past it a seeded row that
+/// joins none of them is rejected, naming the bound.
+pub const HOMONYMS_PER_NAME: usize = 200;
 
 /// What a wave's lookup found for its rows' names.
 #[derive(Default)]
@@ -68,7 +78,16 @@ impl GraphService {
             .collect();
         if !ids.is_empty() {
             ids.sort();
-            let rows = self.run(tenant, queries::ENTITY_ATTRIBUTES, params! { "ids" => ids }).await?;
+            let mut keys: Vec<&String> = pending
+                .iter()
+                .flat_map(|p| p.fields.iter().map(|f| &f.key))
+                .collect::<HashSet<_>>()
+                .into_iter()
+                .collect();
+            keys.sort();
+            let rows = self
+                .run(tenant, queries::ENTITY_ATTRIBUTES, params! { "ids" => ids, "keys" => keys })
+                .await?;
             named.attributes =
                 rows.iter().map(|row| (str_col(row, "entityID"), attributes_col(row))).collect();
         }
@@ -78,8 +97,9 @@ impl GraphService {
 
 impl Named {
     /// The entity a row goes to: its name's, else the first agreeing homonym's, else its
-    /// synonyms' one, else a new one; None when its synonyms name several entities.
-    pub(super) fn target(&self, prepared: &Prepared) -> Option<Target> {
+    /// synonyms' one, else a new one. `Err` is why the row is rejected: its synonyms name
+    /// several entities, or its name has `homonyms_per_name` homonyms and none agrees.
+    pub(super) fn target(&self, prepared: &Prepared, homonyms_per_name: usize) -> Result<Target, String> {
         let joins = |id: &String| match self.attributes.get(id) {
             Some(values) if compares(prepared) => {
                 model::seed_joins(&prepared.fields, &prepared.compared, values)
@@ -90,32 +110,49 @@ impl Named {
         let name_key = || prepared.key.clone();
         if let Some(id) = self.owner.get(&prepared.key) {
             if joins(id) {
-                return Some(Target { entity_id: id.clone(), key: name_key(), homonym_of: None });
+                return Ok(Target { entity_id: id.clone(), key: name_key(), homonym_of: None });
             }
-            let mut homonyms = self.homonyms.get(&prepared.key).into_iter().flatten();
-            if let Some((key, id)) = homonyms.find(|(_, id)| joins(id)) {
-                return Some(Target { entity_id: id.clone(), key: key.clone(), homonym_of: None });
+            let homonyms = self.homonyms.get(&prepared.key).map_or(&[][..], Vec::as_slice);
+            if let Some((key, id)) = homonyms.iter().find(|(_, id)| joins(id)) {
+                return Ok(Target { entity_id: id.clone(), key: key.clone(), homonym_of: None });
+            }
+            if homonyms.len() >= homonyms_per_name {
+                return Err(format!(
+                    "its name already names {} entities of this type in this bucket that their attributes keep apart (the most one name may), and its attributes agree with none of them; seed it under a more specific name or in another bucket",
+                    homonyms.len() + 1
+                ));
             }
             let tag = prepared.params["tag"].as_str().unwrap_or_default();
             let key = format!("{}\u{1f}{tag}", prepared.key);
-            return Some(Target { entity_id: new_id, key, homonym_of: Some(name_key()) });
+            return Ok(Target { entity_id: new_id, key, homonym_of: Some(name_key()) });
         }
         let by_synonym: HashSet<&String> =
             prepared.synonym_keys.iter().filter_map(|k| self.owner.get(k)).collect();
         let entity_id = match by_synonym.len() {
             0 => new_id,
             1 => by_synonym.into_iter().next().filter(|id| joins(id)).cloned().unwrap_or(new_id),
-            _ => return None,
+            _ => {
+                let mut ids: Vec<&String> = by_synonym.into_iter().collect();
+                ids.sort();
+                return Err(format!(
+                    "its synonyms name several entities ({ids:?}); merge them or seed the row without those synonyms"
+                ));
+            }
         };
-        Some(Target { entity_id, key: name_key(), homonym_of: None })
+        Ok(Target { entity_id, key: name_key(), homonym_of: None })
     }
 
-    /// The keys (and homonyms) the row's write must still find pointing where they did.
+    /// The row's keys found pointing at an entity: its write must still find them there.
     pub(super) fn expected(&self, prepared: &Prepared) -> Vec<Value> {
-        let keys = prepared.keys();
-        let owned = keys.filter_map(|k| self.owner.get(k).map(|id| (k, id)));
-        let homonyms = self.homonyms.get(&prepared.key).into_iter().flatten().map(|(k, id)| (k, id));
-        owned.chain(homonyms).map(|(key, id)| json!({ "key": key, "entityID": id })).collect()
+        let owned = prepared.keys().filter_map(|k| self.owner.get(k).map(|id| (k, id)));
+        owned.map(|(key, id)| json!({ "key": key, "entityID": id })).collect()
+    }
+
+    /// The homonyms of the row's name found, as their keys and their entities, in key order:
+    /// the write finds the same two lists or leaves the row out. (Lists compared whole, in
+    /// the engine's key order, keep that check linear in the homonyms.)
+    pub(super) fn expected_homonyms(&self, prepared: &Prepared) -> (Vec<&String>, Vec<&String>) {
+        self.homonyms.get(&prepared.key).into_iter().flatten().map(|(key, id)| (key, id)).unzip()
     }
 
     /// The name key whose homonyms the write checks: set when they were looked up.
