@@ -68,6 +68,7 @@ cypher! {
     KNOWLEDGE_GRAPH_EDGES_ORDERED => "knowledge_graph_edges_ordered",
     KNOWLEDGE_GRAPH_PAGE_ORDERED => "knowledge_graph_page_ordered",
     ENTITY_SEARCH => "entity_search",
+    ORPHAN_KEYS_DELETE => "orphan_keys_delete",
     ENTITY_NEIGHBORS => "entity_neighbors",
     ENTITY_NODES => "entity_nodes",
     ENTITY_MERGE => "entity_merge",

@@ -5,9 +5,12 @@ use super::entities::Entity;
 use super::{queries, GraphService, Tenant};
 use crate::error::{ServiceError, ServiceResult};
 use crate::params;
+use std::collections::HashSet;
 
 /// Most entities one search answers.
 pub const MAX_SEARCH_RESULTS: u32 = 200;
+/// Searches one request runs at most while it meets keys of entities that no longer exist.
+const ORPHAN_SWEEPS: usize = 4;
 
 impl GraphService {
     /// Live entities whose canonical name or any surface form contains `text` (any case),
@@ -31,9 +34,38 @@ impl GraphService {
             ));
         }
         // Entity IDs are ULIDs: in their order, entities are in creation order. A merge moves
-        // its names' keys to the survivor, so every ID found is live.
-        let ids = self.entities_named_like(tenant, text.trim(), bucket, limit as usize).await?;
-        self.entity_details(tenant, &ids).await
+        // its names' keys to the survivor, so every ID found is live, but for keys a bucket's
+        // cascade delete left behind before it removed them too: those met are deleted and
+        // the search run again, a few times at most (the next search goes on sweeping).
+        for pass in 1.. {
+            let ids = self.entities_named_like(tenant, text.trim(), bucket, limit as usize).await?;
+            let entities = self.entity_details(tenant, &ids).await?;
+            if entities.len() == ids.len() || pass == ORPHAN_SWEEPS {
+                return Ok(entities);
+            }
+            let found: HashSet<&str> = entities.iter().map(|e| e.entity_id.as_str()).collect();
+            let missing: Vec<&String> = ids.iter().filter(|id| !found.contains(id.as_str())).collect();
+            if self.delete_orphan_keys(tenant, &missing).await? == 0 {
+                return Ok(entities);
+            }
+        }
+        unreachable!("the passes return")
+    }
+
+    /// Deletes the keys of `ids` that name no entity; answers how many.
+    async fn delete_orphan_keys(&self, tenant: &Tenant, ids: &[&String]) -> ServiceResult<u64> {
+        let rows = self
+            .run(
+                tenant,
+                queries::ORPHAN_KEYS_DELETE,
+                params! { "ids" => ids, "now" => crate::ids::now_rfc3339() },
+            )
+            .await?;
+        let deleted = rows.first().and_then(|row| row.get("deleted")).and_then(|n| n.as_u64()).unwrap_or(0);
+        if deleted > 0 {
+            tracing::info!(deleted, "deleted name keys of entities that no longer exist");
+        }
+        Ok(deleted)
     }
 
     /// The first `limit` entities (in ID order) with a name containing `text`, any case.

@@ -92,6 +92,38 @@ async fn entity_synonyms_lists_what_rest_lists_and_nothing_of_another_tenant() {
 }
 
 #[tokio::test]
+async fn a_search_deletes_names_whose_entity_is_gone_and_answers_the_live_ones() {
+    let app = spawn_app().await;
+    let alpha = app.entity("Initech Alpha", "Company").await;
+    let beta = app.entity("Initech Beta", "Company").await;
+    // Keys a bucket's cascade delete left behind before it deleted them too: their entities
+    // are gone, and their IDs sort before every live one.
+    for i in 0..3 {
+        let gone = format!("ent_0000000000000000000000000{i}");
+        app.cypher(
+            "CREATE (:Key {key: $key, id: $id, entityID: $gone, accountID: $a, environment: 'sandbox',
+               bucketID: 'bkt_gone', text: $text, forms: [$text], source: 'canonical'})",
+            json!({ "key": format!("orphan {i}"), "id": format!("esn_orphan{i}"), "gone": gone,
+                "a": app.account_id, "text": format!("Initech Gone {i}") }),
+        )
+        .await;
+    }
+    let found = app.call_tool(&app.api_key, "search_entities", json!({"text": "initech", "limit": 2})).await;
+    let ids: Vec<&Value> =
+        found["structuredContent"]["entities"].as_array().unwrap().iter().map(|e| &e["entityID"]).collect();
+    assert_eq!(ids, [&json!(alpha), &json!(beta)], "{found}");
+    let left = app
+        .cypher(
+            "MATCH (k:Key {accountID: $a}) WHERE k.entityID STARTS WITH 'ent_000' RETURN count(k) AS n",
+            json!({ "a": app.account_id }),
+        )
+        .await;
+    assert_eq!(left[0]["n"], 0, "the names of entities that are gone are gone too");
+    let again = app.call_tool(&app.api_key, "search_entities", json!({"text": "initech", "limit": 1})).await;
+    assert_eq!(again["structuredContent"]["entities"][0]["entityID"], alpha, "{again}");
+}
+
+#[tokio::test]
 async fn a_tool_call_cannot_see_another_tenants_entity() {
     let app = spawn_app().await;
     let globex = app.entity("Globex Corporation", "Company").await;
