@@ -384,7 +384,14 @@ async fn open_suggestions_page_in_each_order_from_the_store_and_skip_pairs_merge
         app.post(&format!("/v3/entities/{}/merge", entities[5]), json!({"entityIDs": [entities[6]]})).await;
     assert_eq!(merged.status(), 200);
 
+    let graph = &app.app().state.graph;
+    let before = graph.queries_run();
     let all = json(app.get("/v3/merge-suggestions?limit=100").await).await;
+    assert_eq!(
+        graph.queries_run() - before,
+        1,
+        "one graph read for the page's entities, not one a suggestion"
+    );
     let listed: Vec<(String, f64)> = all["suggestions"]
         .as_array()
         .unwrap()

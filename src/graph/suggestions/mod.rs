@@ -21,7 +21,7 @@ use crate::store::records::suggestions::{NewSuggestion, OpenOrder, StoredSuggest
 use crate::store::records::Records;
 use serde::Serialize;
 use serde_json::{json, Value};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use utoipa::ToSchema;
 
@@ -272,15 +272,22 @@ impl SuggestionService {
                 .records
                 .open_suggestions_after(account, environment, bucket, order, after.as_deref(), LIST_BATCH)
                 .await?;
-            for suggestion in &batch {
+            let mut rest = &batch[..];
+            while !rest.is_empty() {
                 if suggestions.len() == limit || examined == MAX_EXAMINED {
                     has_more = true;
                     break 'batches;
                 }
-                examined += 1;
-                after = Some(suggestion.id.clone());
-                if let Some(view) = self.view(tenant, suggestion).await? {
-                    suggestions.push(view);
+                // As many as the page still lacks, their entities read in one statement (it
+                // was one a suggestion); more only for those found merged away meanwhile.
+                let take = (limit - suggestions.len()).min(MAX_EXAMINED - examined).min(rest.len());
+                let (chunk, later) = rest.split_at(take);
+                rest = later;
+                let entities = self.entities_of(tenant, chunk).await?;
+                for suggestion in chunk {
+                    examined += 1;
+                    after = Some(suggestion.id.clone());
+                    suggestions.extend(view_of(suggestion, &entities));
                 }
             }
             if batch.len() < LIST_BATCH as usize {
@@ -372,35 +379,55 @@ impl SuggestionService {
         Ok(suggestion)
     }
 
+    /// The suggestion as shown, or None when an entity of its pair is gone or merged away.
     pub(super) async fn view(
         &self,
         tenant: &Tenant,
         stored: &StoredSuggestion,
     ) -> ServiceResult<Option<Suggestion>> {
-        let ids = [stored.entity_a.clone(), stored.entity_b.clone()];
-        let entities = self.graph.entity_details(tenant, &ids).await?;
-        if entities.len() != 2 || entities.iter().any(|e| e.status == "merged") {
-            return Ok(None);
-        }
-        Ok(Some(Suggestion {
-            suggestion_id: stored.id.clone(),
-            score: stored.score,
-            signals: stored.signals.clone(),
-            status: stored.status.clone(),
-            bucket_id: stored.bucket_id.clone(),
-            decided_by: stored.decided_by.clone(),
-            blind: stored.blind,
-            entities: entities
-                .into_iter()
-                .map(|e| SuggestedEntity {
-                    entity_id: e.entity_id,
-                    canonical: e.canonical,
-                    type_name: e.type_name,
-                    mention_count: e.mention_count,
-                })
-                .collect(),
-        }))
+        let entities = self.entities_of(tenant, std::slice::from_ref(stored)).await?;
+        Ok(view_of(stored, &entities))
     }
+
+    /// The entities of these suggestions' pairs that exist, by ID: one graph read.
+    async fn entities_of(
+        &self,
+        tenant: &Tenant,
+        stored: &[StoredSuggestion],
+    ) -> ServiceResult<HashMap<String, Entity>> {
+        let mut ids: Vec<String> =
+            stored.iter().flat_map(|s| [s.entity_a.clone(), s.entity_b.clone()]).collect();
+        ids.sort();
+        ids.dedup();
+        let entities = self.graph.entity_details(tenant, &ids).await?;
+        Ok(entities.into_iter().map(|e| (e.entity_id.clone(), e)).collect())
+    }
+}
+
+/// A stored suggestion as shown, from its pair's entities; None when one is gone or merged away.
+fn view_of(stored: &StoredSuggestion, entities: &HashMap<String, Entity>) -> Option<Suggestion> {
+    let pair = [entities.get(&stored.entity_a)?, entities.get(&stored.entity_b)?];
+    if pair.iter().any(|e| e.status == "merged") {
+        return None;
+    }
+    Some(Suggestion {
+        suggestion_id: stored.id.clone(),
+        score: stored.score,
+        signals: stored.signals.clone(),
+        status: stored.status.clone(),
+        bucket_id: stored.bucket_id.clone(),
+        decided_by: stored.decided_by.clone(),
+        blind: stored.blind,
+        entities: pair
+            .into_iter()
+            .map(|e| SuggestedEntity {
+                entity_id: e.entity_id.clone(),
+                canonical: e.canonical.clone(),
+                type_name: e.type_name.clone(),
+                mention_count: e.mention_count,
+            })
+            .collect(),
+    })
 }
 
 /// The explanation with each field's two compared values, `valueA` from the suggestion's
