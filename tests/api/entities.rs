@@ -373,9 +373,8 @@ async fn concurrent_overlapping_seeds(row: impl Fn(&str, usize) -> Value) -> usi
     created
 }
 
-#[tokio::test]
-async fn a_name_whose_compared_attributes_disagree_becomes_a_homonym_that_later_rows_find() {
-    let app = spawn_app().await;
+/// The type `Restaurant`, comparing its `city` exactly and its `phone` as an identifier.
+async fn create_restaurant_type(app: &crate::helpers::TestApp) {
     let schema = json!({ "properties": {
         "city": { "type": "string", "x-compare": "exact" },
         "phone": { "type": "string", "x-compare": "identifier" },
@@ -383,6 +382,18 @@ async fn a_name_whose_compared_attributes_disagree_becomes_a_homonym_that_later_
     let response =
         app.post("/v3/entity-types", json!({ "name": "Restaurant", "attributeSchema": schema })).await;
     assert_eq!(response.status(), 200);
+}
+
+/// How many entities are named Palm.
+async fn palms(app: &crate::helpers::TestApp) -> u64 {
+    let query = "MATCH (e:Entity {accountID: $a}) WHERE e.canonical = 'Palm' RETURN count(e) AS n";
+    app.cypher(query, json!({ "a": app.account_id })).await[0]["n"].as_u64().unwrap()
+}
+
+#[tokio::test]
+async fn a_name_whose_compared_attributes_disagree_becomes_a_homonym_that_later_rows_find() {
+    let app = spawn_app().await;
+    create_restaurant_type(&app).await;
     let palm = |city: &str, phone: &str| json!({ "canonical": "Palm", "type": "Restaurant", "attributes": { "city": city, "phone": phone } });
     let first = outcomes(
         &app.seed(json!([palm("new york", "212-687-2953"), palm("los angeles", "310-550-8811")])).await,
@@ -429,13 +440,7 @@ async fn a_name_whose_compared_attributes_disagree_becomes_a_homonym_that_later_
 async fn a_name_with_all_the_homonyms_it_may_have_rejects_a_row_agreeing_with_none_and_joins_one_that_agrees()
 {
     let app = spawn_app_with(Handlers::default(), |config| config.homonyms_per_name = 2).await;
-    let schema = json!({ "properties": {
-        "city": { "type": "string", "x-compare": "exact" },
-        "phone": { "type": "string", "x-compare": "identifier" },
-    }});
-    let response =
-        app.post("/v3/entity-types", json!({ "name": "Restaurant", "attributeSchema": schema })).await;
-    assert_eq!(response.status(), 200);
+    create_restaurant_type(&app).await;
     let palm = |city: &str, phone: &str| json!({ "canonical": "Palm", "type": "Restaurant", "attributes": { "city": city, "phone": phone } });
     let (new_york, los_angeles, chicago) = (
         palm("new york", "212-687-2953"),
@@ -453,13 +458,7 @@ async fn a_name_with_all_the_homonyms_it_may_have_rejects_a_row_agreeing_with_no
     let again = outcomes(&again);
     assert_eq!(again[1], ("merged-with".to_string(), first[2].1.clone()), "a homonym still takes its rows");
     assert_eq!(again[2], ("merged-with".to_string(), first[1].1.clone()));
-    let palms = app
-        .cypher(
-            "MATCH (e:Entity {accountID: $a}) WHERE e.canonical = 'Palm' RETURN count(e) AS n",
-            json!({ "a": app.account_id }),
-        )
-        .await;
-    assert_eq!(palms[0]["n"], 3, "the name and its two homonyms, no more");
+    assert_eq!(palms(&app).await, 3, "the name and its two homonyms, no more");
 }
 
 #[tokio::test]
@@ -467,13 +466,7 @@ async fn eight_concurrent_seeds_of_one_name_in_five_cities_leave_one_entity_a_ci
     // Each row of the name is checked against the name's homonyms as its lookup saw them; a
     // homonym created meanwhile by another seed must send it back to look again.
     let app = spawn_app().await;
-    let schema = json!({ "properties": {
-        "city": { "type": "string", "x-compare": "exact" },
-        "phone": { "type": "string", "x-compare": "identifier" },
-    }});
-    let response =
-        app.post("/v3/entity-types", json!({ "name": "Restaurant", "attributeSchema": schema })).await;
-    assert_eq!(response.status(), 200);
+    create_restaurant_type(&app).await;
     let cities = ["new york", "los angeles", "chicago", "boston", "denver"];
     let palm = |i: usize| {
         json!({ "canonical": "Palm", "type": "Restaurant",
@@ -497,13 +490,7 @@ async fn eight_concurrent_seeds_of_one_name_in_five_cities_leave_one_entity_a_ci
     }
     let ids: std::collections::HashSet<&String> = entity_of.values().collect();
     assert_eq!(ids.len(), 5, "one Palm a city");
-    let palms = app
-        .cypher(
-            "MATCH (e:Entity {accountID: $a}) WHERE e.canonical = 'Palm' RETURN count(e) AS n",
-            json!({ "a": app.account_id }),
-        )
-        .await;
-    assert_eq!(palms[0]["n"], 5);
+    assert_eq!(palms(&app).await, 5);
 }
 
 #[tokio::test]
