@@ -2,6 +2,8 @@
 // (the one behind Neo4j's editors), so a query that FalkorDB accepts but Neo4j 5 would reject
 // fails CI here, where no Neo4j server can run.
 //
+// Also refuses a deleting statement that matches by a label scan (see labelScansInDeletes).
+//
 // Usage: node lint.mjs <folder> [--warnings]
 // Prints each error as `file:line:col: message` and exits 1 if there was any.
 // No schema is given, so "parameter not defined" errors and schema-based warnings are dropped;
@@ -100,6 +102,33 @@ if (files.length === 0) {
   process.exit(1);
 }
 
+/**
+ * Statements that delete must reach every pattern through an index seek (a node with a
+ * property map) or from a node already bound: FalkorDB 4.16.3 crashes (SIGSEGV in
+ * UndoLog_DeleteNode) on a delete over a label scan after an earlier delete in a graph with
+ * many nodes of another label, which every deleting canon statement avoids this way.
+ * Returns `{line, message}` for each MATCH line that does neither.
+ */
+function labelScansInDeletes(statement) {
+  const code = statement.replace(/\/\/[^\n]*/g, '');
+  if (!/\bDELETE\b/i.test(code)) return [];
+  const found = [];
+  code.split('\n').forEach((line, at) => {
+    const clause = /^\s*(?:OPTIONAL\s+)?MATCH\s+(.*)$/i.exec(line);
+    if (!clause) return;
+    const nodes = [...clause[1].matchAll(/\(([^()]*)\)/g)].map((node) => node[1]);
+    const seeks = nodes.some((node) => node.includes('{') || /^\s*\w+\s*$/.test(node));
+    if (!seeks) {
+      found.push({
+        line: at,
+        message:
+          'a statement that deletes must find each pattern by a property map (an index seek) or from a bound node, not a label scan (FalkorDB 4.16 crashes deleting after one)',
+      });
+    }
+  });
+  return found;
+}
+
 let errors = 0;
 let statementCount = 0;
 for (const file of files) {
@@ -109,6 +138,10 @@ for (const file of files) {
   for (const statement of splitStatements(text)) {
     statementCount += 1;
     const origin = lineAndColumn(text, statement.offset);
+    for (const scan of labelScansInDeletes(statement.text)) {
+      console.log(`${name}:${origin.line + scan.line + 1}:1: ${scan.message}`);
+      errors += 1;
+    }
     const { diagnostics } = lintCypherQuery(statement.text, {}, { consoleCommandsEnabled: false });
     for (const diagnostic of diagnostics) {
       if (needsSchema(diagnostic)) continue;
