@@ -1,7 +1,7 @@
 //! `make bench-fs` (cargo bench --bench fs): `POST /v3/fs` `grep` and `find` over 10,000
 //! parsed documents and 100,000 entities, p50 / p99, beside the stores' own queries in the
-//! same run: the record store's full-text (trigram) query for `grep`, and the same Cypher
-//! statement sent straight to the graph engine for `find`.
+//! same run: the record store's full-text (trigram) query for `grep`, and for `find` the plain
+//! Cypher statement (the filters over every entity, sorted) sent straight to the graph engine.
 //!
 //! `CANON_BENCH_DOCUMENTS`, `CANON_BENCH_ENTITIES` and `CANON_BENCH_REQUESTS` change the sizes.
 
@@ -107,8 +107,18 @@ async fn main() -> anyhow::Result<()> {
         report(&format!("grep {what} substring (limit 25) over {documents} documents"), &mut api, &mut raw);
     }
 
-    // find: a name substring over the entities, and pages of all of them.
-    let find_entities = include_str!("../cypher/fs_find_entities.cypher");
+    // find: a name substring over the entities, and pages of all of them, beside the plain
+    // statement (every entity after the cursor read and sorted, as find read them until it
+    // walked creation-time windows: `cypher/entity_find.cypher`).
+    let find_entities = "MATCH (e:Entity)
+        WHERE e.accountID = $accountID AND e.environment = $environment AND e.status <> 'merged'
+          AND ($cursor IS NULL OR e.id > $cursor) AND ($bucketID IS NULL OR e.bucketID = $bucketID)
+          AND ($since IS NULL OR e.createdAt >= $since)
+          AND ($search IS NULL OR toLower(e.canonical) CONTAINS $search)
+        OPTIONAL MATCH (t:EntityType {id: e.typeID})
+        WITH e, coalesce(t.name, e.typeName) AS type
+        WHERE $type IS NULL OR type = $type
+        RETURN e.id AS entityID ORDER BY e.id LIMIT $limit";
     let engine = graph.engine().clone();
     for (what, search) in [("by name", true), ("page", false)] {
         let mut api = Vec::new();

@@ -17,6 +17,7 @@ pub mod request;
 pub mod select;
 
 use crate::error::{ServiceError, ServiceResult};
+use crate::graph::search::FindFilter;
 use crate::graph::{GraphService, Tenant};
 use crate::store::records::documents::{DocumentQuery, DocumentRow, ItemRow};
 use crate::store::records::Records;
@@ -80,8 +81,6 @@ pub struct FsService {
     /// What a grep request reads and matches at most (the production bounds but in tests).
     grep_bounds: grep::Bounds,
 }
-
-const FIND_ENTITIES: &str = include_str!("../../cypher/fs_find_entities.cypher");
 
 impl FsService {
     pub fn new(records: Records, graph: Arc<GraphService>) -> Self {
@@ -253,25 +252,13 @@ impl FsService {
         let filter = request.filter.clone().unwrap_or_default();
         crate::text::check_opt("filter.search", filter.search.as_deref())?;
         crate::text::check_opt("filter.type", filter.type_name.as_deref())?;
-        let since = since(filter.since.as_deref())?
-            .map(|t| t.with_timezone(&chrono::Utc).to_rfc3339_opts(chrono::SecondsFormat::Millis, true));
-        let rows = self
-            .graph
-            .run_query(
-                tenant,
-                FIND_ENTITIES,
-                crate::params! {
-                    "cursor" => request.cursor, "bucketID" => bucket(request), "since" => since,
-                    "search" => filter.search.map(|s| s.to_lowercase()), "type" => filter.type_name,
-                    "limit" => limit + 1,
-                },
-            )
-            .await?;
-        let ids: Vec<String> = rows
-            .iter()
-            .filter_map(|r| r.get("entityID").and_then(Value::as_str))
-            .map(str::to_string)
-            .collect();
+        let find = FindFilter {
+            bucket: bucket(request).map(str::to_string),
+            since: since(filter.since.as_deref())?.map(|t| t.with_timezone(&chrono::Utc)),
+            search: filter.search,
+            type_name: filter.type_name,
+        };
+        let ids = self.graph.find_entity_ids(tenant, find, request.cursor.as_deref(), limit as usize).await?;
         let (ids, next) = page(ids, limit, Clone::clone);
         let entities = self.graph.entity_details(tenant, &ids).await?;
         let data = entities

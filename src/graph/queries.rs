@@ -38,6 +38,8 @@ cypher! {
     ENTITY_DETAILS => "entity_details",
     REVIEW_QUEUE => "review_queue",
     REVIEW_QUEUE_ORDERED => "review_queue_ordered",
+    ENTITY_FIND => "entity_find",
+    ENTITY_FIND_ORDERED => "entity_find_ordered",
     REVIEW_QUEUE_PAGE_ORDERED => "review_queue_page_ordered",
     REVIEW_COUNT_STATUS => "review_count_status",
     REVIEW_DONE_TODAY => "review_done_today",
@@ -127,6 +129,17 @@ mod tests {
         );
         let records = |text| between(text, "OPTIONAL MATCH (k:Key", None);
         assert_eq!(records(REVIEW_QUEUE_PAGE_ORDERED), records(ENTITY_DETAILS));
+    }
+
+    #[test]
+    fn neo4js_one_statement_find_filters_as_the_windowed_one() {
+        let after_bounds = |text| between(text, "  AND e.status", None);
+        let without_order =
+            |text: String| text.lines().filter(|l| !l.starts_with("ORDER BY")).collect::<Vec<_>>().join("\n");
+        assert_eq!(
+            without_order(after_bounds(ENTITY_FIND_ORDERED)),
+            without_order(after_bounds(ENTITY_FIND))
+        );
     }
 
     #[test]

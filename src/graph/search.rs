@@ -1,7 +1,9 @@
-//! Entities by name: what an agent asks before it has an ID.
+//! Entities by name: what an agent asks before it has an ID, and the filtered walk of a
+//! tenant's entities in creation order (`POST /v3/fs` op=find).
 
 use super::columns::str_col;
 use super::entities::Entity;
+use super::window::WindowedPage;
 use super::{queries, GraphService, Tenant};
 use crate::error::{ServiceError, ServiceResult};
 use crate::params;
@@ -83,6 +85,62 @@ impl GraphService {
                 params! { "search" => text, "bucketID" => bucket, "limit" => limit as i64 },
             )
             .await?;
+        Ok(rows.iter().map(|row| str_col(row, "entityID")).collect())
+    }
+}
+
+/// What a find filters a tenant's live entities by.
+#[derive(Clone, Debug, Default)]
+pub struct FindFilter {
+    pub bucket: Option<String>,
+    /// Created at or after this.
+    pub since: Option<chrono::DateTime<chrono::Utc>>,
+    /// Part of the canonical name, any case.
+    pub search: Option<String>,
+    /// The effective type's name: the assigned type's, else the inferred one.
+    pub type_name: Option<String>,
+}
+
+impl GraphService {
+    /// Live entities under `filter` in ID (creation) order after `cursor` (an entity ID from
+    /// the previous page): `limit` of them and, when more follow, at least one more. Read in
+    /// creation-time windows as the review queue is (one ordered statement on Neo4j), so a
+    /// page costs what its rows do, not what the tenant's entities after the cursor do.
+    pub async fn find_entity_ids(
+        &self,
+        tenant: &Tenant,
+        filter: FindFilter,
+        cursor: Option<&str>,
+        limit: usize,
+    ) -> ServiceResult<Vec<String>> {
+        if cursor.is_some_and(|c| super::id_keys::timestamp("ent", c).is_none()) {
+            return Err(ServiceError::invalid_field(
+                "cursor",
+                "must be an entity ID (ent_…) from a previous page",
+            ));
+        }
+        let since_ms = filter.since.map_or(0, |t| t.timestamp_millis().max(0) as u64);
+        let since = filter.since.map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true));
+        let unfiltered = params! {
+            "bucketID" => None::<String>, "since" => None::<String>, "search" => None::<String>,
+            "type" => None::<String>,
+        };
+        let filters = params! {
+            "bucketID" => filter.bucket, "since" => since,
+            "search" => filter.search.map(|s| s.to_lowercase()), "type" => filter.type_name,
+        };
+        let page = WindowedPage {
+            prefix: "ent",
+            query: queries::ENTITY_FIND,
+            ordered: queries::ENTITY_FIND_ORDERED,
+            id_column: "entityID",
+            unfiltered,
+            filters,
+            cursor,
+            since_ms,
+            limit,
+        };
+        let rows = self.windowed_rows(tenant, page).await?;
         Ok(rows.iter().map(|row| str_col(row, "entityID")).collect())
     }
 }

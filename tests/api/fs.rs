@@ -298,6 +298,57 @@ async fn find_open_and_xref_walk_the_entity_memory_and_see_through_merges() {
 }
 
 #[tokio::test]
+async fn find_pages_walk_every_live_entity_once_in_creation_order_across_quiet_times() {
+    let app = spawn_app().await;
+    app.parse_pipeline().await;
+    app.parse_text("agreement-1", AGREEMENT).await;
+    // Seeded in three requests with quiet times between: pages walk creation-time windows.
+    for batch in 0..3 {
+        let rows: Vec<Value> = (0..30)
+            .map(|i| json!({"canonical": format!("Vendor {batch}-{i}"), "type": "Supplier"}))
+            .collect();
+        app.seed(json!(rows)).await;
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    }
+    let walk = |filter: Value, limit: u32| {
+        let app = &app;
+        async move {
+            let (mut ids, mut cursor) = (Vec::new(), Value::Null);
+            loop {
+                let page =
+                    app.fs(json!({"op": "find", "filter": filter, "limit": limit, "cursor": cursor})).await;
+                ids.extend(labels(&page["data"], "entityID"));
+                if page["hasMore"] != true {
+                    return ids;
+                }
+                cursor = page["nextCursor"].clone();
+                assert!(ids.len() < 1_000, "the cursor leads on forever");
+            }
+        }
+    };
+    let vendors = walk(json!({"search": "vendor"}), 7).await;
+    let suppliers = walk(json!({"type": "Supplier"}), 11).await;
+    let mut sorted = vendors.clone();
+    sorted.sort();
+    sorted.dedup();
+    assert_eq!((vendors.len(), &sorted), (90, &vendors), "each once, in ID (creation) order");
+    assert_eq!(suppliers, vendors);
+    let everything = walk(json!({}), 13).await;
+    let live = app
+        .cypher(
+            "MATCH (e:Entity {accountID: $a}) WHERE e.status <> 'merged' RETURN e.id AS id ORDER BY id",
+            json!({ "a": app.account_id }),
+        )
+        .await;
+    let live: Vec<&str> = live.iter().map(|row| row["id"].as_str().unwrap()).collect();
+    assert!(live.len() > 90, "the agreement's entities too");
+    assert_eq!(everything, live);
+
+    let foreign = assert_error(app.post("/v3/fs", json!({"op": "find", "cursor": "doc_1"})).await, 400).await;
+    assert_eq!(foreign["details"]["field"], "cursor", "{foreign}");
+}
+
+#[tokio::test]
 async fn an_op_given_another_ops_fields_is_refused_naming_the_field() {
     let app = spawn_app().await;
     for (body, field) in [
