@@ -143,7 +143,7 @@ pub struct FsRequest {
     /// 1..200 (default 50; grep and xref 25).
     #[serde(default, deserialize_with = "crate::wire::whole_opt")]
     pub limit: Option<i64>,
-    /// `nextCursor` of the previous page.
+    /// `nextCursor` of the previous page (find: an entity ID; another value is a 400).
     pub cursor: Option<String>,
     /// grep: a substring, or a regular expression with `regex: true` (RE2 syntax, as Go's).
     pub pattern: Option<String>,
