@@ -168,6 +168,10 @@ impl CypherEngine for FalkorEngine {
         self.run("RETURN 1 AS ok", &Params::new()).await.map(|_| ())
     }
 
+    fn queues_writes(&self) -> bool {
+        true
+    }
+
     fn name(&self) -> &'static str {
         "falkordb"
     }
