@@ -118,7 +118,7 @@ impl Named {
             }
             if homonyms.len() >= homonyms_per_name {
                 return Err(format!(
-                    "its name already names {} entities of this type in this bucket that their attributes keep apart (the most one name may), and its attributes agree with none of them; seed it under a more specific name or in another bucket",
+                    "its name already names {} entities of this type in this bucket that their attributes keep apart (the most one name may name), and its attributes agree with none of them; seed it under a more specific name or in another bucket",
                     homonyms.len() + 1
                 ));
             }
