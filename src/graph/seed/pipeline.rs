@@ -1,10 +1,6 @@
 //! Writing a seed's prepared rows: 500 a statement, each statement split into waves in
 //! which no two rows share a key, with one wave kept in flight ahead of the engine when it
-//! commutes with the one being written and the engine queues writes (FalkorDB; see
-//! [`crate::store::graph::CypherEngine::queues_writes`]). On Neo4j a wave sent ahead waits
-//! on the tenant's lock: with it Neo4j spent 108–114 µs of CPU a seeded row against 95–99 on
-//! the bench's own statements (seed 0.86 of the engine twice), without it 97–98 against 98–105
-//! (0.90 and 0.86; 100,000 entities, the four runs in one sitting).
+//! commutes with the one being written.
 
 use super::{homonyms, Prepared, SeedRowResult, WaveResult};
 use crate::error::ServiceResult;
@@ -25,7 +21,6 @@ impl GraphService {
     ) -> ServiceResult<()> {
         let mut prepared = prepared.into_iter();
         let mut in_flight: Option<InFlight<'_>> = None;
-        let ahead = self.engine.queues_writes();
         let mut keep = |written: HashMap<usize, SeedRowResult>| {
             for (index, result) in written {
                 results[index] = Some(result);
@@ -40,7 +35,7 @@ impl GraphService {
                 let keys = WaveKeys::of(&wave);
                 let writing = Box::pin(self.seed_wave(tenant, wave));
                 in_flight = Some(match in_flight.take() {
-                    Some(before) if ahead && before.keys.commutes_with(&keys) => {
+                    Some(before) if before.keys.commutes_with(&keys) => {
                         match futures::future::select(before.writing, writing).await {
                             Either::Left((written, writing)) => {
                                 keep(written?);

@@ -168,10 +168,6 @@ impl CypherEngine for FalkorEngine {
         self.run("RETURN 1 AS ok", &Params::new()).await.map(|_| ())
     }
 
-    fn queues_writes(&self) -> bool {
-        true
-    }
-
     fn name(&self) -> &'static str {
         "falkordb"
     }

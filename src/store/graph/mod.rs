@@ -71,14 +71,6 @@ pub trait CypherEngine: Send + Sync + 'static {
     fn orders_by_index(&self) -> bool {
         false
     }
-    /// Whether the engine queues writes and runs them one at a time in arrival order
-    /// (FalkorDB): a statement sent while another is written waits in that queue, so a seed
-    /// keeps its next wave in flight to hide the round trip between them. Where a tenant's
-    /// writes wait on its lock instead (Neo4j, `TenantLock`), a wave sent ahead only holds a
-    /// transaction waiting on it, and costs the engine more than the round trip it hides.
-    fn queues_writes(&self) -> bool {
-        false
-    }
     /// Engine name as shown in `/readyz`.
     fn name(&self) -> &'static str;
 }
