@@ -5,7 +5,7 @@
 MATCH (e:Entity)
 USING INDEX e:Entity(accountID, environment, id)
 WHERE e.accountID = $accountID AND e.environment = $environment AND e.id > $after
-  AND e.status <> 'merged'
+  AND (NOT $live OR e.status <> 'merged')
   AND ($bucketID IS NULL OR e.bucketID = $bucketID)
   AND ($since IS NULL OR e.createdAt >= $since)
   AND ($search IS NULL OR toLower(e.canonical) CONTAINS $search)

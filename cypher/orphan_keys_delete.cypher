@@ -13,5 +13,5 @@ WITH id, e
 WHERE e IS NULL
 MATCH (k:Key {entityID: id, accountID: $accountID, environment: $environment})
 USING INDEX SEEK k:Key(entityID)
-DELETE k
+DETACH DELETE k
 RETURN count(k) AS deleted

@@ -121,12 +121,14 @@ impl GraphService {
         }
         let since_ms = filter.since.map_or(0, |t| t.timestamp_millis().max(0) as u64);
         let since = filter.since.map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true));
+        // Every entity, merged ones too: where the tenant's entities begin is kept for the
+        // review queue's walks as well (a status filter there may ask for merged ones).
         let unfiltered = params! {
-            "bucketID" => None::<String>, "since" => None::<String>, "search" => None::<String>,
-            "type" => None::<String>,
+            "live" => false, "bucketID" => None::<String>, "since" => None::<String>,
+            "search" => None::<String>, "type" => None::<String>,
         };
         let filters = params! {
-            "bucketID" => filter.bucket, "since" => since,
+            "live" => true, "bucketID" => filter.bucket, "since" => since,
             "search" => filter.search.map(|s| s.to_lowercase()), "type" => filter.type_name,
         };
         let page = WindowedPage {

@@ -349,6 +349,25 @@ async fn find_pages_walk_every_live_entity_once_in_creation_order_across_quiet_t
 }
 
 #[tokio::test]
+async fn a_find_first_does_not_hide_from_the_review_queue_the_merged_entities_before_its_first_live_one() {
+    // Both walks keep where the tenant's entities begin: a find's live walk must not keep a
+    // start after an older merged entity that a review page of merged ones lists.
+    let app = spawn_app().await;
+    let older = app.entity("Hooli Old", "Company").await;
+    tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    let newer = app.entity("Hooli", "Company").await;
+    let merged = app.post(&format!("/v3/entities/{newer}/merge"), json!({"entityIDs": [older]})).await;
+    assert_eq!(merged.status(), 200);
+    app.parse_pipeline().await;
+    app.parse_text("agreement-1", AGREEMENT).await;
+    let found = app.fs(json!({"op": "find", "limit": 1})).await;
+    assert_eq!(found["data"][0]["entityID"], newer.as_str(), "{found}");
+    let queue = json(app.get("/v3/review-queue?status=merged").await).await;
+    let listed = labels(&queue["entities"], "entityID");
+    assert_eq!(listed, [older], "{queue}");
+}
+
+#[tokio::test]
 async fn an_op_given_another_ops_fields_is_refused_naming_the_field() {
     let app = spawn_app().await;
     for (body, field) in [
