@@ -103,7 +103,7 @@ async fn a_search_deletes_names_whose_entity_is_gone_and_answers_the_live_ones()
         app.cypher(
             "CREATE (:Key {key: $key, id: $id, entityID: $gone, accountID: $a, environment: 'sandbox',
                bucketID: 'bkt_gone', text: $text, forms: [$text], source: 'canonical'})",
-            json!({ "key": format!("orphan {i}"), "id": format!("esn_orphan{i}"), "gone": gone,
+            json!({ "key": format!("{} orphan {i}", app.account_id), "id": format!("esn_orphan{i}"), "gone": gone,
                 "a": app.account_id, "text": format!("Initech Gone {i}") }),
         )
         .await;
