@@ -35,6 +35,20 @@ pub fn timestamp(prefix: &str, id: &str) -> Option<u64> {
     ulid_of(prefix, id).map(|at| Ulid(at).timestamp_ms())
 }
 
+/// Checks a page's `cursor`: it must be an ID of `prefix` (`what`: "an entity ID"…), as the
+/// previous page's `nextCursor` is; a page walks IDs from it, so anything else is a 400.
+pub fn check_cursor(cursor: Option<&str>, prefix: &str, what: &str) -> crate::error::ServiceResult<()> {
+    match cursor {
+        Some(cursor) if timestamp(prefix, cursor).is_none() => {
+            Err(crate::error::ServiceError::invalid_field(
+                "cursor",
+                format!("must be {what} ({prefix}_…) from a previous page"),
+            ))
+        }
+        _ => Ok(()),
+    }
+}
+
 /// How many keys a backfill statement sets at once.
 const BACKFILL_BATCH: usize = 5_000;
 

@@ -4,7 +4,7 @@
 
 use super::merges::{newest_first, MergeRecord};
 use super::{decode, queries, GraphService, Tenant};
-use crate::error::{ServiceError, ServiceResult};
+use crate::error::ServiceResult;
 use crate::params;
 use serde::Serialize;
 use std::collections::HashMap;
@@ -34,12 +34,7 @@ impl GraphService {
         cursor: Option<&str>,
         limit: usize,
     ) -> ServiceResult<MergeHistory> {
-        if cursor.is_some_and(|c| super::id_keys::timestamp("mrg", c).is_none()) {
-            return Err(ServiceError::invalid_field(
-                "cursor",
-                "must be the nextCursor of a previous page (mrg_…)",
-            ));
-        }
+        super::id_keys::check_cursor(cursor, "mrg", "a merge ID")?;
         let params = params! { "id" => entity_id, "before" => cursor, "limit" => (limit + 1) as i64 };
         let mut merges = self.merge_rows(tenant, queries::ENTITY_MERGES, params).await?;
         let next_cursor = (merges.len() > limit).then(|| merges[limit - 1].merge_id.clone());

@@ -297,14 +297,7 @@ impl GraphService {
             Some(ids) => Some(self.type_names(tenant, ids).await?),
             None => None,
         };
-        if let Some(cursor) = &query.cursor {
-            if super::id_keys::timestamp("rel", cursor).is_none() {
-                return Err(ServiceError::invalid_field(
-                    "cursor",
-                    "must be a relation ID (rel_…) from a previous page",
-                ));
-            }
-        }
+        super::id_keys::check_cursor(query.cursor.as_deref(), "rel", "a relation ID")?;
         let node_ids = node_ids.map(|ids| ids.into_iter().collect::<Vec<_>>());
         let limit = query.limit as usize;
         let every_edge = params! {

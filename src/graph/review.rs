@@ -101,14 +101,7 @@ impl GraphService {
                 ));
             }
         }
-        if let Some(cursor) = &filter.cursor {
-            if super::id_keys::timestamp("ent", cursor).is_none() {
-                return Err(ServiceError::invalid_field(
-                    "cursor",
-                    "must be an entity ID (ent_…) from a previous page",
-                ));
-            }
-        }
+        super::id_keys::check_cursor(filter.cursor.as_deref(), "ent", "an entity ID")?;
         let statuses = if filter.statuses.is_empty() {
             vec!["extracted".into(), "proposed".into()]
         } else {

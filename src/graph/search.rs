@@ -113,12 +113,7 @@ impl GraphService {
         cursor: Option<&str>,
         limit: usize,
     ) -> ServiceResult<Vec<String>> {
-        if cursor.is_some_and(|c| super::id_keys::timestamp("ent", c).is_none()) {
-            return Err(ServiceError::invalid_field(
-                "cursor",
-                "must be an entity ID (ent_…) from a previous page",
-            ));
-        }
+        super::id_keys::check_cursor(cursor, "ent", "an entity ID")?;
         let since_ms = filter.since.map_or(0, |t| t.timestamp_millis().max(0) as u64);
         let since = filter.since.map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true));
         // Every entity, merged ones too: where the tenant's entities begin is kept for the
