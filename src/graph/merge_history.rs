@@ -76,6 +76,7 @@ impl GraphService {
             return Ok(found);
         }
         let params = params! { "ids" => ids, "limit" => limit as i64 };
+        // Dealt out newest first, so each entity's list stays newest first.
         for record in self.merge_rows(tenant, queries::ENTITY_MERGES_BATCH, params).await? {
             for id in [&record.survivor_id, &record.merged_id] {
                 if let Some(list) = found.get_mut(id) {
@@ -83,7 +84,6 @@ impl GraphService {
                 }
             }
         }
-        found.values_mut().for_each(|list| newest_first(list));
         Ok(found)
     }
 
