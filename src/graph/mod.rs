@@ -12,6 +12,7 @@ pub mod entities;
 pub mod entity_types;
 pub mod events;
 pub mod gazetteer;
+pub mod generations;
 pub mod id_blocks;
 pub mod id_keys;
 pub mod legal_forms;
@@ -88,6 +89,10 @@ pub struct GraphService {
     window_memo: window::WindowMemo,
     /// Buckets read lately, by tenant and ID (see [`buckets::BUCKET_TRUST`]).
     recent_buckets: crate::memo::Memo<(Tenant, String), buckets::Bucket>,
+    /// How often this process has written each tenant's graph (see [`generations`]).
+    write_generations: generations::WriteGenerations,
+    /// Review counters read lately (see [`review::COUNTS_TRUST`]).
+    recent_counts: crate::memo::Memo<review::CountsKey, review::ReviewCounts>,
     /// Most entities a centred knowledge-graph read may reach (see
     /// [`relations::MAX_CENTERED_NODES`]).
     max_centered_nodes: usize,
@@ -110,6 +115,8 @@ impl GraphService {
             audit_log: std::sync::OnceLock::new(),
             window_memo: window::WindowMemo::default(),
             recent_buckets: crate::memo::Memo::new(buckets::BUCKET_TRUST, buckets::BUCKETS_REMEMBERED),
+            write_generations: generations::WriteGenerations::default(),
+            recent_counts: crate::memo::Memo::new(review::COUNTS_TRUST, review::COUNTS_REMEMBERED),
             max_centered_nodes: relations::MAX_CENTERED_NODES,
             bulk_limit: bulk::BULK_LIMIT,
             delete_page: buckets::DELETE_PAGE,
@@ -165,7 +172,11 @@ impl GraphService {
         let mut all = tenant.params();
         all.extend(params);
         self.queries_run.fetch_add(1, Ordering::Relaxed);
-        Ok(self.engine.run(cypher, &all).await?)
+        let outcome = self.engine.run(cypher, &all).await;
+        if generations::writes(cypher) {
+            self.write_generations.wrote(tenant);
+        }
+        Ok(outcome?)
     }
 
     /// Makes sure the tenant's default bucket exists; cheap after the first call.

@@ -376,6 +376,7 @@ impl GraphService {
             statement.insert("rows".into(), Value::Array(rows));
             statement.insert("now".into(), json!(ids::now_rfc3339()));
             let outcome = self.engine.run(queries::ENTITY_SEED, &statement).await;
+            self.write_generations.wrote(tenant);
             // The rows come back to their rows, for a retry.
             if let Some(Value::Array(rows)) = statement.remove("rows") {
                 for (row, at) in rows.into_iter().zip(sent) {
