@@ -214,7 +214,7 @@ impl App {
                 .with_delete_page(config.bucket_delete_page)
                 .with_homonyms_per_name(config.homonyms_per_name),
         );
-        graph.backfill_id_keys().await?;
+        graph.migrate().await?;
         let records = backends.records.clone();
         graph.set_entity_events(Arc::new(crate::delivery::entity_events::RecordedEntityEvents {
             records: records.clone(),

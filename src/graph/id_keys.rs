@@ -11,9 +11,8 @@
 //!
 //! Entities and relations get their key when created (`entity_seed.cypher`,
 //! `relation_create.cypher`); ones created before keys existed get theirs once, at the first
-//! start that finds them ([`GraphService::backfill_id_keys`]).
+//! start that finds them ([`super::migrations`]).
 
-use super::GraphService;
 use crate::params;
 use crate::store::graph::CypherEngine;
 use serde_json::Value;
@@ -52,19 +51,9 @@ pub fn check_cursor(cursor: Option<&str>, prefix: &str, what: &str) -> crate::er
 /// How many keys a backfill statement sets at once.
 const BACKFILL_BATCH: usize = 5_000;
 
-impl GraphService {
-    /// Gives every entity and relation without a key its key; run at start, before pages are
-    /// served (one without a key is in no window). A marker keeps later starts from looking again.
-    pub async fn backfill_id_keys(&self) -> anyhow::Result<()> {
-        backfill(self.engine.as_ref()).await
-    }
-}
-
-async fn backfill(engine: &dyn CypherEngine) -> anyhow::Result<()> {
-    let done = engine.run(super::queries::ID_KEYS_DONE, &params! {}).await?;
-    if done.first().and_then(|row| row.get("done")).and_then(Value::as_bool) == Some(true) {
-        return Ok(());
-    }
+/// Gives every entity and relation without a key its key (see [`super::migrations`]): run at
+/// start, before pages are served (one without a key is in no window).
+pub(super) async fn backfill(engine: &dyn CypherEngine) -> anyhow::Result<()> {
     let missing = engine.run(super::queries::ID_KEYS_MISSING, &params! {}).await?;
     let started = std::time::Instant::now();
     let rows: Vec<Value> = missing
@@ -82,7 +71,6 @@ async fn backfill(engine: &dyn CypherEngine) -> anyhow::Result<()> {
             "gave entities and relations their ID keys"
         );
     }
-    engine.run(super::queries::ID_KEYS_MARK_DONE, &params! {}).await?;
     Ok(())
 }
 

@@ -54,22 +54,6 @@ impl GraphService {
         unreachable!("the passes return")
     }
 
-    /// Deletes the keys of `ids` that name no entity; answers how many.
-    async fn delete_orphan_keys(&self, tenant: &Tenant, ids: &[&String]) -> ServiceResult<u64> {
-        let rows = self
-            .run(
-                tenant,
-                queries::ORPHAN_KEYS_DELETE,
-                params! { "ids" => ids, "now" => crate::ids::now_rfc3339() },
-            )
-            .await?;
-        let deleted = rows.first().and_then(|row| row.get("deleted")).and_then(|n| n.as_u64()).unwrap_or(0);
-        if deleted > 0 {
-            tracing::info!(deleted, "deleted name keys of entities that no longer exist");
-        }
-        Ok(deleted)
-    }
-
     /// The first `limit` entities (in ID order) with a name containing `text`, any case.
     pub(super) async fn entities_named_like(
         &self,

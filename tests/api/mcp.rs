@@ -19,7 +19,7 @@ impl TestApp {
     }
 
     /// Calls a tool with this API key; returns the tool's result.
-    async fn call_tool(&self, key: &str, tool: &str, arguments: Value) -> Value {
+    pub(crate) async fn call_tool(&self, key: &str, tool: &str, arguments: Value) -> Value {
         let response = self
             .mcp("tools/call", json!({"name": tool, "arguments": arguments}))
             .header("x-api-key", key)

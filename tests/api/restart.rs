@@ -150,3 +150,38 @@ async fn a_start_gives_entities_and_relations_created_before_id_keys_their_keys_
     assert_eq!(ids(json(app.get("/v3/review-queue").await).await), created);
     assert_eq!(edges(json(app.get("/v3/knowledge-graph").await).await), vec![relation]);
 }
+
+/// Name keys a bucket's cascade delete left behind before it deleted them too name no entity
+/// (here: created without one, in two tenants): the first start that looks deletes every
+/// tenant's, and only those.
+#[tokio::test]
+async fn a_start_deletes_every_tenants_name_keys_whose_entity_is_gone_and_keeps_the_live_ones() {
+    let mut app = spawn_app().await;
+    let live = app.entity("Initech Live", "Company").await;
+    let stranger = crate::helpers::unique("acc_orphans");
+    let accounts = [app.account_id.clone(), stranger];
+    for (i, account) in accounts.iter().enumerate() {
+        app.cypher(
+            "CREATE (:Key {key: $key, id: $id, entityID: $gone, accountID: $a, environment: 'sandbox',
+               bucketID: 'bkt_gone', text: 'Initech Gone', forms: ['Initech Gone'], source: 'canonical'})",
+            serde_json::json!({ "key": format!("{account} orphan"), "id": format!("esn_orphan{i}"),
+                "gone": format!("ent_0000000000000000000000000{i}"), "a": account }),
+        )
+        .await;
+    }
+    let query = "MATCH (k:Key) WHERE k.accountID IN $accounts RETURN DISTINCT k.entityID AS id ORDER BY id";
+    let owners = |rows: Vec<serde_json::Map<String, serde_json::Value>>| {
+        rows.iter().map(|row| row["id"].as_str().unwrap().to_string()).collect::<Vec<_>>()
+    };
+    let params = serde_json::json!({ "accounts": accounts });
+    assert_eq!(owners(app.cypher(query, params.clone()).await).len(), 3);
+    app.cypher("MATCH (m:GraphMigration {name: 'orphanKeys'}) DELETE m", serde_json::json!({})).await;
+    app.restart().await;
+    assert_eq!(
+        owners(app.cypher(query, params).await),
+        vec![live.clone()],
+        "only the live entity's keys are left"
+    );
+    let found = app.call_tool(&app.api_key, "search_entities", serde_json::json!({"text": "initech"})).await;
+    assert_eq!(crate::helpers::strings(&found["structuredContent"]["entities"], "entityID"), vec![live]);
+}
