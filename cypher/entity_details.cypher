@@ -4,7 +4,8 @@
 // forms are unwound, not concatenated (`reduce(acc + forms)` copied the list at each key: 9 s
 // for 20,000 keys on FalkorDB), and the first two mentions are the smallest IDs, found by
 // `min` in two passes and read by ID, not by sorting every mention into a list of maps
-// (300,000 mentions: 135 ms against 425 ms).
+// (300,000 mentions: 135 ms against 425 ms). At most $formsListed forms leave the engine (see
+// SURFACE_FORMS_LISTED in src/graph/entities.rs).
 UNWIND $ids AS id
 MATCH (e:Entity {id: id, accountID: $accountID, environment: $environment})
 USING INDEX SEEK e:Entity(id)
@@ -13,7 +14,7 @@ USING INDEX SEEK k:Key(entityID)
 WHERE k.key IS NOT NULL
 WITH e, k, coalesce(k.forms, [k.text]) AS forms
 UNWIND CASE WHEN k IS NULL OR size(forms) = 0 THEN [null] ELSE forms END AS form
-WITH e, collect(form) AS surfaceForms
+WITH e, collect(form)[..$formsListed] AS surfaceForms
 OPTIONAL MATCH (mn:Mention {entityID: e.id})
 USING INDEX SEEK mn:Mention(entityID)
 WITH e, surfaceForms, count(mn) AS mentionCount, min(mn.id) AS firstID

@@ -20,7 +20,7 @@ USING INDEX SEEK k:Key(entityID)
 WHERE k.key IS NOT NULL
 WITH e, k, coalesce(k.forms, [k.text]) AS forms
 UNWIND CASE WHEN k IS NULL OR size(forms) = 0 THEN [null] ELSE forms END AS form
-WITH e, collect(form) AS surfaceForms
+WITH e, collect(form)[..$formsListed] AS surfaceForms
 OPTIONAL MATCH (mn:Mention {entityID: e.id})
 USING INDEX SEEK mn:Mention(entityID)
 WITH e, surfaceForms, count(mn) AS mentionCount, min(mn.id) AS firstID

@@ -61,6 +61,7 @@ pub struct Entity {
     pub type_id: Option<String>,
     pub description: String,
     pub mention_count: i64,
+    /// Spellings of the entity's names, sorted: at most 1,000.
     pub surface_forms: Vec<String>,
     /// `extracted`, `proposed`, `approved`, `rejected` or `merged`.
     pub status: String,
@@ -180,6 +181,12 @@ pub const MAX_SYNONYMS_AT_ONCE: usize = 1_000;
 
 /// How many synonyms `GET /v3/entities/{id}/synonyms` lists: the first by creation.
 pub const SYNONYMS_LISTED: i64 = 500;
+
+/// How many surface forms an entity's record carries at most. Every mention's new spelling
+/// and every synonym adds one, so an entity can gather a tenant's hundreds of thousands; a
+/// review page of 50 such records carried them all. Past it, the record lists the forms its
+/// first keys give (sorted; the canonical name is the record's own field).
+pub const SURFACE_FORMS_LISTED: usize = 1_000;
 
 /// The source of the key of an entity's canonical name: never shown as a synonym.
 const CANONICAL_SOURCE: &str = "canonical";
@@ -314,7 +321,8 @@ impl GraphService {
         if ids.is_empty() {
             return Ok(Vec::new());
         }
-        let rows = self.run(tenant, queries::ENTITY_DETAILS, params! { "ids" => ids }).await?;
+        let params = params! { "ids" => ids, "formsListed" => SURFACE_FORMS_LISTED };
+        let rows = self.run(tenant, queries::ENTITY_DETAILS, params).await?;
         let mut found: Vec<Entity> = rows.into_iter().map(entity_of_row).collect::<ServiceResult<_>>()?;
         // By each ID's first place, looked up (a walk of the IDs per entity was quadratic).
         let place: std::collections::HashMap<&str, usize> =
@@ -577,7 +585,7 @@ impl GraphService {
     }
 
     /// The entity's synonyms with their IDs and sources, oldest first: at most
-    /// [`SYNONYMS_LISTED`] (an entity with more is rare; surfaceForms still names them all).
+    /// [`SYNONYMS_LISTED`] (an entity with more is rare).
     /// A canonical name is no synonym and is left out. A merged-away ID lists its survivor's.
     pub async fn list_synonyms(&self, tenant: &Tenant, entity_id: &str) -> ServiceResult<Vec<Synonym>> {
         let entity_id = self.resolve_entity(tenant, entity_id, None).await?.0;

@@ -148,6 +148,7 @@ impl GraphService {
                 filters: params! {
                     "statuses" => statuses, "bucketID" => filter.bucket, "since" => filter.since,
                     "typeIDs" => filter.type_ids, "typeNames" => type_names,
+                    "formsListed" => super::entities::SURFACE_FORMS_LISTED,
                 },
                 cursor: filter.cursor.as_deref(),
                 since_ms: filter.since.as_deref().and_then(rfc3339_ms).unwrap_or(0),

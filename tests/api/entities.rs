@@ -59,12 +59,40 @@ async fn synonyms_past_a_thousand_at_once_are_refused_naming_the_bound() {
         "{body}"
     );
     let acme = json(app.get(&format!("/v3/entities/{}", rows[0]["entityID"].as_str().unwrap())).await).await;
-    assert_eq!(acme["surfaceForms"].as_array().unwrap().len(), 1_001, "the name and its 1,000 synonyms");
+    let forms = acme["surfaceForms"].as_array().unwrap().len();
+    assert_eq!(forms, 1_000, "the name and its 1,000 synonyms, cut to the 1,000 forms a record lists");
     let id = acme["entityID"].as_str().unwrap();
     let response = app.patch(&format!("/v3/entities/{id}"), json!({ "addSynonyms": synonyms(1_001) })).await;
     let error = assert_error(response, 400).await;
     assert_eq!(error["details"]["field"], "addSynonyms", "{error}");
     assert!(error["message"].as_str().unwrap().contains("at most 1000 at once (got 1001)"), "{error}");
+}
+
+/// Every new spelling adds a surface form, so an entity can gather a tenant's thousands: its
+/// record (alone or on a review page) lists the first thousand, sorted, and no more.
+#[tokio::test]
+async fn an_entity_record_lists_at_most_a_thousand_surface_forms_sorted() {
+    let app = spawn_app().await;
+    let synonyms =
+        |from: usize, to: usize| (from..to).map(|i| format!("Initrode alias {i:04}")).collect::<Vec<_>>();
+    let seeded = app
+        .seed(json!([{ "canonical": "Initrode", "type": "Company", "synonyms": synonyms(0, 1_000) }]))
+        .await;
+    let id = seeded["results"][0]["entityID"].as_str().unwrap().to_string();
+    let added =
+        app.patch(&format!("/v3/entities/{id}"), json!({ "addSynonyms": synonyms(1_000, 1_200) })).await;
+    assert_eq!(added.status(), 200);
+    let record = json(app.get(&format!("/v3/entities/{id}")).await).await;
+    let forms: Vec<String> = serde_json::from_value(record["surfaceForms"].clone()).unwrap();
+    assert_eq!(forms.len(), 1_000, "1,201 forms, a thousand listed");
+    let mut sorted = forms.clone();
+    sorted.sort();
+    sorted.dedup();
+    assert_eq!(sorted, forms, "sorted, each once");
+    let page = json(app.get("/v3/review-queue").await).await;
+    let listed = &page["entities"][0];
+    assert_eq!(listed["entityID"], id.as_str());
+    assert_eq!(listed["surfaceForms"].as_array().unwrap().len(), 1_000, "a review page's record too");
 }
 
 #[tokio::test]
