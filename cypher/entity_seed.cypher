@@ -4,7 +4,8 @@
 // rejects the loser, which retries). A new entity starts `proposed` and remembers the row
 // that created it (seedTag), so a replayed row reports `created` again, not `merged-with`.
 // On merge: the longer description wins, attribute keys the entity lacks are added, and
-// synonyms join the surface forms (each key keeps every spelling that normalised to it).
+// synonyms join the surface forms (each key keeps the spellings that normalised to it, the
+// first 100: FORMS_PER_KEY in src/graph/entities.rs).
 //
 // A row applies only while its keys point where the service's lookup saw them
 // (row.expected: the keys found then, with their entity); a row a concurrent writer overtook
@@ -49,9 +50,9 @@ WHERE row.expected IS NULL
 MERGE (k:Key {key: row.key})
 ON CREATE SET k.id = row.keyID, k.entityID = row.targetID, k.text = row.canonical,
   k.normalized = row.normalized, k.source = 'canonical', k.accountID = $accountID,
-  k.environment = $environment, k.bucketID = row.bucketID, k.createdAt = $now, k.forms = row.forms,
+  k.environment = $environment, k.bucketID = row.bucketID, k.createdAt = $now, k.forms = row.forms[..100],
   k.homonymOf = row.homonymOf
-ON MATCH SET k.forms = coalesce(k.forms, [k.text]) + [f IN row.forms WHERE NOT f IN coalesce(k.forms, [k.text])]
+ON MATCH SET k.forms = (coalesce(k.forms, [k.text]) + [f IN row.forms WHERE NOT f IN coalesce(k.forms, [k.text])])[..100]
 WITH row, k
 MERGE (e:Entity {id: k.entityID})
 ON CREATE SET e.accountID = $accountID, e.environment = $environment, e.bucketID = row.bucketID,
@@ -70,8 +71,8 @@ FOREACH (s IN row.synonyms |
   MERGE (sk:Key {key: s.key})
   ON CREATE SET sk.id = s.id, sk.entityID = e.id, sk.text = s.text, sk.normalized = s.normalized,
     sk.source = 'customer_defined', sk.accountID = $accountID, sk.environment = $environment,
-    sk.bucketID = row.bucketID, sk.createdAt = $now, sk.forms = s.forms
+    sk.bucketID = row.bucketID, sk.createdAt = $now, sk.forms = s.forms[..100]
   ON MATCH SET sk.forms = CASE WHEN sk.entityID = e.id
-    THEN coalesce(sk.forms, [sk.text]) + [f IN s.forms WHERE NOT f IN coalesce(sk.forms, [sk.text])]
+    THEN (coalesce(sk.forms, [sk.text]) + [f IN s.forms WHERE NOT f IN coalesce(sk.forms, [sk.text])])[..100]
     ELSE sk.forms END)
 RETURN row.i AS i, e.id AS entityID, e.seedTag = row.tag AS created

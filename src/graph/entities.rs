@@ -188,6 +188,14 @@ pub const SYNONYMS_LISTED: i64 = 500;
 /// first keys give (sorted; the canonical name is the record's own field).
 pub const SURFACE_FORMS_LISTED: usize = 1_000;
 
+/// How many spellings one name key keeps (its `forms`: texts that normalise alike, "ACME",
+/// "Acme", "acme."). Each new spelling was checked against the others and the list copied
+/// with it, so a tenant sending ever new variants of one name made each of its mentions slower
+/// than the last, in the engine every tenant shares. Past it a spelling is not recorded (the
+/// name still matches: it is the key that matches). Written as a literal in the statements
+/// that add spellings (`mention_create`, `entity_add_key`, `entity_seed`).
+pub const FORMS_PER_KEY: usize = 100;
+
 /// The source of the key of an entity's canonical name: never shown as a synonym.
 const CANONICAL_SOURCE: &str = "canonical";
 

@@ -168,6 +168,15 @@ mod tests {
     }
 
     #[test]
+    fn the_statements_adding_spellings_keep_a_key_to_its_bound() {
+        let bound = crate::graph::entities::FORMS_PER_KEY;
+        for statement in [MENTION_CREATE, ENTITY_ADD_KEY] {
+            assert!(statement.contains(&format!("size(coalesce(k.forms, [k.text])) < {bound}")));
+        }
+        assert_eq!(ENTITY_SEED.matches(&format!("[..{bound}]")).count(), 4, "both keys, created or matched");
+    }
+
+    #[test]
     fn the_three_candidates_statements_read_the_same_columns_the_same_way() {
         let tail = |text| between(text, "OPTIONAL MATCH (t:EntityType", None);
         assert_eq!(tail(ENTITY_CANDIDATES_ORDERED), tail(ENTITY_CANDIDATES));

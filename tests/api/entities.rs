@@ -95,6 +95,37 @@ async fn an_entity_record_lists_at_most_a_thousand_surface_forms_sorted() {
     assert_eq!(listed["surfaceForms"].as_array().unwrap().len(), 1_000, "a review page's record too");
 }
 
+/// Spellings of one name ("UMBRELLA wobbles", "Umbrella Wobbles"…) are one key's forms; a key
+/// keeps the first hundred, however they come (a seed's synonyms, a PATCH, a mention).
+#[tokio::test]
+async fn a_name_keeps_at_most_a_hundred_spellings_whichever_way_they_come() {
+    let app = spawn_app().await;
+    let spelling = |i: usize| -> String {
+        "umbrella wobbles"
+            .chars()
+            .enumerate()
+            .map(|(at, c)| if i >> (at % 16) & 1 == 1 { c.to_ascii_uppercase() } else { c })
+            .collect()
+    };
+    let spellings = |from: usize, to: usize| (from..to).map(spelling).collect::<Vec<_>>();
+    let seeded =
+        app.seed(json!([{ "canonical": "Initech", "type": "Company", "synonyms": spellings(0, 150) }])).await;
+    let id = seeded["results"][0]["entityID"].as_str().unwrap().to_string();
+    let forms = |record: &Value| record["surfaceForms"].as_array().unwrap().len();
+    let record = json(app.get(&format!("/v3/entities/{id}")).await).await;
+    assert_eq!(forms(&record), 101, "its name and a hundred of the 150 spellings: {record}");
+
+    let patched =
+        app.patch(&format!("/v3/entities/{id}"), json!({ "addSynonyms": spellings(150, 160) })).await;
+    assert_eq!(patched.status(), 200);
+    let mention = json!({ "entityID": id, "surface": spelling(160), "referenceID": "doc-1" });
+    assert_eq!(app.post("/v3/mentions", mention).await.status(), 200);
+    let record = json(app.get(&format!("/v3/entities/{id}")).await).await;
+    assert_eq!(forms(&record), 101, "{record}");
+    assert!(!record["surfaceForms"].as_array().unwrap().contains(&json!(spelling(160))));
+    assert_eq!(record["mentionCount"], 1, "the mention is kept; only its spelling is not");
+}
+
 #[tokio::test]
 async fn the_same_name_under_another_type_is_never_merged() {
     let app = spawn_app().await;

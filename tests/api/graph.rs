@@ -72,8 +72,7 @@ async fn an_entity_with_thousands_of_names_and_hundreds_of_mentions_is_read_whol
     assert_eq!(strings(&entity["previewMentions"], "mentionID"), ids[..2].to_vec());
     assert_eq!(entity["previewMentions"][1]["surface"], "Hub");
     let forms = entity["surfaceForms"].as_array().unwrap();
-    assert_eq!(forms.len(), 3_001, "the name and its 3,000 synonyms");
-    assert!(forms.iter().any(|f| f == "Hub alias 2-999"));
+    assert_eq!(forms.len(), 1_000, "the name and its 3,000 synonyms, cut to the thousand a record lists");
     // An entity with no mention and no other name still reads.
     let bare = app.entity("Bare", "Company").await;
     let bare = json(app.get(&format!("/v3/entities/{bare}")).await).await;
