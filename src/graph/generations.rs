@@ -43,27 +43,10 @@ impl WriteGenerations {
     }
 }
 
-/// Whether a statement may write: one of Cypher's updating clauses outside its comments.
-pub fn writes(cypher: &str) -> bool {
-    const UPDATING: [&str; 5] = ["CREATE", "MERGE", "SET", "DELETE", "REMOVE"];
-    cypher.lines().filter(|line| !line.trim_start().starts_with("//")).any(|line| {
-        line.split(|c: char| !c.is_ascii_alphanumeric() && c != '_').any(|word| UPDATING.contains(&word))
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::store::records::keys::Environment;
-
-    #[test]
-    fn updating_clauses_are_told_from_reads_and_from_comments() {
-        assert!(writes(super::super::queries::ENTITY_SET_STATUS));
-        assert!(writes(super::super::queries::ENTITY_SEED));
-        assert!(writes("MATCH (e:Entity {id: $id})\nDETACH DELETE e"));
-        assert!(!writes(super::super::queries::REVIEW_COUNT_STATUS));
-        assert!(!writes("// SET nothing here\nMATCH (e:Entity) RETURN e.settings AS s, 'SETS' AS x"));
-    }
 
     #[test]
     fn a_write_ages_its_tenant_and_not_one_in_another_slot() {

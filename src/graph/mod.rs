@@ -175,7 +175,7 @@ impl GraphService {
         all.extend(params);
         self.queries_run.fetch_add(1, Ordering::Relaxed);
         let outcome = self.engine.run(cypher, &all).await;
-        if generations::writes(cypher) {
+        if crate::store::graph::index_build::writes(cypher) {
             self.write_generations.wrote(tenant);
         }
         Ok(outcome?)

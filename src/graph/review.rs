@@ -52,9 +52,9 @@ pub struct ReviewCounts {
 
 /// How long counters read are served again before they are counted anew, unless this process
 /// writes the tenant's graph first (see [`super::generations`]): counting a big tenant takes
-/// the engine a while (five statements of ~140 ms each at 1,000,000 entities on FalkorDB), and
-/// every reviewer's dashboard asks for them with each page. Another instance's decisions show
-/// in this one's counters within this time.
+/// the engine a while (its five statements ~200 ms at 1,000,000 entities on FalkorDB, README),
+/// and every reviewer's dashboard asks for them with each page. Another instance's decisions
+/// show in this one's counters within this time.
 pub(super) const COUNTS_TRUST: std::time::Duration = std::time::Duration::from_secs(5);
 /// Counters remembered at most (tenants × filters); past it the memory starts over.
 pub(super) const COUNTS_REMEMBERED: usize = 1_024;
