@@ -212,7 +212,8 @@ impl App {
                 .with_max_centered_nodes(config.max_centered_nodes)
                 .with_bulk_limit(config.bulk_limit)
                 .with_delete_page(config.bucket_delete_page)
-                .with_homonyms_per_name(config.homonyms_per_name),
+                .with_homonyms_per_name(config.homonyms_per_name)
+                .with_max_entities(config.max_entities_per_tenant),
         );
         graph.migrate().await?;
         let records = backends.records.clone();

@@ -102,6 +102,11 @@ pub struct Config {
     /// or hung model cannot hold every worker.
     #[arg(long, env = "CANON_JOBS_PER_TENANT", default_value_t = 2)]
     pub jobs_per_tenant: usize,
+    /// Entities one account may hold in one environment (merged ones included); past it a
+    /// seed's rows are rejected, saying so. The graph engine holds every tenant's graph, so
+    /// one tenant seeding without end would fill what all share.
+    #[arg(long, env = "CANON_MAX_ENTITIES_PER_TENANT", default_value_t = crate::graph::tenant_size::MAX_ENTITIES_PER_TENANT)]
+    pub max_entities_per_tenant: u64,
     /// How long a `wait=true` workflow call blocks before answering 202 with the running call.
     #[arg(long, env = "CANON_CALL_WAIT_SECONDS", default_value_t = 30)]
     pub call_wait_seconds: u64,
@@ -286,6 +291,7 @@ impl Config {
             rate_limit_burst: 200,
             workers: 8,
             jobs_per_tenant: 2,
+            max_entities_per_tenant: crate::graph::tenant_size::MAX_ENTITIES_PER_TENANT,
             call_wait_seconds: 30,
             allow_private_network: false,
             tenant_env_allowlist: Vec::new(),

@@ -30,6 +30,7 @@ pub mod search;
 pub mod seed;
 pub mod seeding;
 pub mod suggestions;
+pub mod tenant_size;
 pub mod timeline;
 pub mod undo;
 pub mod window;
@@ -105,6 +106,10 @@ pub struct GraphService {
     delete_page: usize,
     /// Homonyms one name may have (see [`seed::HOMONYMS_PER_NAME`]).
     homonyms_per_name: usize,
+    /// Entities one tenant may hold (see [`tenant_size::MAX_ENTITIES_PER_TENANT`]).
+    max_entities: u64,
+    /// Each tenant's entity count as last read (see [`tenant_size`]).
+    tenant_sizes: tenant_size::TenantSizes,
 }
 
 impl GraphService {
@@ -123,6 +128,8 @@ impl GraphService {
             bulk_limit: bulk::BULK_LIMIT,
             delete_page: buckets::DELETE_PAGE,
             homonyms_per_name: seed::HOMONYMS_PER_NAME,
+            max_entities: tenant_size::MAX_ENTITIES_PER_TENANT,
+            tenant_sizes: tenant_size::TenantSizes::default(),
         }
     }
 
@@ -147,6 +154,12 @@ impl GraphService {
     /// This service with another bound on a name's homonyms (tests reach it with a small one).
     pub fn with_homonyms_per_name(mut self, bound: usize) -> Self {
         self.homonyms_per_name = bound;
+        self
+    }
+
+    /// This service with another bound on a tenant's entities (`CANON_MAX_ENTITIES_PER_TENANT`).
+    pub fn with_max_entities(mut self, bound: u64) -> Self {
+        self.max_entities = bound;
         self
     }
 

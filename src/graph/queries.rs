@@ -72,6 +72,7 @@ cypher! {
     ENTITY_SEARCH => "entity_search",
     ORPHAN_KEYS_DELETE => "orphan_keys_delete",
     ORPHAN_KEYS_FIND => "orphan_keys_find",
+    TENANT_ENTITY_COUNT => "tenant_entity_count",
     ENTITY_NEIGHBORS => "entity_neighbors",
     ENTITY_NODES => "entity_nodes",
     ENTITY_MERGE => "entity_merge",

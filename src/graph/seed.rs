@@ -207,12 +207,21 @@ impl GraphService {
         rows: &[Value],
         prepared: PreparedRows,
     ) -> ServiceResult<(Vec<SeedRowResult>, Vec<StatusChange>)> {
-        let PreparedRows { prepared, mut results } = prepared;
+        let PreparedRows { mut prepared, mut results } = prepared;
+        // Rows past the tenant's room are rejected (see `tenant_size.rs`).
+        let (held, room) = self.entity_room(tenant).await?;
+        if prepared.len() as u64 > room {
+            let reason = self.entity_bound_reason(held);
+            for past in prepared.drain(room as usize..) {
+                results[past.index] = Some(rejected(past.canonical, reason.clone()));
+            }
+        }
         self.write_rows(tenant, prepared, &mut results).await?;
         let results: Vec<SeedRowResult> = results
             .into_iter()
             .map(|r| r.unwrap_or_else(|| rejected(String::new(), "not processed".into())))
             .collect();
+        self.entities_created(tenant, results.iter().filter(|r| r.outcome == "created").count() as u64);
         let proposed = results
             .iter()
             .zip(rows)
