@@ -5,6 +5,12 @@ use canon::jobs::Handlers;
 use serde_json::{json, Value};
 use std::collections::HashMap;
 
+/// A key of a new account: a tenant that shares nothing with `app`'s.
+async fn another_tenant(app: &crate::helpers::TestApp) -> String {
+    app.new_key(Some(&crate::helpers::unique("other")), canon::store::records::keys::Environment::Sandbox)
+        .await
+}
+
 fn outcomes(body: &Value) -> Vec<(String, Option<String>)> {
     body["results"]
         .as_array()
@@ -148,9 +154,7 @@ async fn a_tenant_at_its_entity_bound_has_further_rows_rejected_and_others_seed_
     let reason = rows[2]["reason"].as_str().unwrap();
     assert!(reason.contains("holds 3 entities") && reason.contains("the most it may hold (5)"), "{reason}");
 
-    let stranger = app
-        .new_key(Some(&crate::helpers::unique("stranger")), canon::store::records::keys::Environment::Sandbox)
-        .await;
+    let stranger = another_tenant(&app).await;
     let theirs = app
         .client
         .post(format!("{}/v3/entities/bulk", app.address))
@@ -322,9 +326,7 @@ async fn a_hundred_rows_or_more_become_a_seed_job_that_reports_progress_and_resu
     assert_eq!(results.len(), 150);
     assert_eq!(results[149]["outcome"], "merged-with");
     assert_eq!(results[149]["entityID"], results[0]["entityID"]);
-    let other = app
-        .new_key(Some(&crate::helpers::unique("other")), canon::store::records::keys::Environment::Sandbox)
-        .await;
+    let other = another_tenant(&app).await;
     let response = app
         .client
         .get(format!("{}/v3/entities/seed/{id}", app.address))
