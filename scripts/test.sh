@@ -78,7 +78,10 @@ fi
 # The Neo4j + PostgreSQL pass (the production pair): the Neo4j CANON_TEST_NEO4J_URI names, else
 # the project's own (scripts/neo4j.sh, built with Maven on first use), when Java is present.
 # Tests share the one database Neo4j Community has: each test's tenant is a fresh account, and
-# every node carries its account, so they stay apart without a wipe.
+# every node carries its account, so they stay apart without a wipe. A Neo4j this script starts
+# starts empty all the same: scripts/neo4j.sh keeps its data between starts, and run after run
+# the suite's tenants grew it by gigabytes (whole-graph reads, such as a start's one-time
+# migrations, grew slower with it).
 # CANON_REQUIRE_NEO4J=1 makes a skipped pass a failure.
 skip_neo4j() {
     if [ "${CANON_REQUIRE_NEO4J:-0}" = 1 ]; then
@@ -97,6 +100,7 @@ else
     if [ -z "$NEO4J_URI" ]; then
         if ./scripts/neo4j.sh url >/dev/null && ! (exec 3<>"/dev/tcp/127.0.0.1/${CANON_NEO4J_PORT:-7687}") 2>/dev/null; then
             started_neo4j=1
+            rm -rf "${CANON_NEO4J_HOME:-${CANON_CACHE_DIR:-$HOME/.cache/canon}/neo4j/server}/data"
         fi
         NEO4J_URI=$(./scripts/neo4j.sh start | tail -1) || NEO4J_URI=""
         export CANON_TEST_NEO4J_PASSWORD=${CANON_TEST_NEO4J_PASSWORD:-${CANON_NEO4J_PASSWORD:-canon-test-password}}
