@@ -1,6 +1,6 @@
 //! One-time graph migrations, run at start: each is recorded done by a `GraphMigration`
-//! marker, so later starts only read the marker. Several instances
-//! starting at once may each run one; every migration here is safe to run twice.
+//! marker, so later starts only read the marker. Several instances starting at once may each
+//! run one; every migration here is safe to run twice.
 
 use super::GraphService;
 use crate::params;

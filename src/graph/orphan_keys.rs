@@ -51,9 +51,9 @@ impl GraphService {
                 let tenant = Tenant { account_id: account_id.clone(), environment };
                 deleted += self.delete_orphan_keys(&tenant, &ids.iter().collect::<Vec<_>>()).await?;
             }
+            swept += deleted;
             // A batch all of whose keys were seeded again meanwhile deletes nothing: stop rather
             // than read it again.
-            swept += deleted;
             if found.len() < SWEEP_BATCH || deleted == 0 {
                 let seconds = started.elapsed().as_secs_f64();
                 tracing::info!(swept, seconds, "looked for name keys whose entity is gone, once");
