@@ -221,6 +221,10 @@ pub struct Config {
     /// setting: the production value but in tests, which cross pages with a small one.
     #[arg(skip = crate::graph::buckets::DELETE_PAGE)]
     pub bucket_delete_page: usize,
+    /// Mentions one run links at most. Not a setting: tests lower it to reach it without
+    /// thousands of mentions.
+    #[arg(skip = crate::calls::MAX_LINKED_PER_RUN)]
+    pub max_linked_per_run: usize,
     /// Homonyms one name may have under one type and bucket. Not a setting: tests lower it
     /// to reach it without hundreds of rows.
     #[arg(skip = crate::graph::seed::HOMONYMS_PER_NAME)]
@@ -321,6 +325,7 @@ impl Config {
             max_regression_corrections: crate::accuracy::CORRECTIONS_PER_REQUEST,
             bulk_limit: crate::graph::bulk::BULK_LIMIT,
             bucket_delete_page: crate::graph::buckets::DELETE_PAGE,
+            max_linked_per_run: crate::calls::MAX_LINKED_PER_RUN,
             homonyms_per_name: crate::graph::seed::HOMONYMS_PER_NAME,
             refresh_page: crate::graph::suggestions::CANDIDATES_PAGE,
         }

@@ -129,11 +129,18 @@ pub struct CallLimits {
     pub output_bytes: usize,
     /// Bytes of values one trace reads together ([`trace::TRACE_BYTES`]).
     pub trace_bytes: usize,
+    /// Mentions, and declared relations, one run links at most ([`MAX_LINKED_PER_RUN`]).
+    pub linked: usize,
 }
 
 impl Default for CallLimits {
     fn default() -> Self {
-        Self { runs: MAX_RUNS, output_bytes: MAX_OUTPUT_BYTES, trace_bytes: trace::TRACE_BYTES }
+        Self {
+            runs: MAX_RUNS,
+            output_bytes: MAX_OUTPUT_BYTES,
+            trace_bytes: trace::TRACE_BYTES,
+            linked: MAX_LINKED_PER_RUN,
+        }
     }
 }
 
@@ -151,6 +158,14 @@ pub const MAX_RUNS: usize = 50_000;
 /// The run whose output would take the call past it fails naming the limit, and nothing runs
 /// after it; a call's answer (`GET /v3/calls/{id}`) is bounded with it.
 pub const MAX_OUTPUT_BYTES: usize = 128 * 1024 * 1024;
+
+/// Mentions one run links into the knowledge graph at most (its annotated strings first, in
+/// output order, then the gazetteer's names in text order), and declared `x-relations` it
+/// records at most. Each mention is a few statements on the graph engine every tenant shares,
+/// one after another: an output of 100,000 annotated strings (a JSON input of that many names
+/// through the built-in extract) held a job worker for many minutes. What is past it is not
+/// linked (logged); the run's output stands whole.
+pub const MAX_LINKED_PER_RUN: usize = 1_000;
 
 /// Waited calls one process runs at once outside its job workers. A waited call runs in the
 /// process that took it, at once, instead of queueing behind the workers (two by default,

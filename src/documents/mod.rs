@@ -3,6 +3,7 @@
 //! relationships linking found — for `POST /v3/fs` to list, read and search.
 
 pub mod infer;
+pub mod places;
 pub mod refine;
 pub mod structure;
 

@@ -227,12 +227,6 @@ fn is_list_item(line: &str) -> bool {
     !digits.is_empty() && line[digits.len()..].starts_with(['.', ')']) && digits.len() <= 3
 }
 
-/// The section whose text first names `surface` (any case).
-pub fn section_of<'a>(sections: &'a [Section], surface: &str) -> Option<&'a Section> {
-    let wanted = surface.to_lowercase();
-    sections.iter().find(|s| s.text.to_lowercase().contains(&wanted))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -281,7 +275,8 @@ mod tests {
             labels,
             vec!["page 1 › paragraph 1", "Terms", "Terms (2)", "Terms › paragraph 1", "Terms › paragraph 2"]
         );
-        assert_eq!(section_of(&sections, "acme").map(|s| s.label.as_str()), Some("page 1 › paragraph 1"));
+        let texts = sections.iter().map(|s| s.text.as_str());
+        assert_eq!(crate::documents::places::first_places(&["acme"], texts), vec![Some(0)]);
     }
 
     #[test]

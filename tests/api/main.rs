@@ -40,6 +40,7 @@ mod infer_schema;
 mod instances;
 mod jobs;
 mod lifecycle;
+mod linking_bounds;
 mod mcp;
 mod memory_bounds;
 mod outside_replies;

@@ -27,7 +27,13 @@ impl TestApp {
     }
 
     /// Calls with one base64 file of `input_type`, waiting; returns the call.
-    async fn call_file(&self, workflow: &str, input_type: &str, bytes: &[u8], extra: Value) -> Value {
+    pub(crate) async fn call_file(
+        &self,
+        workflow: &str,
+        input_type: &str,
+        bytes: &[u8],
+        extra: Value,
+    ) -> Value {
         let content = base64::engine::general_purpose::STANDARD.encode(bytes);
         let mut body =
             json!({ "input": { "singleFile": { "inputContent": content, "inputType": input_type } } });

@@ -412,6 +412,7 @@ impl<'a> super::Execution<'a> {
                 info.reference_id,
                 &transformation_id,
                 &sections,
+                self.service.limits.linked,
             )
             .await
             {
