@@ -24,6 +24,10 @@ use std::collections::HashMap;
 
 /// Longest label kept (characters); longer headings are cut.
 const LABEL_MAX: usize = 120;
+/// Sections one document is cut into at most; the rest of its text joins the last one (its
+/// label and page those of where it starts). A text is the tenant's input: 32 MiB of blank-line
+/// separated letters were 10 million sections, each with its label, kept as rows (gigabytes).
+pub const MAX_SECTIONS: usize = 20_000;
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Section {
@@ -60,6 +64,13 @@ impl Builder {
             return;
         }
         self.max_page = self.max_page.max(page);
+        if self.sections.len() >= MAX_SECTIONS {
+            if let Some(last) = self.sections.last_mut() {
+                last.text.push_str("\n\n");
+                last.text.push_str(&text);
+            }
+            return;
+        }
         let label = if section_type == "heading" {
             let heading: String =
                 text.trim().trim_start_matches('#').trim().chars().take(LABEL_MAX).collect();
@@ -277,6 +288,17 @@ mod tests {
         );
         let texts = sections.iter().map(|s| s.text.as_str());
         assert_eq!(crate::documents::places::first_places(&["acme"], texts), vec![Some(0)]);
+    }
+
+    #[test]
+    fn a_document_of_more_blocks_than_sections_keeps_its_text_in_the_last_one() {
+        let blocks: Vec<String> = (0..MAX_SECTIONS + 5).map(|i| format!("block number {i}.")).collect();
+        let (sections, _) = sections(&text(&[&blocks.join("\n\n")]));
+        assert_eq!(sections.len(), MAX_SECTIONS);
+        let last = sections.last().unwrap();
+        let tail = format!("block number {}.", MAX_SECTIONS + 4);
+        assert!(last.text.starts_with(&format!("block number {}.", MAX_SECTIONS - 1)), "{}", last.text);
+        assert!(last.text.ends_with(&tail), "nothing lost: {}", last.text);
     }
 
     #[test]

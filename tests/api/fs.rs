@@ -45,7 +45,7 @@ impl TestApp {
         call
     }
 
-    async fn fs(&self, body: Value) -> Value {
+    pub(crate) async fn fs(&self, body: Value) -> Value {
         let response = self.post("/v3/fs", body.clone()).await;
         assert_eq!(response.status(), 200, "{body}");
         json(response).await

@@ -1,5 +1,6 @@
-//! Cross-document linking within its bounds: a run links at most so many mentions, and the
-//! gazetteer reads a long text only so far; either way the call completes with its output.
+//! What a parse or linking run keeps of a large input, within its bounds: a run links at most
+//! so many mentions, the gazetteer reads a long text only so far, and a document is cut into
+//! so many sections; either way the call completes with its output and no text is lost.
 
 use crate::helpers::{json, spawn_app, spawn_app_with, TestApp};
 use canon::jobs::Handlers;
@@ -80,4 +81,17 @@ async fn an_entity_the_text_names_two_ways_is_mentioned_once_where_first_named()
     let entity = json(app.get(&format!("/v3/entities/{globex}")).await).await;
     assert_eq!(entity["mentionCount"], 1, "{entity}");
     assert_eq!(entity["previewMentions"][0]["surface"], "Globex Industries", "{entity}");
+}
+
+#[tokio::test]
+async fn a_document_of_more_paragraphs_than_sections_keeps_the_rest_of_its_text_in_the_last() {
+    let app = spawn_app().await;
+    app.parse_pipeline().await;
+    let paragraphs: Vec<String> = (0..20_010).map(|i| format!("Paragraph number {i} ends here.")).collect();
+    app.parse_text("long-1", &paragraphs.join("\n\n")).await;
+    let stat = app.fs(json!({"op": "stat", "path": "long-1"})).await;
+    assert_eq!(stat["data"]["sectionCount"], 20_000, "{stat}");
+    let tail = app.fs(json!({"op": "grep", "pattern": "number 20009 ends", "scope": "sections"})).await;
+    assert_eq!(tail["count"], 1, "the last paragraph is still there: {tail}");
+    assert_eq!(tail["data"][0]["label"], "page 1 › paragraph 20000", "{tail}");
 }
