@@ -179,10 +179,11 @@ impl AccuracyService {
             None => Vec::new(),
         };
         let model = function.as_ref().and_then(|f| LlmConfig::of(f).ok().flatten());
-        // A second engine only when the function's own was the language model.
+        // A second engine only when the function's own was the language model (none when the
+        // built-in extraction passes its steps on this input).
         let second = match (&model, &schema, &document) {
             (Some(_), Some(s), Some(d)) => {
-                Some(crate::cpu::blocking(|| extract(s, &Source::of(&Payload::Document(d.clone())))))
+                crate::cpu::blocking(|| extract(s, &Source::of(&Payload::Document(d.clone()))).ok())
             }
             _ => None,
         };

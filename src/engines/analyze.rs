@@ -17,7 +17,7 @@ use serde_json::{json, Map, Value};
 
 pub fn run(function: &FunctionVersion, input: &Payload) -> Result<Outcome, EngineError> {
     let fields = match output_schema(function) {
-        Some(schema) => extract(schema, &Source::of(input)),
+        Some(schema) => extract(schema, &Source::of(input))?,
         None => Value::Object(Map::new()),
     };
     finish(function, input, fields)

@@ -24,12 +24,18 @@
 //! `boolean`, `string` with `format` `date` (→ `YYYY-MM-DD`), `email`, `phone`; a string
 //! `enum` matches case-insensitively. A property with no value is left out (so `required`
 //! reports it).
+//!
+//! The text is read once for every label the schema has ([`super::labels`]), and the work of
+//! properties looking through the input is bounded ([`EXTRACTION_STEPS`]).
 
+use super::labels::{normalise_label, split_words, LabelIndex};
+use super::limits::exceeded;
 use super::typed;
-use super::{Document, Payload};
+use super::{Document, EngineError, Payload};
 use crate::shaping;
 use serde_json::{Map, Number, Value};
-use std::collections::VecDeque;
+use std::cell::{Cell, RefCell};
+use std::collections::{HashMap, HashSet, VecDeque};
 
 /// Where values come from: a JSON value, a text, or both.
 #[derive(Clone, Debug, Default)]
@@ -83,17 +89,84 @@ pub fn extraction_text(document: &Document) -> String {
     text
 }
 
-/// The output for `schema` drawn from `source`.
-pub fn extract(schema: &Value, source: &Source) -> Value {
-    let json = source.json.as_ref();
-    if is_object(schema) {
-        return Value::Object(fill_object(schema, json, &source.text));
+/// Steps one extraction may take: a property looking through the input's keys or labelled
+/// values takes one a key or value, a converted array one an item. Schema and input are the
+/// tenant's, and each property reads the input on its own (100,000 properties in a 2 MB schema
+/// over a 32 MiB input); past it the run fails naming `extractionSteps`.
+pub const EXTRACTION_STEPS: usize = 20_000_000;
+
+/// One extraction's input text, read once for its labels, and what is left of its steps.
+struct Extraction<'a> {
+    text: &'a str,
+    labels: LabelIndex,
+    /// The first value of each format anywhere in the text (unlabelled dates, e-mails, phones).
+    firsts: RefCell<HashMap<&'static str, Option<String>>>,
+    steps_left: Cell<usize>,
+}
+
+impl Extraction<'_> {
+    /// Takes `steps`; false once they have run out (and from then on).
+    fn step(&self, steps: usize) -> bool {
+        let left = self.steps_left.get();
+        self.steps_left.set(left.saturating_sub(steps));
+        left > steps
     }
-    let value = match json {
-        Some(json) => convert(schema, json, false),
-        None => from_text("", schema, &source.text),
+
+    fn exhausted(&self) -> bool {
+        self.steps_left.get() == 0
+    }
+}
+
+/// The output for `schema` drawn from `source`, or `input_limit` past [`EXTRACTION_STEPS`].
+pub fn extract(schema: &Value, source: &Source) -> Result<Value, EngineError> {
+    extract_within(schema, source, EXTRACTION_STEPS)
+}
+
+fn extract_within(schema: &Value, source: &Source, steps: usize) -> Result<Value, EngineError> {
+    let mut wanted = HashSet::new();
+    if !source.text.trim().is_empty() {
+        wanted_labels("", schema, &mut wanted);
+    }
+    let ex = Extraction {
+        text: &source.text,
+        labels: LabelIndex::build(&source.text, &wanted),
+        firsts: RefCell::default(),
+        steps_left: Cell::new(steps),
     };
-    value.unwrap_or(if schema_type(schema) == Some("array") { Value::Array(Vec::new()) } else { Value::Null })
+    let json = source.json.as_ref();
+    let value = if is_object(schema) {
+        Value::Object(fill_object(schema, json, &ex, true))
+    } else {
+        let value = match json {
+            Some(json) => convert(schema, json, false, &ex),
+            None => from_text("", schema, &ex),
+        };
+        value.unwrap_or(if schema_type(schema) == Some("array") {
+            Value::Array(Vec::new())
+        } else {
+            Value::Null
+        })
+    };
+    if ex.exhausted() {
+        return Err(exceeded(
+            "this schema's properties read more of the input than an extraction may (each looks through the input's keys or labelled values on its own)",
+            format!("{steps} steps (extractionSteps); give properties an x-path, or split the input"),
+        ));
+    }
+    Ok(value)
+}
+
+/// The labels every property of `schema` (at any depth) may be read by.
+fn wanted_labels(name: &str, schema: &Value, wanted: &mut HashSet<String>) {
+    wanted.extend(label_forms(name, schema));
+    if let Some(properties) = schema.get("properties").and_then(Value::as_object) {
+        for (name, property) in properties {
+            wanted_labels(name, property, wanted);
+        }
+    }
+    if let Some(items) = schema.get("items") {
+        wanted_labels(name, items, wanted);
+    }
 }
 
 fn schema_type(schema: &Value) -> Option<&str> {
@@ -109,38 +182,49 @@ fn is_object(schema: &Value) -> bool {
         || (schema_type(schema).is_none() && schema.get("properties").is_some())
 }
 
-fn fill_object(schema: &Value, scope: Option<&Value>, text: &str) -> Map<String, Value> {
+/// `texted`: whether the extraction's text may fill what the JSON scope does not (not inside
+/// a JSON value being converted).
+fn fill_object(schema: &Value, scope: Option<&Value>, ex: &Extraction, texted: bool) -> Map<String, Value> {
     let mut out = Map::new();
     let Some(properties) = schema.get("properties").and_then(Value::as_object) else { return out };
+    if !ex.step(properties.len()) {
+        return out;
+    }
     for (name, property) in properties {
-        if let Some(value) = property_value(name, property, scope, text) {
+        if let Some(value) = property_value(name, property, scope, ex, texted) {
             out.insert(name.clone(), value);
         }
     }
     out
 }
 
-fn property_value(name: &str, property: &Value, scope: Option<&Value>, text: &str) -> Option<Value> {
+fn property_value(
+    name: &str,
+    property: &Value,
+    scope: Option<&Value>,
+    ex: &Extraction,
+    texted: bool,
+) -> Option<Value> {
     if let Some(scope) = scope {
         if let Some(path) = property.get("x-path").and_then(Value::as_str) {
             let found = shaping::search(path, scope).ok().filter(|v| !v.is_null())?;
-            return convert(property, &found, false);
+            return convert(property, &found, false, ex);
         }
-        if let Some(found) = find_key(scope, &key_forms(name, property)) {
-            return convert(property, found, false);
+        if let Some(found) = find_key(scope, &key_forms(name, property), ex) {
+            return convert(property, found, false, ex);
         }
         let of_objects = property.get("items").is_some_and(is_object);
         if schema_type(property) == Some("array") && of_objects && scope.is_array() {
-            return convert(property, scope, false);
+            return convert(property, scope, false, ex);
         }
         if is_object(property) {
-            return Some(Value::Object(fill_object(property, Some(scope), text))).filter(non_empty);
+            return Some(Value::Object(fill_object(property, Some(scope), ex, texted))).filter(non_empty);
         }
     }
-    if text.trim().is_empty() {
+    if !texted || ex.text.trim().is_empty() {
         return None;
     }
-    from_text(name, property, text)
+    from_text(name, property, ex)
 }
 
 fn non_empty(value: &Value) -> bool {
@@ -168,9 +252,12 @@ fn compact(text: &str) -> String {
 }
 
 /// The first key (breadth-first) matching one of `keys`.
-fn find_key<'a>(scope: &'a Value, keys: &[String]) -> Option<&'a Value> {
+fn find_key<'a>(scope: &'a Value, keys: &[String], ex: &Extraction) -> Option<&'a Value> {
     let mut queue = VecDeque::from([scope]);
     while let Some(value) = queue.pop_front() {
+        if !ex.step(1) {
+            return None;
+        }
         match value {
             Value::Object(map) => {
                 if let Some((_, found)) = map.iter().find(|(key, _)| keys.contains(&compact(key))) {
@@ -187,7 +274,7 @@ fn find_key<'a>(scope: &'a Value, keys: &[String]) -> Option<&'a Value> {
 
 /// A JSON value typed by the property's schema. `strict` (text input) refuses values that
 /// do not parse; JSON input keeps them so validation names the problem.
-fn convert(property: &Value, value: &Value, strict: bool) -> Option<Value> {
+fn convert(property: &Value, value: &Value, strict: bool, ex: &Extraction) -> Option<Value> {
     if value.is_null() {
         return None;
     }
@@ -208,15 +295,20 @@ fn convert(property: &Value, value: &Value, strict: bool) -> Option<Value> {
         (Some("boolean"), Value::String(s)) => typed::parse_boolean(s).map(Value::Bool),
         (Some("boolean"), Value::Number(n)) => Some(Value::Bool(n.as_f64() != Some(0.0))),
         (Some("object"), Value::Object(_)) if property.get("properties").is_some() => {
-            Some(Value::Object(fill_object(property, Some(value), "")))
+            Some(Value::Object(fill_object(property, Some(value), ex, false)))
         }
         (Some("array"), Value::Array(items)) => {
+            if !ex.step(items.len()) {
+                return None;
+            }
             let item_schema = property.get("items").cloned().unwrap_or(Value::Bool(true));
-            Some(Value::Array(items.iter().filter_map(|item| convert(&item_schema, item, strict)).collect()))
+            Some(Value::Array(
+                items.iter().filter_map(|item| convert(&item_schema, item, strict, ex)).collect(),
+            ))
         }
         (Some("array"), single) => {
             let item_schema = property.get("items").cloned().unwrap_or(Value::Bool(true));
-            convert(&item_schema, single, strict).map(|v| Value::Array(vec![v]))
+            convert(&item_schema, single, strict, ex).map(|v| Value::Array(vec![v]))
         }
         (_, _) if strict => None,
         _ => Some(value.clone()),
@@ -253,38 +345,48 @@ fn string_value(property: &Value, text: &str, strict: bool) -> Option<Value> {
     }
 }
 
-fn from_text(name: &str, property: &Value, text: &str) -> Option<Value> {
+fn from_text(name: &str, property: &Value, ex: &Extraction) -> Option<Value> {
+    let labelled = || ex.labels.values(&label_forms(name, property), &mut |n| ex.step(n));
     match schema_type(property) {
-        _ if is_object(property) => Some(Value::Object(fill_object(property, None, text))).filter(non_empty),
+        _ if is_object(property) => {
+            Some(Value::Object(fill_object(property, None, ex, true))).filter(non_empty)
+        }
         Some("array") => {
             let items = property.get("items").cloned().unwrap_or(Value::Bool(true));
             if is_object(&items) {
                 return None;
             }
-            let values: Vec<Value> = labelled_values(text, &label_forms(name, property))
-                .iter()
-                .filter_map(|candidate| convert(&items, &Value::String(candidate.clone()), true))
+            let values: Vec<Value> = labelled()
+                .into_iter()
+                .filter_map(|candidate| convert(&items, &Value::String(candidate), true, ex))
                 .collect();
             (!values.is_empty()).then_some(Value::Array(values))
         }
         _ => {
-            let labelled = labelled_values(text, &label_forms(name, property))
-                .iter()
-                .find_map(|candidate| convert(property, &Value::String(candidate.clone()), true));
-            labelled.or_else(|| anywhere(property, text))
+            let labelled = labelled()
+                .into_iter()
+                .find_map(|candidate| convert(property, &Value::String(candidate), true, ex));
+            labelled.or_else(|| anywhere(property, ex))
         }
     }
 }
 
-/// A value by its format anywhere in the text, for unlabelled dates, e-mails and phones.
-fn anywhere(property: &Value, text: &str) -> Option<Value> {
-    let found = match property.get("format").and_then(Value::as_str)? {
-        "date" => typed::first_date(text),
-        "email" => typed::parse_email(text),
-        "phone" | "phone-number" | "tel" => typed::first_phone(text),
-        _ => None,
+/// A value by its format anywhere in the text, for unlabelled dates, e-mails and phones (each
+/// format looked for once an extraction).
+fn anywhere(property: &Value, ex: &Extraction) -> Option<Value> {
+    let format = match property.get("format").and_then(Value::as_str)? {
+        "date" => "date",
+        "email" => "email",
+        "phone" | "phone-number" | "tel" => "phone",
+        _ => return None,
     };
-    found.map(Value::String)
+    let mut firsts = ex.firsts.borrow_mut();
+    let found = firsts.entry(format).or_insert_with(|| match format {
+        "date" => typed::first_date(ex.text),
+        "email" => typed::parse_email(ex.text),
+        _ => typed::first_phone(ex.text),
+    });
+    found.clone().map(Value::String)
 }
 
 fn label_forms(name: &str, property: &Value) -> Vec<String> {
@@ -295,131 +397,14 @@ fn label_forms(name: &str, property: &Value) -> Vec<String> {
     forms
 }
 
-/// `invoiceNumber` → "invoice Number", `total_amount` → "total amount", `VATId` → "VAT Id".
-fn split_words(name: &str) -> String {
-    let chars: Vec<char> = name.chars().collect();
-    let mut out = String::new();
-    for (i, &c) in chars.iter().enumerate() {
-        let previous = i.checked_sub(1).map(|p| chars[p]);
-        let next = chars.get(i + 1);
-        let boundary = c.is_uppercase()
-            && previous.is_some_and(|p| {
-                p.is_lowercase()
-                    || p.is_ascii_digit()
-                    || (p.is_uppercase() && next.is_some_and(|n| n.is_lowercase()))
-            });
-        if boundary {
-            out.push(' ');
-        }
-        out.push(c);
-    }
-    out
-}
-
-/// Lower-case words; `No.`, `Nr`, `Num`, `#` read as "number".
-fn normalise_label(text: &str) -> String {
-    let spaced: String = text
-        .chars()
-        .map(|c| match c {
-            '#' => " number ".to_string(),
-            c if c.is_alphanumeric() => c.to_lowercase().collect(),
-            _ => " ".to_string(),
-        })
-        .collect();
-    let mut words: Vec<&str> = Vec::new();
-    for word in spaced.split_whitespace() {
-        let word = match word {
-            "no" | "nr" | "num" | "nbr" => "number",
-            other => other,
-        };
-        if !(word == "number" && words.last() == Some(&"number")) {
-            words.push(word);
-        }
-    }
-    words.join(" ")
-}
-
-/// Values labelled with one of `labels`, best label match first, then in text order.
-pub fn labelled_values(text: &str, labels: &[String]) -> Vec<String> {
-    let lines: Vec<&str> = text.lines().collect();
-    let mut found: Vec<(u8, String)> = Vec::new();
-    for (line_index, line) in lines.iter().enumerate() {
-        let segments = columns(line);
-        for (i, segment) in segments.iter().enumerate() {
-            let (label, value, colon) = match segment.split_once(':') {
-                Some((label, value)) => {
-                    let value = value.trim();
-                    let value = if !value.is_empty() {
-                        value.to_string()
-                    } else if let Some(next) = segments.get(i + 1) {
-                        next.to_string()
-                    } else {
-                        next_line(&lines, line_index).unwrap_or_default()
-                    };
-                    (label, value, true)
-                }
-                None => match segments.get(i + 1) {
-                    Some(next) => (*segment, next.to_string(), false),
-                    None => continue,
-                },
-            };
-            if value.is_empty() {
-                continue;
-            }
-            let label = normalise_label(label);
-            let score = labels.iter().map(|wanted| label_score(&label, wanted, colon)).max().unwrap_or(0);
-            if score > 0 {
-                found.push((score, value));
-            }
-        }
-    }
-    found.sort_by_key(|(score, _)| std::cmp::Reverse(*score));
-    found.into_iter().map(|(_, value)| value).collect()
-}
-
-fn label_score(label: &str, wanted: &str, colon: bool) -> u8 {
-    if label == wanted {
-        return if colon { 3 } else { 2 };
-    }
-    let partial = label.starts_with(&format!("{wanted} ")) || label.ends_with(&format!(" {wanted}"));
-    u8::from(colon && partial)
-}
-
-/// Layout columns: pieces of a line separated by a tab or two or more spaces.
-fn columns(line: &str) -> Vec<&str> {
-    let mut pieces = Vec::new();
-    let mut start = 0;
-    let bytes = line.as_bytes();
-    let mut i = 0;
-    while i < bytes.len() {
-        let gap = if bytes[i] == b'\t' {
-            1
-        } else if bytes[i] == b' ' && bytes.get(i + 1) == Some(&b' ') {
-            bytes[i..].iter().take_while(|&&b| b == b' ' || b == b'\t').count()
-        } else {
-            0
-        };
-        if gap > 0 {
-            pieces.push(&line[start..i]);
-            i += gap;
-            start = i;
-        } else {
-            i += 1;
-        }
-    }
-    pieces.push(&line[start..]);
-    pieces.into_iter().map(str::trim).filter(|p| !p.is_empty()).collect()
-}
-
-fn next_line(lines: &[&str], index: usize) -> Option<String> {
-    let next = lines.get(index + 1)?.trim();
-    (!next.is_empty() && !next.contains(':')).then(|| next.to_string())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+
+    fn extract(schema: &Value, source: &Source) -> Value {
+        super::extract(schema, source).expect("within its steps")
+    }
 
     fn text_source(text: &str) -> Source {
         Source { json: None, text: text.to_string() }
@@ -527,8 +512,32 @@ mod tests {
     fn labels_split_camel_case_and_read_number_abbreviations() {
         assert_eq!(label_forms("invoiceNumber", &json!({})), vec!["invoice number"]);
         assert_eq!(label_forms("VATId", &json!({})), vec!["vat id"]);
-        assert_eq!(normalise_label("Invoice #"), "invoice number");
-        assert_eq!(normalise_label("PO Nr."), "po number");
-        assert_eq!(columns("Total      $1,234.50\tEUR"), vec!["Total", "$1,234.50", "EUR"]);
+    }
+
+    fn many_fields(count: usize) -> Value {
+        let properties: Map<String, Value> =
+            (0..count).map(|i| (format!("field{i}"), json!({"type": "string"}))).collect();
+        json!({"type": "object", "properties": properties})
+    }
+
+    #[test]
+    fn a_schema_of_many_properties_reads_a_long_text_once_and_finds_each_its_value() {
+        let text: String = (0..20_000).map(|i| format!("field{i}: value {i}\nnote {i}\n")).collect();
+        let output = extract(&many_fields(2_000), &text_source(&text));
+        assert_eq!(output.as_object().unwrap().len(), 2_000);
+        assert_eq!(output["field1999"], "value 1999");
+    }
+
+    #[test]
+    fn an_extraction_past_its_steps_fails_naming_them() {
+        let text: String = (0..100).map(|i| format!("field{i}: value {i}\n")).collect();
+        assert!(extract_within(&many_fields(100), &text_source(&text), 1_000).is_ok());
+        let err = extract_within(&many_fields(100), &text_source(&text), 150).unwrap_err();
+        assert_eq!(err.kind, "input_limit");
+        assert!(err.message.contains("150 steps (extractionSteps)"), "{}", err.message);
+        let rows: Vec<Value> = (0..1_000).map(|i| json!({"id": i})).collect();
+        let json_input = Source { json: Some(json!({"deep": {"rows": rows}})), text: String::new() };
+        let err = extract_within(&many_fields(50), &json_input, 10_000).unwrap_err();
+        assert_eq!(err.kind, "input_limit", "fifty properties each looking through a thousand rows");
     }
 }

@@ -35,6 +35,7 @@ pub mod html;
 pub mod input_types;
 pub mod inputs;
 pub mod join;
+pub mod labels;
 pub mod limits;
 pub mod llm;
 pub mod schema;

@@ -28,7 +28,7 @@ pub fn run(function: &FunctionVersion, input: &Payload) -> Result<Value, EngineE
 
 pub fn extract(function: &FunctionVersion, input: &Payload) -> Result<Value, EngineError> {
     let Some(schema) = output_schema(function) else { return Ok(payload_value(input)) };
-    let output = extract_values(schema, &Source::of(input));
+    let output = extract_values(schema, &Source::of(input))?;
     schema::validate(schema, &output)?;
     Ok(output)
 }
