@@ -82,11 +82,9 @@ impl GraphService {
             return Ok(Vec::new());
         }
         let most = GAZETTEER_LOOKUPS / types.len();
-        // Normalising is CPU work (up to a million n-grams): off the async workers.
-        let text = words_prefix(text, GAZETTEER_WORDS).to_string();
-        let grams = tokio::task::spawn_blocking(move || ngrams(&text, most, GAZETTEER_BYTES)).await.map_err(
-            |err| crate::error::ServiceError::Internal(anyhow::anyhow!("gazetteer n-grams: {err}")),
-        )?;
+        // Normalising is CPU work (up to a million n-grams): it must not hold an async worker.
+        let grams =
+            crate::cpu::blocking(|| ngrams(words_prefix(text, GAZETTEER_WORDS), most, GAZETTEER_BYTES));
         // (gram, type) pairs in order, a statement's worth at a time: only its keys are held.
         let pairs = grams.len() * types.len();
         let mut found: Vec<(usize, usize, String)> = Vec::new();
