@@ -90,7 +90,8 @@ pub fn extraction_text(document: &Document) -> String {
 }
 
 /// Steps one extraction may take: a property looking through the input's keys or labelled
-/// values takes one a key or value, a converted array one an item. Schema and input are the
+/// values takes one a key or value, an `x-path` that projects, filters or calls a function
+/// one a value of the JSON it is evaluated on, a converted array one an item. Schema and input are the
 /// tenant's, and each property reads the input on its own (100,000 properties in a 2 MB schema
 /// over a 32 MiB input); past it the run fails naming `extractionSteps`.
 pub const EXTRACTION_STEPS: usize = 20_000_000;
@@ -101,6 +102,8 @@ struct Extraction<'a> {
     labels: LabelIndex,
     /// The first value of each format anywhere in the text (unlabelled dates, e-mails, phones).
     firsts: RefCell<HashMap<&'static str, Option<String>>>,
+    /// Values under each JSON scope an `x-path` was evaluated on (by address), counted once.
+    scope_sizes: RefCell<HashMap<usize, usize>>,
     steps_left: Cell<usize>,
 }
 
@@ -114,6 +117,28 @@ impl Extraction<'_> {
 
     fn exhausted(&self) -> bool {
         self.steps_left.get() == 0
+    }
+
+    /// Takes as many steps as `scope` holds values: what an `x-path` may look through.
+    fn step_through(&self, scope: &Value) -> bool {
+        let address = scope as *const Value as usize;
+        let size = *self.scope_sizes.borrow_mut().entry(address).or_insert_with(|| values_in(scope));
+        self.step(size)
+    }
+}
+
+/// Whether a path may look through more than its own steps: anything but fields and indexes
+/// (`a.b[0]."c d"`), such as projections, filters, flattening, slices and functions.
+fn scans(path: &str) -> bool {
+    path.contains("[]") || !path.chars().all(|c| c.is_alphanumeric() || "_.[]\" -".contains(c))
+}
+
+/// How many values `value` holds, itself included.
+fn values_in(value: &Value) -> usize {
+    1 + match value {
+        Value::Array(items) => items.iter().map(values_in).sum(),
+        Value::Object(map) => map.values().map(values_in).sum(),
+        _ => 0,
     }
 }
 
@@ -131,6 +156,7 @@ fn extract_within(schema: &Value, source: &Source, steps: usize) -> Result<Value
         text: &source.text,
         labels: LabelIndex::build(&source.text, &wanted),
         firsts: RefCell::default(),
+        scope_sizes: RefCell::default(),
         steps_left: Cell::new(steps),
     };
     let json = source.json.as_ref();
@@ -207,6 +233,9 @@ fn property_value(
 ) -> Option<Value> {
     if let Some(scope) = scope {
         if let Some(path) = property.get("x-path").and_then(Value::as_str) {
+            if scans(path) && !ex.step_through(scope) {
+                return None;
+            }
             let found = shaping::search(path, scope).ok().filter(|v| !v.is_null())?;
             return convert(property, &found, false, ex);
         }
@@ -539,5 +568,20 @@ mod tests {
         let json_input = Source { json: Some(json!({"deep": {"rows": rows}})), text: String::new() };
         let err = extract_within(&many_fields(50), &json_input, 10_000).unwrap_err();
         assert_eq!(err.kind, "input_limit", "fifty properties each looking through a thousand rows");
+        let by_path: Map<String, Value> = (0..50)
+            .map(|i| {
+                (format!("field{i}"), json!({"type": "string", "x-path": "deep.rows[?id > `998`].id | [0]"}))
+            })
+            .collect();
+        let by_path = json!({"type": "object", "properties": by_path});
+        let err = extract_within(&by_path, &json_input, 10_000).unwrap_err();
+        assert_eq!(err.kind, "input_limit", "fifty filters each looking through two thousand values");
+        let simple = json!({"type": "object", "properties": {"first": {"type": "integer", "x-path": "deep.rows[0].id"}}});
+        assert_eq!(
+            extract_within(&simple, &json_input, 10).unwrap(),
+            json!({"first": 0}),
+            "a field path scans nothing"
+        );
+        assert!(scans("rows[*].id") && scans("rows[]") && scans("length(rows)") && !scans("a.b[-1].\"c d\""));
     }
 }
