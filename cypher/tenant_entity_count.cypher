@@ -2,4 +2,4 @@
 // (src/graph/tenant_size.rs). Read at most once a minute per tenant and instance.
 MATCH (e:Entity)
 WHERE e.accountID = $accountID AND e.environment = $environment
-RETURN count(e) AS entities
+RETURN count(e) AS held

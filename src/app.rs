@@ -213,7 +213,11 @@ impl App {
                 .with_bulk_limit(config.bulk_limit)
                 .with_delete_page(config.bucket_delete_page)
                 .with_homonyms_per_name(config.homonyms_per_name)
-                .with_max_entities(config.max_entities_per_tenant),
+                .with_tenant_bounds(crate::graph::tenant_size::TenantBounds {
+                    entities: config.max_entities_per_tenant,
+                    mentions: config.max_mentions_per_tenant,
+                    relations: config.max_relations_per_tenant,
+                }),
         );
         graph.migrate().await?;
         let records = backends.records.clone();

@@ -107,6 +107,14 @@ pub struct Config {
     /// one tenant seeding without end would fill what all share.
     #[arg(long, env = "CANON_MAX_ENTITIES_PER_TENANT", default_value_t = crate::graph::tenant_size::MAX_ENTITIES_PER_TENANT)]
     pub max_entities_per_tenant: u64,
+    /// Mentions one account may hold in one environment; past it a mention (and linking's) is
+    /// refused with a `422` saying so.
+    #[arg(long, env = "CANON_MAX_MENTIONS_PER_TENANT", default_value_t = crate::graph::tenant_size::MAX_MENTIONS_PER_TENANT)]
+    pub max_mentions_per_tenant: u64,
+    /// Relations one account may hold in one environment; past it a relation (and linking's)
+    /// is refused with a `422` saying so.
+    #[arg(long, env = "CANON_MAX_RELATIONS_PER_TENANT", default_value_t = crate::graph::tenant_size::MAX_RELATIONS_PER_TENANT)]
+    pub max_relations_per_tenant: u64,
     /// How long a `wait=true` workflow call blocks before answering 202 with the running call.
     #[arg(long, env = "CANON_CALL_WAIT_SECONDS", default_value_t = 30)]
     pub call_wait_seconds: u64,
@@ -296,6 +304,8 @@ impl Config {
             workers: 8,
             jobs_per_tenant: 2,
             max_entities_per_tenant: crate::graph::tenant_size::MAX_ENTITIES_PER_TENANT,
+            max_mentions_per_tenant: crate::graph::tenant_size::MAX_MENTIONS_PER_TENANT,
+            max_relations_per_tenant: crate::graph::tenant_size::MAX_RELATIONS_PER_TENANT,
             call_wait_seconds: 30,
             allow_private_network: false,
             tenant_env_allowlist: Vec::new(),

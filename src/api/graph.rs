@@ -293,7 +293,8 @@ pub struct CreateRelation {
 /// again counts one more mention of it.
 #[utoipa::path(post, path = "/v3/relations", tag = "graph", request_body = CreateRelation,
     responses((status = 200, body = Relation), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
-        (status = 404, body = ErrorBody), (status = 422, description = "endpoints in different buckets", body = ErrorBody)))]
+        (status = 404, body = ErrorBody),
+        (status = 422, description = "endpoints in different buckets, or the account holds the most relations it may", body = ErrorBody)))]
 pub async fn create_relation(
     State(state): State<AppState>,
     auth: Caller,
@@ -323,7 +324,8 @@ pub struct CreateMention {
 
 /// Record a mention of an entity in a document.
 #[utoipa::path(post, path = "/v3/mentions", tag = "graph", request_body = CreateMention,
-    responses((status = 200, body = Mention), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
+    responses((status = 200, body = Mention), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody),
+        (status = 422, description = "the account holds the most mentions it may", body = ErrorBody)))]
 pub async fn create_mention(
     State(state): State<AppState>,
     auth: Caller,

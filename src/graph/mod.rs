@@ -106,9 +106,9 @@ pub struct GraphService {
     delete_page: usize,
     /// Homonyms one name may have (see [`seed::HOMONYMS_PER_NAME`]).
     homonyms_per_name: usize,
-    /// Entities one tenant may hold (see [`tenant_size::MAX_ENTITIES_PER_TENANT`]).
-    max_entities: u64,
-    /// Each tenant's entity count as last read (see [`tenant_size`]).
+    /// What one tenant may hold (see [`tenant_size`]).
+    tenant_bounds: tenant_size::TenantBounds,
+    /// Each tenant's counts as last read (see [`tenant_size`]).
     tenant_sizes: tenant_size::TenantSizes,
 }
 
@@ -128,7 +128,7 @@ impl GraphService {
             bulk_limit: bulk::BULK_LIMIT,
             delete_page: buckets::DELETE_PAGE,
             homonyms_per_name: seed::HOMONYMS_PER_NAME,
-            max_entities: tenant_size::MAX_ENTITIES_PER_TENANT,
+            tenant_bounds: tenant_size::TenantBounds::default(),
             tenant_sizes: tenant_size::TenantSizes::default(),
         }
     }
@@ -157,9 +157,10 @@ impl GraphService {
         self
     }
 
-    /// This service with another bound on a tenant's entities (`CANON_MAX_ENTITIES_PER_TENANT`).
-    pub fn with_max_entities(mut self, bound: u64) -> Self {
-        self.max_entities = bound;
+    /// This service with other bounds on what a tenant holds (`CANON_MAX_ENTITIES_PER_TENANT`,
+    /// `CANON_MAX_MENTIONS_PER_TENANT`, `CANON_MAX_RELATIONS_PER_TENANT`).
+    pub fn with_tenant_bounds(mut self, bounds: tenant_size::TenantBounds) -> Self {
+        self.tenant_bounds = bounds;
         self
     }
 

@@ -73,6 +73,8 @@ cypher! {
     ORPHAN_KEYS_DELETE => "orphan_keys_delete",
     ORPHAN_KEYS_FIND => "orphan_keys_find",
     TENANT_ENTITY_COUNT => "tenant_entity_count",
+    TENANT_MENTION_COUNT => "tenant_mention_count",
+    TENANT_RELATION_COUNT => "tenant_relation_count",
     ENTITY_NEIGHBORS => "entity_neighbors",
     ENTITY_NODES => "entity_nodes",
     ENTITY_MERGE => "entity_merge",

@@ -3,6 +3,7 @@
 
 use super::columns::str_col;
 use super::entities::{normalized_name, resolution_key, Mention};
+use super::tenant_size::Held;
 use super::window::WindowedPage;
 use super::{decode, queries, GraphService, Tenant};
 use crate::error::{ServiceError, ServiceResult};
@@ -177,6 +178,7 @@ impl GraphService {
         crate::text::check_opt("sectionLabel", new.section_label.as_deref())?;
         // Not the entity's record: its forms and mentions grow with every mention.
         let entity = self.resolved_entity(tenant, &new.entity_id, None).await?;
+        self.check_room(tenant, Held::Mentions).await?;
         let rows = self
             .run(
                 tenant,
@@ -190,7 +192,11 @@ impl GraphService {
                 },
             )
             .await?;
-        decode(rows.into_iter().next().ok_or_else(|| ServiceError::not_found("entity", &new.entity_id))?)
+        let mention = decode(
+            rows.into_iter().next().ok_or_else(|| ServiceError::not_found("entity", &new.entity_id))?,
+        )?;
+        self.created(tenant, Held::Mentions, 1);
+        Ok(mention)
     }
 
     /// Records one observation of `source -[relation_type]-> target` (IDs resolve through merges).
@@ -213,6 +219,7 @@ impl GraphService {
                 details: None,
             });
         }
+        self.check_room(tenant, Held::Relations).await?;
         let id = ids::new_id("rel");
         let rows = self
             .run(
@@ -224,7 +231,12 @@ impl GraphService {
                 },
             )
             .await?;
-        decode(rows.into_iter().next().ok_or_else(|| ServiceError::not_found("entity", source))?)
+        let relation: Relation =
+            decode(rows.into_iter().next().ok_or_else(|| ServiceError::not_found("entity", source))?)?;
+        if relation.mention_count == 1 {
+            self.created(tenant, Held::Relations, 1);
+        }
+        Ok(relation)
     }
 
     /// A page of an entity's edges (ordered by relation ID), split by direction.

@@ -16,6 +16,7 @@ use super::entities::{normalized_name, resolution_key, MAX_SYNONYMS_AT_ONCE};
 use super::entity_types::NewEntityType;
 use super::events::StatusChange;
 use super::resolution::comparisons::{self, Field};
+use super::tenant_size::Held;
 use super::{queries, GraphService, Tenant};
 use crate::error::{ServiceError, ServiceResult};
 use crate::ids;
@@ -209,9 +210,9 @@ impl GraphService {
     ) -> ServiceResult<(Vec<SeedRowResult>, Vec<StatusChange>)> {
         let PreparedRows { mut prepared, mut results } = prepared;
         // Rows past the tenant's room are rejected (see `tenant_size.rs`).
-        let (held, room) = self.entity_room(tenant).await?;
+        let (held, room) = self.room(tenant, Held::Entities).await?;
         if prepared.len() as u64 > room {
-            let reason = self.entity_bound_reason(held);
+            let reason = self.bound_reason(Held::Entities, held);
             for past in prepared.drain(room as usize..) {
                 results[past.index] = Some(rejected(past.canonical, reason.clone()));
             }
@@ -221,7 +222,11 @@ impl GraphService {
             .into_iter()
             .map(|r| r.unwrap_or_else(|| rejected(String::new(), "not processed".into())))
             .collect();
-        self.entities_created(tenant, results.iter().filter(|r| r.outcome == "created").count() as u64);
+        self.created(
+            tenant,
+            Held::Entities,
+            results.iter().filter(|r| r.outcome == "created").count() as u64,
+        );
         let proposed = results
             .iter()
             .zip(rows)

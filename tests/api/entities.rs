@@ -5,12 +5,6 @@ use canon::jobs::Handlers;
 use serde_json::{json, Value};
 use std::collections::HashMap;
 
-/// A key of a new account: a tenant that shares nothing with `app`'s.
-async fn another_tenant(app: &crate::helpers::TestApp) -> String {
-    app.new_key(Some(&crate::helpers::unique("other")), canon::store::records::keys::Environment::Sandbox)
-        .await
-}
-
 fn outcomes(body: &Value) -> Vec<(String, Option<String>)> {
     body["results"]
         .as_array()
@@ -134,39 +128,6 @@ async fn a_name_keeps_at_most_a_hundred_spellings_whichever_way_they_come() {
 
 /// The graph engine holds every tenant's graph: past its bound a tenant's seed rows are
 /// rejected, saying so, and other tenants seed on.
-#[tokio::test]
-async fn a_tenant_at_its_entity_bound_has_further_rows_rejected_and_others_seed_on() {
-    let app = spawn_app_with(Handlers::default(), |config| config.max_entities_per_tenant = 5).await;
-    let names = |names: &[&str]| {
-        json!(names.iter().map(|n| json!({ "canonical": n, "type": "Company" })).collect::<Vec<_>>())
-    };
-    let first = app.seed(names(&["Alpha", "Bravo", "Charlie"])).await;
-    assert!(outcomes(&first).iter().all(|(outcome, _)| outcome == "created"), "{first}");
-
-    let second = app.seed(names(&["Delta", "Echo", "Foxtrot", "Golf"])).await;
-    let rows = second["results"].as_array().unwrap();
-    let outcome = |i: usize| rows[i]["outcome"].as_str().unwrap();
-    assert_eq!(
-        [outcome(0), outcome(1), outcome(2), outcome(3)],
-        ["created", "created", "rejected", "rejected"],
-        "{second}"
-    );
-    let reason = rows[2]["reason"].as_str().unwrap();
-    assert!(reason.contains("holds 3 entities") && reason.contains("the most it may hold (5)"), "{reason}");
-
-    let stranger = another_tenant(&app).await;
-    let theirs = app
-        .client
-        .post(format!("{}/v3/entities/bulk", app.address))
-        .header("x-api-key", &stranger)
-        .json(&json!({ "entities": names(&["Hotel", "India"]) }))
-        .send()
-        .await
-        .unwrap();
-    let theirs = json(theirs).await;
-    assert!(outcomes(&theirs).iter().all(|(outcome, _)| outcome == "created"), "{theirs}");
-}
-
 #[tokio::test]
 async fn the_same_name_under_another_type_is_never_merged() {
     let app = spawn_app().await;
@@ -326,7 +287,7 @@ async fn a_hundred_rows_or_more_become_a_seed_job_that_reports_progress_and_resu
     assert_eq!(results.len(), 150);
     assert_eq!(results[149]["outcome"], "merged-with");
     assert_eq!(results[149]["entityID"], results[0]["entityID"]);
-    let other = another_tenant(&app).await;
+    let other = app.another_tenant().await;
     let response = app
         .client
         .get(format!("{}/v3/entities/seed/{id}", app.address))

@@ -157,6 +157,11 @@ impl TestApp {
     }
 
     /// A key for another environment or account of this app.
+    /// A key of a new account: a tenant that shares nothing with this app's.
+    pub async fn another_tenant(&self) -> String {
+        self.new_key(Some(&unique("other")), Environment::Sandbox).await
+    }
+
     pub async fn new_key(&self, account_name: Option<&str>, environment: Environment) -> String {
         let records = &self.app().state.records;
         let account_id = match account_name {

@@ -56,5 +56,6 @@ mod security;
 mod suggestions;
 mod suggestions_batched;
 mod synonyms;
+mod tenant_bounds;
 mod views;
 mod workflows;
