@@ -41,10 +41,22 @@ impl<K: Hash + Eq, V: Clone> Memo<K, V> {
     /// Remembers a value read from the store, unless something was forgotten since the read
     /// began (`seen`, from [`Memo::revision`]): that read may have raced a write.
     pub fn put_if_unchanged(&self, seen: u64, key: K, value: V) {
+        // Checked under the lock, which every forget takes too.
         let mut entries = self.lock();
         if self.revision.load(Ordering::Acquire) != seen {
             return;
         }
+        self.insert(&mut entries, key, value);
+    }
+
+    /// Remembers a value whatever was forgotten meanwhile: for keys that name the state they
+    /// were read in (a write moves the reader to another key), which no forget has to guard.
+    pub fn put(&self, key: K, value: V) {
+        let mut entries = self.lock();
+        self.insert(&mut entries, key, value);
+    }
+
+    fn insert(&self, entries: &mut HashMap<K, (V, Instant)>, key: K, value: V) {
         if entries.len() >= self.capacity {
             entries.clear();
         }
