@@ -102,6 +102,15 @@ fn init_logging() {
     });
 }
 
+/// The `canonical` names of a body's `entities` (a suggestion's pair, a review page), sorted.
+pub fn sorted_canonicals(body: &Value) -> Vec<String> {
+    let entities = body["entities"].as_array().expect("entities");
+    let mut names: Vec<String> =
+        entities.iter().map(|e| e["canonical"].as_str().unwrap().to_string()).collect();
+    names.sort();
+    names
+}
+
 /// A name no other test uses (tests may share a Neo4j or PostgreSQL server).
 pub fn unique(prefix: &str) -> String {
     format!("{prefix}-{}", ulid::Ulid::new().to_string().to_lowercase())

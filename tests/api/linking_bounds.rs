@@ -22,15 +22,7 @@ async fn companies_function(app: &TestApp) {
 
 /// Names of the review queue's entities (every linked one is `proposed`), sorted.
 async fn proposed_names(app: &TestApp) -> Vec<String> {
-    let queue = json(app.get("/v3/review-queue?limit=200").await).await;
-    let mut names: Vec<String> = queue["entities"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|n| n["canonical"].as_str().unwrap().to_string())
-        .collect();
-    names.sort();
-    names
+    crate::helpers::sorted_canonicals(&json(app.get("/v3/review-queue?limit=200").await).await)
 }
 
 async fn mention_count(app: &TestApp, id: &str) -> Value {

@@ -11,14 +11,7 @@ async fn refresh(app: &TestApp) -> Value {
 }
 
 fn pair_of(suggestion: &Value) -> Vec<String> {
-    let mut names: Vec<String> = suggestion["entities"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e["canonical"].as_str().unwrap().to_string())
-        .collect();
-    names.sort();
-    names
+    crate::helpers::sorted_canonicals(suggestion)
 }
 
 #[tokio::test]
