@@ -9,6 +9,7 @@ use crate::graph::relations::{Direction, EntityRelations, GraphNode, RelationsQu
 use crate::graph::{GraphService, Tenant};
 use async_graphql::dataloader::{DataLoader, Loader};
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 /// The loaders of one request (they hold the caller's tenant).
@@ -22,9 +23,26 @@ pub struct Loaders {
     pub timelines: DataLoader<TimelinesLoader>,
     pub entity_types: DataLoader<EntityTypeLoader>,
     pub type_children: DataLoader<TypeChildrenLoader>,
+    /// Child types this request has listed (see [`CHILD_TYPES_LISTED`]).
+    child_types_listed: AtomicUsize,
 }
 
+/// Child types one GraphQL request lists at most, every `children` field together.
+pub const CHILD_TYPES_LISTED: usize = 10_000;
+
 impl Loaders {
+    /// Counts `n` more child types listed; an error (code 400) past [`CHILD_TYPES_LISTED`].
+    pub fn list_child_types(&self, n: usize) -> async_graphql::Result<()> {
+        let listed = self.child_types_listed.fetch_add(n, Ordering::Relaxed) + n;
+        if listed > CHILD_TYPES_LISTED {
+            return Err(gql_error(crate::error::ServiceError::invalid_field(
+                "children",
+                format!("a request lists at most {CHILD_TYPES_LISTED} child types, every level together; walk fewer levels"),
+            )));
+        }
+        Ok(())
+    }
+
     pub fn new(state: &AppState, tenant: &Tenant) -> Self {
         let scope = || Scope { graph: state.graph.clone(), tenant: tenant.clone() };
         Self {
@@ -37,6 +55,7 @@ impl Loaders {
             timelines: DataLoader::new(TimelinesLoader(scope()), tokio::spawn),
             entity_types: DataLoader::new(EntityTypeLoader(scope()), tokio::spawn),
             type_children: DataLoader::new(TypeChildrenLoader(scope()), tokio::spawn),
+            child_types_listed: AtomicUsize::new(0),
         }
     }
 }

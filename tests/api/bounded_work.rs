@@ -40,6 +40,27 @@ async fn a_graphql_request_of_a_thousand_aliased_root_fields_is_refused_with_400
 }
 
 #[tokio::test]
+async fn a_type_tree_walked_down_and_up_again_stops_at_the_child_types_a_request_may_list() {
+    let app = spawn_app().await;
+    let created = app.post("/v3/entity-types", json!({ "name": "Organisation" })).await;
+    let parent = json(created).await["typeID"].as_str().unwrap().to_string();
+    for i in 0..120 {
+        let child = json!({ "name": format!("Kind {i}"), "parentTypeID": parent });
+        assert_eq!(app.post("/v3/entity-types", child).await.status(), 200);
+    }
+    let down = format!("{{ entityType(id: \"{parent}\") {{ children {{ name }} }} }}");
+    let body = json(app.post("/graphql", json!({ "query": down })).await).await;
+    assert_eq!(body["data"]["entityType"]["children"].as_array().unwrap().len(), 120, "{body}");
+    // 120 children, each's parent listing the 120 again: 14,520 types, past the 10,000.
+    let walk = "children { parent { children { name } } }";
+    let query = format!("{{ entityType(id: \"{parent}\") {{ {walk} }} }}");
+    let body = json(app.post("/graphql", json!({ "query": query })).await).await;
+    let error = &body["errors"][0];
+    assert_eq!(error["extensions"]["code"], 400, "{body}");
+    assert!(error["message"].as_str().unwrap().contains("at most 10000 child types"), "{body}");
+}
+
+#[tokio::test]
 async fn neighbors_and_other_lists_cost_their_size_and_refuse_sizes_past_their_maximum() {
     let app = spawn_app().await;
     // 200 entities, each asking 200 neighbours: 200 × 200 × 2 fields, far over the budget.

@@ -497,11 +497,15 @@ impl EntityType {
     }
 
     /// The direct child types, the first 200 by ID (batched; `GET
-    /// /v3/entity-types?parentTypeID=` pages them all).
+    /// /v3/entity-types?parentTypeID=` pages them all). One request lists at most
+    /// [`super::loaders::CHILD_TYPES_LISTED`] child types in all: walked down and back up
+    /// (`children { parent { children … } }`), each level multiplied the answer by 200 at a cost
+    /// of 1, and a type has one parent, so a request walking down only lists each type once.
     async fn children(&self, ctx: &Context<'_>) -> async_graphql::Result<Vec<EntityType>> {
         let loaders = ctx.data_unchecked::<super::loaders::Loaders>();
-        let children = loaders.type_children.load_one(self.0.type_id.clone()).await?;
-        Ok(children.unwrap_or_default().into_iter().map(EntityType).collect())
+        let children = loaders.type_children.load_one(self.0.type_id.clone()).await?.unwrap_or_default();
+        loaders.list_child_types(children.len())?;
+        Ok(children.into_iter().map(EntityType).collect())
     }
 }
 
