@@ -119,7 +119,9 @@ fn add_document(builder: &mut Builder, document: &Document, page_offset: i64, pr
     }
     builder.max_page = builder.max_page.max(page_offset + document.pages.len().max(1) as i64);
     for attachment in &document.attachments {
-        let name = attachment.file_name.clone().unwrap_or_else(|| "attachment".into());
+        // Cut like a heading: every label of the attachment's sections starts with it.
+        let name: String =
+            attachment.file_name.as_deref().unwrap_or("attachment").chars().take(LABEL_MAX).collect();
         let offset = builder.max_page;
         let saved = builder.context.take();
         add_document(builder, attachment, offset, Some(&name));
@@ -299,6 +301,18 @@ mod tests {
         let tail = format!("block number {}.", MAX_SECTIONS + 4);
         assert!(last.text.starts_with(&format!("block number {}.", MAX_SECTIONS - 1)), "{}", last.text);
         assert!(last.text.ends_with(&tail), "nothing lost: {}", last.text);
+    }
+
+    #[test]
+    fn an_attachments_long_file_name_is_cut_in_its_sections_labels() {
+        let attachment = Document { file_name: Some("x".repeat(100_000)), ..text(&["Paid in full."]) };
+        let document = Document { attachments: vec![attachment], ..text(&["See attached."]) };
+        let (sections, _) = sections(&document);
+        let label = &sections.last().unwrap().label;
+        assert!(
+            label.starts_with(&"x".repeat(LABEL_MAX)) && label.chars().count() < LABEL_MAX + 30,
+            "{label}"
+        );
     }
 
     #[test]

@@ -56,23 +56,17 @@ pub fn run(function: &FunctionVersion, input: &Payload) -> Result<Vec<SplitItem>
         By::Items(path) => {
             (items(input, path)?.into_iter().map(|item| (Payload::Json(item), None)).collect(), "items")
         }
-        By::Delimiter(delimiter) => (
-            text_of(input)
-                .split(delimiter)
-                .map(str::trim)
-                .filter(|piece| !piece.is_empty())
-                .map(|piece| (Payload::Document(text_document(piece)), None))
-                .collect(),
-            "delimiter",
-        ),
+        By::Delimiter(delimiter) => {
+            // Counted before any piece is built: each is a document of its own (a text of
+            // 16 million commas was 16 million documents before the count below refused it).
+            let text = text_of(input);
+            let pieces = || text.split(delimiter).map(str::trim).filter(|piece| !piece.is_empty());
+            check_count(pieces().count(), "delimiter")?;
+            (pieces().map(|piece| (Payload::Document(text_document(piece)), None)).collect(), "delimiter")
+        }
     };
     let count = pieces.len();
-    if count > MAX_SPLIT_ITEMS {
-        return Err(super::limits::exceeded(
-            format!("the split makes {count} items (by {output_type})"),
-            format!("{MAX_SPLIT_ITEMS} items a split (splitItems); split the input before sending it"),
-        ));
-    }
+    check_count(count, output_type)?;
     Ok(pieces
         .into_iter()
         .enumerate()
@@ -111,6 +105,17 @@ fn text_of(input: &Payload) -> String {
         Payload::Json(Value::String(text)) => text.clone(),
         Payload::Json(value) => value.to_string(),
     }
+}
+
+/// An `input_limit` error for a split of more than [`MAX_SPLIT_ITEMS`] items.
+fn check_count(count: usize, output_type: &str) -> Result<(), EngineError> {
+    if count > MAX_SPLIT_ITEMS {
+        return Err(super::limits::exceeded(
+            format!("the split makes {count} items (by {output_type})"),
+            format!("{MAX_SPLIT_ITEMS} items a split (splitItems); split the input before sending it"),
+        ));
+    }
+    Ok(())
 }
 
 fn rows(input: &Payload) -> Result<Vec<Value>, EngineError> {
@@ -161,6 +166,14 @@ mod tests {
             items[1].output,
             json!({"outputType": "items", "printPageOutput": {"itemOffset": 1, "itemCount": 2}})
         );
+    }
+
+    #[test]
+    fn a_split_by_delimiter_past_its_items_limit_fails_before_making_them() {
+        let text = vec!["a"; MAX_SPLIT_ITEMS + 1].join(",");
+        let input = Payload::Json(Value::String(text));
+        let err = split(json!({"splitConfig": {"by": "delimiter", "delimiter": ","}}), input).unwrap_err();
+        assert!(err.message.contains("10001 items (by delimiter)"), "{}", err.message);
     }
 
     #[test]
