@@ -91,7 +91,8 @@ pub async fn infer_schema(
         .filter(|c| c != "application/octet-stream")
         .unwrap_or_else(|| mime_of(input_type).into());
     let upload = Upload { file_name: &name, content_type: &content_type, size_bytes: bytes.len() as i64 };
-    let mut analysis = infer::analyse(&document, &upload);
+    // Reads the whole document (up to 32 MiB of text): blocking work, off the async worker.
+    let mut analysis = crate::cpu::blocking(|| infer::analyse(&document, &upload));
     if let Some(model) = &state.schema_model {
         let context = state.calls.engines.context(caller.tenant.clone());
         analysis.refinement = Some(refine(model, &document, &mut analysis, &context).await);
