@@ -485,6 +485,30 @@ async fn a_run_whose_output_would_take_the_call_past_its_output_limit_fails_and_
 }
 
 #[tokio::test]
+async fn a_join_whose_inputs_together_pass_the_output_limit_fails_before_it_merges_them() {
+    // One output handed down four edges into a join is four inputs of its weight: weighed
+    // before they are copied for the join (1,000 copies of a 32 MiB document, unbounded).
+    let app =
+        spawn_app_with(Handlers::default(), |config| config.max_output_bytes_per_call = 100 * 1024).await;
+    app.create_function(json!({"functionName": "pass", "type": "transform"})).await;
+    app.create_function(json!({"functionName": "merge", "type": "join", "joinType": "standard"})).await;
+    let edges = [("pass", "merge"); 4];
+    app.pipeline("fan-in", &["pass", "merge"], &edges).await;
+    let (_, body) = app.call_text("fan-in", &"a".repeat(10_000), json!({}), true).await;
+    assert_eq!(body["call"]["status"], "completed", "four inputs of 10 KB fit: {body}");
+    let (_, body) = app.call_text("fan-in", &"a".repeat(30_000), json!({}), true).await;
+    let call = &body["call"];
+    assert_eq!(call["status"], "failed", "{body}");
+    let error = &call["errors"][0];
+    assert_eq!((&error["functionName"], &error["kind"]), (&json!("merge"), &json!("input_limit")), "{body}");
+    let message = error["errorMessage"].as_str().unwrap();
+    assert!(
+        message.contains("the join's 4 inputs weigh") && message.contains("(outputBytesPerCall)"),
+        "{message}"
+    );
+}
+
+#[tokio::test]
 async fn a_terminal_split_emits_one_event_per_item() {
     let app = spawn_app().await;
     app.create_function(json!({"functionName": "pages", "type": "split", "splitType": "print_page",

@@ -152,9 +152,15 @@ impl<'a> Execution<'a> {
             let function = self.plan.functions.get(&node).cloned().context("node without a function")?;
             if function.kind() == Kind::Join {
                 let first = activations[0].clone();
-                let inputs: Vec<Value> =
-                    activations.iter().map(|a| engines::payload_value(&a.payload)).collect();
-                let joined = Activation { item_key: "join".into(), item_offset: 0, item_count: 1, ..first };
+                let mut joined =
+                    Activation { item_key: "join".into(), item_offset: 0, item_count: 1, ..first };
+                let inputs = match self.join_inputs(&activations) {
+                    Ok(inputs) => inputs,
+                    Err(too_much) => {
+                        joined.unreadable = Some(too_much);
+                        Vec::new()
+                    }
+                };
                 self.run_node(&node, &function, joined, Some(inputs), &mut arriving).await?;
             } else {
                 for activation in activations {
@@ -177,6 +183,35 @@ impl<'a> Execution<'a> {
             recorded,
         };
         Ok((completion, ended))
+    }
+
+    /// A join's inputs as JSON, each payload converted once however many edges brought it,
+    /// or `input_limit` when together they weigh more than a call may output: every edge hands
+    /// on the same payload, and a document classified once and routed down 1,000 edges into a
+    /// join was 1,000 copies of 32 MiB before the join's output was weighed.
+    fn join_inputs(&self, activations: &[Activation]) -> Result<Vec<Value>, EngineError> {
+        let mut converted: HashMap<*const Payload, (Value, usize)> = HashMap::new();
+        let mut total = 0_usize;
+        for activation in activations {
+            let (_, weight) = converted.entry(Arc::as_ptr(&activation.payload)).or_insert_with(|| {
+                let value = engines::payload_value(&activation.payload);
+                let weight = crate::shaping::weight(&value);
+                (value, weight)
+            });
+            total = total.saturating_add(*weight);
+        }
+        let limit = self.service.limits.output_bytes;
+        if total > limit {
+            return Err(engines::limits::exceeded(
+                format!(
+                    "the join's {} inputs weigh {} together (as counted: 64 bytes a value plus its text)",
+                    activations.len(),
+                    node::bytes_shown(total)
+                ),
+                format!("{} a call (outputBytesPerCall)", node::bytes_shown(limit)),
+            ));
+        }
+        Ok(activations.iter().map(|a| converted[&Arc::as_ptr(&a.payload)].0.clone()).collect())
     }
 
     /// Records runs that finished now (see [`progress`]), with the call's end when given.

@@ -451,7 +451,7 @@ fn output_weight(checkpoint: &Checkpoint) -> usize {
 }
 
 /// Bytes as a person reads them: KiB below a MiB, MiB above.
-fn bytes_shown(bytes: usize) -> String {
+pub(super) fn bytes_shown(bytes: usize) -> String {
     const MIB: usize = 1024 * 1024;
     match bytes {
         b if b >= MIB => format!("{:.1} MiB", b as f64 / MIB as f64),
