@@ -8,7 +8,7 @@
 //! revocation has too.
 
 use super::columns::str_col;
-use super::{decode, int_column, queries, GraphService, Tenant};
+use super::{counted, decode, int_column, queries, GraphService, Tenant, BLOCKERS_COUNTED};
 use crate::error::{ServiceError, ServiceResult};
 use crate::ids;
 use crate::pagination::PageRequest;
@@ -216,7 +216,13 @@ impl GraphService {
         if !rows.is_empty() {
             return Ok(());
         }
-        let blockers = self.run(tenant, queries::BUCKET_DELETE_BLOCKERS, params! { "id" => id }).await?;
+        let blockers = self
+            .run(
+                tenant,
+                queries::BUCKET_DELETE_BLOCKERS,
+                params! { "id" => id, "countUpTo" => BLOCKERS_COUNTED + 1 },
+            )
+            .await?;
         let Some(row) = blockers.first() else {
             return Err(ServiceError::not_found("bucket", id));
         };
@@ -227,7 +233,7 @@ impl GraphService {
         }
         Err(ServiceError::Conflict(format!(
             "bucket {id} still holds {} entities; delete with cascade=true to remove them too",
-            int_column(&blockers, "entities")
+            counted(int_column(&blockers, "entities"))
         )))
     }
 

@@ -3,7 +3,7 @@
 //! live child type exists.
 
 use super::buckets::is_constraint;
-use super::{decode, int_column, queries, GraphService, Tenant};
+use super::{counted, decode, int_column, queries, GraphService, Tenant, BLOCKERS_COUNTED};
 use crate::error::{ServiceError, ServiceResult};
 use crate::ids;
 use crate::pagination::PageRequest;
@@ -308,7 +308,14 @@ impl GraphService {
         if !rows.is_empty() {
             return Ok(());
         }
-        let blockers = self.run(tenant, queries::ENTITY_TYPE_DELETE_BLOCKERS, params! { "id" => id }).await?;
+        let count_up_to = BLOCKERS_COUNTED + 1;
+        let blockers = self
+            .run(
+                tenant,
+                queries::ENTITY_TYPE_DELETE_BLOCKERS,
+                params! { "id" => id, "countUpTo" => count_up_to },
+            )
+            .await?;
         if blockers.is_empty() {
             return Err(ServiceError::not_found("entity type", id));
         }
@@ -316,7 +323,7 @@ impl GraphService {
             "entity type {id} still has {} live child types and {} live entities assigned; \
              delete or re-parent the children and re-assign the entities first",
             int_column(&blockers, "liveChildren"),
-            int_column(&blockers, "liveEntities")
+            counted(int_column(&blockers, "liveEntities"))
         )))
     }
 }

@@ -218,6 +218,18 @@ fn decode<T: DeserializeOwned>(row: Row) -> ServiceResult<T> {
 }
 
 /// Reads an integer column (counts).
+/// What a refused delete counts of what blocks it, at most (past it: "more than").
+const BLOCKERS_COUNTED: i64 = 10_000;
+
+/// A count of blockers as a refusal shows it.
+fn counted(n: i64) -> String {
+    if n > BLOCKERS_COUNTED {
+        format!("more than {BLOCKERS_COUNTED}")
+    } else {
+        n.to_string()
+    }
+}
+
 fn int_column(rows: &[Row], column: &str) -> i64 {
     rows.first().and_then(|row| row.get(column)).and_then(Value::as_i64).unwrap_or(0)
 }

@@ -201,6 +201,30 @@ async fn deleting_a_non_empty_bucket_needs_cascade_which_removes_its_contents() 
 }
 
 #[tokio::test]
+async fn a_refused_delete_counts_what_blocks_it_up_to_ten_thousand() {
+    let app = spawn_app().await;
+    let big = app.create_bucket("Big").await;
+    for batch in [0..10_000, 10_000..10_100] {
+        // Each a seed job (a hundred rows or more), waited for.
+        let rows: Vec<Value> =
+            batch.map(|i| json!({ "canonical": format!("Firm {i}"), "type": "Firm" })).collect();
+        let seeded = app.post("/v3/entities/bulk", json!({ "entities": rows, "bucket": big })).await;
+        assert_eq!(seeded.status(), 202);
+        app.wait_for_seed(json(seeded).await["seedJobID"].as_str().unwrap()).await;
+    }
+    let body = assert_error(app.delete(&format!("/v3/buckets/{big}")).await, 409).await;
+    assert!(body["message"].as_str().unwrap().contains("still holds more than 10000 entities"), "{body}");
+    let types = json(app.get("/v3/entity-types").await).await;
+    let firm = types["entityTypes"][0]["typeID"].as_str().unwrap().to_string();
+    let body = assert_error(app.delete(&format!("/v3/entity-types/{firm}")).await, 409).await;
+    assert!(body["message"].as_str().unwrap().contains("more than 10000 live entities"), "{body}");
+    let small = app.create_bucket("Small").await;
+    plant_entities(&app, &small).await;
+    let body = assert_error(app.delete(&format!("/v3/buckets/{small}")).await, 409).await;
+    assert!(body["message"].as_str().unwrap().contains("still holds 2 entities"), "{body}");
+}
+
+#[tokio::test]
 async fn a_cascade_delete_removes_a_large_bucket_a_page_at_a_time_names_included() {
     // Each statement removes at most 3 mentions or entities here (5,000 in production), so
     // other writes run between them; the keys of the entities' names go too.
