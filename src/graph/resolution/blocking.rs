@@ -10,16 +10,22 @@
 //!   typo in the first letters).
 //!
 //! A key shared by more than [`MAX_BLOCK`] records is too common to tell anything and pairs
-//! nothing, so the pairs grow with the records, never with their square.
+//! nothing, so the pairs grow with the records, never with their square. A record pairs with
+//! at most [`MAX_PARTNERS`] others by its keys, the smallest blocks (the rarest keys) first:
+//! names of hundreds of words each shared by 50 records (a tenant's own data) gave each record
+//! thousands of partners, tens of millions of pairs held at once in one refresh.
 
 use super::comparisons::{Field, Kind};
 use super::model::Record;
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// Sorted-order neighbours compared with each record.
 pub const WINDOW: usize = 6;
 /// Blocks larger than this pair nothing.
 pub const MAX_BLOCK: usize = 50;
+/// Partners one record takes by its keys at most (its sorted-order neighbours come besides):
+/// about what twenty keys in blocks of fifty give, so real names stay under it.
+pub const MAX_PARTNERS: usize = 1_000;
 
 /// Why a pair is a candidate, as a bit set of the key families that proposed it:
 /// [`BY_NAME`] (a word, Soundex code, core or sorted neighbour of the names) and, for the
@@ -39,6 +45,10 @@ pub fn candidate_pairs(records: &[Record], fields: &[Field]) -> Vec<(usize, usiz
 
 /// [`candidate_pairs`] with the reasons each was proposed for.
 pub fn candidate_pairs_with_reasons(records: &[Record], fields: &[Field]) -> Vec<((usize, usize), Reasons)> {
+    pairs_within(records, fields, MAX_PARTNERS)
+}
+
+fn pairs_within(records: &[Record], fields: &[Field], max_partners: usize) -> Vec<((usize, usize), Reasons)> {
     let mut groups: BTreeMap<(&str, String), Vec<usize>> = BTreeMap::new();
     for (i, r) in records.iter().enumerate() {
         groups
@@ -63,10 +73,24 @@ pub fn candidate_pairs_with_reasons(records: &[Record], fields: &[Field]) -> Vec
                 blocks.entry(key).or_insert_with(|| (reason, Vec::new())).1.push(i);
             }
         }
-        for (reason, block) in blocks.values().filter(|(_, b)| b.len() > 1 && b.len() <= MAX_BLOCK) {
+        let mut blocks: Vec<(&String, &(Reasons, Vec<usize>))> =
+            blocks.iter().filter(|(_, (_, b))| b.len() > 1 && b.len() <= MAX_BLOCK).collect();
+        blocks.sort_by_key(|(key, (_, block))| (block.len(), *key));
+        let mut partners: HashMap<usize, usize> = HashMap::new();
+        for (_, (reason, block)) in blocks {
             for (n, &i) in block.iter().enumerate() {
                 for &j in &block[n + 1..] {
-                    *pairs.entry((i.min(j), i.max(j))).or_default() |= reason;
+                    let pair = (i.min(j), i.max(j));
+                    if let Some(known) = pairs.get_mut(&pair) {
+                        *known |= reason;
+                        continue;
+                    }
+                    let room = |r: &usize| partners.get(r).copied().unwrap_or(0) < max_partners;
+                    if room(&i) && room(&j) {
+                        pairs.insert(pair, *reason);
+                        *partners.entry(i).or_default() += 1;
+                        *partners.entry(j).or_default() += 1;
+                    }
                 }
             }
         }
@@ -187,6 +211,23 @@ mod tests {
         assert!(pairs.len() < all.len() * (all.len() - 1) / 2, "never all pairs");
         let truth: HashSet<(usize, usize)> = [(0, 1), (2, 3)].into_iter().collect();
         assert_eq!(recall(&pairs, &truth), 1.0);
+    }
+
+    #[test]
+    fn a_record_takes_its_partners_from_its_rarest_keys_first_up_to_the_bound() {
+        // Record 0 shares "zephyr" with record 1 only, and "common" with 40 others.
+        let mut all = vec![record("0", "zephyr common", &[]), record("1", "zephyr other", &[])];
+        for i in 0..40 {
+            all.push(record(&format!("c{i}"), &format!("common kin{i:02}"), &[]));
+        }
+        let partners =
+            |pairs: &[((usize, usize), Reasons)]| pairs.iter().filter(|((a, _), _)| *a == 0).count();
+        let free = pairs_within(&all, &[], usize::MAX);
+        let bounded = pairs_within(&all, &[], 5);
+        assert!(partners(&free) > 40, "every sharer of a word: {}", partners(&free));
+        let zero: Vec<usize> = bounded.iter().filter(|((a, _), _)| *a == 0).map(|((_, b), _)| *b).collect();
+        assert!(zero.contains(&1), "the rarest key's partner is kept: {zero:?}");
+        assert!(zero.len() <= 5 + 4 * WINDOW, "five by keys, the sorted neighbours besides: {zero:?}");
     }
 
     #[test]
