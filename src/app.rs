@@ -269,6 +269,7 @@ impl App {
                 suggest_threshold: config.suggest_threshold,
                 embedder: Some(backends.embedder.clone()),
                 candidates_page: config.refresh_page.max(1),
+                refreshes: Default::default(),
             },
             functions: crate::functions::FunctionsService::new(
                 records.clone(),

@@ -22,7 +22,8 @@ pub struct RefreshRequest {
 /// Run duplicate detection now: pairs above the auto-merge threshold are merged (short names
 /// and acronyms excepted), pairs between the thresholds become suggestions.
 #[utoipa::path(post, path = "/v3/merge-suggestions/refresh", tag = "entities", request_body = RefreshRequest,
-    responses((status = 200, body = RefreshResult), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody)))]
+    responses((status = 200, body = RefreshResult), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
+        (status = 409, description = "a refresh of this account is already running", body = ErrorBody)))]
 pub async fn refresh(
     State(state): State<AppState>,
     auth: Caller,

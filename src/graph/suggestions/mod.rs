@@ -25,6 +25,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use utoipa::ToSchema;
 
+pub mod gate;
 mod refresh;
 
 /// Entities a refresh reads per statement. One statement over a million entities ran past
@@ -52,6 +53,8 @@ pub struct SuggestionService {
     pub embedder: Option<Arc<dyn Embedder>>,
     /// Entities a refresh reads per statement ([`CANDIDATES_PAGE`] but in tests).
     pub candidates_page: usize,
+    /// One refresh per tenant at a time, a few per process (see [`gate`]).
+    pub refreshes: Arc<gate::RefreshGate>,
 }
 
 /// What one detection run did.

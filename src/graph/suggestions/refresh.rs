@@ -26,6 +26,7 @@ impl SuggestionService {
         bucket: Option<&str>,
         actor: &Actor,
     ) -> ServiceResult<RefreshResult> {
+        let _turn = self.refreshes.enter(tenant).await?;
         let started = std::time::Instant::now();
         let (mut records, schemas) = self.read_candidates(tenant, bucket).await?;
         records.sort_by(|a, b| a.candidate.entity_id.cmp(&b.candidate.entity_id));
