@@ -4,6 +4,7 @@
 //! resumes where it stopped and re-emits nothing.
 
 pub mod executor;
+pub mod inline;
 pub mod linking;
 mod progress;
 pub mod shapes;
@@ -27,7 +28,7 @@ use serde_json::{json, Value};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::{broadcast, OwnedSemaphorePermit, Semaphore};
+use tokio::sync::{broadcast, Semaphore};
 
 pub use crate::store::records::calls::{CALL_JOB, CALL_JOB_ATTEMPTS};
 /// How long a `callReferenceID` keeps naming its call (decision: one day).
@@ -118,6 +119,8 @@ pub struct CallService {
     /// Waited calls this process runs itself as they arrive, at most [`INLINE_CALLS`] at
     /// once; `None` (a process without job workers) leaves every call to the queue.
     inline: Option<Arc<Semaphore>>,
+    /// Inline calls running per account (see [`inline`]).
+    inline_shares: Arc<inline::InlineShares>,
     /// What one call may make: [`MAX_RUNS`] and [`MAX_OUTPUT_BYTES`] but in tests.
     pub limits: CallLimits,
 }
@@ -171,7 +174,8 @@ pub const MAX_LINKED_PER_RUN: usize = 1_000;
 /// process that took it, at once, instead of queueing behind the workers (two by default,
 /// which seed and embedding jobs share): its job is stored already claimed by the process, so
 /// a crash leaves a lease that runs out and a worker resumes the call. Beyond this many at
-/// once, waited calls queue like the others.
+/// once, or past [`inline::INLINE_CALLS_PER_TENANT`] of one account, waited calls queue like
+/// the others.
 pub const INLINE_CALLS: usize = 64;
 
 /// What the engines need besides the tenant.
@@ -203,7 +207,16 @@ impl CallService {
         wait_limit: Duration,
     ) -> Self {
         let (finished, _) = broadcast::channel(1024);
-        Self { records, graph, engines, finished, wait_limit, inline: None, limits: CallLimits::default() }
+        Self {
+            records,
+            graph,
+            engines,
+            finished,
+            wait_limit,
+            inline: None,
+            inline_shares: Arc::default(),
+            limits: CallLimits::default(),
+        }
     }
 
     /// This service with other bounds on a call's work (tests reach them with small ones).
@@ -260,7 +273,7 @@ impl CallService {
         }
         let now = ids::now_millis();
         let permit = match &self.inline {
-            Some(inline) if request.wait => inline.clone().try_acquire_owned().ok(),
+            Some(inline) if request.wait => self.inline_shares.take(inline, tenant),
             _ => None,
         };
         let worker = permit.as_ref().map(|_| ids::new_id("inl"));
@@ -331,7 +344,7 @@ impl CallService {
         plan: Plan,
         job_id: String,
         worker: String,
-        permit: OwnedSemaphorePermit,
+        permit: inline::InlineTurn,
     ) {
         let service = self.clone();
         let span = tracing::info_span!("job", job_id = %job_id, kind = CALL_JOB, attempt = 1);
