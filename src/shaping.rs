@@ -15,7 +15,9 @@
 //! parsing, evaluating and dropping an expression recurse a bounded depth: `[[[[…` fifty
 //! thousand deep overflowed the worker's stack and aborted the whole server. Evaluating builds
 //! at most [`MAX_BUILT_BYTES`] beyond twice the input: hashes of `@` chained thirty times
-//! doubled the input thirty times.
+//! doubled the input thirty times. It visits at most [`MAX_VISITS`] values: a hash of a
+//! thousand projections of the input builds nothing for items whose field is missing, yet read
+//! a million-item input a thousand times (tens of seconds a run, per node).
 
 use serde_json::{Map, Value};
 use std::borrow::Cow;
@@ -79,11 +81,15 @@ pub fn search(expression: &str, value: &Value) -> Result<Value, ShapingError> {
 /// hash or list copies what its entries select, so `{a:@,b:@}.{a:@,b:@}…` thirty steps long
 /// doubled its input thirty times and took the server's memory.
 pub const MAX_BUILT_BYTES: usize = 64 * 1024 * 1024;
+/// Values one evaluation visits at most (each step of the expression at each value it reaches
+/// one): about a second of evaluating.
+pub const MAX_VISITS: usize = 20_000_000;
 
 /// Evaluates an expression, building at most [`MAX_BUILT_BYTES`] plus twice the input's
 /// weight (the input itself may come out whole, and a projection may copy it once more).
 pub fn evaluate(expr: &Expr, value: &Value) -> Result<Value, ShapingError> {
-    let mut budget = Budget { left: MAX_BUILT_BYTES, limit: MAX_BUILT_BYTES, input: Some(value) };
+    let mut budget =
+        Budget { left: MAX_BUILT_BYTES, limit: MAX_BUILT_BYTES, input: Some(value), visits_left: MAX_VISITS };
     let found = eval(expr, value, &mut budget)?;
     budget.own(found)
 }
@@ -112,9 +118,21 @@ struct Budget<'i> {
     /// The input, until its share is added: weighed only by an evaluation that needs it, since
     /// an extraction evaluates a path for each field of a document.
     input: Option<&'i Value>,
+    /// Values it may still visit.
+    visits_left: usize,
 }
 
 impl Budget<'_> {
+    fn visit(&mut self) -> Result<(), ShapingError> {
+        self.visits_left = self.visits_left.checked_sub(1).ok_or_else(|| {
+            ShapingError(format!(
+                "the expression visits more than {MAX_VISITS} values of this input: select less, or \
+                 fewer projections of the same part"
+            ))
+        })?;
+        Ok(())
+    }
+
     fn take(&mut self, bytes: usize) -> Result<(), ShapingError> {
         if bytes > self.left {
             if let Some(input) = self.input.take() {
@@ -149,6 +167,7 @@ static NULL: Value = Value::Null;
 
 /// What `expr` selects from `value`: a part of it, or what a hash, list or projection built.
 fn eval<'v>(expr: &Expr, value: &'v Value, budget: &mut Budget<'_>) -> Result<Cow<'v, Value>, ShapingError> {
+    budget.visit()?;
     Ok(match expr {
         Expr::Current => Cow::Borrowed(value),
         Expr::Field(name) => Cow::Borrowed(value.get(name).unwrap_or(&NULL)),
@@ -469,6 +488,17 @@ mod tests {
         assert!(weight(&big) > MAX_BUILT_BYTES / 2);
         assert_eq!(search("@", &big).unwrap(), big);
         assert_eq!(search("rows[*].id", &big).unwrap().as_array().unwrap().len(), 100_000);
+    }
+
+    #[test]
+    fn an_expression_projecting_a_large_input_over_and_over_stops_at_its_visits() {
+        let rows = json!({"rows": (0..100_000).map(|i| json!({"id": i})).collect::<Vec<_>>()});
+        let many: Vec<String> = (0..300).map(|i| format!("k{i}: rows[*].missing")).collect();
+        let err = search(&format!("{{{}}}", many.join(", ")), &rows).unwrap_err();
+        assert!(err.0.contains("visits more than 20000000 values"), "{err}");
+        let few: Vec<String> = (0..3).map(|i| format!("k{i}: rows[*].id")).collect();
+        let three = search(&format!("{{{}}}", few.join(", ")), &rows).unwrap();
+        assert_eq!(three["k2"].as_array().unwrap().len(), 100_000);
     }
 
     #[test]
