@@ -34,33 +34,32 @@ impl LabelIndex {
         while let Some(line) = lines.next() {
             let segments = columns(line);
             for (i, segment) in segments.iter().enumerate() {
-                let (label, colon) = match segment.split_once(':') {
-                    Some((label, _)) => (label, true),
-                    None if i + 1 < segments.len() => (*segment, false),
+                let (label, after_colon) = match segment.split_once(':') {
+                    Some((label, after)) => (label, Some(after.trim())),
+                    None if i + 1 < segments.len() => (*segment, None),
                     None => continue,
                 };
                 let label = normalise_label(label);
-                let matched = matches(&label, colon, wanted, longest);
+                let matched = matches(&label, after_colon.is_some(), wanted, longest);
                 if matched.is_empty() {
                     continue;
                 }
-                let value = match segment.split_once(':') {
-                    Some((_, value)) if !value.trim().is_empty() => value.trim().to_string(),
+                let value = match after_colon {
+                    Some(after) if !after.is_empty() => after,
                     Some(_) => match segments.get(i + 1) {
-                        Some(next) => next.to_string(),
+                        Some(next) => next,
                         None => lines
                             .peek()
                             .map(|next| next.trim())
                             .filter(|next| !next.contains(':'))
-                            .unwrap_or_default()
-                            .to_string(),
+                            .unwrap_or_default(),
                     },
-                    None => segments[i + 1].to_string(),
+                    None => segments[i + 1],
                 };
                 if value.is_empty() {
                     continue;
                 }
-                index.values.push(value);
+                index.values.push(value.to_string());
                 for (wanted, score) in matched {
                     index.hits.entry(wanted.to_string()).or_default().push((score, index.values.len() - 1));
                 }
