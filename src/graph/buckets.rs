@@ -8,7 +8,7 @@
 //! revocation has too.
 
 use super::columns::str_col;
-use super::{counted, decode, int_column, queries, GraphService, Tenant, BLOCKERS_COUNTED};
+use super::{counted, decode, int_column, queries, GraphService, Tenant};
 use crate::error::{ServiceError, ServiceResult};
 use crate::ids;
 use crate::pagination::PageRequest;
@@ -216,13 +216,7 @@ impl GraphService {
         if !rows.is_empty() {
             return Ok(());
         }
-        let blockers = self
-            .run(
-                tenant,
-                queries::BUCKET_DELETE_BLOCKERS,
-                params! { "id" => id, "countUpTo" => BLOCKERS_COUNTED + 1 },
-            )
-            .await?;
+        let blockers = self.delete_blockers(tenant, queries::BUCKET_DELETE_BLOCKERS, id).await?;
         let Some(row) = blockers.first() else {
             return Err(ServiceError::not_found("bucket", id));
         };

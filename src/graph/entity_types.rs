@@ -3,7 +3,7 @@
 //! live child type exists.
 
 use super::buckets::is_constraint;
-use super::{counted, decode, int_column, queries, GraphService, Tenant, BLOCKERS_COUNTED};
+use super::{counted, decode, int_column, queries, GraphService, Tenant};
 use crate::error::{ServiceError, ServiceResult};
 use crate::ids;
 use crate::pagination::PageRequest;
@@ -308,14 +308,7 @@ impl GraphService {
         if !rows.is_empty() {
             return Ok(());
         }
-        let count_up_to = BLOCKERS_COUNTED + 1;
-        let blockers = self
-            .run(
-                tenant,
-                queries::ENTITY_TYPE_DELETE_BLOCKERS,
-                params! { "id" => id, "countUpTo" => count_up_to },
-            )
-            .await?;
+        let blockers = self.delete_blockers(tenant, queries::ENTITY_TYPE_DELETE_BLOCKERS, id).await?;
         if blockers.is_empty() {
             return Err(ServiceError::not_found("entity type", id));
         }

@@ -217,9 +217,16 @@ fn decode<T: DeserializeOwned>(row: Row) -> ServiceResult<T> {
         .map_err(|err| ServiceError::Internal(anyhow::anyhow!("cannot decode a graph row: {err}")))
 }
 
-/// Reads an integer column (counts).
 /// What a refused delete counts of what blocks it, at most (past it: "more than").
 const BLOCKERS_COUNTED: i64 = 10_000;
+
+impl GraphService {
+    /// Why the delete of `id` was refused: `query` (a `*_delete_blockers` statement) counts its
+    /// blockers up to one past [`BLOCKERS_COUNTED`], not a bucket or type of millions whole.
+    async fn delete_blockers(&self, tenant: &Tenant, query: &str, id: &str) -> ServiceResult<Vec<Row>> {
+        self.run(tenant, query, crate::params! { "id" => id, "countUpTo" => BLOCKERS_COUNTED + 1 }).await
+    }
+}
 
 /// A count of blockers as a refusal shows it.
 fn counted(n: i64) -> String {
@@ -230,6 +237,7 @@ fn counted(n: i64) -> String {
     }
 }
 
+/// Reads an integer column (counts).
 fn int_column(rows: &[Row], column: &str) -> i64 {
     rows.first().and_then(|row| row.get(column)).and_then(Value::as_i64).unwrap_or(0)
 }
