@@ -48,6 +48,7 @@ pub mod pagination;
 pub mod provision;
 pub mod secrets;
 pub mod shaping;
+pub mod shares;
 pub mod signature;
 pub mod store;
 pub mod text;

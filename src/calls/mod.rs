@@ -273,7 +273,7 @@ impl CallService {
         }
         let now = ids::now_millis();
         let permit = match &self.inline {
-            Some(inline) if request.wait => self.inline_shares.take(inline, tenant),
+            Some(inline) if request.wait => inline::take(&self.inline_shares, inline, tenant),
             _ => None,
         };
         let worker = permit.as_ref().map(|_| ids::new_id("inl"));

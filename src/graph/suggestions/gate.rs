@@ -6,54 +6,39 @@
 
 use crate::error::{ServiceError, ServiceResult};
 use crate::graph::Tenant;
-use std::collections::HashSet;
-use std::sync::Mutex;
+use crate::shares::{Share, Shares};
 use tokio::sync::{Semaphore, SemaphorePermit};
 
 /// Refreshes this process runs at once.
 pub const REFRESHES_AT_ONCE: usize = 2;
 
 pub struct RefreshGate {
-    running: Mutex<HashSet<Tenant>>,
+    running: Shares<Tenant>,
     slots: Semaphore,
 }
 
 impl Default for RefreshGate {
     fn default() -> Self {
-        Self { running: Mutex::default(), slots: Semaphore::new(REFRESHES_AT_ONCE) }
-    }
-}
-
-/// A tenant's place in the gate, given back when dropped (also when its wait is cancelled).
-struct Place<'a> {
-    gate: &'a RefreshGate,
-    tenant: Tenant,
-}
-
-impl Drop for Place<'_> {
-    fn drop(&mut self) {
-        self.gate.running.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).remove(&self.tenant);
+        Self { running: Shares::default(), slots: Semaphore::new(REFRESHES_AT_ONCE) }
     }
 }
 
 /// A refresh's turn: while it is held, the tenant's other refreshes are refused.
 pub struct RefreshTurn<'a> {
-    _place: Place<'a>,
+    _place: Share<Tenant>,
     _slot: SemaphorePermit<'a>,
 }
 
 impl RefreshGate {
-    /// Waits for a slot; a `409` when the tenant's refresh is already running or waiting.
+    /// Waits for a slot; a `409` when the tenant's refresh is already running or waiting (its
+    /// place is given back if the wait is cancelled).
     pub async fn enter(&self, tenant: &Tenant) -> ServiceResult<RefreshTurn<'_>> {
-        let first =
-            self.running.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).insert(tenant.clone());
-        if !first {
-            return Err(ServiceError::Conflict(
+        let place = self.running.take(tenant, 1).ok_or_else(|| {
+            ServiceError::Conflict(
                 "a merge-suggestion refresh of this account is already running; ask again once it has answered"
                     .into(),
-            ));
-        }
-        let place = Place { gate: self, tenant: tenant.clone() };
+            )
+        })?;
         let slot = self
             .slots
             .acquire()
