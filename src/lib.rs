@@ -45,6 +45,7 @@ pub mod keys;
 pub mod mcp;
 pub mod memo;
 pub mod pagination;
+pub mod patterns;
 pub mod provision;
 pub mod secrets;
 pub mod shaping;

@@ -195,6 +195,7 @@ impl EngineParts {
             collections: self.collections.clone(),
             egress: self.egress.clone(),
             secrets: self.secrets.clone(),
+            rules: Arc::default(),
         }
     }
 }

@@ -15,19 +15,26 @@
 //! 3. With no text to compare, the route marked `isErrorFallback` if any, else an error.
 //!
 //! The rules search the first [`RULE_TEXT_BYTES`] of the text, and all of one input's rules
-//! together take at most [`RULE_BUDGET`]: a pattern the regex crate's DFA cannot hold runs
-//! ~13 µs a byte (`a[ab]{3000}c`), so 100 of them over a 32 MiB text would run for hours.
-//! Past the budget the call fails (`classification_failed`) naming it.
+//! together take at most [`RULE_BUDGET`], all of one call's [`CALL_RULE_BUDGET`]
+//! ([`super::call_rules`]): a pattern the regex crate's DFA cannot hold runs ~10 µs a byte
+//! (`(?i)[a-z ]{2000}Z`), so 100 of them over a 32 MiB text would run for hours. Each pattern is
+//! searched a window at a time ([`crate::patterns`]), so a deadline stops it within one.
+//! Past the budget the run fails (`classification_failed`) naming it.
 //!
 //! Output (the `ClassifyEvent` fields): `{choice, method: "rule" | "embedding" | "fallback"
 //! | "model", matched?: <the rule that hit>, scores?: {<route>: <cosine similarity>}}`.
 
+use super::call_rules::{CallRules, Deadline};
 use super::extract::extraction_text;
 use super::{invalid_config, setting, Context, EngineError, Outcome, Payload};
 use crate::functions::type_settings;
+use crate::patterns::Pattern;
 use crate::versions::FunctionVersion;
 use serde_json::{json, Map, Value};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::time::Instant;
+
+pub use super::call_rules::{CALL_RULE_BUDGET, RULE_BUDGET};
 
 const MAX_CHUNKS: usize = 8;
 /// Bytes of the text chunked for the comparison: far more than 8 chunks' worth, so the
@@ -36,14 +43,16 @@ const MAX_COMPARED_BYTES: usize = 64 * 1024;
 /// Bytes of the text the rules search (an input's beginning: a classification rule looks
 /// for what a kind of document says first, as the comparison reads 64 KiB).
 pub const RULE_TEXT_BYTES: usize = 1024 * 1024;
-/// Time the rules of one input take together.
-pub const RULE_BUDGET: Duration = Duration::from_secs(2);
 
 pub use crate::functions::type_settings::classify::Route;
 
 /// The routes of a classify function, with their rules compiled (see
-/// `functions::type_settings::classify`).
-pub fn routes(function: &FunctionVersion) -> Result<Vec<Route>, EngineError> {
+/// `functions::type_settings::classify`) once a call.
+pub fn routes(function: &FunctionVersion, context: &Context) -> Result<Arc<Vec<Route>>, EngineError> {
+    context.rules.routes(function, || compile(function))
+}
+
+fn compile(function: &FunctionVersion) -> Result<Vec<Route>, EngineError> {
     Ok(type_settings::classify::routes(setting(function, "classifications"))?)
 }
 
@@ -71,9 +80,9 @@ pub async fn run(
     input: &Payload,
     context: &Context,
 ) -> Result<Outcome, EngineError> {
-    let routes = routes(function)?;
+    let routes = routes(function, context)?;
     let text = classification_text(input);
-    if let Some(routed) = by_rules(&routes, &text, input)? {
+    if let Some(routed) = by_rules(&routes, &text, input, &context.rules)? {
         return Ok(routed);
     }
     if text.trim().is_empty() {
@@ -112,39 +121,52 @@ pub fn fallback(routes: &[Route], why: &str) -> Result<Outcome, EngineError> {
 }
 
 /// The route the rules choose for `input` (whose text is `text`), as the call's outcome.
-pub fn by_rules(routes: &[Route], text: &str, input: &Payload) -> Result<Option<Outcome>, EngineError> {
+pub fn by_rules(
+    routes: &[Route],
+    text: &str,
+    input: &Payload,
+    rules: &CallRules,
+) -> Result<Option<Outcome>, EngineError> {
     let sender = sender(input);
-    let hit = crate::cpu::blocking(|| rule_match(routes, text, sender.as_deref(), RULE_BUDGET))?;
-    Ok(hit.map(|(route, rule)| {
+    let deadline = rules.deadline();
+    let started = Instant::now();
+    let hit = crate::cpu::blocking(|| rule_match(routes, text, sender.as_deref(), deadline));
+    rules.spend(started.elapsed());
+    Ok(hit?.map(|(route, rule)| {
         let output = json!({"choice": route.name, "method": "rule", "matched": rule});
         Outcome::Routed { outlet: route.name.clone(), output }
     }))
 }
 
 /// The first route whose rule hits, with the rule (`regex:…`, `origin:…`, `keyword:…`),
-/// searching the first [`RULE_TEXT_BYTES`] of `text` within `budget`.
+/// searching the first [`RULE_TEXT_BYTES`] of `text` until `deadline`.
 pub fn rule_match<'a>(
     routes: &'a [Route],
     text: &str,
     sender: Option<&str>,
-    budget: Duration,
+    deadline: Deadline,
 ) -> Result<Option<(&'a Route, String)>, EngineError> {
     let text = &text[..text.floor_char_boundary(RULE_TEXT_BYTES)];
-    let started = Instant::now();
-    let within = |pattern: &regex::Regex, haystack: &str| {
-        if started.elapsed() >= budget {
-            return Err(EngineError::new(
+    let within = |pattern: &Pattern, haystack: &str| {
+        let stopped = |searched: Option<usize>| {
+            let at = match searched {
+                Some(bytes) => format!("with {:?} searched {bytes} bytes in", pattern.as_str()),
+                None => format!("before {:?} was tried", pattern.as_str()),
+            };
+            EngineError::new(
                 "classification_failed",
                 format!(
-                    "the classification rules took their {} s on this input before {:?} was tried; \
-                     make the patterns simpler (a pattern that repeats a wide class thousands of \
-                     times is slow on any text)",
-                    budget.as_secs_f64(),
-                    pattern.as_str()
+                    "the classification rules took their {} s {} {at}; make the patterns simpler (a \
+                     pattern that repeats a wide class thousands of times is slow on any text)",
+                    deadline.budget.as_secs_f64(),
+                    deadline.scope,
                 ),
-            ));
+            )
+        };
+        if Instant::now() >= deadline.at {
+            return Err(stopped(None));
         }
-        Ok(pattern.is_match(haystack))
+        pattern.is_match(haystack, deadline.at).map_err(|out| stopped(Some(out.searched)))
     };
     for route in routes {
         for pattern in &route.patterns {
@@ -206,6 +228,15 @@ fn mean_unit(vectors: &[Vec<f32>]) -> Vec<f32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
+
+    fn routes(function: &FunctionVersion) -> Result<Vec<Route>, EngineError> {
+        compile(function)
+    }
+
+    fn input_deadline() -> Deadline {
+        CallRules::default().deadline()
+    }
 
     fn function(classifications: Value) -> FunctionVersion {
         FunctionVersion {
@@ -226,7 +257,7 @@ mod tests {
         ])))
         .unwrap();
         let hit = |text: &str, from: Option<&str>| {
-            rule_match(&routes, text, from, RULE_BUDGET).unwrap().map(|(r, rule)| (r.name.clone(), rule))
+            rule_match(&routes, text, from, input_deadline()).unwrap().map(|(r, rule)| (r.name.clone(), rule))
         };
         assert_eq!(
             hit("INVOICE No 4", None).unwrap(),
@@ -242,15 +273,31 @@ mod tests {
 
     #[test]
     fn rules_read_the_texts_beginning_within_their_time_budget() {
-        let routes = routes(&function(json!([{"name": "late", "regex": {"patterns": ["needle"]}}]))).unwrap();
+        let needle = routes(&function(json!([{"name": "late", "regex": {"patterns": ["needle"]}}]))).unwrap();
         let early = "needle ".to_string() + &"x".repeat(RULE_TEXT_BYTES);
-        assert!(rule_match(&routes, &early, None, RULE_BUDGET).unwrap().is_some());
+        assert!(rule_match(&needle, &early, None, input_deadline()).unwrap().is_some());
         let late = "x".repeat(RULE_TEXT_BYTES) + " needle";
-        assert!(rule_match(&routes, &late, None, RULE_BUDGET).unwrap().is_none(), "past the bytes read");
-        let err = rule_match(&routes, "needle", None, Duration::ZERO).unwrap_err();
+        assert!(rule_match(&needle, &late, None, input_deadline()).unwrap().is_none(), "past the bytes read");
+        let spent = Deadline { at: Instant::now(), budget: Duration::ZERO, scope: "on this input" };
+        let err = rule_match(&needle, "needle", None, spent).unwrap_err();
         assert_eq!(err.kind, "classification_failed");
         assert!(
             err.message.contains("took their 0 s on this input before \"needle\" was tried"),
+            "{}",
+            err.message
+        );
+        // A slow pattern is stopped within the text, not after it.
+        let slow = routes(&function(json!([{"name": "slow", "regex": {"patterns": ["(?i)[a-z ]{2000}Z"]}}])))
+            .unwrap();
+        let text = "ab ".repeat(RULE_TEXT_BYTES / 3);
+        let soon = Deadline {
+            at: Instant::now() + Duration::from_millis(100),
+            budget: Duration::from_millis(100),
+            scope: "in this call",
+        };
+        let err = rule_match(&slow, &text, None, soon).unwrap_err();
+        assert!(
+            err.message.contains("took their 0.1 s in this call with \"(?i)[a-z ]{2000}Z\" searched"),
             "{}",
             err.message
         );

@@ -125,9 +125,9 @@ pub async fn classify(
     input: &Payload,
     context: &Context,
 ) -> Result<Outcome, EngineError> {
-    let routes = classify::routes(function)?;
+    let routes = classify::routes(function, context)?;
     let text = classification_text(input);
-    if let Some(routed) = classify::by_rules(&routes, &text, input)? {
+    if let Some(routed) = classify::by_rules(&routes, &text, input, &context.rules)? {
         return Ok(routed);
     }
     let names: Vec<&str> = routes.iter().map(|r| r.name.as_str()).collect();

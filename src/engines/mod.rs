@@ -26,6 +26,7 @@
 //! 120 s per image) and blocks: call it from `tokio::task::spawn_blocking`.
 
 pub mod analyze;
+pub mod call_rules;
 pub mod classify;
 pub mod csv;
 pub mod email;
@@ -149,6 +150,8 @@ pub struct Context {
     pub egress: Arc<Egress>,
     /// The tenant's credentials (`…Secret` fields).
     pub secrets: SecretsService,
+    /// What the call's classify runs share (a fresh one outside a call).
+    pub rules: Arc<call_rules::CallRules>,
 }
 
 /// The input types canon decodes, with aliases normalised (`jfif`/`jpg` → `jpeg`), or

@@ -11,11 +11,10 @@
 use super::request::{self, FsRequest, Op};
 use super::FsResponse;
 use crate::error::{ServiceError, ServiceResult};
-use crate::functions::type_settings::classify::PATTERN_BYTES;
 use crate::graph::Tenant;
+use crate::patterns::{OutOfTime, Pattern};
 use crate::store::records::documents::{ItemQuery, ItemRow};
 use crate::store::records::Records;
-use regex::{Regex, RegexBuilder};
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
 
@@ -32,7 +31,10 @@ pub const BATCH_BYTES: usize = 16 * 1024 * 1024;
 const MATCH_SHOWN: usize = 1_000;
 /// Time one request spends matching candidates before it answers with what it found and a
 /// cursor, as after [`super::SCAN_LIMIT`] candidates: a regular expression the DFA cannot
-/// hold runs microseconds a byte, so 20,000 long candidates could take minutes.
+/// hold runs microseconds a byte, so 20,000 long candidates could take minutes, and one
+/// 32 MiB candidate five. A candidate is searched a window at a time ([`crate::patterns`]):
+/// when the budget runs out inside one, the rest of it is not searched, and the answer's
+/// `hint` says which it was.
 pub const MATCH_BUDGET: Duration = Duration::from_secs(2);
 
 /// What one grep request reads and matches at most.
@@ -54,13 +56,14 @@ impl Default for Bounds {
 
 enum Matcher {
     Substring { needle: String, ignore_case: bool },
-    Regex(Regex),
+    Regex(Pattern),
 }
 
 impl Matcher {
-    /// Byte range of the first match.
-    fn find(&self, text: &str) -> Option<(usize, usize)> {
-        match self {
+    /// Byte range of the first match; a regular expression stops at `deadline` (between
+    /// windows: a substring is found at memory speed).
+    fn find(&self, text: &str, deadline: Instant) -> Result<Option<(usize, usize)>, OutOfTime> {
+        Ok(match self {
             Matcher::Substring { needle, ignore_case: false } => {
                 text.find(needle.as_str()).map(|i| (i, i + needle.len()))
             }
@@ -68,15 +71,35 @@ impl Matcher {
                 // Lower-casing can change byte lengths: find on the lowered text, then map
                 // back by characters.
                 let lowered = text.to_lowercase();
-                let at = lowered.find(needle.as_str())?;
+                let Some(at) = lowered.find(needle.as_str()) else { return Ok(None) };
                 let start_chars = lowered[..at].chars().count();
                 let len_chars = needle.chars().count();
                 let start = text.char_indices().nth(start_chars).map_or(text.len(), |(i, _)| i);
                 let end = text.char_indices().nth(start_chars + len_chars).map_or(text.len(), |(i, _)| i);
                 Some((start, end))
             }
-            Matcher::Regex(regex) => regex.find(text).map(|m| (m.start(), m.end())),
-        }
+            Matcher::Regex(pattern) => pattern.find(text, deadline)?.map(|found| (found.start, found.end)),
+        })
+    }
+}
+
+/// A candidate the matching budget ran out in, for the hint.
+struct Unfinished {
+    label: String,
+    searched: usize,
+    length: usize,
+}
+
+impl Unfinished {
+    fn hint(&self, budget: Duration) -> String {
+        format!(
+            "the {} s of matching ran out {} bytes into the {} bytes of {:?}: the rest of it was not \
+             searched (a simpler pattern searches it whole)",
+            budget.as_secs_f64(),
+            self.searched,
+            self.length,
+            self.label
+        )
     }
 }
 
@@ -93,13 +116,9 @@ pub async fn run(
     crate::text::check_len("pattern", pattern, PATTERN_MAX, true)?;
     let ignore_case = request.ignore_case.unwrap_or(true);
     let (matcher, literal) = if request.regex.unwrap_or(false) {
-        let regex = RegexBuilder::new(pattern)
-            .case_insensitive(ignore_case)
-            .size_limit(PATTERN_BYTES)
-            .build()
-            .map_err(|err| {
-                ServiceError::invalid_field("pattern", format!("not a valid regular expression: {err}"))
-            })?;
+        let regex = Pattern::compile(pattern, ignore_case).map_err(|err| {
+            ServiceError::invalid_field("pattern", format!("not a valid regular expression: {err}"))
+        })?;
         (Matcher::Regex(regex), required_literal(pattern))
     } else {
         let needle = if ignore_case { pattern.to_lowercase() } else { pattern.to_string() };
@@ -142,6 +161,7 @@ pub async fn run(
     let mut scanned = 0usize;
     let mut exhausted = false;
     let mut matching = Duration::ZERO;
+    let mut unfinished: Option<Unfinished> = None;
     // Past the matching budget the request answers, after one candidate at least (a cursor
     // always leads on).
     while hits.len() <= limit && scanned < scan_limit && (scanned == 0 || matching < bounds.matching) {
@@ -159,8 +179,15 @@ pub async fn run(
                 scanned += 1;
                 after = Some(item.id.clone());
                 let started = Instant::now();
-                let found = matcher.find(&item.text);
+                let found = matcher.find(&item.text, started + bounds.matching.saturating_sub(matching));
                 matching += started.elapsed();
+                let found = found.unwrap_or_else(|stopped| {
+                    let label = item.label.clone();
+                    unfinished =
+                        Some(Unfinished { label, searched: stopped.searched, length: item.text.len() });
+                    matching = matching.max(bounds.matching);
+                    None
+                });
                 if let Some(range) = found {
                     count += 1;
                     if !count_only {
@@ -191,6 +218,7 @@ pub async fn run(
                 bounds.matching.as_secs_f64()
             ));
         }
+        response.hint = joined(response.hint, unfinished.map(|u| u.hint(bounds.matching)));
         return Ok(response);
     }
     let more = hits.len() > limit || !exhausted;
@@ -204,6 +232,7 @@ pub async fn run(
     };
     let hint = (more && hits.len() < limit)
         .then(|| format!("read {scanned} candidates; pass nextCursor to search on"));
+    let hint = joined(hint, unfinished.map(|u| u.hint(bounds.matching)));
     let documents = document_refs(records, tenant, &hits).await?;
     let data: Vec<Value> = hits
         .iter()
@@ -264,6 +293,14 @@ async fn document_refs(
         .collect())
 }
 
+/// Two hints as one.
+fn joined(first: Option<String>, second: Option<String>) -> Option<String> {
+    match (first, second) {
+        (Some(first), Some(second)) => Some(format!("{first}; {second}")),
+        (first, second) => first.or(second),
+    }
+}
+
 /// The match with some context each side, on character boundaries, in one line.
 fn snippet(text: &str, start: usize, end: usize) -> String {
     let before: String =
@@ -308,7 +345,7 @@ mod tests {
     fn any_case_matches_map_back_to_the_original_text() {
         let matcher = Matcher::Substring { needle: "acme".into(), ignore_case: true };
         let text = "Ünïcode — ACME Corp";
-        let (start, end) = matcher.find(text).unwrap();
+        let (start, end) = matcher.find(text, Instant::now()).unwrap().unwrap();
         assert_eq!(&text[start..end], "ACME");
         assert_eq!(snippet("a  b\n ACME  c", 7, 11), "a b ACME c");
     }

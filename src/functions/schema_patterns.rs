@@ -22,7 +22,7 @@
 //! Each pattern compiles within the bounds every tenant pattern has (a classify function's:
 //! [`PATTERN_BYTES`], 1 MiB, with a [`SEARCH_CACHE_BYTES`], 256 KiB, search cache).
 
-use super::type_settings::classify::{PATTERN_BYTES, SEARCH_CACHE_BYTES};
+use crate::patterns::{PATTERN_BYTES, SEARCH_CACHE_BYTES};
 use jsonschema::paths::{LazyLocation, Location};
 use jsonschema::{Keyword, PatternOptions, ValidationError, Validator};
 use serde_json::{json, Map, Value};

@@ -265,6 +265,39 @@ async fn fs_grep_answers_with_a_cursor_once_its_matching_time_is_spent_and_the_c
     assert_eq!(counts.iter().sum::<i64>(), 5, "{counts:?}");
 }
 
+#[tokio::test]
+async fn fs_grep_stops_a_slow_pattern_inside_a_long_section_and_says_where() {
+    // A pattern the DFA cannot hold runs ~10 µs a byte: over one 32 MiB section, minutes in a
+    // single search. Sections are searched a window at a time, so the budget stops it there.
+    let app = spawn_app_with(Handlers::default(), |config| {
+        config.fs_match_budget = std::time::Duration::from_millis(100);
+    })
+    .await;
+    app.parse_pipeline().await;
+    let early = format!("{}Z", "ab ".repeat(1_000));
+    app.parse_text("long-1", &format!("NOTES\n\n{}\n", "ab ".repeat(400_000))).await;
+    let slow = r"[a-z ]{2000}Z";
+    let page = app.fs(json!({"op": "grep", "pattern": slow, "regex": true})).await;
+    assert_eq!(page["data"], json!([]), "{page}");
+    let hint = page["hint"].as_str().unwrap();
+    let (searched, length) = hint
+        .split_once("ran out ")
+        .and_then(|(_, rest)| rest.split_once(" bytes into the "))
+        .and_then(|(searched, rest)| {
+            Some((searched.parse::<usize>().ok()?, rest.split_once(" bytes of ")?.0.parse::<usize>().ok()?))
+        })
+        .unwrap_or_else(|| panic!("no stop in the hint: {hint}"));
+    assert!(searched > 0 && searched < length && length > 1_199_000, "{hint}");
+    assert!(page["nextCursor"].is_string(), "the cursor leads past it: {page}");
+    // What the first windows hold is found whole, the rest of the section unread.
+    app.parse_text("long-2", &format!("NOTES\n\n{early}{}\n", "ab ".repeat(400_000))).await;
+    let page = app.fs(json!({"op": "grep", "pattern": slow, "regex": true, "path": "long-2"})).await;
+    let hits = page["data"].as_array().unwrap();
+    assert_eq!(hits.len(), 1, "{page}");
+    assert_eq!(hits[0]["match"].as_str().unwrap().len(), 1_000, "shown cut at 1,000 bytes: {page}");
+    assert_eq!(hits[0]["referenceID"], "long-2", "{page}");
+}
+
 /// Seeds entities named `names` (fewer than 100: in the request); returns their IDs.
 async fn companies(app: &TestApp, names: &[String]) -> Vec<String> {
     let rows: Vec<Value> = names.iter().map(|n| json!({ "canonical": n, "type": "Company" })).collect();

@@ -44,6 +44,7 @@ fn context(app: &TestApp) -> Context {
         collections: app.app().state.collections.clone(),
         egress: Egress::new(policy).expect("egress"),
         secrets: app.app().state.secrets.clone(),
+        rules: Default::default(),
     }
 }
 

@@ -104,6 +104,8 @@ struct Execution<'a> {
     /// What its runs output so far, by [`crate::shaping::weight`] (bounded by
     /// `limits.output_bytes`).
     output_bytes: usize,
+    /// What its classify runs share: compiled routes, time spent on rules.
+    rules: Arc<crate::engines::call_rules::CallRules>,
 }
 
 impl<'a> Execution<'a> {
@@ -129,6 +131,7 @@ impl<'a> Execution<'a> {
             kept: None,
             planned: 0,
             output_bytes: 0,
+            rules: Arc::default(),
         })
     }
 

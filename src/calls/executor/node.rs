@@ -6,7 +6,7 @@ use crate::calls::progress::{Emission, EmittedBy, FinishedNow, Kept, Progress, R
 use crate::calls::shapes::RunInfo;
 use crate::calls::{linking, shapes};
 use crate::documents::{structure, DocumentService, ParsedBy};
-use crate::engines::{self, EngineError, Outcome, Payload};
+use crate::engines::{self, Context, EngineError, Outcome, Payload};
 use crate::ids;
 use crate::json_size::Measured;
 use crate::shaping;
@@ -347,7 +347,8 @@ impl<'a> super::Execution<'a> {
             return Checkpoint::Failed { kind: err.kind.clone(), message: err.message.clone() };
         }
         let payload = &activation.payload;
-        let context = self.service.engines.context(self.tenant.clone());
+        let context =
+            Context { rules: self.rules.clone(), ..self.service.engines.context(self.tenant.clone()) };
         let result: Result<Outcome, EngineError> = match join_inputs {
             Some(inputs) => engines::join(function, &inputs, &context).await.map(Outcome::Output),
             None => engines::run(function, payload, &context).await,

@@ -7,39 +7,55 @@
 //! (`classifications[0].regex.patterns[1]`).
 //!
 //! Bounded, as every tenant pattern is: a function's routes hold at most [`MAX_RULES`]
-//! patterns and keywords in all, each compiled within [`PATTERN_BYTES`] (as `fs` grep's) with
-//! a search cache of [`SEARCH_CACHE_BYTES`]; a call holds them all, a save one route at a time.
+//! patterns and keywords in all, each compiled within [`crate::patterns::PATTERN_BYTES`] (as
+//! `fs` grep's), and all of them within [`ROUTES_BYTES`] together: a call holds them all.
 
 use super::{invalid, option, SettingError};
-use regex::{Regex, RegexBuilder};
+use crate::patterns::Pattern;
 use serde_json::Value;
 
 /// Patterns and keywords a classify function may hold in all.
 pub const MAX_RULES: usize = 100;
-/// The most one pattern's compiled program may take (Unicode `\w{20}` needs about 1 MiB).
-pub const PATTERN_BYTES: usize = 1 << 20;
-/// The most one pattern's lazy search cache may grow to.
-pub const SEARCH_CACHE_BYTES: usize = 256 << 10;
+/// The most a function's compiled patterns may take together: 100 patterns of up to 1 MiB
+/// each were 100 MiB held by every run of the function.
+pub const ROUTES_BYTES: usize = 8 << 20;
 
 /// One route of a classify function, its rules compiled.
 #[derive(Clone, Debug)]
 pub struct Route {
     pub name: String,
     pub description: String,
-    pub patterns: Vec<Regex>,
-    pub sender_patterns: Vec<Regex>,
-    pub keywords: Vec<Regex>,
+    pub patterns: Vec<Pattern>,
+    pub sender_patterns: Vec<Pattern>,
+    pub keywords: Vec<Pattern>,
     pub is_error_fallback: bool,
 }
 
 /// The routes of `list` (the function's `classifications` setting), in order.
 pub fn routes(list: Option<&Value>) -> Result<Vec<Route>, SettingError> {
-    items(list)?.map(|(item, path)| route(item, &path)).collect()
+    let mut routes = Vec::new();
+    let mut bytes = 0;
+    // Counted as they compile, so a list past the bound is refused before it is all held.
+    for (item, path) in items(list)? {
+        let route = route(item, &path)?;
+        bytes += route.memory();
+        if bytes > ROUTES_BYTES {
+            let message = format!(
+                "take more than {} MiB compiled together ({:.1} MiB up to {path}); use narrower classes \
+                 or fewer repetitions (ASCII (?-u:\\w) is far smaller than Unicode \\w)",
+                ROUTES_BYTES >> 20,
+                bytes as f64 / f64::from(1 << 20),
+            );
+            return Err(invalid("classifications".into(), message));
+        }
+        routes.push(route);
+    }
+    Ok(routes)
 }
 
-/// Checks `list` as [`routes`] reads it, compiling one route at a time.
+/// Checks `list` as [`routes`] reads it.
 pub fn check(list: &Value) -> Result<(), SettingError> {
-    items(Some(list))?.try_for_each(|(item, path)| route(item, &path).map(drop))
+    routes(Some(list)).map(drop)
 }
 
 /// The routes' JSON with their paths, once the list's shape and rule count are checked.
@@ -106,18 +122,25 @@ fn texts(item: &Value, pointer: &str, path: &str) -> Result<Vec<(String, String)
         .collect()
 }
 
-fn compile(patterns: Vec<(String, String)>, ignore_case: bool) -> Result<Vec<Regex>, SettingError> {
+fn compile(patterns: Vec<(String, String)>, ignore_case: bool) -> Result<Vec<Pattern>, SettingError> {
     patterns
         .into_iter()
         .map(|(at, pattern)| {
-            RegexBuilder::new(&pattern)
-                .case_insensitive(ignore_case)
-                .size_limit(PATTERN_BYTES)
-                .dfa_size_limit(SEARCH_CACHE_BYTES)
-                .build()
+            Pattern::compile(&pattern, ignore_case)
                 .map_err(|err| invalid(at, format!("is not a valid regular expression: {err}")))
         })
         .collect()
+}
+
+impl Route {
+    /// Bytes its compiled patterns hold.
+    fn memory(&self) -> usize {
+        [&self.patterns, &self.sender_patterns, &self.keywords]
+            .into_iter()
+            .flatten()
+            .map(Pattern::memory)
+            .sum()
+    }
 }
 
 #[cfg(test)]
@@ -137,7 +160,9 @@ mod tests {
         let list = json!([{"name": "invoice", "regex": {"patterns": ["INV-\\d+"]}, "keywords": ["bill"]},
                           {"name": "other", "isErrorFallback": true}]);
         let read = routes(Some(&list)).unwrap();
-        assert!(read[0].patterns[0].is_match("INV-42") && read[0].keywords[0].is_match("a BILL here"));
+        let now = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        assert!(read[0].patterns[0].is_match("INV-42", now).unwrap());
+        assert!(read[0].keywords[0].is_match("a BILL here", now).unwrap());
         assert!(read[1].is_error_fallback && read[1].patterns.is_empty());
         let bad = refused(json!({"name": "x", "regex": {"patterns": ["ok", "(unclosed"]}}));
         assert!(
@@ -158,6 +183,11 @@ mod tests {
             (0..=MAX_RULES).map(|i| json!({"name": format!("r{i}"), "keywords": ["k"]})).collect();
         assert!(check(&json!(many)).is_err_and(|err| format!("{err:?}").contains("at most 100")));
         let huge = json!([{"name": "x", "regex": {"patterns": ["\\w{100}"]}}]);
-        assert!(format!("{:?}", check(&huge)).contains("exceeds size limit"), "{:?}", check(&huge));
+        assert!(format!("{:?}", check(&huge)).contains("exceeds the size limit"), "{:?}", check(&huge));
+        // Nine patterns of about 1 MiB each pass one by one, not together.
+        let heavy = json!([{"name": "x", "regex": {"patterns": vec!["\\w{20}"; 9]}}]);
+        let err = format!("{:?}", check(&heavy));
+        assert!(err.contains("more than 8 MiB compiled together"), "{err}");
+        assert!(check(&json!([{"name": "x", "regex": {"patterns": vec!["\\w{20}"; 7]}}])).is_ok());
     }
 }
