@@ -7,8 +7,8 @@
 //! its inputs' rules share [`CALL_RULE_BUDGET`]; past it the rest of its classify runs fail
 //! naming it. A call resumed by another worker starts a fresh share.
 
-use super::classify::Route;
 use super::EngineError;
+use crate::functions::type_settings::classify::Route;
 use crate::versions::FunctionVersion;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
