@@ -7,7 +7,7 @@
 //! removed again.
 
 use super::{CollectionsService, EMBED_ATTEMPTS, MAX_TOKENS_PER_TEXT, PROCESSING_EVENT};
-use crate::embeddings::text_of;
+use crate::embeddings::{item_text_too_long, text_of};
 use crate::graph::Tenant;
 use crate::ids;
 use crate::jobs::JobHandler;
@@ -54,15 +54,24 @@ impl EmbedJob {
     ) -> anyhow::Result<Outcome> {
         let service = &self.service;
         let embedder = service.embedder();
-        let texts: Vec<String> = items
-            .iter()
-            .map(|item| text_of(&serde_json::from_str(&item.data).unwrap_or(Value::Null)))
-            .collect();
-        let counts = embedder.count_tokens(&texts).await?;
         let mut failures = Vec::new();
+        // Items stored before their text was bounded at write fail here, as they would there.
+        let (mut embedded, mut texts): (Vec<&PendingItem>, Vec<String>) = (Vec::new(), Vec::new());
+        for item in &items {
+            match text_of(&serde_json::from_str(&item.data).unwrap_or(Value::Null)) {
+                Some(text) => {
+                    embedded.push(item);
+                    texts.push(text);
+                }
+                None => {
+                    failures.push((item.id.clone(), format!("the item's data: {}", item_text_too_long())))
+                }
+            }
+        }
+        let counts = embedder.count_tokens(&texts).await?;
         // (item, chunk texts)
         let mut work: Vec<(&PendingItem, Vec<String>)> = Vec::new();
-        for ((item, text), count) in items.iter().zip(&texts).zip(counts) {
+        for ((item, text), count) in embedded.into_iter().zip(&texts).zip(counts) {
             if count > MAX_TOKENS_PER_TEXT {
                 failures.push((
                     item.id.clone(),

@@ -127,6 +127,9 @@ fn check_data(field: &str, data: &Value) -> ServiceResult<String> {
             ),
         ));
     }
+    if text_of(data).is_none() {
+        return Err(ServiceError::invalid_field(field, crate::embeddings::item_text_too_long()));
+    }
     Ok(text)
 }
 
@@ -608,11 +611,6 @@ impl CollectionsService {
     pub async fn event(&self, tenant: &Tenant, event_id: &str) -> ServiceResult<Option<Value>> {
         Ok(self.records.event(tenant.owner(), event_id).await?)
     }
-
-    /// The text an item's data is embedded as.
-    pub fn text_of(data: &Value) -> String {
-        text_of(data)
-    }
 }
 
 #[cfg(test)]
@@ -660,6 +658,10 @@ mod tests {
         let past = json!({"text": "x".repeat(MAX_ITEM_DATA_BYTES)});
         let err = check_data("d", &past).unwrap_err();
         assert!(err.to_string().contains("at most 262144"), "{err}");
+        let fields: serde_json::Map<String, Value> =
+            (0..10_000).map(|i| (format!("f{i}"), json!(0))).collect();
+        let err = check_data("d", &json!({ "k".repeat(128 * 1024): fields })).unwrap_err();
+        assert!(err.to_string().contains("would pass 1048576 bytes"), "{err}");
     }
 
     #[test]

@@ -1,9 +1,14 @@
 //! Collection names: dot-separated paths (`customers.premium.vip`). Letters, digits,
 //! underscores and dots only; each segment 1–256 characters starting with a letter or an
-//! underscore; no leading, trailing or consecutive dots.
+//! underscore; no leading, trailing or consecutive dots; at most 32 segments and 1,024
+//! characters in all.
 
 /// Longest segment accepted.
 pub const SEGMENT_MAX: usize = 256;
+/// Longest name, and most segments: every point of a collection carries each of its name's
+/// prefixes ([`scopes`]), so 50,000 one-letter segments made 2.5 GB of them for one item.
+pub const NAME_MAX: usize = 1_024;
+pub const SEGMENTS_MAX: usize = 32;
 
 /// Why `name` is not a valid collection name, or `None` when it is.
 pub fn problem(name: &str) -> Option<String> {
@@ -12,6 +17,13 @@ pub fn problem(name: &str) -> Option<String> {
     }
     if let Some(bad) = name.chars().find(|c| !(c.is_ascii_alphanumeric() || *c == '_' || *c == '.')) {
         return Some(format!("{bad:?} is not allowed; use only letters, digits, underscores and dots"));
+    }
+    if name.len() > NAME_MAX {
+        return Some(format!("is {} characters long; at most {NAME_MAX}", name.len()));
+    }
+    let segments = name.split('.').count();
+    if segments > SEGMENTS_MAX {
+        return Some(format!("has {segments} segments; at most {SEGMENTS_MAX}"));
     }
     if name.starts_with('.') || name.ends_with('.') {
         return Some("must not start or end with a dot".into());
@@ -70,6 +82,11 @@ mod tests {
         }
         assert!(problem(&"a".repeat(257)).unwrap().contains("longer than 256"));
         assert_eq!(problem(&"a".repeat(256)), None);
+        let deep = vec!["a"; 33].join(".");
+        assert!(problem(&deep).unwrap().contains("has 33 segments; at most 32"));
+        assert_eq!(problem(&vec!["a"; 32].join(".")), None);
+        let long = vec!["a".repeat(200); 6].join(".");
+        assert!(problem(&long).unwrap().contains("is 1205 characters long; at most 1024"));
     }
 
     #[test]

@@ -201,37 +201,82 @@ fn split_points(len: usize, window: usize, boundary: impl Fn(usize) -> bool) -> 
     }
 }
 
+/// Longest text an item's data is embedded as. Its data is at most 256 KiB, but a JSON
+/// object's key paths repeat on each of its lines: a 128 KiB key over 18,700 small fields
+/// made 2.4 GB of lines.
+pub const ITEM_TEXT_BYTES: usize = 1 << 20;
+
+/// Why an item's data has no text ([`text_of`] answered `None`), for the tenant.
+pub fn item_text_too_long() -> String {
+    format!(
+        "its text (a `key.path: value` line per field) would pass {ITEM_TEXT_BYTES} bytes; use shorter \
+         keys or fewer nested fields"
+    )
+}
+
 /// What an item's data is embedded as: a string as is; a JSON object as `key: value` lines
-/// (nested objects with dotted keys), so field names carry meaning as they do in prose.
-pub fn text_of(data: &serde_json::Value) -> String {
-    fn walk(prefix: &str, value: &serde_json::Value, lines: &mut Vec<String>) {
-        match value {
-            serde_json::Value::Object(map) => {
-                for (key, value) in map {
-                    let path = if prefix.is_empty() { key.clone() } else { format!("{prefix}.{key}") };
-                    walk(&path, value, lines);
-                }
-            }
-            serde_json::Value::Array(values) => {
-                let parts: Vec<String> = values
-                    .iter()
-                    .map(|v| match v {
-                        serde_json::Value::String(s) => s.clone(),
-                        other => other.to_string(),
-                    })
-                    .collect();
-                lines.push(format!("{prefix}: {}", parts.join(", ")));
-            }
-            serde_json::Value::String(s) if prefix.is_empty() => lines.push(s.clone()),
-            serde_json::Value::String(s) => lines.push(format!("{prefix}: {s}")),
-            serde_json::Value::Null => {}
-            other if prefix.is_empty() => lines.push(other.to_string()),
-            other => lines.push(format!("{prefix}: {other}")),
+/// (nested objects with dotted keys), so field names carry meaning as they do in prose. `None`
+/// when the text would pass [`ITEM_TEXT_BYTES`] (it stops being built there).
+pub fn text_of(data: &serde_json::Value) -> Option<String> {
+    use serde_json::Value;
+    use std::fmt::Write as _;
+    /// Starts a line for the value at `path` (`path: `, nothing for the top level's text).
+    fn line(out: &mut String, path: &str, labelled: bool) {
+        if !out.is_empty() {
+            out.push('\n');
+        }
+        if labelled {
+            out.push_str(path);
+            out.push_str(": ");
         }
     }
-    let mut lines = Vec::new();
-    walk("", data, &mut lines);
-    lines.join("\n")
+    fn walk(path: &mut String, value: &Value, out: &mut String) -> bool {
+        match value {
+            Value::Object(map) => {
+                for (key, value) in map {
+                    let len = path.len();
+                    if len > 0 {
+                        path.push('.');
+                    }
+                    path.push_str(key);
+                    let within = walk(path, value, out);
+                    path.truncate(len);
+                    if !within {
+                        return false;
+                    }
+                }
+            }
+            Value::Array(values) => {
+                line(out, path, true);
+                for (i, value) in values.iter().enumerate() {
+                    if i > 0 {
+                        out.push_str(", ");
+                    }
+                    match value {
+                        Value::String(s) => out.push_str(s),
+                        other => {
+                            let _ = write!(out, "{other}");
+                        }
+                    }
+                    if out.len() > ITEM_TEXT_BYTES {
+                        return false;
+                    }
+                }
+            }
+            Value::Null => {}
+            Value::String(s) => {
+                line(out, path, !path.is_empty());
+                out.push_str(s);
+            }
+            other => {
+                line(out, path, !path.is_empty());
+                let _ = write!(out, "{other}");
+            }
+        }
+        out.len() <= ITEM_TEXT_BYTES
+    }
+    let mut out = String::new();
+    walk(&mut String::new(), data, &mut out).then_some(out)
 }
 
 /// L2-normalises a vector in place (a zero vector stays zero).
@@ -295,11 +340,24 @@ mod tests {
     #[test]
     fn objects_are_embedded_as_key_value_lines() {
         let text = text_of(
-            &json!({"name": "Trail shoe", "size": 42, "tags": ["red", "light"], "maker": {"country": "IT"}}),
-        );
+            &json!({"name": "Trail shoe", "size": 42, "tags": ["red", "light"], "maker": {"country": "IT"},
+                    "gone": null}),
+        )
+        .unwrap();
         let mut lines: Vec<&str> = text.lines().collect();
         lines.sort();
         assert_eq!(lines, ["maker.country: IT", "name: Trail shoe", "size: 42", "tags: red, light"]);
-        assert_eq!(text_of(&json!("plain")), "plain");
+        assert_eq!(text_of(&json!("plain")).as_deref(), Some("plain"));
+    }
+
+    #[test]
+    fn an_object_whose_key_paths_would_repeat_past_the_bound_has_no_text() {
+        // 256 KiB of data: a 128 KiB key over 10,000 small fields would be 1.3 GB of lines.
+        let fields: serde_json::Map<String, serde_json::Value> =
+            (0..10_000).map(|i| (format!("f{i}"), json!(0))).collect();
+        let data = json!({ "k".repeat(128 * 1024): fields });
+        assert_eq!(text_of(&data), None);
+        let fine = json!({ "k".repeat(64): fields });
+        assert!(text_of(&fine).is_some_and(|text| text.lines().count() == 10_000));
     }
 }

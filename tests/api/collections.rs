@@ -104,6 +104,8 @@ async fn a_bad_collection_name_is_refused_with_the_reason() {
         ("order#123", "'#' is not allowed"),
         ("orders.9lives", "starts with a digit"),
         ("trailing.", "start or end with a dot"),
+        (&vec!["a"; 33].join("."), "has 33 segments; at most 32"),
+        (&vec!["a".repeat(250); 5].join("."), "characters long; at most 1024"),
     ] {
         let body =
             assert_error(app.post("/v3/collections", json!({ "collectionName": name })).await, 400).await;
@@ -243,6 +245,20 @@ async fn item_requests_are_validated_field_by_field() {
     .await;
     assert_eq!(body["details"]["field"], "items[0].data");
     assert!(body["message"].as_str().unwrap().contains("at most 262144"), "{body}");
+    // Within 256 KiB, but a long key repeated on each field's line would be 1.3 GB of text.
+    let fields: serde_json::Map<String, Value> = (0..10_000).map(|i| (format!("f{i}"), json!(0))).collect();
+    let deep = json!({ "k".repeat(128 * 1024): fields });
+    let body = assert_error(
+        app.post(
+            "/v3/collections/items",
+            json!({ "collectionName": "c", "items": [{ "data": "ok" }, { "data": deep }] }),
+        )
+        .await,
+        400,
+    )
+    .await;
+    assert_eq!(body["details"]["field"], "items[1].data");
+    assert!(body["message"].as_str().unwrap().contains("would pass 1048576 bytes"), "{body}");
     assert_error(
         app.post("/v3/collections/items", json!({ "collectionName": "c", "items": [{ "nodata": 1 }] })).await,
         400,
