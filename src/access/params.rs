@@ -41,13 +41,26 @@ pub fn list_param(values: &[String]) -> Vec<String> {
         .collect()
 }
 
-/// Values of an array filter; sent but empty (`tags=`) is 400, as each array needs an item.
+/// Values one array filter takes at most: bem's own bound on its ID lists (`eventIDs`, 1–100).
+/// A URL holds ~32,000 short values, and filters by name cost a store read each, or a
+/// comparison with every workflow node.
+pub const MAX_FILTER_VALUES: usize = 100;
+
+/// Values of an array filter; sent but empty (`tags=`) is 400, as each array needs an item,
+/// and so is one of more than [`MAX_FILTER_VALUES`].
 pub fn array_param(name: &str, raw: &[String]) -> Result<Vec<String>, ApiError> {
     let values = list_param(raw);
     if values.is_empty() && !raw.is_empty() {
         return Err(ApiError::bad_request(
             format!("{name}: give at least one value (or leave the parameter out)"),
             Some(json!({ "field": name, "error": "give at least one value (or leave the parameter out)" })),
+        ));
+    }
+    if values.len() > MAX_FILTER_VALUES {
+        let error = format!("at most {MAX_FILTER_VALUES} values (got {}); split the request", values.len());
+        return Err(ApiError::bad_request(
+            format!("{name}: {error}"),
+            Some(json!({ "field": name, "error": error })),
         ));
     }
     Ok(values)

@@ -23,6 +23,7 @@ use crate::store::records::functions::Saved;
 use crate::store::records::workflows::{Pin, StoredWorkflowVersion, WorkflowRecord, WorkflowRow};
 use serde::Deserialize;
 use serde_json::{json, Value};
+use std::collections::HashMap;
 use utoipa::ToSchema;
 
 /// A workflow as sent to create or update it (every field optional on update).
@@ -228,14 +229,18 @@ fn workflow_json(head: &WorkflowRow, version: &StoredWorkflowVersion, current: b
     out
 }
 
-fn matches(filter: &WorkflowFilter, record: &WorkflowRecord, named: &[(String, Option<String>)]) -> bool {
+fn matches(
+    filter: &WorkflowFilter,
+    record: &WorkflowRecord,
+    named: &HashMap<String, Option<String>>,
+) -> bool {
     let body = &record.version.body;
     let nodes: Vec<(String, String, i64)> =
         pins_of(body["nodes"].as_array().map(Vec::as_slice).unwrap_or(&[]));
     // A function name matches a node by the name it was saved with or by the function that
     // bears the name now.
     let is_named = |node: &(String, String, i64), name: &str| {
-        node.1 == name || named.iter().any(|(n, id)| n == name && id.as_deref() == Some(node.0.as_str()))
+        node.1 == name || named.get(name).is_some_and(|id| id.as_deref() == Some(node.0.as_str()))
     };
     let any_or_all = |list: &[String], hit: &dyn Fn(&String) -> bool| list.is_empty() || list.iter().any(hit);
     any_or_all(&filter.workflow_ids, &|id| *id == record.head.id)
@@ -570,11 +575,13 @@ impl FunctionsService {
         filter: &WorkflowFilter,
         page: &Page<String>,
     ) -> ServiceResult<(Vec<Value>, usize)> {
-        let mut named = Vec::new();
+        let mut named = HashMap::new();
         let names = filter.function_names.iter().chain(filter.function_name_versions.iter().map(|(n, _)| n));
         for name in names {
-            let found = self.records.find_function(tenant.owner(), name).await?;
-            named.push((name.clone(), found.map(|r| r.head.id)));
+            if !named.contains_key(name) {
+                let found = self.records.find_function(tenant.owner(), name).await?;
+                named.insert(name.clone(), found.map(|r| r.head.id));
+            }
         }
         // Filtered on summaries, and only the page read whole.
         let summaries = self.records.current_workflow_summaries(tenant.owner()).await?;

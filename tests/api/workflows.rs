@@ -419,6 +419,12 @@ async fn the_workflow_list_applies_every_filter_and_counts_the_matches() {
     ] {
         assert_error(app.get(&format!("/v3/workflows?{bad}")).await, 400).await;
     }
+    // An array filter takes 100 values: each name is a read, and each is compared with every node.
+    let names = |n: usize| (0..n).map(|i| format!("f{i}")).collect::<Vec<_>>().join(",");
+    assert_eq!(list(format!("functionNames=send,{}", names(99))).await, (ids(&[&c]), 1));
+    let body = assert_error(app.get(&format!("/v3/workflows?functionNames={}", names(101))).await, 400).await;
+    assert_eq!(body["details"]["field"], "functionNames");
+    assert!(body["message"].as_str().unwrap().contains("at most 100 values (got 101)"), "{body}");
 }
 
 #[tokio::test]
