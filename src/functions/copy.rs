@@ -79,6 +79,8 @@ impl FunctionsService {
     ) -> ServiceResult<Value> {
         validate::name("sourceFunctionName", &input.source_function_name)?;
         validate::name("targetFunctionName", &input.target_function_name)?;
+        // Kept in the copy's version as an update keeps them: the same bounds.
+        validate::labels("targetDisplayName", input.target_display_name.as_deref(), input.tags.as_deref())?;
         let to = target(tenant, input.target_environment.as_deref())?;
         let source = self.function_record(tenant, &input.source_function_name).await?;
         let display = input.target_display_name.clone();

@@ -219,21 +219,8 @@ fn build_body(function_type: &str, input: &FunctionInput, previous: Option<&Valu
     let schema = input.output_schema.clone().or_else(|| before("outputSchema")).unwrap_or(json!({}));
     body.insert("outputSchema".into(), schema);
     // The version's names and labels are tenant text like any other (`text::check`).
-    crate::text::check_opt("displayName", input.display_name.as_deref())?;
     crate::text::check_opt("outputSchemaName", input.output_schema_name.as_deref())?;
-    if let Some(name) = &input.display_name {
-        crate::text::check_len("displayName", name, validate::MAX_DISPLAY_NAME, false)?;
-    }
-    let tags = input.tags.as_deref().unwrap_or_default();
-    if tags.len() > validate::MAX_TAGS {
-        return Err(ServiceError::invalid_field(
-            "tags",
-            format!("at most {} tags (got {})", validate::MAX_TAGS, tags.len()),
-        ));
-    }
-    for (i, tag) in tags.iter().enumerate() {
-        crate::text::check_len(&format!("tags[{i}]"), tag, validate::MAX_TAG, false)?;
-    }
+    validate::labels("displayName", input.display_name.as_deref(), input.tags.as_deref())?;
     let schema_name =
         input.output_schema_name.as_ref().map(|n| json!(n)).or_else(|| before("outputSchemaName"));
     body.insert("outputSchemaName".into(), schema_name.unwrap_or(json!("output")));

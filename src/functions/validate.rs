@@ -83,6 +83,26 @@ pub fn name(field: &str, name: &str) -> Result<(), ServiceError> {
 }
 
 /// Checks a function type.
+/// A display name (under `field`) and tags as a version keeps them: tenant text of
+/// [`MAX_DISPLAY_NAME`] characters, at most [`MAX_TAGS`] tags of [`MAX_TAG`] each.
+pub fn labels(field: &str, display_name: Option<&str>, tags: Option<&[String]>) -> Result<(), ServiceError> {
+    crate::text::check_opt(field, display_name)?;
+    if let Some(name) = display_name {
+        crate::text::check_len(field, name, MAX_DISPLAY_NAME, false)?;
+    }
+    let tags = tags.unwrap_or_default();
+    if tags.len() > MAX_TAGS {
+        return Err(ServiceError::invalid_field(
+            "tags",
+            format!("at most {MAX_TAGS} tags (got {})", tags.len()),
+        ));
+    }
+    for (i, tag) in tags.iter().enumerate() {
+        crate::text::check_len(&format!("tags[{i}]"), tag, MAX_TAG, false)?;
+    }
+    Ok(())
+}
+
 pub fn function_type(function_type: &str) -> Result<(), ServiceError> {
     if canonical_type(function_type).is_some() && FUNCTION_TYPES.contains(&function_type) {
         Ok(())

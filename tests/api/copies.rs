@@ -47,6 +47,17 @@ async fn a_function_copy_starts_at_version_one_with_the_source_configuration() {
         .post("/v3/functions/copy", json!({"sourceFunctionName": "invoice", "targetFunctionName": "y", "targetEnvironment": "staging"}))
         .await;
     assert_eq!(assert_error(bad, 400).await["details"]["field"], "targetEnvironment");
+    // A copy's labels are bounded as an update's are.
+    for (extra, field) in [
+        (json!({"tags": vec!["t"; 51]}), "tags"),
+        (json!({"tags": ["x".repeat(129)]}), "tags[0]"),
+        (json!({"targetDisplayName": "d".repeat(201)}), "targetDisplayName"),
+    ] {
+        let mut body = json!({"sourceFunctionName": "invoice", "targetFunctionName": "z"});
+        body.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+        let refused = app.post("/v3/functions/copy", body).await;
+        assert_eq!(assert_error(refused, 400).await["details"]["field"], field);
+    }
 }
 
 #[tokio::test]
