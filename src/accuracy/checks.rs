@@ -28,7 +28,7 @@ use crate::engines::typed;
 use regex::Regex;
 use serde_json::{json, Map, Value};
 use std::cell::OnceCell;
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 use std::sync::LazyLock;
 
 /// What names the checks in each result.
@@ -47,23 +47,23 @@ pub struct Evidence<'a> {
     pub pages: &'a [String],
 }
 
-/// The evaluation of `output`: `{method, confidence, relevance, fields: {path: {...}},
+/// The evaluation of an output by its `fields` ([`leaves`]): `{method, confidence, relevance, fields: {path: {...}},
 /// hallucinations: [path], flagged: [path], judge}`.
 pub fn evaluate(
     schema: Option<&Value>,
-    output: &Value,
+    fields: &BTreeMap<String, Value>,
     evidence: Option<&Evidence<'_>>,
     second_opinion: Option<&Value>,
     judgement: &Judgement,
 ) -> Value {
-    let fields = leaves(output);
     let mut flagged = Vec::new();
-    let other = second_opinion.map(leaves);
+    // A second opinion past the field bounds is none.
+    let other = second_opinion.and_then(|value| leaves(value).ok());
     let mut grounding = evidence.map(Grounding::new);
     let mut results = Map::new();
     let mut hallucinations = Vec::new();
     let mut total = 0.0;
-    for (path, value) in &fields {
+    for (path, value) in fields {
         let property = schema.and_then(|s| property_at(s, path));
         let valid = schema.map(|_| property.is_some_and(|p| satisfies(p, value)));
         let page = match (&mut grounding, value) {
@@ -101,7 +101,8 @@ pub fn evaluate(
         );
     }
     let confidence = if fields.is_empty() { 0.0 } else { total / fields.len() as f64 };
-    let relevance = schema.map(schema_leaves).filter(|l| !l.is_empty()).map(|declared| {
+    // A schema past the field bounds (saving one keeps it far below) has no relevance figure.
+    let relevance = schema.and_then(|s| schema_leaves(s).ok()).filter(|l| !l.is_empty()).map(|declared| {
         declared.iter().filter(|path| fields.contains_key(*path)).count() as f64 / declared.len() as f64
     });
     json!({
@@ -271,7 +272,13 @@ mod tests {
         let evidence = Evidence { pages: &pages };
         let output =
             json!({"invoiceNumber": "INV-7", "total": 1234.5, "issued": "2024-03-03", "po": "PO-999"});
-        let result = evaluate(Some(&schema), &output, Some(&evidence), None, &Judgement::NotConfigured);
+        let result = evaluate(
+            Some(&schema),
+            &leaves(&output).unwrap(),
+            Some(&evidence),
+            None,
+            &Judgement::NotConfigured,
+        );
         assert_eq!(result["fields"]["/invoiceNumber"]["grounded"], true);
         assert_eq!(result["fields"]["/invoiceNumber"]["page"], 1);
         assert_eq!(result["fields"]["/total"]["page"], 2);
@@ -290,7 +297,8 @@ mod tests {
         let pages = vec!["lorem ".repeat(1 << 20 >> 1).chars().take(1 << 20).collect::<String>()];
         let evidence = Evidence { pages: &pages };
         let output = Value::Array((0..1_100).map(|i| json!(format!("absent {i}"))).collect());
-        let result = evaluate(None, &output, Some(&evidence), None, &Judgement::NotConfigured);
+        let result =
+            evaluate(None, &leaves(&output).unwrap(), Some(&evidence), None, &Judgement::NotConfigured);
         let fields = result["fields"].as_object().unwrap();
         let searched = fields.values().filter(|f| f["grounded"] == false).count();
         let unsearched = fields.values().filter(|f| f["grounded"].is_null()).count();
@@ -300,7 +308,8 @@ mod tests {
         let pages = vec!["Total 1,234.50 due 3 March 2024".to_string()];
         let evidence = Evidence { pages: &pages };
         let output = json!({"a": 1234.5, "b": "2024-03-03", "c": "1,234.50", "d": 7});
-        let result = evaluate(None, &output, Some(&evidence), None, &Judgement::NotConfigured);
+        let result =
+            evaluate(None, &leaves(&output).unwrap(), Some(&evidence), None, &Judgement::NotConfigured);
         let grounded: Vec<&Value> =
             ["/a", "/b", "/c", "/d"].iter().map(|p| &result["fields"][p]["grounded"]).collect();
         assert_eq!(grounded, [&json!(true), &json!(true), &json!(true), &json!(false)]);
@@ -318,7 +327,7 @@ mod tests {
             ("/note".to_string(), Verdict { correct: false, reason: "not a note".into() }),
         ]);
         let judged = Judgement::Judged { model: "m".into(), verdicts };
-        let result = evaluate(None, &output, Some(&evidence), None, &judged);
+        let result = evaluate(None, &leaves(&output).unwrap(), Some(&evidence), None, &judged);
         assert_eq!(result["fields"]["/total"]["confidence"], 1.0);
         // Grounded (0.5 of 0.9) but judged wrong.
         let note = result["fields"]["/note"]["confidence"].as_f64().unwrap();
@@ -326,7 +335,7 @@ mod tests {
         assert_eq!(result["flagged"], json!(["/note"]));
         assert_eq!(result["fields"]["/note"]["judgeReason"], "not a note");
         let failed = Judgement::Unavailable { model: "m".into(), error: "timeout".into() };
-        let result = evaluate(None, &output, Some(&evidence), None, &failed);
+        let result = evaluate(None, &leaves(&output).unwrap(), Some(&evidence), None, &failed);
         assert_eq!(result["fields"]["/note"]["confidence"], 1.0);
         assert_eq!(result["judge"]["status"], "unavailable");
     }

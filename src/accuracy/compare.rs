@@ -19,9 +19,15 @@
 //! Score runs ([`score_fields`]) use the SDK's vocabulary instead (match, mismatch, missing,
 //! extra) and accept canon's [`CompareOptions`].
 
+pub use super::fields::{leaves, schema_leaves, TooManyFields};
 use serde::Serialize;
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet};
+
+/// Element pairs one array's alignment weighs at most (`orderMatching: false`): each pair
+/// compares two elements' fields, so two arrays of 100,000 elements were 10^10 comparisons.
+/// A larger array keeps its order.
+pub const MAX_ALIGNED_PAIRS: usize = 1_000_000;
 
 /// How one field of a corrected output counts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -43,66 +49,6 @@ impl Outcome {
     }
 }
 
-/// Keys a call adds to an output that are not the function's (call metadata).
-const NOT_FIELDS: &[&str] = &["_metadata"];
-
-/// The leaves of `value` by JSON Pointer.
-pub fn leaves(value: &Value) -> BTreeMap<String, Value> {
-    let mut out = BTreeMap::new();
-    collect(value, String::new(), &mut out, true);
-    out
-}
-
-fn collect(value: &Value, path: String, out: &mut BTreeMap<String, Value>, top: bool) {
-    match value {
-        Value::Null => {}
-        Value::Object(map) => {
-            for (key, item) in map {
-                if top && NOT_FIELDS.contains(&key.as_str()) {
-                    continue;
-                }
-                collect(item, format!("{path}/{}", escape(key)), out, false);
-            }
-        }
-        Value::Array(items) => {
-            for (index, item) in items.iter().enumerate() {
-                collect(item, format!("{path}/{index}"), out, false);
-            }
-        }
-        scalar => {
-            let path = if path.is_empty() { "/".to_string() } else { path };
-            out.insert(path, scalar.clone());
-        }
-    }
-}
-
-fn escape(key: &str) -> String {
-    key.replace('~', "~0").replace('/', "~1")
-}
-
-/// The leaf properties an object schema declares (nested objects followed; arrays skipped,
-/// as their length is the data's).
-pub fn schema_leaves(schema: &Value) -> Vec<String> {
-    let mut out = Vec::new();
-    schema_collect(schema, String::new(), &mut out, 0);
-    out
-}
-
-fn schema_collect(schema: &Value, path: String, out: &mut Vec<String>, depth: usize) {
-    if depth > 16 {
-        return;
-    }
-    let Some(properties) = schema.get("properties").and_then(Value::as_object) else {
-        if !path.is_empty() && schema.get("type").and_then(Value::as_str) != Some("array") {
-            out.push(path);
-        }
-        return;
-    };
-    for (key, property) in properties {
-        schema_collect(property, format!("{path}/{}", escape(key)), out, depth + 1);
-    }
-}
-
 /// Exact equality, numbers by value.
 pub fn same(a: &Value, b: &Value) -> bool {
     match (a, b) {
@@ -111,21 +57,22 @@ pub fn same(a: &Value, b: &Value) -> bool {
     }
 }
 
-/// Every field's outcome for an output against its correction.
+/// Every field's outcome for an output against its correction; `Err` names which of the two
+/// has more fields than accuracy compares.
 pub fn field_outcomes(
     schema: Option<&Value>,
     output: &Value,
     correction: &Value,
     order_matching: bool,
-) -> BTreeMap<String, Outcome> {
-    let output = if order_matching { output.clone() } else { align(output, correction) };
-    let actual = leaves(&output);
-    let expected = leaves(correction);
+) -> Result<BTreeMap<String, Outcome>, (&'static str, TooManyFields)> {
+    let expected = leaves(correction).map_err(|err| ("the correction", err))?;
+    let actual = if order_matching { leaves(output) } else { leaves(&align(output, correction)) };
+    let actual = actual.map_err(|err| ("the output", err))?;
     let mut paths: BTreeSet<String> = actual.keys().chain(expected.keys()).cloned().collect();
     if let Some(schema) = schema {
-        paths.extend(schema_leaves(schema));
+        paths.extend(schema_leaves(schema).map_err(|err| ("the output schema", err))?);
     }
-    paths
+    Ok(paths
         .into_iter()
         .map(|path| {
             let outcome = match (actual.get(&path), expected.get(&path)) {
@@ -136,11 +83,13 @@ pub fn field_outcomes(
             };
             (path, outcome)
         })
-        .collect()
+        .collect())
 }
 
 /// `output` with each array's elements reordered to pair with `expected`'s: each expected
-/// element takes the unused output element sharing most leaves with it; the rest follow.
+/// element takes the unused output element sharing most leaves with it; the rest follow. An
+/// array pair past [`MAX_ALIGNED_PAIRS`], or whose elements have too many fields, keeps its
+/// order.
 pub fn align(output: &Value, expected: &Value) -> Value {
     match (output, expected) {
         (Value::Object(out), Value::Object(exp)) => Value::Object(
@@ -155,21 +104,12 @@ pub fn align(output: &Value, expected: &Value) -> Value {
                 .collect(),
         ),
         (Value::Array(out), Value::Array(exp)) => {
+            let Some(order) = paired(out, exp) else { return output.clone() };
             let mut unused: Vec<Option<&Value>> = out.iter().map(Some).collect();
             let mut result = Vec::with_capacity(out.len());
-            for e in exp {
-                let best = unused
-                    .iter()
-                    .enumerate()
-                    .filter_map(|(i, candidate)| candidate.map(|c| (i, overlap(c, e))))
-                    .max_by_key(|&(i, score)| (score, std::cmp::Reverse(i)));
-                match best {
-                    Some((i, _)) => {
-                        let chosen = unused[i].take().unwrap_or(&Value::Null);
-                        result.push(align(chosen, e));
-                    }
-                    None => break,
-                }
+            for (i, e) in order {
+                let chosen = unused[i].take().unwrap_or(&Value::Null);
+                result.push(align(chosen, e));
             }
             result.extend(unused.into_iter().flatten().cloned());
             Value::Array(result)
@@ -178,8 +118,31 @@ pub fn align(output: &Value, expected: &Value) -> Value {
     }
 }
 
-fn overlap(a: &Value, b: &Value) -> usize {
-    let (a, b) = (leaves(a), leaves(b));
+/// For each expected element in turn, the unused output element sharing most leaves with it
+/// (ties to the first), each element's leaves read once; `None` past the bounds.
+fn paired<'e>(out: &[Value], exp: &'e [Value]) -> Option<Vec<(usize, &'e Value)>> {
+    if out.len().saturating_mul(exp.len()) > MAX_ALIGNED_PAIRS {
+        return None;
+    }
+    let out_leaves: Vec<BTreeMap<String, Value>> = out.iter().map(leaves).collect::<Result<_, _>>().ok()?;
+    let mut used = vec![false; out.len()];
+    let mut order = Vec::new();
+    for e in exp {
+        let e_leaves = leaves(e).ok()?;
+        let best = out_leaves
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !used[*i])
+            .map(|(i, candidate)| (i, overlap(candidate, &e_leaves)))
+            .max_by_key(|&(i, score)| (score, std::cmp::Reverse(i)));
+        let Some((i, _)) = best else { break };
+        used[i] = true;
+        order.push((i, e));
+    }
+    Some(order)
+}
+
+fn overlap(a: &BTreeMap<String, Value>, b: &BTreeMap<String, Value>) -> usize {
     a.iter().filter(|(path, value)| b.get(*path).is_some_and(|other| same(value, other))).count()
 }
 
@@ -237,9 +200,9 @@ pub fn score_fields(
     expected: &Value,
     options: &CompareOptions,
     budget: &mut SimilarityBudget,
-) -> (Vec<Value>, Tally) {
-    let actual = leaves(actual);
-    let expected = leaves(expected);
+) -> Result<(Vec<Value>, Tally), (&'static str, TooManyFields)> {
+    let actual = leaves(actual).map_err(|err| ("the function's output", err))?;
+    let expected = leaves(expected).map_err(|err| ("the expected output", err))?;
     let paths: BTreeSet<&String> = actual.keys().chain(expected.keys()).collect();
     let mut tally = Tally::default();
     let mut results = Vec::new();
@@ -285,7 +248,7 @@ pub fn score_fields(
         result["match"] = json!(verdict);
         results.push(result);
     }
-    (results, tally)
+    Ok((results, tally))
 }
 
 fn under(path: &str, prefix: &str) -> bool {
@@ -368,7 +331,7 @@ mod tests {
             "date": {"type": "string"}, "note": {"type": "string"}}});
         let output = json!({"number": "A-1", "total": 10.0, "_metadata": {"x": 1}});
         let correction = json!({"number": "A-1", "total": 12, "date": "2024-01-02"});
-        let outcomes = field_outcomes(Some(&schema), &output, &correction, true);
+        let outcomes = field_outcomes(Some(&schema), &output, &correction, true).unwrap();
         assert_eq!(outcomes["/number"], Outcome::Tp);
         assert_eq!(outcomes["/total"], Outcome::Fp);
         assert_eq!(outcomes["/date"], Outcome::Fn);
@@ -380,10 +343,33 @@ mod tests {
     fn without_order_matching_a_reordered_list_is_right() {
         let output = json!({"items": [{"sku": "b", "n": 2}, {"sku": "a", "n": 1}]});
         let correction = json!({"items": [{"sku": "a", "n": 1}, {"sku": "b", "n": 2}]});
-        let ordered = field_outcomes(None, &output, &correction, true);
+        let ordered = field_outcomes(None, &output, &correction, true).unwrap();
         assert!(ordered.values().all(|o| *o == Outcome::Fp));
-        let unordered = field_outcomes(None, &output, &correction, false);
+        let unordered = field_outcomes(None, &output, &correction, false).unwrap();
         assert!(unordered.values().all(|o| *o == Outcome::Tp));
+    }
+
+    #[test]
+    fn an_alignment_past_its_pairs_keeps_the_order_and_a_value_past_its_fields_is_named() {
+        // 1,001 x 1,000 element pairs: past the bound, the list is compared in its order.
+        let reversed: Vec<Value> = (0..1_001).rev().map(|i| json!({"n": i})).collect();
+        let list: Vec<Value> = (0..1_000).map(|i| json!({"n": i})).collect();
+        let (output, correction) = (json!({"items": reversed}), json!({"items": list}));
+        assert_eq!(align(&output, &correction), output);
+        let small = json!({"items": reversed[..3]});
+        let aligned = align(&small, &json!({"items": [{"n": 998}, {"n": 1000}]}));
+        assert_eq!(aligned, json!({"items": [{"n": 998}, {"n": 1000}, {"n": 999}]}));
+        let fields: serde_json::Map<String, Value> = (0..100).map(|i| (format!("f{i}"), json!(0))).collect();
+        let wide = json!({ "k".repeat(200_000): fields });
+        let refused = |output: &Value, correction: &Value| {
+            field_outcomes(None, output, correction, false).unwrap_err().0
+        };
+        assert_eq!(refused(&json!({"a": 1}), &wide), "the correction");
+        assert_eq!(refused(&wide, &json!({"a": 1})), "the output");
+        let (what, _) =
+            score_fields(&wide, &json!({}), &CompareOptions::default(), &mut SimilarityBudget::default())
+                .unwrap_err();
+        assert_eq!(what, "the function's output");
     }
 
     #[test]
@@ -391,7 +377,7 @@ mod tests {
         let actual = json!({"total": 100.004, "name": "Acme Corp.", "id": "x"});
         let expected = json!({"total": 100, "name": "ACME Corp", "id": "y", "date": "2024-01-01"});
         let budget = &mut SimilarityBudget::default();
-        let (exact, tally) = score_fields(&actual, &expected, &CompareOptions::default(), budget);
+        let (exact, tally) = score_fields(&actual, &expected, &CompareOptions::default(), budget).unwrap();
         assert_eq!(tally, Tally { matches: 0, mismatches: 3, missing: 1, extras: 0 });
         let total = exact.iter().find(|r| r["path"] == "/total").unwrap();
         assert!((total["delta"].as_f64().unwrap() - 0.004).abs() < 1e-9);
@@ -400,7 +386,7 @@ mod tests {
             fuzzy_threshold: Some(0.85),
             ignored_paths: vec!["/id".into()],
         };
-        let (loose, tally) = score_fields(&actual, &expected, &options, budget);
+        let (loose, tally) = score_fields(&actual, &expected, &options, budget).unwrap();
         assert_eq!(tally, Tally { matches: 2, mismatches: 0, missing: 1, extras: 0 });
         assert_eq!(loose.len(), 3);
     }
@@ -418,7 +404,8 @@ mod tests {
         let actual = json!({"long": long("a"), "short": "Acme Corp."});
         let expected = json!({"long": format!("{}b", long("a")), "short": "ACME Corp"});
         let options = CompareOptions { fuzzy_threshold: Some(0.5), ..CompareOptions::default() };
-        let (results, tally) = score_fields(&actual, &expected, &options, &mut SimilarityBudget::default());
+        let (results, tally) =
+            score_fields(&actual, &expected, &options, &mut SimilarityBudget::default()).unwrap();
         let field = |path: &str| results.iter().find(|r| r["path"] == path).unwrap().clone();
         // 5,000 × 5,001 cells is past one pair's bound: nearly equal, yet not a fuzzy match.
         assert_eq!(

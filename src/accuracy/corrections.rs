@@ -111,7 +111,11 @@ impl AccuracyService {
             Kind::Classify => None,
             _ => function.as_ref().and_then(output_schema),
         };
-        let outcomes = field_outcomes(schema, &output, &expected, order_matching);
+        let outcomes =
+            field_outcomes(schema, &output, &expected, order_matching).map_err(|(what, err)| match what {
+                "the correction" => ServiceError::invalid_field("correction", err.message(what)),
+                _ => ServiceError::Unprocessable { message: err.message(what), details: None },
+            })?;
         let fields: Vec<(String, &'static str)> =
             outcomes.into_iter().map(|(path, outcome)| (path, outcome.as_str())).collect();
         let now = ids::now_millis();

@@ -172,6 +172,7 @@ impl AccuracyService {
         let function = self.event_function(tenant, &event).await?;
         let schema = function.as_ref().and_then(output_schema).cloned();
         let output = event.body.get("transformedContent").cloned().unwrap_or(Value::Null);
+        let fields = leaves(&output).map_err(|err| anyhow::anyhow!(err.message("the event's output")))?;
         let document = self.input_document(&event).await?;
         let pages: Vec<String> = match &document {
             Some(d) if !d.pages.is_empty() => d.pages.clone(),
@@ -190,7 +191,7 @@ impl AccuracyService {
         let judgement = match (&model, &document) {
             (Some(model), Some(d)) => {
                 let context = self.calls.engines.context(tenant.clone());
-                judge(model, &leaves(&output), &d.text, &context).await
+                judge(model, &fields, &d.text, &context).await
             }
             (Some(model), None) => Judgement::Unavailable {
                 model: model.model.clone(),
@@ -200,7 +201,7 @@ impl AccuracyService {
         };
         let evidence = document.as_ref().map(|_| Evidence { pages: &pages });
         let result = crate::cpu::blocking(|| {
-            evaluate(schema.as_ref(), &output, evidence.as_ref(), second.as_ref(), &judgement)
+            evaluate(schema.as_ref(), &fields, evidence.as_ref(), second.as_ref(), &judgement)
         });
         let confidence = result["confidence"].as_f64().unwrap_or(0.0);
         Ok((result, confidence))

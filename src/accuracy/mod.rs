@@ -7,6 +7,7 @@ pub mod checks;
 pub mod compare;
 pub mod corrections;
 pub mod evaluations;
+pub mod fields;
 pub mod judge;
 pub mod metrics;
 pub mod regression;

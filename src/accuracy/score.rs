@@ -32,6 +32,11 @@ pub const MAX_SCORED_OUTPUT_CHARS: usize = crate::accuracy::corrections::MAX_COR
 /// times that). Read in the order the outputs were recorded; a pair past it is `failed` for
 /// that read, saying so (64 KB an output on average over 1,000 pairs).
 pub const MAX_SCORED_CHARS_PER_READ: usize = 64 * 1024 * 1024;
+/// Field results one read answers: 64 MiB of `[0,0,…]` outputs were 33 million fields, each
+/// an object of its path, values and verdict (tens of GB). Checked before each pair (a pair
+/// has at most twice [`crate::accuracy::fields::MAX_FIELDS`]); the pairs after it are `failed`
+/// for that read, saying so.
+pub const FIELD_RESULTS_PER_READ: usize = 200_000;
 /// Largest `numericTolerance` a score read takes (a bound, so the number stays finite).
 pub const MAX_NUMERIC_TOLERANCE: f64 = 1e12;
 
@@ -150,6 +155,7 @@ impl AccuracyService {
         let mut tally = Tally::default();
         let mut per_pair = Vec::new();
         let mut budget = SimilarityBudget::default();
+        let mut shown = 0usize;
         for (index, (call_id, expected)) in pairs.iter().enumerate() {
             let terminal = events.remove(call_id).unwrap_or_default();
             let output = terminal.iter().find(|e| e.event_type != "error");
@@ -171,14 +177,29 @@ impl AccuracyService {
                          (scoredOutputCharactersPerRead)"
                     )
                 });
+            } else if output.is_some() && shown >= FIELD_RESULTS_PER_READ {
+                failed += 1;
+                item["status"] = json!("failed");
+                item["errorMessage"] = json!(format!(
+                    "not compared in this read: the pairs before it hold the {FIELD_RESULTS_PER_READ} field \
+                     results one read answers (fieldResultsPerRead)"
+                ));
             } else if let Some(TerminalEvent { body: Some(output), .. }) = output {
                 let actual = output.get("transformedContent").cloned().unwrap_or(Value::Null);
-                let (fields, pair_tally) =
-                    crate::cpu::blocking(|| score_fields(&actual, expected, options, &mut budget));
-                tally.add(pair_tally);
-                completed += 1;
-                item["status"] = json!("completed");
-                item["fieldResults"] = json!(fields);
+                match crate::cpu::blocking(|| score_fields(&actual, expected, options, &mut budget)) {
+                    Ok((fields, pair_tally)) => {
+                        shown += fields.len();
+                        tally.add(pair_tally);
+                        completed += 1;
+                        item["status"] = json!("completed");
+                        item["fieldResults"] = Value::Array(fields);
+                    }
+                    Err((what, err)) => {
+                        failed += 1;
+                        item["status"] = json!("failed");
+                        item["errorMessage"] = json!(format!("not compared: {}", err.message(what)));
+                    }
+                }
             } else if let Some(error) = error {
                 failed += 1;
                 item["status"] = json!("failed");

@@ -130,6 +130,15 @@ async fn feedback_labels_the_event_shows_the_correction_and_a_second_one_overwri
     assert!(fields.contains(&("/poNumber".into(), json!(1))), "{fields:?}");
 
     assert_error(app.feedback(id, json!("not an object")).await, 400).await;
+    // Within 256 KB, but a long key on each of 100 fields is 20 MB of field paths: refused,
+    // and the event keeps its correction.
+    let fields: serde_json::Map<String, Value> = (0..100).map(|i| (format!("f{i}"), json!(0))).collect();
+    let wide = app.feedback(id, json!({ "k".repeat(200_000): fields })).await;
+    let refused = assert_error(wide, 400).await;
+    assert_eq!(refused["details"]["field"], "correction", "{refused}");
+    assert!(refused["message"].as_str().unwrap().contains("more than 50000 fields or 8 MiB of field paths"));
+    let labelled = json(app.get("/v1-alpha/events?isLabelled=true").await).await;
+    assert_eq!(labelled["events"][0]["correction"], truth("INV-101"));
     // A correction is required and not null, as the document says.
     let path = format!("/v3/events/{id}/feedback");
     for body in [json!({"orderMatching": false}), json!({"correction": null})] {
