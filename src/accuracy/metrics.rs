@@ -9,7 +9,7 @@ use crate::graph::Tenant;
 use crate::pagination::{Cursor, PageRequest};
 use crate::store::records::accuracy::{Scope, Totals};
 use serde_json::{json, Value};
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 /// `GET /v3/functions/metrics` filters; all given ones must hold.
 #[derive(Default, Debug)]
@@ -160,10 +160,14 @@ impl AccuracyService {
         let base_auc = self.pr_auc(tenant, id, baseline, false).await?;
         let candidate_auc = self.pr_auc(tenant, id, comparison, regression).await?;
         let mut changes = Vec::new();
-        let paths: BTreeSet<&String> = base.fields.iter().chain(&candidate.fields).map(|(p, _)| p).collect();
+        // Each version's paths in a map: looking each path up in the other's list was
+        // quadratic in a function's distinct field paths.
+        let base_fields: BTreeMap<&String, Counts> = base.fields.iter().map(|(p, c)| (p, *c)).collect();
+        let candidate_fields: BTreeMap<&String, Counts> =
+            candidate.fields.iter().map(|(p, c)| (p, *c)).collect();
+        let paths: BTreeSet<&String> = base_fields.keys().chain(candidate_fields.keys()).copied().collect();
         for path in paths {
-            let find = |t: &Totals| t.fields.iter().find(|(p, _)| p == path).map(|(_, c)| *c);
-            let comparison = metrics_comparison(find(&base).as_ref(), find(&candidate).as_ref());
+            let comparison = metrics_comparison(base_fields.get(path), candidate_fields.get(path));
             let moved = comparison.as_object().into_iter().flat_map(|m| m.values()).any(|m| {
                 match (m["liftPercent"].as_f64(), m["difference"].as_f64()) {
                     (Some(lift), _) => lift.abs() > 1.0,
