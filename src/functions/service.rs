@@ -21,6 +21,7 @@ use crate::store::records::functions::{
 use crate::store::records::Records;
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
+use std::collections::HashMap;
 use std::sync::Arc;
 use utoipa::ToSchema;
 
@@ -258,7 +259,11 @@ fn build_body(function_type: &str, input: &FunctionInput, previous: Option<&Valu
 }
 
 /// `usedInWorkflows` of a function (every version, or just `version`).
-fn used_in(uses: &[FunctionUse], function_id: &str, version: Option<i64>) -> Value {
+fn used_in<'a>(
+    uses: impl IntoIterator<Item = &'a FunctionUse>,
+    function_id: &str,
+    version: Option<i64>,
+) -> Value {
     let mut out: Vec<Value> = Vec::new();
     for entry in uses {
         if entry.function_id != function_id || version.is_some_and(|v| v != entry.function_version_num) {
@@ -268,7 +273,8 @@ fn used_in(uses: &[FunctionUse], function_id: &str, version: Option<i64>) -> Val
         match same {
             Some(last) => {
                 let nums = last["usedInWorkflowVersionNums"].as_array_mut().expect("built as an array");
-                if !nums.contains(&json!(entry.workflow_version_num)) {
+                // Uses come in workflow version order: a repeat is the last one.
+                if nums.last() != Some(&json!(entry.workflow_version_num)) {
                     nums.push(json!(entry.workflow_version_num));
                 }
             }
@@ -306,11 +312,11 @@ fn function_json(record: &FunctionRecord, used_in_workflows: Value, include_extr
     Value::Object(out)
 }
 
-fn matches(filter: &FunctionFilter, record: &FunctionRecord, uses: &[FunctionUse]) -> bool {
+/// Whether a function matches `filter`; `mine` are its uses.
+fn matches(filter: &FunctionFilter, record: &FunctionRecord, mine: &[&FunctionUse]) -> bool {
     let head = &record.head;
     let body = &record.version.body;
     let any_or_all = |list: &[String], hit: &dyn Fn(&String) -> bool| list.is_empty() || list.iter().any(hit);
-    let mine: Vec<&FunctionUse> = uses.iter().filter(|u| u.function_id == head.id).collect();
     let current = |u: &&&FunctionUse| u.workflow_version_num == u.workflow_current_version;
     any_or_all(&filter.function_ids, &|id| *id == head.id)
         && any_or_all(&filter.function_names, &|name| *name == head.name)
@@ -512,15 +518,26 @@ impl FunctionsService {
         // Filtered on summaries, and only the page read whole.
         let summaries = self.records.current_function_summaries(tenant.owner()).await?;
         let uses = self.records.function_uses(tenant.owner(), None).await?;
-        let matching: Vec<String> =
-            summaries.into_iter().filter(|r| matches(filter, r, &uses)).map(|r| r.head.id).collect();
+        // Grouped once: each function scanning every use was functions x uses.
+        let mut by_function: HashMap<&str, Vec<&FunctionUse>> = HashMap::new();
+        for entry in &uses {
+            by_function.entry(entry.function_id.as_str()).or_default().push(entry);
+        }
+        let mine = |id: &str| by_function.get(id).map_or(&[][..], Vec::as_slice);
+        let matching: Vec<String> = summaries
+            .into_iter()
+            .filter(|r| matches(filter, r, mine(&r.head.id)))
+            .map(|r| r.head.id)
+            .collect();
         let total = matching.len();
         let ids = page.from_cursor(page.take(matching, String::clone));
         let read = self.records.current_functions_by_ids(tenant.owner(), &ids, listing::PAGE_BYTES).await?;
         let functions = page
             .from_cursor(read)
             .iter()
-            .map(|r| function_json(r, used_in(&uses, &r.head.id, None), include_extra))
+            .map(|r| {
+                function_json(r, used_in(mine(&r.head.id).iter().copied(), &r.head.id, None), include_extra)
+            })
             .collect();
         Ok((functions, total))
     }
