@@ -183,32 +183,15 @@ impl ViewsService {
                 None => by_name.push(format!("none:{name}")),
             }
         }
-        let mut filter = ListFilter {
+        // Both function filters must hold: the names narrow what the IDs found, in the store's
+        // query (reading the views of the names first read every one of them whole).
+        let filter = ListFilter {
             view_ids: query.view_ids,
             function_ids: query.function_ids,
+            named_function_ids: by_name,
             name_substring: query.name_substring,
         };
         let mut rows = Vec::new();
-        // Both function filters must hold: the names narrow what the IDs found.
-        if !by_name.is_empty() {
-            let of_names = ListFilter { function_ids: by_name, ..Default::default() };
-            let cursor = crate::pagination::Cursor::First;
-            let ids: Vec<String> = self
-                .records
-                .list_views(tenant.owner(), &of_names, &cursor, true, u32::MAX / 2)
-                .await?
-                .into_iter()
-                .map(|v| v.head.id)
-                .collect();
-            filter.view_ids = if filter.view_ids.is_empty() {
-                ids
-            } else {
-                filter.view_ids.into_iter().filter(|id| ids.contains(id)).collect()
-            };
-            if filter.view_ids.is_empty() {
-                return Ok(Vec::new());
-            }
-        }
         let ascending = query.order == Order::Asc;
         for row in
             self.records.list_views(tenant.owner(), &filter, &page.cursor, ascending, page.limit).await?

@@ -136,6 +136,14 @@ async fn a_view_is_created_updated_into_a_new_version_listed_and_deleted() {
     assert_eq!(strings(&all["views"], "viewID"), vec![id.clone(), other_id.clone()]);
     let by_function = json(app.get("/v3/views?functionNames=receipts").await).await;
     assert_eq!(strings(&by_function["views"], "viewID"), vec![id.clone()]);
+    // Names and IDs both hold, in one query of the store.
+    let both = json(app.get(&format!("/v3/views?functionNames=receipts&functionIDs={invoices}")).await).await;
+    assert_eq!(strings(&both["views"], "viewID"), vec![id.clone()]);
+    let named = json(app.get(&format!("/v3/views?functionNames=invoices&viewIDs={other_id}")).await).await;
+    assert_eq!(strings(&named["views"], "viewID"), vec![other_id.clone()]);
+    let nothing =
+        json(app.get(&format!("/v3/views?functionNames=receipts,nosuch&viewIDs={other_id}")).await).await;
+    assert_eq!(strings(&nothing["views"], "viewID"), Vec::<String>::new());
     let by_name = json(app.get("/v3/views?viewNameSubstring=RECEIPTS").await).await;
     assert_eq!(strings(&by_name["views"], "viewID"), vec![id.clone()]);
     let desc = json(app.get("/v3/views?sortOrder=desc&limit=1").await).await;

@@ -39,6 +39,9 @@ pub struct ViewFilter {
     pub view_ids: Vec<String>,
     /// Views reading at least one of these functions.
     pub function_ids: Vec<String>,
+    /// Views reading at least one of these functions too (the functions a list of names
+    /// names): both lists must hold.
+    pub named_function_ids: Vec<String>,
     pub name_substring: Option<String>,
 }
 
@@ -156,11 +159,9 @@ impl Records {
         if let Some(text) = &filter.name_substring {
             conditions.contains("h.name", text);
         }
-        conditions.any_of_through(
-            "h.id",
-            "SELECT view_id FROM view_functions WHERE function_id",
-            &filter.function_ids,
-        );
+        let reading = "SELECT view_id FROM view_functions WHERE function_id";
+        conditions.any_of_through("h.id", reading, &filter.function_ids);
+        conditions.any_of_through("h.id", reading, &filter.named_function_ids);
         let columns = "h.id, h.name, h.current_version, h.created_at, h.updated_at, v.version_num, v.body";
         let table = "views h JOIN view_versions v ON v.view_id = h.id AND v.version_num = h.current_version";
         let sql = conditions.page_sql(columns, table, "h.id", cursor, ascending, limit);
