@@ -146,11 +146,26 @@ fn check_item_count(count: usize) -> ServiceResult<()> {
     Ok(())
 }
 
+/// Fields one search's `filter` names at most, and values one field's list holds: the vector
+/// store checks each condition on each candidate point, and a 2 MB body holds 100,000 of them.
+pub const MAX_FILTER_FIELDS: usize = 32;
+pub const MAX_FILTER_LIST: usize = 1_000;
+
 /// A payload filter on the item's data, as store conditions.
 fn data_conditions(filter: &Map<String, Value>) -> ServiceResult<Vec<Condition>> {
+    if filter.len() > MAX_FILTER_FIELDS {
+        let message = format!("names at most {MAX_FILTER_FIELDS} fields (got {})", filter.len());
+        return Err(ServiceError::invalid_field("filter", message));
+    }
     let mut conditions = Vec::new();
     for (path, value) in filter {
         let field = format!("filter.{path}");
+        if value.as_array().is_some_and(|list| list.len() > MAX_FILTER_LIST) {
+            return Err(ServiceError::invalid_field(
+                &field,
+                format!("lists at most {MAX_FILTER_LIST} values"),
+            ));
+        }
         let valid_path = !path.is_empty()
             && path.split('.').all(|segment| {
                 !segment.is_empty() && segment.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
@@ -627,6 +642,21 @@ mod tests {
         assert!(conditions.contains(&Condition::Bool { key: "data.inStock".into(), value: true }));
         assert!(conditions.contains(&Condition::any_keyword("data.tags", vec!["a".into(), "b".into()])));
         assert_eq!(conditions.len(), 5);
+    }
+
+    #[test]
+    fn a_filter_is_bounded_in_fields_and_list_values() {
+        let wide: Map<String, Value> =
+            (0..=MAX_FILTER_FIELDS).map(|i| (format!("f{i}"), json!("x"))).collect();
+        let err = data_conditions(&wide).unwrap_err();
+        assert!(err.to_string().contains("at most 32 fields (got 33)"), "{err}");
+        let long = json!({"tags": vec!["t"; MAX_FILTER_LIST + 1]});
+        let err = data_conditions(long.as_object().unwrap()).unwrap_err();
+        assert!(
+            matches!(err, ServiceError::Invalid { ref details, .. } if details.as_ref().is_some_and(|d| d["field"] == "filter.tags")),
+            "{err}"
+        );
+        assert!(data_conditions(json!({"tags": vec!["t"; MAX_FILTER_LIST]}).as_object().unwrap()).is_ok());
     }
 
     #[test]
