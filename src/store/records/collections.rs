@@ -98,6 +98,9 @@ fn item_row(row: &AnyRow) -> ItemRow {
     }
 }
 
+/// Items one transaction of a collection delete removes.
+const DELETE_BATCH: u64 = 10_000;
+
 const ITEM_COLUMNS: &str = "i.id, i.collection_id, c.name AS collection_name, i.data, i.status, \
     i.error, i.event_id, i.chunks, i.created_at, i.updated_at";
 
@@ -211,12 +214,34 @@ impl Records {
         name: &str,
     ) -> Result<Vec<String>, RecordError> {
         let (condition, value) = reach_condition(Reach::Subtree(name), 3);
-        let mut tx = self.begin_write().await?;
-        let items = format!(
-            "DELETE FROM collection_items WHERE collection_id IN \
+        let of_tree = format!(
+            "collection_id IN \
                  (SELECT c.id FROM collections c WHERE c.account_id = $1 AND c.environment = $2 AND {condition})"
         );
-        sqlx::query(&items)
+        // Items go a batch a transaction first: one transaction deleting a million items held
+        // the record store's one writer (SQLite: every tenant's) for its whole length. A crash
+        // between batches leaves the collections with fewer items; deleting again finishes.
+        let batch = format!(
+            "DELETE FROM collection_items WHERE id IN \
+                 (SELECT id FROM collection_items WHERE {of_tree} LIMIT {DELETE_BATCH})"
+        );
+        loop {
+            let mut tx = self.begin_write().await?;
+            let deleted = sqlx::query(&batch)
+                .bind(owner.account_id)
+                .bind(owner.environment)
+                .bind(&value)
+                .execute(&mut *tx)
+                .await?
+                .rows_affected();
+            tx.commit().await?;
+            if deleted < DELETE_BATCH {
+                break;
+            }
+        }
+        // The last (items added meanwhile) and the collections together.
+        let mut tx = self.begin_write().await?;
+        sqlx::query(&format!("DELETE FROM collection_items WHERE {of_tree}"))
             .bind(owner.account_id)
             .bind(owner.environment)
             .bind(&value)
