@@ -66,8 +66,13 @@ pub fn field_outcomes(
     order_matching: bool,
 ) -> Result<BTreeMap<String, Outcome>, (&'static str, TooManyFields)> {
     let expected = leaves(correction).map_err(|err| ("the correction", err))?;
-    let actual = if order_matching { leaves(output) } else { leaves(&align(output, correction)) };
-    let actual = actual.map_err(|err| ("the output", err))?;
+    // Bounded before aligning, which reads each element's leaves: the bound is the whole's.
+    let actual = leaves(output).map_err(|err| ("the output", err))?;
+    let actual = if order_matching {
+        actual
+    } else {
+        leaves(&align(output, correction)).map_err(|err| ("the output", err))?
+    };
     let mut paths: BTreeSet<String> = actual.keys().chain(expected.keys()).cloned().collect();
     if let Some(schema) = schema {
         paths.extend(schema_leaves(schema).map_err(|err| ("the output schema", err))?);
@@ -366,6 +371,9 @@ mod tests {
         };
         assert_eq!(refused(&json!({"a": 1}), &wide), "the correction");
         assert_eq!(refused(&wide, &json!({"a": 1})), "the output");
+        // Elements small one by one, too many together: refused before any alignment.
+        let many = json!({"items": vec![vec![0; 100]; 600]});
+        assert_eq!(refused(&many, &json!({"items": [[0]]})), "the output");
         let (what, _) =
             score_fields(&wide, &json!({}), &CompareOptions::default(), &mut SimilarityBudget::default())
                 .unwrap_err();
