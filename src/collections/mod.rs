@@ -80,6 +80,16 @@ pub fn check_name(field: &str, name: &str) -> ServiceResult<()> {
     }
 }
 
+/// Checks the name of a collection created or written to: [`check_name`] and
+/// [`names::too_long`] (every item's points carry each prefix of the name).
+fn check_written_name(field: &str, name: &str) -> ServiceResult<()> {
+    check_name(field, name)?;
+    match names::too_long(name) {
+        None => Ok(()),
+        Some(problem) => Err(ServiceError::invalid_field(field, problem)),
+    }
+}
+
 /// Highest page number: the document's int32, and small enough that `(page - 1) * limit`
 /// (the rows skipped) cannot overflow.
 pub const MAX_PAGE_NUMBER: i64 = i32::MAX as i64;
@@ -254,7 +264,7 @@ impl CollectionsService {
     }
 
     pub async fn create(&self, tenant: &Tenant, name: &str) -> ServiceResult<Collection> {
-        check_name("collectionName", name)?;
+        check_written_name("collectionName", name)?;
         let created = self
             .records
             .create_collection(tenant.owner(), &ids::new_id("col"), name, ids::now_millis())
@@ -326,7 +336,7 @@ impl CollectionsService {
         name: &str,
         data: Vec<Value>,
     ) -> ServiceResult<Acknowledgement> {
-        check_name("collectionName", name)?;
+        check_written_name("collectionName", name)?;
         check_item_count(data.len())?;
         let items = ids::new_ids("itm", data.len())
             .into_iter()
@@ -372,7 +382,7 @@ impl CollectionsService {
         name: &str,
         updates: Vec<(String, Value)>,
     ) -> ServiceResult<Acknowledgement> {
-        check_name("collectionName", name)?;
+        check_written_name("collectionName", name)?;
         check_item_count(updates.len())?;
         let mut seen = std::collections::HashSet::new();
         let mut items = Vec::with_capacity(updates.len());

@@ -1,7 +1,7 @@
 //! Collection names: dot-separated paths (`customers.premium.vip`). Letters, digits,
 //! underscores and dots only; each segment 1–256 characters starting with a letter or an
-//! underscore; no leading, trailing or consecutive dots; at most 32 segments and 1,024
-//! characters in all.
+//! underscore; no leading, trailing or consecutive dots. A collection is created and written
+//! to under at most 32 segments and 1,024 characters in all ([`too_long`]).
 
 /// Longest segment accepted.
 pub const SEGMENT_MAX: usize = 256;
@@ -17,13 +17,6 @@ pub fn problem(name: &str) -> Option<String> {
     }
     if let Some(bad) = name.chars().find(|c| !(c.is_ascii_alphanumeric() || *c == '_' || *c == '.')) {
         return Some(format!("{bad:?} is not allowed; use only letters, digits, underscores and dots"));
-    }
-    if name.len() > NAME_MAX {
-        return Some(format!("is {} characters long; at most {NAME_MAX}", name.len()));
-    }
-    let segments = name.split('.').count();
-    if segments > SEGMENTS_MAX {
-        return Some(format!("has {segments} segments; at most {SEGMENTS_MAX}"));
     }
     if name.starts_with('.') || name.ends_with('.') {
         return Some("must not start or end with a dot".into());
@@ -42,6 +35,17 @@ pub fn problem(name: &str) -> Option<String> {
         }
     }
     None
+}
+
+/// Why a collection may not be created, or written to, under `name` (a valid one): it is
+/// past [`NAME_MAX`] or [`SEGMENTS_MAX`]. Names created before these bounds stay readable
+/// and deletable.
+pub fn too_long(name: &str) -> Option<String> {
+    if name.len() > NAME_MAX {
+        return Some(format!("is {} characters long; at most {NAME_MAX}", name.len()));
+    }
+    let segments = name.split('.').count();
+    (segments > SEGMENTS_MAX).then(|| format!("has {segments} segments; at most {SEGMENTS_MAX}"))
 }
 
 /// Every path from the root to `name`: `a.b.c` → `a`, `a.b`, `a.b.c`.
@@ -83,10 +87,11 @@ mod tests {
         assert!(problem(&"a".repeat(257)).unwrap().contains("longer than 256"));
         assert_eq!(problem(&"a".repeat(256)), None);
         let deep = vec!["a"; 33].join(".");
-        assert!(problem(&deep).unwrap().contains("has 33 segments; at most 32"));
-        assert_eq!(problem(&vec!["a"; 32].join(".")), None);
+        assert_eq!(problem(&deep), None, "readable");
+        assert!(too_long(&deep).unwrap().contains("has 33 segments; at most 32"));
+        assert_eq!(too_long(&vec!["a"; 32].join(".")), None);
         let long = vec!["a".repeat(200); 6].join(".");
-        assert!(problem(&long).unwrap().contains("is 1205 characters long; at most 1024"));
+        assert!(too_long(&long).unwrap().contains("is 1205 characters long; at most 1024"));
     }
 
     #[test]

@@ -5,7 +5,10 @@
 //! the function's patterns (up to 8 MiB of programs, ~5 ms a heavy pattern) and could spend
 //! [`RULE_BUDGET`] on its rules: hours of one call. Now a call compiles a version once and
 //! its inputs' rules share [`CALL_RULE_BUDGET`]; past it the rest of its classify runs fail
-//! naming it. A call resumed by another worker starts a fresh share.
+//! naming it. A call resumed by another worker starts a fresh share. Rules that the lazy DFA
+//! holds read hundreds of MB a second, and a call's inputs together are parts of its files,
+//! so only patterns that run microseconds a byte come near the share; runs at once may each
+//! pass it by what one input's deadline allows ([`RULE_BUDGET`]).
 
 use super::EngineError;
 use crate::functions::type_settings::classify::Route;

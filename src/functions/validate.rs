@@ -82,7 +82,6 @@ pub fn name(field: &str, name: &str) -> Result<(), ServiceError> {
     }
 }
 
-/// Checks a function type.
 /// A display name (under `field`) and tags as a version keeps them: tenant text of
 /// [`MAX_DISPLAY_NAME`] characters, at most [`MAX_TAGS`] tags of [`MAX_TAG`] each.
 pub fn labels(field: &str, display_name: Option<&str>, tags: Option<&[String]>) -> Result<(), ServiceError> {
@@ -103,6 +102,7 @@ pub fn labels(field: &str, display_name: Option<&str>, tags: Option<&[String]>) 
     Ok(())
 }
 
+/// Checks a function type.
 pub fn function_type(function_type: &str) -> Result<(), ServiceError> {
     if canonical_type(function_type).is_some() && FUNCTION_TYPES.contains(&function_type) {
         Ok(())
