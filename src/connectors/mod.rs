@@ -264,7 +264,11 @@ pub const ITEMS_PER_POLL: usize = 10_000;
 /// unclaimed, for the next poll.
 pub const FILES_PER_POLL: usize = 20;
 
-/// How much one poll of one connector does (see [`ITEMS_PER_POLL`], [`FILES_PER_POLL`]).
+/// How much one pass does for one account environment's connectors together (see
+/// [`ITEMS_PER_POLL`], [`FILES_PER_POLL`]): the bounds were per connector, so an environment's
+/// 100 connectors took 100 times a pass's share (2,000 files of up to 50 MB) while every other
+/// tenant's connectors waited for the same pass. An environment's connectors take turns
+/// coming first from one pass to the next.
 #[derive(Clone, Copy, Debug)]
 pub struct PollBounds {
     pub items: usize,
@@ -277,14 +281,17 @@ impl Default for PollBounds {
     }
 }
 
-/// Polls every Box connector's folder and submits new files as calls, each poll of a
-/// connector within [`PollBounds`] so that no tenant's folder holds the others' back.
+/// Polls every Box connector's folder and submits new files as calls, each account
+/// environment's connectors within [`PollBounds`] a pass, so that no tenant's folders hold the
+/// others' back.
 pub struct BoxPoller {
     service: ConnectorService,
     calls: CallService,
     api: boxapi::BoxApi,
     interval: Duration,
     bounds: PollBounds,
+    /// Passes made, which turn each environment's connectors round.
+    passes: std::sync::atomic::AtomicUsize,
 }
 
 impl BoxPoller {
@@ -295,7 +302,7 @@ impl BoxPoller {
         interval: Duration,
         bounds: PollBounds,
     ) -> Self {
-        BoxPoller { service, calls, api, interval, bounds }
+        BoxPoller { service, calls, api, interval, bounds, passes: Default::default() }
     }
 
     pub fn spawn(self, mut stop: watch::Receiver<bool>) -> JoinHandle<()> {
@@ -316,19 +323,34 @@ impl BoxPoller {
     pub async fn poll_once(&self) -> anyhow::Result<usize> {
         let mut submitted = 0;
         let rows = self.service.records.connectors_of_type("box").await?;
+        let mut by_environment: std::collections::BTreeMap<(&str, &str), Vec<&ConnectorRow>> =
+            Default::default();
         for row in &rows {
-            match self.poll_connector(row).await {
-                Ok(n) => submitted += n,
-                Err(err) => tracing::warn!(error = %err, connector = %row.id, "box folder poll failed"),
+            by_environment.entry((row.account_id.as_str(), row.environment.as_str())).or_default().push(row);
+        }
+        let pass = self.passes.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        for connectors in by_environment.values() {
+            // This pass starts at its turn's connector and wraps round.
+            let (earlier, from_turn) = connectors.split_at(pass % connectors.len());
+            let mut left = self.bounds;
+            for row in from_turn.iter().chain(earlier) {
+                if left.items == 0 || left.files == 0 {
+                    break;
+                }
+                match self.poll_connector(row, &mut left).await {
+                    Ok(n) => submitted += n,
+                    Err(err) => tracing::warn!(error = %err, connector = %row.id, "box folder poll failed"),
+                }
             }
         }
         Ok(submitted)
     }
 
-    /// Reads up to [`PollBounds::items`] of the folder from where the last poll stopped (the
+    /// Reads up to `left.items` of the folder from where the last poll stopped (the
     /// connector's `poll_offset`, kept in the record store: a restart or another instance
-    /// goes on from there) and submits up to [`PollBounds::files`] files not claimed before.
-    async fn poll_connector(&self, row: &ConnectorRow) -> anyhow::Result<usize> {
+    /// goes on from there) and submits up to `left.files` files not claimed before, taking
+    /// what it used from `left`.
+    async fn poll_connector(&self, row: &ConnectorRow, left: &mut PollBounds) -> anyhow::Result<usize> {
         let environment = Environment::parse(&row.environment).unwrap_or(Environment::Sandbox);
         let tenant = Tenant { account_id: row.account_id.clone(), environment };
         let sealed = row.box_client_secret.as_deref().unwrap_or_default();
@@ -344,15 +366,17 @@ impl BoxPoller {
         let folder = row.box_folder_id.as_deref().unwrap_or_default();
         let records = &self.service.records;
         let mut offset = usize::try_from(row.poll_offset).unwrap_or(0);
+        let bounds = *left;
         let (mut read, mut attempted, mut submitted) = (0, 0, 0);
         let next = loop {
-            let want = (self.bounds.items - read).min(boxapi::PAGE);
+            let want = (bounds.items - read).min(boxapi::PAGE);
             let page = self.api.folder_page(&token, folder, offset, want).await?;
             read += page.items;
+            left.items = bounds.items.saturating_sub(read);
             let ids: Vec<&str> = page.files.iter().map(|file| file.id.as_str()).collect();
             let claimed = records.claimed_connector_files(&row.id, &ids).await?;
             for file in page.files.iter().filter(|file| !claimed.contains(&file.id)) {
-                if attempted == self.bounds.files {
+                if attempted == bounds.files {
                     // This page again next time: its files not submitted are still unclaimed.
                     self.keep_place(row, offset).await?;
                     return Ok(submitted);
@@ -361,6 +385,7 @@ impl BoxPoller {
                     continue;
                 }
                 attempted += 1;
+                left.files = bounds.files - attempted;
                 match self.submit(&tenant, row, &token, file).await {
                     Ok(call_id) => {
                         records.set_connector_file_call(&row.id, &file.id, &call_id).await?;
@@ -376,7 +401,7 @@ impl BoxPoller {
             if page.items == 0 || offset >= page.total {
                 break 0;
             }
-            if read >= self.bounds.items {
+            if read >= bounds.items {
                 break offset;
             }
         };

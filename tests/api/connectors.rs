@@ -260,3 +260,84 @@ async fn an_environment_holds_at_most_100_connectors() {
     assert_eq!(app.delete(&format!("/v3/connectors/{first}")).await.status(), 200);
     assert_eq!(app.post("/v3/connectors", body).await.status(), 200, "room again after a delete");
 }
+
+#[tokio::test]
+async fn an_environments_connectors_share_one_passs_bounds_take_turns_and_leave_other_tenants_theirs() {
+    // Bounds lowered as above: 50 items and 4 files a pass for all of an environment's
+    // connectors together (they were per connector: 100 connectors took 100 shares).
+    let (box_url, fake) = fake_box().await;
+    let app = spawn_app_with(Handlers::default(), |config| {
+        config.box_api_url = "http://127.0.0.1:9".into();
+        config.box_poll_seconds = 3_600.0;
+    })
+    .await;
+    let files: Vec<String> = (0..10).map(|n| format!("f{n}")).collect();
+    for (n, id) in files.iter().enumerate() {
+        fake.files.lock().unwrap().push((id.clone(), format!("file{n}.txt"), format!("Invoice INV-{n}")));
+    }
+    let stranger = app.another_tenant().await;
+    let post = |key: &str, path: &str, body: Value| {
+        app.client.post(format!("{}{path}", app.address)).header("x-api-key", key).json(&body).send()
+    };
+    let connector = |name: &str| {
+        json!({"name": name, "type": "box", "workflowName": "intake", "boxClientID": "box-client",
+               "boxClientSecret": "s3cret", "boxEnterpriseID": "ent-1", "boxFolderID": "777"})
+    };
+    let mut ids: Vec<Vec<String>> = Vec::new();
+    for (key, connectors) in [(app.api_key.as_str(), 3), (stranger.as_str(), 1)] {
+        let function = json!({"functionName": "intake", "type": "transform"});
+        let workflow = json!({"name": "intake", "mainNodeName": "intake",
+                              "nodes": [{"name": "intake", "function": {"name": "intake"}}]});
+        for (path, body) in [("/v3/functions", function), ("/v3/workflows", workflow)] {
+            assert_eq!(post(key, path, body).await.unwrap().status(), 200);
+        }
+        let mut made = Vec::new();
+        for n in 0..connectors {
+            let created = json(post(key, "/v3/connectors", connector(&format!("c{n}"))).await.unwrap()).await;
+            made.push(created["connectorID"].as_str().expect("created").to_string());
+        }
+        ids.push(made);
+    }
+    let state = &app.app().state;
+    let poller = canon::connectors::BoxPoller::new(
+        state.connectors.clone(),
+        state.calls.clone(),
+        canon::connectors::boxapi::BoxApi::new(&box_url).unwrap(),
+        Duration::from_secs(3_600),
+        canon::connectors::PollBounds { items: 50, files: 4 },
+    );
+    // Files each connector has taken (claimed), mine in ascending order, after each pass.
+    let mut mine = Vec::new();
+    let mut theirs = Vec::new();
+    for _ in 0..8 {
+        poller.poll_once().await.expect("poll");
+        let mut counts = Vec::new();
+        for id in ids.concat() {
+            counts.push(
+                state
+                    .records
+                    .claimed_connector_files(&id, &files.iter().map(String::as_str).collect::<Vec<_>>())
+                    .await
+                    .unwrap()
+                    .len(),
+            );
+        }
+        theirs.push(counts.pop().unwrap());
+        counts.sort_unstable();
+        mine.push(counts);
+    }
+    // 4 files a pass among my three connectors, each first in turn; the stranger's one
+    // connector takes its 4 a pass beside them.
+    let expected: Vec<Vec<usize>> = vec![
+        vec![0, 0, 4],
+        vec![0, 4, 4],
+        vec![4, 4, 4],
+        vec![4, 4, 8],
+        vec![4, 8, 8],
+        vec![8, 8, 8],
+        vec![8, 10, 10],
+        vec![10, 10, 10],
+    ];
+    assert_eq!(mine, expected);
+    assert_eq!(theirs, [4, 8, 10, 10, 10, 10, 10, 10]);
+}
