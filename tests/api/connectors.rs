@@ -90,6 +90,19 @@ async fn fake_box() -> (String, FakeBox) {
     (format!("http://{address}"), state)
 }
 
+/// A poller of `app`'s connectors against the fake Box at `box_url`, reading `items` and
+/// submitting `files` a pass (production: 10,000 and 20).
+fn test_poller(app: &TestApp, box_url: &str, items: usize, files: usize) -> canon::connectors::BoxPoller {
+    let state = &app.app().state;
+    canon::connectors::BoxPoller::new(
+        state.connectors.clone(),
+        state.calls.clone(),
+        canon::connectors::boxapi::BoxApi::new(box_url).unwrap(),
+        Duration::from_secs(3_600),
+        canon::connectors::PollBounds { items, files },
+    )
+}
+
 /// The calls with this referenceID, once at least `want` exist (or after 15 s).
 async fn calls_for(app: &TestApp, reference: &str, want: usize) -> Vec<Value> {
     for _ in 0..150 {
@@ -207,16 +220,7 @@ async fn a_poll_reads_a_bounded_part_of_a_large_folder_and_later_polls_go_on_unt
             "boxClientID": "box-client", "boxClientSecret": "s3cret", "boxEnterpriseID": "ent-1", "boxFolderID": "777"}))
         .await;
     assert_eq!(created.status(), 200);
-    let state = &app.app().state;
-    let poller = || {
-        canon::connectors::BoxPoller::new(
-            state.connectors.clone(),
-            state.calls.clone(),
-            canon::connectors::boxapi::BoxApi::new(&box_url).unwrap(),
-            Duration::from_secs(3_600),
-            canon::connectors::PollBounds { items: 50, files: 7 },
-        )
-    };
+    let poller = || test_poller(&app, &box_url, 50, 7);
     let mut per_poll = Vec::new();
     while fake.downloads.lock().unwrap().len() < 120 && per_poll.len() < 40 {
         let listed_before = fake.listings.lock().unwrap().len();
@@ -299,13 +303,7 @@ async fn an_environments_connectors_share_one_passs_bounds_take_turns_and_leave_
         ids.push(made);
     }
     let state = &app.app().state;
-    let poller = canon::connectors::BoxPoller::new(
-        state.connectors.clone(),
-        state.calls.clone(),
-        canon::connectors::boxapi::BoxApi::new(&box_url).unwrap(),
-        Duration::from_secs(3_600),
-        canon::connectors::PollBounds { items: 50, files: 4 },
-    );
+    let poller = test_poller(&app, &box_url, 50, 4);
     // Files each connector has taken (claimed), mine in ascending order, after each pass.
     let mut mine = Vec::new();
     let mut theirs = Vec::new();
