@@ -10,7 +10,9 @@
 use crate::store::records::jobs::ClaimedJob;
 use crate::store::records::Records;
 use async_trait::async_trait;
+use futures::FutureExt;
 use std::collections::HashMap;
+use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::watch;
@@ -200,7 +202,17 @@ async fn run_renewing(
     period: Duration,
 ) {
     let outcome = {
-        let work = handler.run_held(HeldJob { id: &job.id, worker, payload: job.payload.clone() });
+        // A handler that panics (a defect, whatever the tenant's input) fails its attempt like
+        // an error: unwound through here it ended the worker's task for good, and the job's
+        // next claim ended the next worker's, until no worker was left.
+        let work =
+            AssertUnwindSafe(handler.run_held(HeldJob { id: &job.id, worker, payload: job.payload.clone() }))
+                .catch_unwind()
+                .map(|ran| {
+                    ran.unwrap_or_else(|panic| {
+                        Err(anyhow::anyhow!("the job stopped on a defect: {}", panic_text(&*panic)))
+                    })
+                });
         // The renewals run beside the work, never instead of it: on SQLite a renewal waits for
         // the one write connection, which the work itself may hold (a seed job between two
         // statements of its transaction). Awaited in turn with the work, a renewal waited out
@@ -249,6 +261,15 @@ async fn run_renewing(
     }
 }
 
+/// What a panic said, when it said it in text.
+fn panic_text(panic: &(dyn std::any::Any + Send)) -> &str {
+    panic
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("a panic without a message")
+}
+
 async fn record_failure(
     records: &Records,
     worker: &str,
@@ -288,6 +309,28 @@ mod tests {
             }
             Ok(())
         }
+    }
+
+    struct Panics;
+
+    #[async_trait]
+    impl JobHandler for Panics {
+        async fn run(&self, _payload: serde_json::Value) -> anyhow::Result<()> {
+            panic!("an index out of range")
+        }
+    }
+
+    #[tokio::test]
+    async fn a_handler_that_panics_fails_its_attempt_and_the_worker_goes_on() {
+        let (_dir, records) = Records::on_sqlite_for_tests().await;
+        records.enqueue_job("panics", &serde_json::json!({}), 2, None).await.unwrap();
+        let job = records.claim_job("w", LEASE_MS).await.unwrap().expect("the job");
+        let id = job.id.clone();
+        run_claimed(&records, "w", &Panics, job).await;
+        let state = records.job_state(&id).await.unwrap().expect("state");
+        assert_eq!((state.status.as_str(), state.attempts), ("queued", 1), "{state:?}");
+        let error = state.last_error.unwrap_or_default();
+        assert!(error.contains("the job stopped on a defect: an index out of range"), "{error}");
     }
 
     #[tokio::test]
