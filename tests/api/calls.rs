@@ -827,3 +827,72 @@ async fn a_trace_reads_a_bounded_part_of_a_calls_values_and_says_what_it_left_ou
     let reason = first["outputOmitted"]["reason"].as_str().unwrap();
     assert!(reason.contains("longer than the 1048576 bytes a trace shows of one value"), "{reason}");
 }
+
+#[tokio::test]
+async fn a_listed_call_shows_its_files_without_their_content_whether_written_before_or_after_the_upgrade() {
+    use canon::store::records::calls::{CallFilter, CallRow};
+    use canon::store::records::filters::Cursor;
+    use canon::store::records::Owner;
+    let dir = tempfile::tempdir().expect("temp dir");
+    // The schema of the canon that listed calls with their inputs and plans whole.
+    let (records, url) = crate::helpers::records_through(dir.path(), 24).await;
+    let files = json!([{"inputType": "pdf", "itemReferenceID": "r1", "inputContent": "QUJD"},
+                       {"inputType": "text", "inputContent": "QUJD"}]);
+    let raw = sqlx::AnyPool::connect(&url).await.expect("a second connection");
+    sqlx::query(
+        "INSERT INTO calls (id, account_id, environment, workflow_id, workflow_name, workflow_version_num, \
+         reference_id, status, input, plan, metadata, bucket, created_at, finished_at) \
+         VALUES ('cal_old', 'acc_old', 'sandbox', 'wf_x', 'intake', 1, NULL, 'completed', $1, '{\"plan\": 1}', \
+         NULL, NULL, 1, 2)",
+    )
+    .bind(files.to_string())
+    .execute(&raw)
+    .await
+    .expect("an older call");
+    raw.close().await;
+    records.migrate().await.expect("upgrade");
+    let new = CallRow {
+        id: "cal_new".into(),
+        account_id: "acc_old".into(),
+        environment: "sandbox".into(),
+        workflow_id: "wf_x".into(),
+        workflow_name: "intake".into(),
+        workflow_version_num: 1,
+        reference_id: None,
+        status: "pending".into(),
+        input: json!([{"inputType": "csv", "inputContent": "QUJD"}]).to_string(),
+        plan: "{\"plan\": 2}".into(),
+        metadata: None,
+        bucket: None,
+        created_at: 3,
+        finished_at: None,
+        error: None,
+    };
+    records.insert_call(&new, 0, None).await.expect("a call now");
+    let owner = Owner { account_id: "acc_old", environment: "sandbox" };
+    let (listed, total) =
+        records.list_calls(owner, &CallFilter::default(), &Cursor::First, true, 10).await.expect("list");
+    assert_eq!(total, 2);
+    let shown: Vec<(String, Value, String)> = listed
+        .iter()
+        .map(|call| (call.id.clone(), serde_json::from_str(&call.input).unwrap(), call.plan.clone()))
+        .collect();
+    assert_eq!(
+        shown,
+        [
+            ("cal_new".into(), json!([{"inputType": "csv", "itemReferenceID": null}]), String::new()),
+            (
+                "cal_old".into(),
+                json!([{"inputType": "pdf", "itemReferenceID": "r1"}, {"inputType": "text", "itemReferenceID": null}]),
+                String::new()
+            ),
+        ]
+    );
+    // A call read on its own is whole.
+    let whole = records.call_by_id("cal_old").await.expect("read").expect("the call");
+    assert_eq!(
+        (serde_json::from_str::<Value>(&whole.input).unwrap(), whole.plan.as_str()),
+        (files, "{\"plan\": 1}")
+    );
+    records.close().await;
+}

@@ -21,9 +21,11 @@ pub struct CallRow {
     pub workflow_version_num: i64,
     pub reference_id: Option<String>,
     pub status: String,
-    /// JSON: the submitted files (base64 content) and their types.
+    /// JSON: the submitted files (base64 content) and their types; in a listed call
+    /// ([`Records::list_calls`]) the files without their content.
     pub input: String,
-    /// JSON: the workflow version and its function versions, as resolved at submission.
+    /// JSON: the workflow version and its function versions, as resolved at submission;
+    /// empty in a listed call.
     pub plan: String,
     pub metadata: Option<String>,
     pub bucket: Option<String>,
@@ -78,11 +80,17 @@ pub struct CallFilter {
 }
 
 const CALL_COLUMNS: &str = "id, account_id, environment, workflow_id, workflow_name, workflow_version_num, \
-    reference_id, status, input, plan, metadata, bucket, created_at, finished_at";
+    reference_id, status, input, plan, metadata, bucket, created_at, finished_at, input_summary";
 /// What a read of a call returns: the columns it is stored with, and what its end added.
 const CALL_READ_COLUMNS: &str =
     "id, account_id, environment, workflow_id, workflow_name, workflow_version_num, \
     reference_id, status, input, plan, metadata, bucket, created_at, finished_at, error";
+/// What a listed call returns: its input's summary as its `input` and no plan (a call written
+/// by a canon older than the summary shows its input whole).
+const CALL_LIST_COLUMNS: &str =
+    "id, account_id, environment, workflow_id, workflow_name, workflow_version_num, \
+    reference_id, status, COALESCE(input_summary, input) AS input, '' AS plan, metadata, bucket, \
+    created_at, finished_at, error";
 
 pub(super) const FUNCTION_CALL_COLUMNS: &str =
     "id, call_id, node_name, item_key, function_id, function_name, \
@@ -108,7 +116,7 @@ impl Records {
         let payload = serde_json::json!({ "callID": call.id });
         let (job, add_job) = new_job(CALL_JOB, &payload, CALL_JOB_ATTEMPTS, Some(&call.account_id), claim);
         let add_call = Statement::new(format!(
-            "INSERT INTO calls ({CALL_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)"
+            "INSERT INTO calls ({CALL_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)"
         ))
         .arg(&call.id)
         .arg(&call.account_id)
@@ -123,7 +131,8 @@ impl Records {
         .arg(&call.metadata)
         .arg(&call.bucket)
         .arg(call.created_at)
-        .arg(call.finished_at);
+        .arg(call.finished_at)
+        .arg(input_summary(&call.input));
         let Some(reference) = &call.reference_id else {
             let mut batch = Batch::default();
             batch.add(add_call);
@@ -185,7 +194,7 @@ impl Records {
         }
         let count_sql = format!("SELECT COUNT(*) AS n FROM calls {}", conditions.where_clause());
         let total: i64 = conditions.bind(sqlx::query(&count_sql)).fetch_one(&self.pool).await?.get("n");
-        let sql = conditions.page_sql(CALL_READ_COLUMNS, "calls", "id", cursor, ascending, limit);
+        let sql = conditions.page_sql(CALL_LIST_COLUMNS, "calls", "id", cursor, ascending, limit);
         let rows = conditions.bind(sqlx::query(&sql)).fetch_all(&self.pool).await?;
         Ok((page_rows(rows.iter().map(call_row).collect(), cursor), total))
     }
@@ -391,6 +400,15 @@ fn keyed<'q>(
     reference: &'q str,
 ) -> sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments<'q>> {
     sqlx::query(sql).bind(&call.account_id).bind(&call.environment).bind(&call.workflow_id).bind(reference)
+}
+
+/// A call's input files without their content: `[{inputType, itemReferenceID}]`.
+fn input_summary(input: &str) -> String {
+    let files: Vec<serde_json::Value> = serde_json::from_str(input).unwrap_or_default();
+    let summary = files.iter().map(|file| {
+        serde_json::json!({ "inputType": file.get("inputType"), "itemReferenceID": file.get("itemReferenceID") })
+    });
+    serde_json::Value::Array(summary.collect()).to_string()
 }
 
 fn call_row(row: &AnyRow) -> CallRow {

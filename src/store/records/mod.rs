@@ -363,6 +363,7 @@ macro_rules! all_migrations {
             22 => "0022_pending_deliveries_index",
             23 => ("0023_function_output_schemas"),
             24 => "0024_connector_poll_offset",
+            25 => ("0025_call_input_summary"),
         )
     };
 }
