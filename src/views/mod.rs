@@ -342,6 +342,7 @@ impl ViewsService {
         }
         let mut columns = HashMap::new();
         let mut paths = Vec::new();
+        let mut steps_left = paths::REQUEST_STEPS;
         for (i, column) in input.columns.iter().enumerate() {
             let field = format!("columns[{i}]");
             text::check_len(&format!("{field}.name"), &column.name, NAME_MAX, true)?;
@@ -370,9 +371,23 @@ impl ViewsService {
                     ));
                 }
             }
-            let steps = schemas.iter().find_map(|schema| paths::resolve(schema, &column.value_schema_path));
+            let steps = schemas
+                .iter()
+                .find_map(|schema| paths::resolve(schema, &column.value_schema_path, &mut steps_left));
             match steps {
                 Some(steps) => paths.push(steps),
+                None if steps_left == 0 => {
+                    return Err(unprocessable(
+                        &path_field,
+                        format!(
+                            "the view's columns took the {} steps a request may take to be found in \
+                             its functions' output schemas; use fewer columns, fewer functions or \
+                             schemas with fewer references",
+                            paths::REQUEST_STEPS
+                        ),
+                        json!({ "path": column.value_schema_path, "limit": "schemaSteps" }),
+                    ))
+                }
                 None => {
                     return Err(unprocessable(
                         &path_field,

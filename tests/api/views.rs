@@ -720,3 +720,31 @@ async fn output_schemas_written_before_an_upgrade_are_read_newest_first_from_the
     raw.close().await;
     records.close().await;
 }
+
+#[tokio::test]
+async fn a_views_columns_share_one_bound_on_walking_their_functions_schemas() {
+    // Each column walks the first function's schema (a reference to itself, walked until a
+    // walk's own 2,000 steps) before finding its field in the second's: 100 columns spend the
+    // 200,000 steps a request may take, 50 do not.
+    let app = spawn_app().await;
+    let endless =
+        json!({"functionName": "endless", "type": "extract", "outputSchema": {"anyOf": [{"$ref": "#"}]}});
+    assert_eq!(app.post("/v3/functions", endless).await.status(), 200);
+    let fields: serde_json::Map<String, Value> =
+        (0..100).map(|i| (format!("c{i}"), json!({"type": "string"}))).collect();
+    let wide = json!({"functionName": "wide", "type": "extract",
+                      "outputSchema": {"type": "object", "properties": fields}});
+    assert_eq!(app.post("/v3/functions", wide).await.status(), 200);
+    let view = |columns: usize| {
+        let columns: Vec<Value> = (0..columns)
+            .map(|i| json!({"name": format!("c{i}"), "valueSchemaPath": [format!("c{i}")], "displayOrderIndex": i}))
+            .collect();
+        json!({"name": format!("v{}", columns.len()), "functions": [{"name": "endless"}, {"name": "wide"}],
+               "columns": columns, "filters": [], "aggregations": []})
+    };
+    let made = app.post("/v3/views", view(50)).await;
+    assert_eq!(made.status(), 200, "{}", made.text().await.unwrap_or_default());
+    let refused = assert_error(app.post("/v3/views", view(100)).await, 422).await;
+    assert_eq!(refused["details"]["limit"], "schemaSteps", "{refused}");
+    assert!(refused["message"].as_str().unwrap().contains("200000 steps"), "{refused}");
+}
