@@ -25,7 +25,7 @@ use crate::text;
 use base64::Engine as _;
 use model::*;
 use serde_json::{json, Value};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 /// Longest name of a dataset or of one of its columns, and longest description.
 pub const NAME_MAX: usize = 200;
@@ -261,23 +261,19 @@ impl DatasetsService {
         let dataset = self
             .create(tenant, DatasetInput { name: input.name, description: input.description, columns })
             .await?;
-        let mut schemas: HashMap<i64, Option<Value>> = HashMap::new();
+        // Each version's schema from its own column, all in one read: reading the versions
+        // whole (bodies of up to 2 MB) for it was up to 2 GB for 1,000 events.
+        let version_of = |event: &Value| {
+            event.get("functionVersionNum").and_then(Value::as_i64).unwrap_or(function.current_version)
+        };
+        let mut versions: Vec<i64> = events.iter().map(|(event, _)| version_of(event)).collect();
+        versions.sort_unstable();
+        versions.dedup();
+        let schemas =
+            self.records.output_schemas_of_versions(tenant.owner(), &function.id, &versions).await?;
         for (event, call_input) in events {
             let Some(event_id) = event.get("eventID").and_then(Value::as_str) else { continue };
-            let version =
-                event.get("functionVersionNum").and_then(Value::as_i64).unwrap_or(function.current_version);
-            let schema = match schemas.get(&version) {
-                Some(schema) => schema.clone(),
-                None => {
-                    let record =
-                        self.records.function_version_by_id(tenant.owner(), &function.id, version).await?;
-                    let schema = record
-                        .and_then(|r| r.version.body.get("outputSchema").cloned())
-                        .filter(|s| s.is_object());
-                    schemas.insert(version, schema.clone());
-                    schema
-                }
-            };
+            let schema = schemas.get(&version_of(&event)).filter(|s| s.is_object()).cloned();
             // A correction is kept in the event's body (`correction`, see crate::accuracy).
             let corrected = event
                 .get("correction")

@@ -354,6 +354,39 @@ impl Records {
         Ok(rows.iter().map(|row| version_row(row, "created_at")).collect())
     }
 
+    /// The output schema of each of `versions` of one function (a version without one, or
+    /// not found, is absent), read from the column written beside each body.
+    pub async fn output_schemas_of_versions(
+        &self,
+        owner: Owner<'_>,
+        function_id: &str,
+        versions: &[i64],
+    ) -> Result<std::collections::HashMap<i64, Value>, RecordError> {
+        if versions.is_empty() {
+            return Ok(Default::default());
+        }
+        let sql = format!(
+            "SELECT v.version_num AS num, v.output_schema AS schema FROM function_versions v \
+             JOIN functions f ON f.id = v.function_id \
+             WHERE f.account_id = $1 AND f.environment = $2 AND f.id = $3 AND v.output_schema IS NOT NULL \
+               AND v.version_num IN ({})",
+            placeholders(4, versions.len())
+        );
+        let mut query = sqlx::query(&sql).bind(owner.account_id).bind(owner.environment).bind(function_id);
+        for version in versions {
+            query = query.bind(*version);
+        }
+        Ok(query
+            .fetch_all(&self.pool)
+            .await?
+            .iter()
+            .filter_map(|row| {
+                let schema = serde_json::from_str(&row.get::<String, _>("schema")).ok()?;
+                Some((row.get::<i64, _>("num"), schema))
+            })
+            .collect())
+    }
+
     /// The distinct output schemas of one function's versions (what a view's columns are
     /// checked against), newest first, as many as fit in `max_bytes` (the newest always):
     /// read from the column written beside each body, never from the bodies themselves.
