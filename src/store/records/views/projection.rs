@@ -507,7 +507,8 @@ impl Records {
 
 /// The cells of one table page, each within [`CELL_BYTES`] and together within
 /// [`PAGE_BYTES`]: a cell that would take the page past it is omitted, the next that fits
-/// is shown.
+/// is shown. Omitted cells' excerpts count too (20,000 of up to 4 KB were 80 MB beside the
+/// 16 MiB); once the page is full they are empty.
 #[derive(Default)]
 struct PageCells {
     shown: usize,
@@ -520,16 +521,29 @@ impl PageCells {
             let (bytes, excerpt) = cut.split_once(':').unwrap_or((cut, ""));
             return Cell::Omitted {
                 json_bytes: bytes.parse().unwrap_or(0),
-                excerpt: excerpt.to_string(),
+                excerpt: self.excerpt(excerpt),
                 past: Past::Cell,
             };
         }
         if self.shown + text.len() > PAGE_BYTES {
-            let excerpt = text.chars().take(EXCERPT_CHARS).collect();
-            return Cell::Omitted { json_bytes: text.len() as i64, excerpt, past: Past::Page };
+            let excerpt: String = text.chars().take(EXCERPT_CHARS).collect();
+            return Cell::Omitted {
+                json_bytes: text.len() as i64,
+                excerpt: self.excerpt(&excerpt),
+                past: Past::Page,
+            };
         }
         self.shown += text.len();
         Cell::Value(serde_json::from_str(&text).unwrap_or(Value::Null))
+    }
+
+    /// `excerpt`, counted, if the page has room for it; else none.
+    fn excerpt(&mut self, excerpt: &str) -> String {
+        if self.shown + excerpt.len() > PAGE_BYTES {
+            return String::new();
+        }
+        self.shown += excerpt.len();
+        excerpt.to_string()
     }
 }
 
@@ -555,5 +569,20 @@ mod tests {
     fn sqlite_paths_quote_keys_and_index_arrays() {
         let path = [Step::Key("invoice details".into()), Step::Index(2), Step::Key("a.b".into())];
         assert_eq!(sqlite_path(&path), "$.\"invoice details\"[2].\"a.b\"");
+    }
+
+    #[test]
+    fn omitted_cells_excerpts_count_against_the_page_and_are_empty_once_it_is_full() {
+        let mut cells = PageCells::default();
+        let big = format!("\"{}\"", "x".repeat(PAGE_BYTES - 10));
+        assert!(matches!(cells.cell(Some(big)), Cell::Value(_)));
+        let cut = format!("!300000:{}", "y".repeat(EXCERPT_CHARS));
+        let Cell::Omitted { excerpt, .. } = cells.cell(Some(cut)) else { panic!("omitted") };
+        assert_eq!(excerpt, "", "no room left for an excerpt");
+        let mut roomy = PageCells::default();
+        let Cell::Omitted { excerpt, .. } = roomy.cell(Some(format!("!300000:{}", "y".repeat(10)))) else {
+            panic!("omitted")
+        };
+        assert_eq!((excerpt.as_str(), roomy.shown), ("yyyyyyyyyy", 10));
     }
 }
