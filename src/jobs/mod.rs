@@ -311,6 +311,14 @@ mod tests {
         }
     }
 
+    /// A record store of its own holding one job of `kind`, claimed by worker `w`.
+    async fn one_claimed_job(kind: &str, attempts: i64) -> (tempfile::TempDir, Records, ClaimedJob) {
+        let (dir, records) = Records::on_sqlite_for_tests().await;
+        records.enqueue_job(kind, &serde_json::json!({}), attempts, None).await.unwrap();
+        let job = records.claim_job("w", LEASE_MS).await.unwrap().expect("the job");
+        (dir, records, job)
+    }
+
     struct Panics;
 
     #[async_trait]
@@ -322,9 +330,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_handler_that_panics_fails_its_attempt_and_the_worker_goes_on() {
-        let (_dir, records) = Records::on_sqlite_for_tests().await;
-        records.enqueue_job("panics", &serde_json::json!({}), 2, None).await.unwrap();
-        let job = records.claim_job("w", LEASE_MS).await.unwrap().expect("the job");
+        let (_dir, records, job) = one_claimed_job("panics", 2).await;
         let id = job.id.clone();
         run_claimed(&records, "w", &Panics, job).await;
         let state = records.job_state(&id).await.unwrap().expect("state");
@@ -335,9 +341,7 @@ mod tests {
 
     #[tokio::test]
     async fn lease_renewals_wait_beside_a_job_holding_the_write_connection_not_instead_of_it() {
-        let (_dir, records) = Records::on_sqlite_for_tests().await;
-        records.enqueue_job("stretches", &serde_json::json!({}), 1, None).await.unwrap();
-        let job = records.claim_job("w", LEASE_MS).await.unwrap().expect("the job");
+        let (_dir, records, job) = one_claimed_job("stretches", 1).await;
         let id = job.id.clone();
         let handler = WritesInStretches { records: records.clone() };
         // Renewals fall due while the job holds the connection. Awaited instead of the job,
