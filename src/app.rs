@@ -245,6 +245,7 @@ impl App {
             output_bytes: config.max_output_bytes_per_call,
             trace_bytes: config.max_trace_bytes,
             linked: config.max_linked_per_run,
+            queued: config.max_queued_calls,
         });
         // A process without job workers runs no call itself, waited or not.
         let calls = if config.workers > 0 { calls.running_waited_calls() } else { calls };

@@ -233,6 +233,10 @@ pub struct Config {
     /// thousands of mentions.
     #[arg(skip = crate::calls::MAX_LINKED_PER_RUN)]
     pub max_linked_per_run: usize,
+    /// Calls one account may have waiting for a worker. Not a setting: tests lower it to reach
+    /// it without thousands of calls.
+    #[arg(skip = crate::calls::MAX_QUEUED_CALLS)]
+    pub max_queued_calls: usize,
     /// Homonyms one name may have under one type and bucket. Not a setting: tests lower it
     /// to reach it without hundreds of rows.
     #[arg(skip = crate::graph::seed::HOMONYMS_PER_NAME)]
@@ -336,6 +340,7 @@ impl Config {
             bulk_limit: crate::graph::bulk::BULK_LIMIT,
             bucket_delete_page: crate::graph::buckets::DELETE_PAGE,
             max_linked_per_run: crate::calls::MAX_LINKED_PER_RUN,
+            max_queued_calls: crate::calls::MAX_QUEUED_CALLS,
             homonyms_per_name: crate::graph::seed::HOMONYMS_PER_NAME,
             refresh_page: crate::graph::suggestions::CANDIDATES_PAGE,
         }

@@ -110,6 +110,8 @@ impl AccuracyService {
                 "score runs cover extract, transform and analyze functions",
             ));
         }
+        // All its pairs' calls queue at once: the account's queue must hold them all.
+        self.calls.check_queue_room(tenant, pairs.len()).await?;
         let run = ScoreRunRow {
             id: ids::new_id("esr"),
             function_name: record.head.name.clone(),

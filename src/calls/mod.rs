@@ -134,6 +134,8 @@ pub struct CallLimits {
     pub trace_bytes: usize,
     /// Mentions, and declared relations, one run links at most ([`MAX_LINKED_PER_RUN`]).
     pub linked: usize,
+    /// Calls one account may have waiting for a worker ([`MAX_QUEUED_CALLS`]).
+    pub queued: usize,
 }
 
 impl Default for CallLimits {
@@ -143,6 +145,7 @@ impl Default for CallLimits {
             output_bytes: MAX_OUTPUT_BYTES,
             trace_bytes: trace::TRACE_BYTES,
             linked: MAX_LINKED_PER_RUN,
+            queued: MAX_QUEUED_CALLS,
         }
     }
 }
@@ -169,6 +172,13 @@ pub const MAX_OUTPUT_BYTES: usize = 128 * 1024 * 1024;
 /// through the built-in extract) held a job worker for many minutes. What is past it is not
 /// linked (logged); the run's output stands whole.
 pub const MAX_LINKED_PER_RUN: usize = 1_000;
+
+/// Calls one account may have waiting for a worker at once, across its environments: a
+/// worker's claim reads the runnable jobs in order and steps over every job of an account at
+/// its share, so one account's million queued calls (1,000 score runs of 1,000 pairs) made
+/// every claim, of every tenant, read them, under the record store's claim lock. Past it a
+/// call (or a score run, all its pairs at once) is refused, naming `queuedCallsPerAccount`.
+pub const MAX_QUEUED_CALLS: usize = 10_000;
 
 /// Waited calls one process runs at once outside its job workers. A waited call runs in the
 /// process that took it, at once, instead of queueing behind the workers (two by default,
@@ -278,6 +288,9 @@ impl CallService {
             _ => None,
         };
         let worker = permit.as_ref().map(|_| ids::new_id("inl"));
+        if permit.is_none() {
+            self.check_queue_room(tenant, 1).await?;
+        }
         let row = CallRow {
             id: ids::new_id("wc"),
             account_id: tenant.account_id.clone(),
@@ -336,6 +349,21 @@ impl CallService {
             None => self.call_json(&current).await?,
         };
         Ok(Submitted { call: json, finished })
+    }
+
+    /// Refuses `adding` more queued calls when they would take the account past its
+    /// [`CallLimits::queued`] (a few submitted at the same moment may pass it together).
+    pub async fn check_queue_room(&self, tenant: &Tenant, adding: usize) -> ServiceResult<()> {
+        let queued = usize::try_from(self.records.queued_calls(&tenant.account_id).await?).unwrap_or(0);
+        let most = self.limits.queued;
+        if queued + adding > most {
+            let message = format!(
+                "this account has {queued} calls waiting for a worker and at most {most} may wait at once \
+                 (queuedCallsPerAccount); {adding} more would pass it: wait for some to finish"
+            );
+            return Err(ServiceError::count_reached(message, "queuedCallsPerAccount", most as i64));
+        }
+        Ok(())
     }
 
     /// Runs a call this process claimed at submission, as its job's first attempt.

@@ -377,6 +377,33 @@ async fn review_buckets_evaluated_outputs_and_tabulates_thresholds() {
 }
 
 #[tokio::test]
+async fn an_account_queues_at_most_its_bound_of_calls_and_a_score_run_needs_room_for_every_pair() {
+    // No job workers: calls stay queued. The bound is lowered from 10,000 to 3.
+    let app = spawn_app_with(Handlers::default(), |c| {
+        assert_eq!(c.max_queued_calls, 10_000, "the production bound");
+        c.workers = 0;
+        c.max_queued_calls = 3;
+    })
+    .await;
+    app.invoice_pipeline("inv").await;
+    for n in 0..2 {
+        let (status, body) = app.call_text("inv", &document(&format!("INV-{n}")), json!({}), false).await;
+        assert_eq!(status, 202, "{body}");
+    }
+    let content = base64::engine::general_purpose::STANDARD.encode(document("INV-402"));
+    let pair = json!({"input": {"inputContent": content, "inputType": "text"}, "expected": truth("INV-402")});
+    let two = json!({"functionName": "inv", "pairs": [pair.clone(), pair.clone()]});
+    let refused = assert_error(app.post("/v3/eval/score", two).await, 422).await;
+    assert_eq!(refused["details"]["limit"], "queuedCallsPerAccount", "{refused}");
+    let one = app.post("/v3/eval/score", json!({"functionName": "inv", "pairs": [pair]})).await;
+    assert_eq!(one.status(), 202);
+    let (status, body) = app.call_text("inv", &document("INV-9"), json!({}), false).await;
+    assert_eq!(status, 422, "{body}");
+    let message = body["message"].as_str().unwrap_or_default();
+    assert!(message.contains("3 calls waiting for a worker and at most 3 may wait at once"), "{body}");
+}
+
+#[tokio::test]
 async fn a_score_run_still_waiting_is_cancelled_and_stays_cancelled() {
     // No job workers: the run's calls stay queued, so the run is in flight when cancelled.
     let app = spawn_app_with(Handlers::default(), |c| c.workers = 0).await;
