@@ -115,13 +115,9 @@ pub fn call(call: &CallRow, nodes: &HashMap<String, String>, events: &[(Value, b
     if let Some(message) = &call.error {
         errors.push(call_error(call, message));
     }
-    let input = serde_json::from_str::<Vec<Value>>(&call.input).unwrap_or_default();
-    let describe = |file: &Value| {
-        json!({
-            "inputType": file.get("inputType"),
-            "itemReferenceID": file.get("itemReferenceID"),
-        })
-    };
+    // A listed call's input is its summary, a read one's the files whole: both read the same.
+    let input = crate::store::records::calls::file_summaries(&call.input);
+    let describe = |file: &crate::store::records::calls::FileSummary| json!({ "inputType": file.input_type, "itemReferenceID": file.item_reference_id });
     let input = if input.len() == 1 {
         json!({ "singleFile": describe(&input[0]) })
     } else {

@@ -830,14 +830,15 @@ async fn a_trace_reads_a_bounded_part_of_a_calls_values_and_says_what_it_left_ou
 
 #[tokio::test]
 async fn a_listed_call_shows_its_files_without_their_content_whether_written_before_or_after_the_upgrade() {
-    use canon::store::records::calls::{CallFilter, CallRow};
+    use canon::store::records::calls::{file_summaries, CallFilter, CallRow, FileSummary};
     use canon::store::records::filters::Cursor;
     use canon::store::records::Owner;
     let dir = tempfile::tempdir().expect("temp dir");
     // The schema of the canon that listed calls with their inputs and plans whole.
     let (records, url) = crate::helpers::records_through(dir.path(), 24).await;
-    let files = json!([{"inputType": "pdf", "itemReferenceID": "r1", "inputContent": "QUJD"},
-                       {"inputType": "text", "inputContent": "QUJD"}]);
+    // As a call stores its files (`InputFile`).
+    let files = json!([{"inputType": "pdf", "content": "QUJD", "itemReferenceId": "r1"},
+                       {"inputType": "text", "content": "QUJD"}]);
     let raw = sqlx::AnyPool::connect(&url).await.expect("a second connection");
     sqlx::query(
         "INSERT INTO calls (id, account_id, environment, workflow_id, workflow_name, workflow_version_num, \
@@ -860,7 +861,7 @@ async fn a_listed_call_shows_its_files_without_their_content_whether_written_bef
         workflow_version_num: 1,
         reference_id: None,
         status: "pending".into(),
-        input: json!([{"inputType": "csv", "inputContent": "QUJD"}]).to_string(),
+        input: json!([{"inputType": "csv", "content": "QUJD", "fileName": "a.csv"}]).to_string(),
         plan: "{\"plan\": 2}".into(),
         metadata: None,
         bucket: None,
@@ -873,21 +874,21 @@ async fn a_listed_call_shows_its_files_without_their_content_whether_written_bef
     let (listed, total) =
         records.list_calls(owner, &CallFilter::default(), &Cursor::First, true, 10).await.expect("list");
     assert_eq!(total, 2);
-    let shown: Vec<(String, Value, String)> = listed
-        .iter()
-        .map(|call| (call.id.clone(), serde_json::from_str(&call.input).unwrap(), call.plan.clone()))
-        .collect();
+    let file = |input_type: &str, reference: Option<&str>| FileSummary {
+        input_type: Some(input_type.into()),
+        item_reference_id: reference.map(str::to_string),
+    };
+    let shown: Vec<(String, Vec<FileSummary>, String)> =
+        listed.iter().map(|call| (call.id.clone(), file_summaries(&call.input), call.plan.clone())).collect();
     assert_eq!(
         shown,
         [
-            ("cal_new".into(), json!([{"inputType": "csv", "itemReferenceID": null}]), String::new()),
-            (
-                "cal_old".into(),
-                json!([{"inputType": "pdf", "itemReferenceID": "r1"}, {"inputType": "text", "itemReferenceID": null}]),
-                String::new()
-            ),
+            ("cal_new".into(), vec![file("csv", None)], String::new()),
+            ("cal_old".into(), vec![file("pdf", Some("r1")), file("text", None)], String::new()),
         ]
     );
+    // Only the summary is read: no content in it.
+    assert!(listed.iter().all(|call| !call.input.contains("QUJD")), "{listed:?}");
     // A call read on its own is whole.
     let whole = records.call_by_id("cal_old").await.expect("read").expect("the call");
     assert_eq!(
@@ -895,4 +896,23 @@ async fn a_listed_call_shows_its_files_without_their_content_whether_written_bef
         (files, "{\"plan\": 1}")
     );
     records.close().await;
+}
+
+#[tokio::test]
+async fn a_files_item_reference_is_shown_where_it_was_sent_read_alone_or_listed() {
+    let app = spawn_app().await;
+    app.extract_function("invoice", invoice_schema()).await;
+    app.pipeline("one", &["invoice"], &[]).await;
+    let content = base64::engine::general_purpose::STANDARD.encode(INVOICE);
+    let file = json!({"inputContent": content, "inputType": "text", "itemReferenceID": "ref-7"});
+    let response = app.post("/v3/workflows/one/call", json!({"input": {"singleFile": file}})).await;
+    assert_eq!(response.status(), 202);
+    let call = json(response).await["call"].clone();
+    let shown = json!({"inputType": "text", "itemReferenceID": "ref-7"});
+    assert_eq!(call["input"]["singleFile"], shown, "{call}");
+    let id = call["callID"].as_str().unwrap();
+    let read = json(app.get(&format!("/v3/calls/{id}")).await).await;
+    assert_eq!(read["call"]["input"]["singleFile"], shown, "{read}");
+    let listed = json(app.get("/v3/calls?limit=10").await).await;
+    assert_eq!(listed["calls"][0]["input"]["singleFile"], shown, "{listed}");
 }

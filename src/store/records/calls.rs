@@ -414,13 +414,24 @@ fn keyed<'q>(
     sqlx::query(sql).bind(&call.account_id).bind(&call.environment).bind(&call.workflow_id).bind(reference)
 }
 
-/// A call's input files without their content: `[{inputType, itemReferenceID}]`.
+/// A submitted file without its content, as a call's stored input names its fields: what a
+/// call's answer shows of it. A call's `input_summary` is a list of these, and read from a
+/// whole `input` the content is skipped, not copied.
+#[derive(Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FileSummary {
+    pub input_type: Option<String>,
+    pub item_reference_id: Option<String>,
+}
+
+/// The files of a call's stored `input` (or of its summary) without their content.
+pub fn file_summaries(input: &str) -> Vec<FileSummary> {
+    serde_json::from_str(input).unwrap_or_default()
+}
+
+/// A call's input files without their content (`input_summary`).
 fn input_summary(input: &str) -> String {
-    let files: Vec<serde_json::Value> = serde_json::from_str(input).unwrap_or_default();
-    let summary = files.iter().map(|file| {
-        serde_json::json!({ "inputType": file.get("inputType"), "itemReferenceID": file.get("itemReferenceID") })
-    });
-    serde_json::Value::Array(summary.collect()).to_string()
+    serde_json::to_string(&file_summaries(input)).unwrap_or_else(|_| "[]".into())
 }
 
 fn call_row(row: &AnyRow) -> CallRow {
