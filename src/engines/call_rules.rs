@@ -12,8 +12,8 @@
 
 use super::EngineError;
 use crate::functions::type_settings::classify::Route;
+use crate::memo::Memo;
 use crate::versions::FunctionVersion;
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -27,10 +27,16 @@ const VERSIONS_KEPT: usize = 4;
 
 type Routes = Arc<Vec<Route>>;
 
-#[derive(Default)]
 pub struct CallRules {
-    compiled: Mutex<HashMap<(String, i64), Routes>>,
+    /// A version's routes never change: kept the call's whole length.
+    compiled: Memo<(String, i64), Routes>,
     spent: Mutex<Duration>,
+}
+
+impl Default for CallRules {
+    fn default() -> Self {
+        Self { compiled: Memo::new(Duration::MAX, VERSIONS_KEPT), spent: Mutex::default() }
+    }
 }
 
 /// When the rules of one input must stop, and what that bound is, for the error.
@@ -50,15 +56,11 @@ impl CallRules {
         compile: impl FnOnce() -> Result<Vec<Route>, EngineError>,
     ) -> Result<Routes, EngineError> {
         let key = (function.function_id.clone(), function.version_num);
-        if let Some(routes) = self.lock_compiled().get(&key) {
-            return Ok(routes.clone());
+        if let Some(routes) = self.compiled.get(&key) {
+            return Ok(routes);
         }
         let routes = Arc::new(compile()?);
-        let mut compiled = self.lock_compiled();
-        if compiled.len() >= VERSIONS_KEPT {
-            compiled.clear();
-        }
-        compiled.insert(key, routes.clone());
+        self.compiled.put(key, routes.clone());
         Ok(routes)
     }
 
@@ -77,10 +79,6 @@ impl CallRules {
     /// Counts time an input's rules took.
     pub fn spend(&self, took: Duration) {
         *self.lock_spent() += took;
-    }
-
-    fn lock_compiled(&self) -> std::sync::MutexGuard<'_, HashMap<(String, i64), Routes>> {
-        self.compiled.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     fn lock_spent(&self) -> std::sync::MutexGuard<'_, Duration> {

@@ -15,10 +15,11 @@
 //! 3. With no text to compare, the route marked `isErrorFallback` if any, else an error.
 //!
 //! The rules search the first [`RULE_TEXT_BYTES`] of the text, and all of one input's rules
-//! together take at most [`RULE_BUDGET`], all of one call's [`CALL_RULE_BUDGET`]
-//! ([`super::call_rules`]): a pattern the regex crate's DFA cannot hold runs ~10 µs a byte
-//! (`(?i)[a-z ]{2000}Z`), so 100 of them over a 32 MiB text would run for hours. Each pattern is
-//! searched a window at a time ([`crate::patterns`]), so a deadline stops it within one.
+//! together take at most [`super::call_rules::RULE_BUDGET`], all of one call's
+//! [`super::call_rules::CALL_RULE_BUDGET`]: a pattern the regex crate's DFA cannot hold runs
+//! ~10 µs a byte (`(?i)[a-z ]{2000}Z`), so 100 of them over a 32 MiB text would run for hours.
+//! Each pattern is searched a window at a time ([`crate::patterns`]), so a deadline stops it
+//! within one.
 //! Past the budget the run fails (`classification_failed`) naming it.
 //!
 //! Output (the `ClassifyEvent` fields): `{choice, method: "rule" | "embedding" | "fallback"
@@ -33,8 +34,6 @@ use crate::versions::FunctionVersion;
 use serde_json::{json, Map, Value};
 use std::sync::Arc;
 use std::time::Instant;
-
-pub use super::call_rules::{CALL_RULE_BUDGET, RULE_BUDGET};
 
 const MAX_CHUNKS: usize = 8;
 /// Bytes of the text chunked for the comparison: far more than 8 chunks' worth, so the
