@@ -23,6 +23,12 @@ use tracing::Instrument;
 pub const LEASE_MS: i64 = 30_000;
 /// How often a running job's lease is renewed.
 const HEARTBEAT: Duration = Duration::from_secs(10);
+/// How long a job may run before it is stopped and failed for good (see
+/// [`JobHandler::time_limit`]): a handler that never returned held its worker, and one of its
+/// account's shares, for as long as the process ran, renewing its lease all the while. Far
+/// above what any job of canon's takes (a call's functions, a seed of a bulk's rows, a
+/// collection's embeddings each have their own, smaller bounds): it bounds what none foresaw.
+pub const JOB_TIME_LIMIT: Duration = Duration::from_secs(3_600);
 /// How long an idle worker waits before looking again.
 const IDLE_POLL: Duration = Duration::from_millis(200);
 
@@ -62,6 +68,12 @@ pub trait JobHandler: Send + Sync + 'static {
         self.run(job.payload).await.map(|()| Completion::ByWorker)
     }
 
+    /// How long one run of a job of this kind may take before it is stopped (its future
+    /// dropped, as a crash would) and failed without a retry: it would likely run as long again.
+    fn time_limit(&self) -> Duration {
+        JOB_TIME_LIMIT
+    }
+
     /// Called once when the job failed for the last time (no retry is left), so what it
     /// stood for can be marked as failed instead of staying in progress.
     async fn gave_up(&self, _payload: serde_json::Value, _error: &str) {}
@@ -72,6 +84,11 @@ pub trait JobHandler: Send + Sync + 'static {
     async fn abandoned(&self, payload: serde_json::Value, message: &str) {
         self.gave_up(payload, message).await
     }
+}
+
+/// What a job stopped at its time limit records.
+fn time_limit_message(limit: Duration) -> String {
+    format!("the job ran for its time limit of {} s and was stopped; it is not retried", limit.as_secs_f64())
 }
 
 /// What a job that is never run again records, naming how often its worker stopped.
@@ -231,22 +248,30 @@ async fn run_renewing(
                 }
             }
         };
+        let limit = handler.time_limit();
+        let work = tokio::time::timeout(limit, work);
         tokio::pin!(work);
         tokio::pin!(renewals);
         tokio::select! {
             biased;
-            outcome = &mut work => outcome,
+            outcome = &mut work => outcome.map_err(|_| limit),
             never = &mut renewals => never,
         }
     };
     match outcome {
-        Ok(Completion::Recorded) => {}
-        Ok(Completion::ByWorker) => {
+        Err(limit) => {
+            tracing::error!(?limit, "job stopped at its time limit");
+            let message = time_limit_message(limit);
+            handler.gave_up(job.payload.clone(), &message).await;
+            record_failure(records, worker, &job, &message, None).await;
+        }
+        Ok(Ok(Completion::Recorded)) => {}
+        Ok(Ok(Completion::ByWorker)) => {
             if let Err(err) = records.complete_job(&job.id, worker).await {
                 tracing::error!(error = %err, "job ran but could not be marked done");
             }
         }
-        Err(err) => {
+        Ok(Err(err)) => {
             let retry = (job.attempts < job.max_attempts).then(|| backoff_ms(job.attempts));
             tracing::warn!(error = %err, retry_in_ms = ?retry, "job failed");
             let message = format!("{err:#}");
@@ -337,6 +362,41 @@ mod tests {
         assert_eq!((state.status.as_str(), state.attempts), ("queued", 1), "{state:?}");
         let error = state.last_error.unwrap_or_default();
         assert!(error.contains("the job stopped on a defect: an index out of range"), "{error}");
+    }
+
+    /// A handler that never returns, with a time limit of 100 ms; remembers what it gave up.
+    #[derive(Default)]
+    struct NeverReturns {
+        gave_up: std::sync::Mutex<Vec<String>>,
+    }
+
+    #[async_trait]
+    impl JobHandler for NeverReturns {
+        async fn run(&self, _payload: serde_json::Value) -> anyhow::Result<()> {
+            std::future::pending().await
+        }
+
+        fn time_limit(&self) -> Duration {
+            Duration::from_millis(100)
+        }
+
+        async fn gave_up(&self, _payload: serde_json::Value, error: &str) {
+            self.gave_up.lock().unwrap().push(error.to_string());
+        }
+    }
+
+    #[tokio::test]
+    async fn a_job_past_its_time_limit_is_stopped_and_failed_for_good_with_the_reason() {
+        let (_dir, records, job) = one_claimed_job("hangs", 3).await;
+        let id = job.id.clone();
+        let handler = NeverReturns::default();
+        let ran = run_renewing(&records, "w", &handler, job, Duration::from_millis(20));
+        tokio::time::timeout(Duration::from_secs(10), ran).await.expect("the worker is given back");
+        let state = records.job_state(&id).await.unwrap().expect("state");
+        assert_eq!(state.status, "failed", "not retried (2 attempts were left): {state:?}");
+        let reason = "the job ran for its time limit of 0.1 s and was stopped; it is not retried";
+        assert_eq!(state.last_error.as_deref(), Some(reason));
+        assert_eq!(*handler.gave_up.lock().unwrap(), [reason], "what it stood for is marked failed");
     }
 
     #[tokio::test]
