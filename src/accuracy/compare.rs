@@ -57,25 +57,47 @@ pub fn same(a: &Value, b: &Value) -> bool {
     }
 }
 
-/// Every field's outcome for an output against its correction; `Err` names which of the two
+/// Which value of a feedback's comparison had more fields than accuracy compares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Compared {
+    /// The caller's correction: theirs to fix.
+    Correction,
+    /// The event's output (a function's, not the caller's).
+    Output,
+    /// The function's output schema.
+    OutputSchema,
+}
+
+impl Compared {
+    /// How a message names it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Compared::Correction => "the correction",
+            Compared::Output => "the output",
+            Compared::OutputSchema => "the output schema",
+        }
+    }
+}
+
+/// Every field's outcome for an output against its correction; `Err` names which of them
 /// has more fields than accuracy compares.
 pub fn field_outcomes(
     schema: Option<&Value>,
     output: &Value,
     correction: &Value,
     order_matching: bool,
-) -> Result<BTreeMap<String, Outcome>, (&'static str, TooManyFields)> {
-    let expected = leaves(correction).map_err(|err| ("the correction", err))?;
+) -> Result<BTreeMap<String, Outcome>, (Compared, TooManyFields)> {
+    let expected = leaves(correction).map_err(|err| (Compared::Correction, err))?;
     // Bounded before aligning, which reads each element's leaves: the bound is the whole's.
-    let actual = leaves(output).map_err(|err| ("the output", err))?;
+    let actual = leaves(output).map_err(|err| (Compared::Output, err))?;
     let actual = if order_matching {
         actual
     } else {
-        leaves(&align(output, correction)).map_err(|err| ("the output", err))?
+        leaves(&align(output, correction)).map_err(|err| (Compared::Output, err))?
     };
     let mut paths: BTreeSet<String> = actual.keys().chain(expected.keys()).cloned().collect();
     if let Some(schema) = schema {
-        paths.extend(schema_leaves(schema).map_err(|err| ("the output schema", err))?);
+        paths.extend(schema_leaves(schema).map_err(|err| (Compared::OutputSchema, err))?);
     }
     Ok(paths
         .into_iter()
@@ -369,11 +391,11 @@ mod tests {
         let refused = |output: &Value, correction: &Value| {
             field_outcomes(None, output, correction, false).unwrap_err().0
         };
-        assert_eq!(refused(&json!({"a": 1}), &wide), "the correction");
-        assert_eq!(refused(&wide, &json!({"a": 1})), "the output");
+        assert_eq!(refused(&json!({"a": 1}), &wide), Compared::Correction);
+        assert_eq!(refused(&wide, &json!({"a": 1})), Compared::Output);
         // Elements small one by one, too many together: refused before any alignment.
         let many = json!({"items": vec![vec![0; 100]; 600]});
-        assert_eq!(refused(&many, &json!({"items": [[0]]})), "the output");
+        assert_eq!(refused(&many, &json!({"items": [[0]]})), Compared::Output);
         let (what, _) =
             score_fields(&wide, &json!({}), &CompareOptions::default(), &mut SimilarityBudget::default())
                 .unwrap_err();

@@ -2,7 +2,7 @@
 //! (`isLabelled` on `/v1-alpha/events`), shows its `correction` in its body, and its fields
 //! are counted as [`super::compare`] describes; submitting again overwrites.
 
-use super::compare::field_outcomes;
+use super::compare::{field_outcomes, Compared};
 use super::{event_kind, AccuracyService};
 use crate::engines::output_schema;
 use crate::error::{ServiceError, ServiceResult};
@@ -113,8 +113,10 @@ impl AccuracyService {
         };
         let outcomes =
             field_outcomes(schema, &output, &expected, order_matching).map_err(|(what, err)| match what {
-                "the correction" => ServiceError::invalid_field("correction", err.message(what)),
-                _ => ServiceError::Unprocessable { message: err.message(what), details: None },
+                Compared::Correction => ServiceError::invalid_field("correction", err.message(what.name())),
+                Compared::Output | Compared::OutputSchema => {
+                    ServiceError::Unprocessable { message: err.message(what.name()), details: None }
+                }
             })?;
         let fields: Vec<(String, &'static str)> =
             outcomes.into_iter().map(|(path, outcome)| (path, outcome.as_str())).collect();
