@@ -286,7 +286,10 @@ impl App {
                 gauges: Default::default(),
             },
             views: crate::views::ViewsService { records: records.clone(), scan_time: config.view_scan_time },
-            datasets: crate::datasets::DatasetsService { records: records.clone() },
+            datasets: crate::datasets::DatasetsService {
+                records: records.clone(),
+                max_rows: config.max_dataset_rows,
+            },
             connectors: crate::connectors::ConnectorService {
                 records: records.clone(),
                 secrets: secrets.clone(),

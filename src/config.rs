@@ -233,6 +233,10 @@ pub struct Config {
     /// thousands of mentions.
     #[arg(skip = crate::calls::MAX_LINKED_PER_RUN)]
     pub max_linked_per_run: usize,
+    /// Rows a dataset may hold. Not a setting: tests lower it to reach it without thousands of
+    /// rows.
+    #[arg(skip = crate::datasets::MAX_ROWS_PER_DATASET)]
+    pub max_dataset_rows: i64,
     /// Calls one account may have waiting for a worker. Not a setting: tests lower it to reach
     /// it without thousands of calls.
     #[arg(skip = crate::calls::MAX_QUEUED_CALLS)]
@@ -341,6 +345,7 @@ impl Config {
             bucket_delete_page: crate::graph::buckets::DELETE_PAGE,
             max_linked_per_run: crate::calls::MAX_LINKED_PER_RUN,
             max_queued_calls: crate::calls::MAX_QUEUED_CALLS,
+            max_dataset_rows: crate::datasets::MAX_ROWS_PER_DATASET,
             homonyms_per_name: crate::graph::seed::HOMONYMS_PER_NAME,
             refresh_page: crate::graph::suggestions::CANDIDATES_PAGE,
         }

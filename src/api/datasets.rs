@@ -147,11 +147,12 @@ pub async fn delete_row(
 }
 
 /// Write values of one row (creating it): 200 when every column is stored, 207 when some
-/// are not (`error`, `failedColumns`), 400 when none is.
+/// are not (`error`, `failedColumns`), 400 when none is, 422 when the row is new and the
+/// dataset holds its most rows (10,000; `details.limit` is `rowsPerDataset`).
 #[utoipa::path(post, path = "/v3/datasets/{dataset_api_id}/rows/{row_key}/columns", tag = "datasets",
     params(("dataset_api_id" = String, Path), ("row_key" = String, Path)), request_body = ColumnsInput,
     responses((status = 200, body = ColumnsResult), (status = 207, body = ColumnsResult),
-        (status = 400, body = ErrorBody), (status = 404, body = ErrorBody)))]
+        (status = 400, body = ErrorBody), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
 pub async fn write_columns(
     State(state): State<AppState>,
     caller: Caller,

@@ -19,7 +19,7 @@ use crate::error::{ServiceError, ServiceResult};
 use crate::graph::Tenant;
 use crate::ids;
 use crate::pagination::PageRequest;
-use crate::store::records::datasets::{DatasetRow as StoredDataset, EventsChosen};
+use crate::store::records::datasets::{CellsWritten, DatasetRow as StoredDataset, EventsChosen};
 use crate::store::records::{filters, Records};
 use crate::text;
 use base64::Engine as _;
@@ -41,10 +41,15 @@ pub const MAX_READ_BYTES: usize = 64 * 1024 * 1024;
 // A page of rows reads at most `filters::PAGE_BYTES` of their stored values, as every list.
 /// Most columns one row's column write carries.
 pub const MAX_COLUMNS_PER_WRITE: usize = 100;
+/// Most rows a dataset holds: ten times what a score run reads ([`MAX_ROWS_PER_BUILD`]).
+/// Rows were unbounded, each write adding up to 2 MB to the record store every tenant shares.
+pub const MAX_ROWS_PER_DATASET: i64 = 10_000;
 
 #[derive(Clone)]
 pub struct DatasetsService {
     pub records: Records,
+    /// Most rows a dataset holds ([`MAX_ROWS_PER_DATASET`]; tests lower it).
+    pub max_rows: i64,
 }
 
 /// How a write of columns went.
@@ -148,10 +153,32 @@ impl DatasetsService {
             .map(|c| Ok((c.column_name.clone(), serde_json::to_value(&c.value)?)))
             .collect::<Result<_, serde_json::Error>>()
             .map_err(anyhow::Error::from)?;
-        self.records.write_dataset_cells(&dataset.id, row_key, &cells, ids::now_millis()).await?;
+        self.write_cells(&dataset.id, row_key, &cells).await?;
         let error = (!failed.is_empty()).then(|| summary(&failed));
         let result = ColumnsResult { columns: stored, error, failed_columns: failed.clone() };
         Ok(if failed.is_empty() { Written::All(result) } else { Written::Some(result) })
+    }
+
+    /// Writes one row's cells, refusing a new row past the dataset's bound.
+    async fn write_cells(
+        &self,
+        dataset_id: &str,
+        row_key: &str,
+        cells: &[(String, Value)],
+    ) -> ServiceResult<()> {
+        let now = ids::now_millis();
+        match self.records.write_dataset_cells(dataset_id, row_key, cells, now, self.max_rows).await? {
+            CellsWritten::Written => Ok(()),
+            CellsWritten::DatasetFull => Err(ServiceError::count_reached(
+                format!(
+                    "dataset {dataset_id} holds its most rows ({}): delete rows (DELETE \
+                     /v3/datasets/{dataset_id}/rows/{{rowKey}}) or write to another dataset",
+                    self.max_rows
+                ),
+                "rowsPerDataset",
+                self.max_rows,
+            )),
+        }
     }
 
     /// A page of rows in row-key order (`startingAfter` is a row key).
@@ -296,9 +323,7 @@ impl DatasetsService {
             if let Some(schema) = schema {
                 cells.push(("schema".into(), json!({ "jsonValue": schema })));
             }
-            self.records
-                .write_dataset_cells(&dataset.dataset_id, event_id, &cells, ids::now_millis())
-                .await?;
+            self.write_cells(&dataset.dataset_id, event_id, &cells).await?;
         }
         self.get(tenant, &dataset.dataset_id).await
     }

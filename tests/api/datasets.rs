@@ -241,3 +241,88 @@ async fn dataset_reads_stop_at_their_byte_bounds_pages_shorter_and_builds_and_sc
     let built = json(app.post("/v3/datasets/from-events", build).await).await;
     assert_eq!(built["rowCount"], 35, "{built}");
 }
+
+/// A dataset holds at most its bound of rows (lowered here to 2): a new row past it is a 422
+/// naming `rowsPerDataset`, an existing row is still rewritten, and a deleted row makes room.
+/// The count shown is the one kept as rows come and go.
+#[tokio::test]
+async fn a_dataset_holds_at_most_its_bound_of_rows_and_a_deleted_row_makes_room() {
+    let app = crate::helpers::spawn_app_with(canon::jobs::Handlers::default(), |config| {
+        config.max_dataset_rows = 2;
+    })
+    .await;
+    let dataset = json(app.post("/v3/datasets", json!({"name": "Small", "columns": columns()})).await).await;
+    let id = dataset["datasetID"].as_str().unwrap().to_string();
+    let (app, id) = (&app, &id);
+    let write = |key: &str, total: i64| {
+        let body = json!({"columns": [{"columnName": "truth", "value": {"jsonValue": {"total": total}}}]});
+        let path = format!("/v3/datasets/{id}/rows/{key}/columns");
+        async move { app.post(&path, body).await }
+    };
+    assert_eq!(write("a", 1).await.status(), 200);
+    assert_eq!(write("b", 2).await.status(), 200);
+    let refused = assert_error(write("c", 3).await, 422).await;
+    assert_eq!(refused["details"], json!({"limit": "rowsPerDataset", "max": 2}), "{refused}");
+    assert!(refused["message"].as_str().unwrap().contains("delete rows"), "{refused}");
+    assert_eq!(write("a", 10).await.status(), 200, "a row it holds is rewritten");
+    let shown = json(app.get(&format!("/v3/datasets/{id}")).await).await;
+    assert_eq!(shown["rowCount"], 2);
+
+    assert_eq!(app.delete(&format!("/v3/datasets/{id}/rows/b")).await.status(), 204);
+    assert_eq!(json(app.get(&format!("/v3/datasets/{id}")).await).await["rowCount"], 1);
+    assert_eq!(write("c", 3).await.status(), 200);
+    let rows = json(app.get(&format!("/v3/datasets/{id}/rows")).await).await;
+    assert_eq!(strings(&rows["rows"], "rowKey"), ["a", "c"]);
+    assert_eq!(rows["rows"][0]["columns"][0]["value"]["jsonValue"], json!({"total": 10}));
+    assert_eq!(json(app.get("/v3/datasets").await).await["datasets"][0]["rowCount"], 2);
+}
+
+/// Two writers of the same new rows at once count each row once (the count bounds rows).
+#[tokio::test]
+async fn concurrent_writes_of_the_same_new_rows_count_each_row_once() {
+    let app = spawn_app().await;
+    let dataset = json(app.post("/v3/datasets", json!({"name": "Raced", "columns": columns()})).await).await;
+    let id = dataset["datasetID"].as_str().unwrap().to_string();
+    let app = &app;
+    let writes = (0..40).map(|i| {
+        let body = json!({"columns": [{"columnName": "truth", "value": {"jsonValue": {"n": i}}}]});
+        let path = format!("/v3/datasets/{id}/rows/row-{}/columns", i % 10);
+        async move { app.post(&path, body).await }
+    });
+    for response in futures::future::join_all(writes).await {
+        assert_eq!(response.status(), 200);
+    }
+    assert_eq!(json(app.get(&format!("/v3/datasets/{id}")).await).await["rowCount"], 10);
+}
+
+/// Datasets written before the kept count (migration 26) show their rows counted.
+#[tokio::test]
+async fn a_dataset_written_before_the_upgrade_shows_its_rows_counted() {
+    use canon::store::records::Owner;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (records, url) = crate::helpers::records_through(dir.path(), 25).await;
+    let raw = sqlx::AnyPool::connect(&url).await.expect("a second connection");
+    sqlx::query(
+        "INSERT INTO datasets (id, account_id, environment, name, description, columns, created_at, updated_at) \
+         VALUES ('gds_old', 'acc_old', 'sandbox', 'Old', NULL, '[]', 1, 1)",
+    )
+    .execute(&raw)
+    .await
+    .expect("an older dataset");
+    for (row, column) in [("r1", "truth"), ("r1", "document"), ("r2", "truth"), ("r3", "truth")] {
+        sqlx::query(
+            "INSERT INTO dataset_cells (dataset_id, row_key, column_name, value, updated_at) \
+             VALUES ('gds_old', $1, $2, '{}', 1)",
+        )
+        .bind(row)
+        .bind(column)
+        .execute(&raw)
+        .await
+        .expect("its cells");
+    }
+    raw.close().await;
+    records.migrate().await.expect("upgrade");
+    let owner = Owner { account_id: "acc_old", environment: "sandbox" };
+    let found = records.find_dataset(owner, "gds_old").await.expect("read").expect("the dataset");
+    assert_eq!(found.row_count, 3);
+}

@@ -43,8 +43,15 @@ pub struct RowsRead {
     pub cut: bool,
 }
 
-const COLUMNS: &str = "d.id, d.name, d.description, d.columns, d.created_at, d.updated_at, \
-    (SELECT COUNT(DISTINCT c.row_key) FROM dataset_cells c WHERE c.dataset_id = d.id) AS row_count";
+const COLUMNS: &str = "d.id, d.name, d.description, d.columns, d.created_at, d.updated_at, d.row_count";
+
+/// What a write of one row's cells did.
+#[derive(Debug, PartialEq, Eq)]
+pub enum CellsWritten {
+    Written,
+    /// The row is new and the dataset holds its most rows already: nothing was written.
+    DatasetFull,
+}
 
 fn dataset(row: &AnyRow) -> DatasetRow {
     DatasetRow {
@@ -125,15 +132,42 @@ impl Records {
     }
 
     /// Writes the values of one row (replacing those of the same columns), in one
-    /// transaction. The dataset must belong to the caller (checked by the service).
+    /// transaction, unless the row is new and the dataset holds `max_rows` already. The
+    /// dataset must belong to the caller (checked by the service).
     pub async fn write_dataset_cells(
         &self,
         dataset_id: &str,
         row_key: &str,
         cells: &[(String, Value)],
         now: i64,
-    ) -> Result<(), RecordError> {
+        max_rows: i64,
+    ) -> Result<CellsWritten, RecordError> {
         let mut tx = self.begin_write().await?;
+        // The dataset's row first: on PostgreSQL it is locked until the commit, so writes of
+        // one dataset take turns and the row count below sees every earlier write's rows
+        // (two writes of one new row at once counted it twice).
+        sqlx::query("UPDATE datasets SET updated_at = $1 WHERE id = $2")
+            .bind(now)
+            .bind(dataset_id)
+            .execute(&mut *tx)
+            .await?;
+        let existing =
+            sqlx::query("SELECT 1 AS one FROM dataset_cells WHERE dataset_id = $1 AND row_key = $2 LIMIT 1")
+                .bind(dataset_id)
+                .bind(row_key)
+                .fetch_optional(&mut *tx)
+                .await?;
+        if existing.is_none() {
+            let counted =
+                sqlx::query("UPDATE datasets SET row_count = row_count + 1 WHERE id = $1 AND row_count < $2")
+                    .bind(dataset_id)
+                    .bind(max_rows)
+                    .execute(&mut *tx)
+                    .await?;
+            if counted.rows_affected() == 0 {
+                return Ok(CellsWritten::DatasetFull);
+            }
+        }
         for (column, value) in cells {
             sqlx::query(
                 "INSERT INTO dataset_cells (dataset_id, row_key, column_name, value, updated_at) \
@@ -148,13 +182,8 @@ impl Records {
             .execute(&mut *tx)
             .await?;
         }
-        sqlx::query("UPDATE datasets SET updated_at = $1 WHERE id = $2")
-            .bind(now)
-            .bind(dataset_id)
-            .execute(&mut *tx)
-            .await?;
         tx.commit().await?;
-        Ok(())
+        Ok(CellsWritten::Written)
     }
 
     /// Rows of a dataset in row-key order: after `after`, at most `limit` of them, and no more
@@ -246,12 +275,26 @@ impl Records {
             .collect())
     }
 
+    /// Deletes one row's values and counts it out; false when it had none.
     pub async fn delete_dataset_row(&self, dataset_id: &str, row_key: &str) -> Result<bool, RecordError> {
+        let mut tx = self.begin_write().await?;
+        // Locked first, as a write does (see `write_dataset_cells`).
+        sqlx::query("UPDATE datasets SET row_count = row_count WHERE id = $1")
+            .bind(dataset_id)
+            .execute(&mut *tx)
+            .await?;
         let done = sqlx::query("DELETE FROM dataset_cells WHERE dataset_id = $1 AND row_key = $2")
             .bind(dataset_id)
             .bind(row_key)
-            .execute(&mut *self.write().await?)
+            .execute(&mut *tx)
             .await?;
+        if done.rows_affected() > 0 {
+            sqlx::query("UPDATE datasets SET row_count = row_count - 1 WHERE id = $1 AND row_count > 0")
+                .bind(dataset_id)
+                .execute(&mut *tx)
+                .await?;
+        }
+        tx.commit().await?;
         Ok(done.rows_affected() > 0)
     }
 

@@ -364,6 +364,7 @@ macro_rules! all_migrations {
             23 => ("0023_function_output_schemas"),
             24 => "0024_connector_poll_offset",
             25 => ("0025_call_input_summary"),
+            26 => "0026_dataset_row_count",
         )
     };
 }
