@@ -123,9 +123,9 @@ impl Backends {
                     found
                 }
             };
-            let (url, writes) = (&url, &writes);
+            let (url, writes, limit) = (&url, &writes, config.graph_read_time_limit);
             connect_graph(|| async move {
-                let engine = FalkorEngine::connect(url, GRAPH_NAME, writes.clone()).await?;
+                let engine = FalkorEngine::connect(url, GRAPH_NAME, writes.clone(), limit).await?;
                 Ok(Arc::new(engine) as Arc<dyn CypherEngine>)
             })
             .await?

@@ -237,6 +237,10 @@ pub struct Config {
     /// rows.
     #[arg(skip = crate::datasets::MAX_ROWS_PER_DATASET)]
     pub max_dataset_rows: i64,
+    /// How long FalkorDB may run a read before stopping it. Not a setting: tests lower it to
+    /// reach it without a slow statement.
+    #[arg(skip = crate::store::graph::READ_TIME_LIMIT)]
+    pub graph_read_time_limit: std::time::Duration,
     /// Calls one account may have waiting for a worker. Not a setting: tests lower it to reach
     /// it without thousands of calls.
     #[arg(skip = crate::calls::MAX_QUEUED_CALLS)]
@@ -345,6 +349,7 @@ impl Config {
             bucket_delete_page: crate::graph::buckets::DELETE_PAGE,
             max_linked_per_run: crate::calls::MAX_LINKED_PER_RUN,
             max_queued_calls: crate::calls::MAX_QUEUED_CALLS,
+            graph_read_time_limit: crate::store::graph::READ_TIME_LIMIT,
             max_dataset_rows: crate::datasets::MAX_ROWS_PER_DATASET,
             homonyms_per_name: crate::graph::seed::HOMONYMS_PER_NAME,
             refresh_page: crate::graph::suggestions::CANDIDATES_PAGE,

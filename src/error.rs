@@ -60,6 +60,17 @@ impl ServiceError {
         }
     }
 
+    /// A query of the request ran for its time bound `limit` and was stopped (422).
+    pub fn query_stopped(limit: std::time::Duration) -> Self {
+        ServiceError::Unprocessable {
+            message: format!(
+                "the request's query ran for {} s, its time bound, and was stopped: ask for less",
+                limit.as_secs_f64()
+            ),
+            details: Some(serde_json::json!({ "timeLimitMillis": limit.as_millis() as u64 })),
+        }
+    }
+
     pub fn not_found(resource: &'static str, id: impl Into<String>) -> Self {
         ServiceError::NotFound { resource, id: id.into() }
     }
@@ -82,6 +93,10 @@ impl From<GraphError> for ServiceError {
                     "the graph store is not answering right now; retry after Retry-After seconds".into(),
                 )
             }
+            GraphError::TimedOut(limit) => {
+                tracing::warn!(?limit, "graph read stopped at its time limit");
+                ServiceError::query_stopped(limit)
+            }
             GraphError::ConstraintViolation(_) | GraphError::Query(_) | GraphError::Conversion(_) => {
                 ServiceError::Internal(err.into())
             }
@@ -102,13 +117,7 @@ impl From<RecordError> for ServiceError {
             }
         }
         if let RecordError::TimedOut(limit) = &err {
-            return ServiceError::Unprocessable {
-                message: format!(
-                    "the request's query ran for {} s, its time bound, and was stopped: ask for less",
-                    limit.as_secs_f64()
-                ),
-                details: Some(serde_json::json!({ "timeLimitMillis": limit.as_millis() as u64 })),
-            };
+            return ServiceError::query_stopped(*limit);
         }
         if is_overload(&err) {
             tracing::warn!(error = %err, "record store overloaded");
@@ -140,3 +149,20 @@ fn is_overload(err: &RecordError) -> bool {
 }
 
 pub type ServiceResult<T> = Result<T, ServiceError>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_graph_read_stopped_at_its_time_limit_tells_the_caller_to_ask_for_less() {
+        let limit = std::time::Duration::from_secs(50);
+        let ServiceError::Unprocessable { message, details } =
+            ServiceError::from(GraphError::TimedOut(limit))
+        else {
+            panic!("a 422, not a 500 or a 503");
+        };
+        assert!(message.contains("50 s") && message.contains("ask for less"), "{message}");
+        assert_eq!(details, Some(serde_json::json!({ "timeLimitMillis": 50_000 })));
+    }
+}

@@ -175,3 +175,36 @@ async fn a_write_that_silences_falkordb_longer_than_the_hung_limit_is_waited_for
         .await;
     assert_eq!(count[0]["n"], 2_000_000, "the write landed whole");
 }
+
+/// A read canon would stop waiting for is stopped by FalkorDB itself at its time limit
+/// (lowered here to 100 ms): it no longer holds one of the server's few threads for however
+/// long it runs. A write is never cut: it runs to its end (FalkorDB does not stop writes).
+#[tokio::test]
+async fn a_read_past_the_time_limit_is_stopped_by_falkordb_and_a_write_runs_whole() {
+    let limit = Duration::from_millis(100);
+    let app = spawn_app_with(Handlers::default(), |config| {
+        config.neo4j_uri = None; // the time limit is FalkorDB's (Neo4j's is its own setting)
+        config.graph_read_time_limit = limit;
+    })
+    .await;
+    app.cypher("UNWIND range(1, 3000) AS v CREATE (:TimeLimitProbe {v: v})", serde_json::json!({})).await;
+    let engine = app.app().state.graph.engine().clone();
+    // 9 million pairs, about 1.5 s on this machine's FalkorDB.
+    let pairs = "MATCH (a:TimeLimitProbe), (b:TimeLimitProbe) WHERE a.v * b.v < 0 RETURN count(*) AS n";
+    let stopped = engine.run(pairs, &serde_json::Map::new()).await;
+    assert!(
+        matches!(stopped, Err(canon::store::graph::GraphError::TimedOut(at)) if at == limit),
+        "the read is stopped at its limit: {stopped:?}"
+    );
+    assert_eq!(app.cypher("RETURN 1 AS ok", serde_json::json!({})).await[0]["ok"], 1, "it answers after");
+
+    let write = "MATCH (a:TimeLimitProbe), (b:TimeLimitProbe) WHERE a.v * b.v > 0 \
+                 WITH a, count(b) AS pairs SET a.pairs = pairs RETURN count(a) AS n";
+    assert_eq!(app.cypher(write, serde_json::json!({})).await[0]["n"], 3000, "the write ran to its end");
+    let written = "MATCH (a:TimeLimitProbe) WHERE a.pairs = 3000 RETURN count(a) AS n";
+    assert_eq!(
+        app.cypher(written, serde_json::json!({})).await[0]["n"],
+        3000,
+        "every node holds what it set"
+    );
+}

