@@ -1,21 +1,25 @@
-// Neo4j's knowledge-graph page in one statement: knowledge_graph_edges_ordered.cypher's edges
-// (the page's $limit edges after $after in relation-ID order, from the range index), each with
-// its two endpoints' node records as entity_nodes.cypher makes them (canonical, effective type
-// name, mention count), so a page is one round trip instead of two. FalkorDB pages walk
-// creation-time windows (knowledge_graph_edges.cypher), then read the nodes with
-// entity_nodes.cypher. The filters are knowledge_graph_edges_ordered.cypher's; the final
-// ORDER BY sorts the page's few rows only (the LIMIT above it reads the index in order).
+// Neo4j's knowledge-graph page in one statement: the page's $limit edges after $after in
+// relation-ID order, from the range index (the tenant's IDs handed out in order, as
+// review_queue_ordered.cypher reads entities, stopping at the page's end or after $scan of the
+// tenant's edges), each with its two endpoints' node records as entity_nodes.cypher makes them
+// (canonical, effective type name, mention count), so a page is one round trip instead of
+// two. FalkorDB pages walk creation-time windows (knowledge_graph_edges.cypher), then read the
+// nodes with entity_nodes.cypher. The filters are knowledge_graph_edges.cypher's; the final
+// ORDER BY sorts the page's few rows only (the LIMITs above it read the index in order).
 MATCH (a)-[r:RELATES_TO]->(b)
 USING INDEX r:RELATES_TO(accountID, environment, id)
 WHERE r.accountID = $accountID AND r.environment = $environment AND r.id > $after
-  AND ($bucketID IS NULL OR r.bucketID = $bucketID)
+WITH a, r, b
+ORDER BY r.accountID, r.environment, r.id
+LIMIT $scan
+WITH a, r, b
+WHERE ($bucketID IS NULL OR r.bucketID = $bucketID)
   AND ($since IS NULL OR r.createdAt >= $since)
   AND ($nodeIDs IS NULL OR (a.id IN $nodeIDs AND b.id IN $nodeIDs))
   AND ($typeIDs IS NULL OR (
     (a.typeID IN $typeIDs OR (a.typeID IS NULL AND a.typeName IN $typeNames)) AND
     (b.typeID IN $typeIDs OR (b.typeID IS NULL AND b.typeName IN $typeNames))))
 WITH a, r, b
-ORDER BY r.accountID, r.environment, r.id
 LIMIT $limit
 OPTIONAL MATCH (ta:EntityType {id: a.typeID})
 USING INDEX SEEK ta:EntityType(id)

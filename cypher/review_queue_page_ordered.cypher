@@ -1,19 +1,22 @@
 // Neo4j's review-queue page in one statement: review_queue_ordered.cypher's entities (the
-// page's $limit rows after $after in entityID order, from the range index), each with
-// entity_details.cypher's record, so a page is one round trip instead of two (IDs, then
-// records). FalkorDB pages walk creation-time windows (review_queue.cypher) and then read
+// page's $limit rows after $after in entityID order, from the range index, among at most $scan
+// of the tenant's rows), each with entity_details.cypher's record, so a page is one round trip
+// instead of two (IDs, then records). FalkorDB pages walk creation-time windows (review_queue.cypher) and then read
 // the records with entity_details.cypher. From `OPTIONAL MATCH (k:Key` on, this statement is
 // entity_details.cypher's, word for word (a unit test holds them together). The records come
 // back in no particular order (they are grouped); the service puts them in ID order.
 MATCH (e:Entity)
 USING INDEX e:Entity(accountID, environment, id)
 WHERE e.accountID = $accountID AND e.environment = $environment AND e.id > $after
-  AND e.status IN $statuses
+WITH e
+ORDER BY e.accountID, e.environment, e.id
+LIMIT $scan
+WITH e
+WHERE e.status IN $statuses
   AND ($bucketID IS NULL OR e.bucketID = $bucketID)
   AND ($since IS NULL OR e.createdAt >= $since)
   AND ($typeIDs IS NULL OR e.typeID IN $typeIDs OR (e.typeID IS NULL AND e.typeName IN $typeNames))
 WITH e
-ORDER BY e.accountID, e.environment, e.id
 LIMIT $limit
 OPTIONAL MATCH (k:Key {entityID: e.id})
 USING INDEX SEEK k:Key(entityID)

@@ -211,6 +211,7 @@ impl App {
             GraphService::new(backends.engine.clone())
                 .with_max_centered_nodes(config.max_centered_nodes)
                 .with_bulk_limit(config.bulk_limit)
+                .with_page_scan(config.page_scan)
                 .with_delete_page(config.bucket_delete_page)
                 .with_homonyms_per_name(config.homonyms_per_name)
                 .with_tenant_bounds(crate::graph::tenant_size::TenantBounds {

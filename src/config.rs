@@ -233,6 +233,10 @@ pub struct Config {
     /// thousands of mentions.
     #[arg(skip = crate::calls::MAX_LINKED_PER_RUN)]
     pub max_linked_per_run: usize,
+    /// How much of a tenant one graph page reads before it ends short. Not a setting: tests
+    /// end pages short without millions of entities.
+    #[arg(skip = crate::graph::window::PAGE_SCAN)]
+    pub page_scan: crate::graph::window::PageScan,
     /// Rows a dataset may hold. Not a setting: tests lower it to reach it without thousands of
     /// rows.
     #[arg(skip = crate::datasets::MAX_ROWS_PER_DATASET)]
@@ -351,6 +355,7 @@ impl Config {
             max_queued_calls: crate::calls::MAX_QUEUED_CALLS,
             graph_read_time_limit: crate::store::graph::READ_TIME_LIMIT,
             max_dataset_rows: crate::datasets::MAX_ROWS_PER_DATASET,
+            page_scan: crate::graph::window::PAGE_SCAN,
             homonyms_per_name: crate::graph::seed::HOMONYMS_PER_NAME,
             refresh_page: crate::graph::suggestions::CANDIDATES_PAGE,
         }

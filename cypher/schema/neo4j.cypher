@@ -39,7 +39,7 @@ CREATE INDEX id_blocks_since IF NOT EXISTS FOR (m:IdBlocks) ON (m.tenantKey);
 // they do on FalkorDB. Unique, or two first seeds could each MERGE a lock of their own.
 CREATE CONSTRAINT tenant_lock_key IF NOT EXISTS FOR (l:TenantLock) REQUIRE l.key IS UNIQUE;
 // The review queue's and the knowledge graph's pages in ID order within one tenant
-// (review_queue_ordered.cypher, knowledge_graph_edges_ordered.cypher): seeking the tenant's
+// (review_queue_ordered.cypher, knowledge_graph_page_ordered.cypher): seeking the tenant's
 // part of the index, a page reads its own rows only. Seeking Entity.id / RELATES_TO.id alone, a
 // page read every other tenant's rows after its cursor (a new tenant's first page read all
 // older tenants': 1.4 s beside a tenant of 1,000,000 entities).

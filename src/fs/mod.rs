@@ -258,8 +258,8 @@ impl FsService {
             search: filter.search,
             type_name: filter.type_name,
         };
-        let ids = self.graph.find_entity_ids(tenant, find, request.cursor.as_deref(), limit as usize).await?;
-        let (ids, next) = page(ids, limit, Clone::clone);
+        let (ids, next) =
+            self.graph.find_entity_ids(tenant, find, request.cursor.as_deref(), limit as usize).await?;
         let entities = self.graph.entity_details(tenant, &ids).await?;
         let data = entities
             .iter()

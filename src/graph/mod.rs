@@ -101,6 +101,8 @@ pub struct GraphService {
     max_centered_nodes: usize,
     /// Most one bulk decision over a filter changes (see [`bulk::BULK_LIMIT`]).
     bulk_limit: usize,
+    /// How much of a tenant one page reads before it ends short (see [`window::PAGE_SCAN`]).
+    page_scan: window::PageScan,
     /// Mentions or entities one statement of a bucket's cascade delete removes (see
     /// [`buckets::DELETE_PAGE`]).
     delete_page: usize,
@@ -126,6 +128,7 @@ impl GraphService {
             recent_counts: crate::memo::Memo::new(review::COUNTS_TRUST, review::COUNTS_REMEMBERED),
             max_centered_nodes: relations::MAX_CENTERED_NODES,
             bulk_limit: bulk::BULK_LIMIT,
+            page_scan: window::PAGE_SCAN,
             delete_page: buckets::DELETE_PAGE,
             homonyms_per_name: seed::HOMONYMS_PER_NAME,
             tenant_bounds: tenant_size::TenantBounds::default(),
@@ -142,6 +145,12 @@ impl GraphService {
     /// This service with another bound on bulk decisions (tests reach it with a small one).
     pub fn with_bulk_limit(mut self, limit: usize) -> Self {
         self.bulk_limit = limit.max(1);
+        self
+    }
+
+    /// This service with other page scan bounds (tests end pages short with small ones).
+    pub fn with_page_scan(mut self, scan: window::PageScan) -> Self {
+        self.page_scan = scan;
         self
     }
 

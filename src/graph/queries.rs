@@ -67,8 +67,9 @@ cypher! {
     RELATIONS_OUTBOUND => "relations_outbound",
     RELATIONS_INBOUND => "relations_inbound",
     KNOWLEDGE_GRAPH_EDGES => "knowledge_graph_edges",
-    KNOWLEDGE_GRAPH_EDGES_ORDERED => "knowledge_graph_edges_ordered",
     KNOWLEDGE_GRAPH_PAGE_ORDERED => "knowledge_graph_page_ordered",
+    ENTITY_SCAN_END_ORDERED => "entity_scan_end_ordered",
+    RELATION_SCAN_END_ORDERED => "relation_scan_end_ordered",
     ENTITY_SEARCH => "entity_search",
     ORPHAN_KEYS_DELETE => "orphan_keys_delete",
     ORPHAN_KEYS_FIND => "orphan_keys_find",
@@ -125,33 +126,52 @@ mod tests {
         lines[..end.unwrap_or(lines.len())].join("\n")
     }
 
+    /// The conditions of the first WHERE after the line starting with `from`, each without its
+    /// `WHERE` or `AND`: the windowed statements (FalkorDB) put them after their bounds in one
+    /// WHERE, the ordered ones (Neo4j) in a WHERE of their own after the scan's `LIMIT $scan`.
+    fn conditions_after(text: &str, from: &str) -> Vec<String> {
+        text.lines()
+            .skip_while(|line| !line.starts_with(from))
+            .skip(1)
+            .skip_while(|line| line.starts_with("WITH"))
+            .take_while(|line| line.starts_with("WHERE") || line.starts_with(' '))
+            .map(|line| line.trim().trim_start_matches("WHERE ").trim_start_matches("AND ").to_string())
+            .collect()
+    }
+
+    /// An ordered statement's scan: its lines from the MATCH to the ORDER BY of the index.
+    fn scan(text: &str) -> String {
+        let lines: Vec<&str> = text.lines().skip_while(|line| !line.starts_with("MATCH")).collect();
+        let end = lines.iter().position(|line| line.starts_with("ORDER BY")).expect("an ORDER BY");
+        lines[..=end].join("\n")
+    }
+
     #[test]
-    fn neo4js_one_statement_review_page_filters_as_the_ids_statement_and_reads_records_as_entity_details() {
+    fn neo4js_one_statement_pages_filter_as_the_windowed_ones_after_the_same_bounded_scan() {
+        let tenant = "  AND e.accountID = $accountID";
+        let conditions = conditions_after(REVIEW_QUEUE, tenant);
+        assert_eq!(conditions.len(), 4, "{conditions:?}");
+        assert_eq!(conditions_after(REVIEW_QUEUE_ORDERED, "LIMIT $scan"), conditions);
+        assert_eq!(conditions_after(REVIEW_QUEUE_PAGE_ORDERED, "LIMIT $scan"), conditions);
         assert_eq!(
-            between(REVIEW_QUEUE_PAGE_ORDERED, "MATCH (e:Entity)", Some("WITH e")),
-            between(REVIEW_QUEUE_ORDERED, "MATCH (e:Entity)", Some("RETURN")),
+            conditions_after(ENTITY_FIND_ORDERED, "LIMIT $scan"),
+            conditions_after(ENTITY_FIND, tenant)
         );
+        let edges = conditions_after(KNOWLEDGE_GRAPH_EDGES, "  AND r.accountID = $accountID");
+        assert_eq!(edges.len(), 6, "{edges:?}");
+        assert_eq!(conditions_after(KNOWLEDGE_GRAPH_PAGE_ORDERED, "LIMIT $scan"), edges);
+        // Where a short page's scan stopped is read over the same rows in the same order.
+        for statement in [REVIEW_QUEUE_ORDERED, REVIEW_QUEUE_PAGE_ORDERED, ENTITY_FIND_ORDERED] {
+            assert_eq!(scan(statement), scan(ENTITY_SCAN_END_ORDERED));
+        }
+        let edge_scan = scan(KNOWLEDGE_GRAPH_PAGE_ORDERED).replace("WITH a, r, b", "WITH r");
+        assert_eq!(edge_scan, scan(RELATION_SCAN_END_ORDERED));
+    }
+
+    #[test]
+    fn neo4js_one_statement_review_page_reads_records_as_entity_details() {
         let records = |text| between(text, "OPTIONAL MATCH (k:Key", None);
         assert_eq!(records(REVIEW_QUEUE_PAGE_ORDERED), records(ENTITY_DETAILS));
-    }
-
-    #[test]
-    fn neo4js_one_statement_find_filters_as_the_windowed_one() {
-        let after_bounds = |text| between(text, "  AND e.status", None);
-        let without_order =
-            |text: String| text.lines().filter(|l| !l.starts_with("ORDER BY")).collect::<Vec<_>>().join("\n");
-        assert_eq!(
-            without_order(after_bounds(ENTITY_FIND_ORDERED)),
-            without_order(after_bounds(ENTITY_FIND))
-        );
-    }
-
-    #[test]
-    fn neo4js_one_statement_graph_page_filters_as_the_edges_statement() {
-        assert_eq!(
-            between(KNOWLEDGE_GRAPH_PAGE_ORDERED, "MATCH (a)-[r:RELATES_TO]->(b)", Some("WITH a, r, b")),
-            between(KNOWLEDGE_GRAPH_EDGES_ORDERED, "MATCH (a)-[r:RELATES_TO]->(b)", Some("RETURN")),
-        );
     }
 
     /// Every statement file under `cypher/` (not the schemas): its name and text.

@@ -113,7 +113,10 @@ pub struct GraphEdge {
 #[serde(rename_all = "camelCase")]
 pub struct KnowledgeGraph {
     pub nodes: Vec<GraphNode>,
+    /// At most `limit` edges; fewer, none even, when the page's scan bound ended it short.
     pub edges: Vec<GraphEdge>,
+    /// Where the next page goes on when more may follow: the last edge's ID, or where a short
+    /// page's scan stopped.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub next_cursor: Option<String>,
 }
@@ -316,7 +319,7 @@ impl GraphService {
             "bucketID" => None::<String>, "since" => None::<String>, "nodeIDs" => None::<Vec<String>>,
             "typeIDs" => None::<Vec<String>>, "typeNames" => None::<Vec<String>>,
         };
-        let rows = self
+        let (rows, next_cursor) = self
             .windowed_rows(
                 tenant,
                 WindowedPage {
@@ -335,9 +338,8 @@ impl GraphService {
                     limit,
                 },
             )
-            .await?;
-        let has_more = rows.len() > limit;
-        let rows: Vec<Row> = rows.into_iter().take(limit).collect();
+            .await?
+            .into_page(limit, "relationID");
         let nodes = if self.engine.orders_by_index() {
             // The page's rows carry their endpoints' records (knowledge_graph_page_ordered.cypher).
             endpoint_rows(&rows)
@@ -349,7 +351,6 @@ impl GraphService {
             self.run(tenant, queries::ENTITY_NODES, params! { "ids" => endpoints }).await?
         };
         let edges = rows.into_iter().map(decode).collect::<Result<Vec<GraphEdge>, _>>()?;
-        let next_cursor = if has_more { edges.last().map(|e| e.relation_id.clone()) } else { None };
         let nodes = nodes
             .iter()
             .map(|row| {

@@ -3,11 +3,10 @@
 use super::columns::rfc3339_ms;
 use super::columns::str_col;
 use super::entities::{entity_of_row, Entity};
-use super::window::WindowedPage;
+use super::window::{PageRows, WindowedPage};
 use super::{queries, GraphService, Tenant};
 use crate::error::{ServiceError, ServiceResult};
 use crate::params;
-use crate::store::graph::Row;
 use serde::Serialize;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -30,8 +29,11 @@ pub struct ReviewFilter {
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ReviewPage {
+    /// At most `limit` entities; fewer, none even, when the page's scan bound ended it short.
     pub entities: Vec<Entity>,
+    /// Whether more may follow: a page ended short says so too.
     pub has_more: bool,
+    /// Where the next page goes on: the last entity's ID, or where a short page's scan stopped.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub next_cursor: Option<String>,
 }
@@ -76,34 +78,42 @@ pub const STATUSES: &[&str] = &["extracted", "proposed", "approved", "rejected",
 impl GraphService {
     pub async fn review_queue(&self, tenant: &Tenant, filter: ReviewFilter) -> ServiceResult<ReviewPage> {
         let limit = filter.limit as usize;
-        if self.engine.orders_by_index() {
-            // Neo4j: the IDs and their records in one statement (one round trip less).
-            let rows = self.queue_rows(tenant, filter, queries::REVIEW_QUEUE_PAGE_ORDERED).await?;
-            let mut entities: Vec<Entity> =
-                rows.into_iter().map(entity_of_row).collect::<ServiceResult<_>>()?;
-            entities.sort_by(|a, b| a.entity_id.cmp(&b.entity_id));
-            let has_more = entities.len() > limit;
-            entities.truncate(limit);
-            let next_cursor = if has_more { entities.last().map(|e| e.entity_id.clone()) } else { None };
-            return Ok(ReviewPage { entities, has_more, next_cursor });
-        }
-        let mut ids = self.queue_ids(tenant, filter).await?;
-        let has_more = ids.len() > limit;
-        ids.truncate(limit);
-        let entities = self.entity_details(tenant, &ids).await?;
-        let next_cursor = if has_more { ids.last().cloned() } else { None };
-        Ok(ReviewPage { entities, has_more, next_cursor })
+        // Neo4j: the IDs and their records in one statement (one round trip less).
+        let ordered = if self.engine.orders_by_index() {
+            queries::REVIEW_QUEUE_PAGE_ORDERED
+        } else {
+            queries::REVIEW_QUEUE_ORDERED
+        };
+        let (rows, next_cursor) =
+            self.queue_rows(tenant, filter, ordered).await?.into_page(limit, "entityID");
+        let entities = if self.engine.orders_by_index() {
+            rows.into_iter().map(entity_of_row).collect::<ServiceResult<_>>()?
+        } else {
+            let ids: Vec<String> = rows.iter().map(|row| str_col(row, "entityID")).collect();
+            self.entity_details(tenant, &ids).await?
+        };
+        Ok(ReviewPage { entities, has_more: next_cursor.is_some(), next_cursor })
     }
 
     /// The IDs of the queue's entities under `filter`, in order: `filter.limit` of them and,
-    /// when there are more, one or two past it.
+    /// when there are more, one or two past it. Pages whose scan stopped short are followed
+    /// until then (a bulk decision needs the whole set), each statement still bounded.
     pub(super) async fn queue_ids(
         &self,
         tenant: &Tenant,
-        filter: ReviewFilter,
+        mut filter: ReviewFilter,
     ) -> ServiceResult<Vec<String>> {
-        let rows = self.queue_rows(tenant, filter, queries::REVIEW_QUEUE_ORDERED).await?;
-        Ok(rows.iter().map(|row| str_col(row, "entityID")).collect())
+        let limit = filter.limit as usize;
+        let mut ids = Vec::new();
+        loop {
+            filter.limit = (limit - ids.len().min(limit)) as u32;
+            let page = self.queue_rows(tenant, filter.clone(), queries::REVIEW_QUEUE_ORDERED).await?;
+            ids.extend(page.rows.iter().map(|row| str_col(row, "entityID")));
+            match page.resume {
+                Some(cursor) if ids.len() <= limit => filter.cursor = Some(cursor),
+                _ => return Ok(ids),
+            }
+        }
     }
 
     /// The queue's rows under `filter`: on an engine that reads IDs in index order, `ordered`'s
@@ -113,7 +123,7 @@ impl GraphService {
         tenant: &Tenant,
         filter: ReviewFilter,
         ordered: &'static str,
-    ) -> ServiceResult<Vec<Row>> {
+    ) -> ServiceResult<PageRows> {
         for status in &filter.statuses {
             if !STATUSES.contains(&status.as_str()) {
                 return Err(ServiceError::invalid_field(

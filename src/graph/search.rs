@@ -87,16 +87,17 @@ pub struct FindFilter {
 
 impl GraphService {
     /// Live entities under `filter` in ID (creation) order after `cursor` (an entity ID from
-    /// the previous page): `limit` of them and, when more follow, at least one more. Read in
-    /// creation-time windows as the review queue is (one ordered statement on Neo4j), so a
-    /// page costs what its rows do, not what the tenant's entities after the cursor do.
+    /// the previous page): at most `limit` of them, and the next page's cursor when more may
+    /// follow. Read in creation-time windows as the review queue is (one ordered statement on
+    /// Neo4j), so a page costs what its rows do, not what the tenant's entities after the
+    /// cursor do; within the page scan bound (fewer when it ends the page short).
     pub async fn find_entity_ids(
         &self,
         tenant: &Tenant,
         filter: FindFilter,
         cursor: Option<&str>,
         limit: usize,
-    ) -> ServiceResult<Vec<String>> {
+    ) -> ServiceResult<(Vec<String>, Option<String>)> {
         super::id_keys::check_cursor(cursor, "ent", "an entity ID")?;
         let since_ms = filter.since.map_or(0, |t| t.timestamp_millis().max(0) as u64);
         let since = filter.since.map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true));
@@ -121,7 +122,7 @@ impl GraphService {
             since_ms,
             limit,
         };
-        let rows = self.windowed_rows(tenant, page).await?;
-        Ok(rows.iter().map(|row| str_col(row, "entityID")).collect())
+        let (rows, next) = self.windowed_rows(tenant, page).await?.into_page(limit, "entityID");
+        Ok((rows.iter().map(|row| str_col(row, "entityID")).collect(), next))
     }
 }

@@ -11,17 +11,60 @@
 //! ([`WindowMemo`]); an empty window doubles the next, a partly filled one sizes the next
 //! from the density it saw (at most four times wider). After an empty window, entity walks
 //! ask where IDs were next minted ([`super::id_blocks`]) and skip the quiet time between.
+//!
+//! A page reads a bounded part of the tenant ([`PageScan`]): past it, the page ends short,
+//! with the cursor of where its scan stopped, so a filter that matches nothing (a fully
+//! reviewed queue) no longer reads every row after the cursor in one request. A page may so
+//! hold fewer rows than its `limit`, none even, and still say more may follow: the next page
+//! goes on from there, and every row is still listed once.
 
 use super::columns::str_col;
 use super::id_blocks::Gap;
 use super::id_keys::{id_key, timestamp, ulid_of};
 use super::{GraphService, Tenant};
 use crate::error::ServiceResult;
+use crate::params;
 use crate::store::graph::{Params, Row};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::Mutex;
+use std::time::{Duration, Instant};
 use ulid::Ulid;
+
+/// How much of a tenant's rows one page may read before it ends short.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PageScan {
+    /// FalkorDB: the time a page's windows may take together, checked between windows (the
+    /// first window always runs). Its index hands out no order, so time is what it can bound.
+    pub time: Duration,
+    /// Neo4j: the tenant's rows (entities or edges, in ID order) one page's statement reads.
+    pub rows: usize,
+}
+
+/// A second of windows on FalkorDB (~600,000 rows at 1.6 µs); 100,000 rows on Neo4j (tens of
+/// milliseconds). A page whose filter matches often never comes near either.
+pub const PAGE_SCAN: PageScan = PageScan { time: Duration::from_secs(1), rows: 100_000 };
+
+/// A page's rows in ID order, and where its scan stopped when it stopped the page short.
+pub(crate) struct PageRows {
+    /// `limit` rows and, when more follow, one or two more; fewer when the scan stopped.
+    pub rows: Vec<Row>,
+    /// The cursor the next page goes on from when the scan bound ended this one short.
+    pub resume: Option<String>,
+}
+
+impl PageRows {
+    /// The page's first `limit` rows, and the next page's cursor: the last row's ID when more
+    /// rows are in hand, where the scan stopped when it ended the page short, else none.
+    pub fn into_page(mut self, limit: usize, id_column: &str) -> (Vec<Row>, Option<String>) {
+        if self.rows.len() > limit {
+            self.rows.truncate(limit);
+            let next = self.rows.last().map(|row| str_col(row, id_column));
+            return (self.rows, next);
+        }
+        (self.rows, self.resume)
+    }
+}
 
 /// One millisecond in ULID units (below it, 80 random bits).
 const MS: u128 = 1 << 80;
@@ -123,6 +166,13 @@ impl IdWindows {
         }
     }
 
+    /// A cursor for a page going on where this walk stopped: just before the next window (the
+    /// last window read ends there; a row with this very ID, in that window, was read). None
+    /// once past now.
+    fn resume_cursor(&self) -> Option<String> {
+        (self.from <= self.end).then(|| id(self.prefix, self.from.saturating_sub(1)))
+    }
+
     /// The densest stretch this walk saw (rows per ULID unit), for [`WindowMemo::observe`].
     pub fn densest(&self) -> Option<f64> {
         (self.densest > 0.0).then_some(self.densest)
@@ -221,18 +271,20 @@ pub(crate) struct WindowedPage<'a> {
 
 impl GraphService {
     /// A page's rows in ID order after its cursor (the cursor's own row left out), from
-    /// consecutive windows until more than `limit` are in hand or the windows pass now: the
-    /// caller keeps `limit` and tells from the rest whether more follow.
+    /// consecutive windows until more than `limit` are in hand, the windows pass now, or the
+    /// page's scan time ([`PageScan::time`]) is spent: the caller keeps `limit` and tells from
+    /// the rest, or from where the scan stopped, whether more follow ([`PageRows::into_page`]).
     pub(crate) async fn windowed_rows(
         &self,
         tenant: &Tenant,
         page: WindowedPage<'_>,
-    ) -> ServiceResult<Vec<Row>> {
+    ) -> ServiceResult<PageRows> {
         if self.engine.orders_by_index() {
             return self.ordered_rows(tenant, page).await;
         }
         let WindowedPage { prefix, query, id_column, unfiltered, filters, cursor, since_ms, limit, .. } =
             page;
+        let scan_began = Instant::now();
         let start = self
             .page_start_ms(tenant, cursor, prefix, query, unfiltered, id_column)
             .await?
@@ -240,6 +292,7 @@ impl GraphService {
         let density = self.window_memo.density(tenant, prefix);
         let mut windows = IdWindows::new(prefix, cursor, start, density, limit + 2);
         let mut rows: Vec<Row> = Vec::new();
+        let mut resume = None;
         let mut walk = WalkLog::new();
         let mut gaps = GapSkips::new(prefix);
         while rows.len() <= limit {
@@ -253,22 +306,42 @@ impl GraphService {
                 self.skip_quiet_time(tenant, &mut windows, &mut gaps, &mut walk).await?;
             }
             rows.extend(found.into_iter().filter(|row| Some(str_col(row, id_column).as_str()) != cursor));
+            if rows.len() <= limit && scan_began.elapsed() >= self.page_scan.time {
+                resume = windows.resume_cursor();
+                break;
+            }
         }
         self.window_memo.observe(tenant, prefix, &windows);
         walk.report(prefix, cursor.is_some());
-        Ok(rows)
+        Ok(PageRows { rows, resume })
     }
 
     /// [`Self::windowed_rows`] in one statement: the rows after the cursor (and from a second
-    /// before `since`), `limit` and one more, when the engine reads IDs in index order.
-    async fn ordered_rows(&self, tenant: &Tenant, page: WindowedPage<'_>) -> ServiceResult<Vec<Row>> {
-        let WindowedPage { prefix, ordered, mut filters, cursor, since_ms, limit, .. } = page;
+    /// before `since`), `limit` and one more, among at most [`PageScan::rows`] of the tenant's,
+    /// when the engine reads IDs in index order. A page that comes back short asks where its
+    /// scan stopped (none when the tenant's rows ended first).
+    async fn ordered_rows(&self, tenant: &Tenant, page: WindowedPage<'_>) -> ServiceResult<PageRows> {
+        let WindowedPage { prefix, ordered, id_column, mut filters, cursor, since_ms, limit, .. } = page;
         // Below every ID minted since then (IDs order as their creation times do).
         let floor = id(prefix, u128::from(since_ms.saturating_sub(1_000)) * MS);
         let after = cursor.map_or(floor.clone(), |cursor| cursor.to_string()).max(floor);
-        filters.insert("after".into(), Value::String(after));
+        let scan = self.page_scan.rows.max(1);
+        filters.insert("after".into(), Value::String(after.clone()));
         filters.insert("limit".into(), Value::from(limit + 1));
-        self.run(tenant, ordered, filters).await
+        filters.insert("scan".into(), Value::from(scan));
+        let mut rows = self.run(tenant, ordered, filters).await?;
+        // The one-statement pages group their records; the others come in index order.
+        rows.sort_by_cached_key(|row| str_col(row, id_column));
+        if rows.len() > limit {
+            return Ok(PageRows { rows, resume: None });
+        }
+        let scan_end = if prefix == "rel" {
+            super::queries::RELATION_SCAN_END_ORDERED
+        } else {
+            super::queries::ENTITY_SCAN_END_ORDERED
+        };
+        let stopped = self.run(tenant, scan_end, params! { "after" => after, "skip" => scan - 1 }).await?;
+        Ok(PageRows { rows, resume: stopped.first().map(|row| str_col(row, "scannedTo")) })
     }
 
     /// Where a page of `prefix` IDs starts its windows: 0 after a cursor (the windows start

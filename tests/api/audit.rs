@@ -442,3 +442,41 @@ async fn in_a_browser_validate_all_matching_asks_once_with_the_servers_count_and
     }
     assert_eq!(status_of(&app, &outside).await, "proposed");
 }
+
+/// A bulk decision over a filter counts every match even where each page of its walk ends
+/// short at the page scan bound (one window on FalkorDB, 3 entities on Neo4j): it follows
+/// the pages to the end.
+#[tokio::test]
+async fn a_bulk_validate_counts_every_match_across_pages_its_scan_bound_ends_short() {
+    let app = crate::helpers::spawn_app_with(canon::jobs::Handlers::default(), |config| {
+        config.page_scan = canon::graph::window::PageScan { time: std::time::Duration::ZERO, rows: 3 };
+    })
+    .await;
+    let north = app.create_bucket("north").await;
+    let south = app.create_bucket("south").await;
+    let names = |prefix: &str, n: usize| (0..n).map(|i| format!("{prefix} {i}")).collect::<Vec<_>>();
+    let mut counted = Vec::new();
+    for (bucket, batch) in
+        [(&south, names("South", 12)), (&north, names("North", 4)), (&south, names("Far", 9))]
+    {
+        let batch: Vec<&str> = batch.iter().map(String::as_str).collect();
+        let ids = seed_into(&app, bucket, &batch).await;
+        if bucket == &north {
+            counted = ids;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    counted.extend(seed_into(&app, &north, &["North last"]).await);
+    let path = "/v3/review-queue/bulk-validate";
+    let filter = json!({ "bucket": north });
+    let count =
+        json(app.post(path, json!({ "status": "approved", "filter": filter, "dryRun": true })).await).await;
+    assert_eq!(count["matching"], 5, "{count}");
+    let selection = count["selection"].as_str().unwrap();
+    let body = json!({ "status": "approved", "filter": filter, "selection": selection });
+    let applied = json(app.post(path, body).await).await;
+    assert_eq!(applied["applied"], true, "{applied}");
+    for id in &counted {
+        assert_eq!(status_of(&app, id).await, "approved");
+    }
+}

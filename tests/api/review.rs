@@ -301,3 +301,59 @@ async fn the_queue_counters_are_not_counted_again_until_the_tenants_graph_change
     let seeded = json(app.get("/v3/review-queue/counts").await).await;
     assert_eq!(counted(&seeded), (Some(2), Some(1)), "{seeded}");
 }
+
+/// A page reads a bounded part of the tenant (here one window on FalkorDB, 3 entities on
+/// Neo4j): where the filter matches little, it ends short, saying more may follow, and its
+/// cursor goes on from where it stopped, so the pages together still list every match once,
+/// in order; a filter that matches nothing ends too.
+#[tokio::test]
+async fn a_page_ends_short_at_its_scan_bound_and_the_cursors_still_list_every_match_once() {
+    let app = crate::helpers::spawn_app_with(canon::jobs::Handlers::default(), |config| {
+        config.page_scan = canon::graph::window::PageScan { time: std::time::Duration::ZERO, rows: 3 };
+    })
+    .await;
+    // Three bursts of ten entities, apart in time (FalkorDB's first window holds one burst).
+    let mut all = Vec::new();
+    for burst in 0..3 {
+        let rows: Vec<Value> =
+            (0..10).map(|i| json!({ "canonical": format!("Scan {burst}-{i}"), "type": "T" })).collect();
+        all.extend(strings(&app.seed(json!(rows)).await["results"], "entityID"));
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    all.sort();
+    let approved: Vec<String> = [3, 11, 19, 24, 28].iter().map(|&i| all[i].clone()).collect();
+    for id in &approved {
+        app.patch(&format!("/v3/entities/{id}"), json!({ "status": "approved" })).await;
+    }
+    let walk = |status: &'static str| {
+        let app = &app;
+        async move {
+            let (mut seen, mut short, mut pages) = (Vec::new(), 0, 0);
+            let mut query = format!("/v3/review-queue?status={status}&limit=2");
+            loop {
+                pages += 1;
+                assert!(pages <= 40, "the pages of {status} end");
+                let page = json(app.get(&query).await).await;
+                let got = ids(&page);
+                assert!(got.len() <= 2, "{page}");
+                let Some(cursor) = page["nextCursor"].as_str() else {
+                    assert_eq!(page["hasMore"], false, "{page}");
+                    seen.extend(got);
+                    return (seen, short);
+                };
+                assert_eq!(page["hasMore"], true, "{page}");
+                short += usize::from(got.len() < 2);
+                seen.extend(got);
+                query = format!("/v3/review-queue?status={status}&limit=2&cursor={cursor}");
+            }
+        }
+    };
+    let (seen, short) = walk("approved").await;
+    assert_eq!(seen, approved, "every match once, in order");
+    assert!(short >= 1, "a page ended short at its scan bound and said more may follow");
+    let (none, _) = walk("rejected").await;
+    assert!(none.is_empty());
+    // The counters are not paged: they count every entity.
+    let counts = json(app.get("/v3/review-queue/counts").await).await;
+    assert_eq!(counts["byStatus"]["approved"], 5, "{counts}");
+}
