@@ -198,11 +198,14 @@ impl App {
         if released > 0 {
             tracing::warn!(released, "re-queued jobs a previous run left unfinished");
         }
-        let collections = Arc::new(CollectionsService::new(
-            backends.records.clone(),
-            backends.vectors.clone(),
-            backends.embedder.clone(),
-        )?);
+        let collections = Arc::new(
+            CollectionsService::new(
+                backends.records.clone(),
+                backends.vectors.clone(),
+                backends.embedder.clone(),
+            )?
+            .with_queued_most(config.queue_bounds.embeddings),
+        );
         let requeued = collections.requeue_orphaned().await?;
         if requeued > 0 {
             tracing::warn!(requeued, "queued embedding again for pending items whose job had given up");
@@ -254,6 +257,7 @@ impl App {
             records: records.clone(),
             calls: calls.clone(),
             corrections_per_request: config.max_regression_corrections,
+            queued_evaluations: config.queue_bounds.evaluations,
         };
         let fs = crate::fs::FsService::new(records.clone(), graph.clone())
             .with_scan_limit(config.fs_scan_limit)
@@ -262,7 +266,8 @@ impl App {
         let state = AppState::new(Services {
             accuracy,
             calls,
-            seeding: SeedService::new(graph.clone(), records.clone()),
+            seeding: SeedService::new(graph.clone(), records.clone())
+                .with_queued_most(config.queue_bounds.seeds),
             reviewers: ReviewerService { graph: graph.clone(), records: records.clone() },
             suggestions: SuggestionService {
                 graph: graph.clone(),

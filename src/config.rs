@@ -233,6 +233,10 @@ pub struct Config {
     /// thousands of mentions.
     #[arg(skip = crate::calls::MAX_LINKED_PER_RUN)]
     pub max_linked_per_run: usize,
+    /// Seed jobs, embedding writes and evaluations an account may have waiting. Not a
+    /// setting: tests lower them to reach them without thousands of jobs.
+    #[arg(skip = crate::jobs::QUEUE_BOUNDS)]
+    pub queue_bounds: crate::jobs::QueueBounds,
     /// How much of a tenant one graph page reads before it ends short. Not a setting: tests
     /// end pages short without millions of entities.
     #[arg(skip = crate::graph::window::PAGE_SCAN)]
@@ -356,6 +360,7 @@ impl Config {
             graph_read_time_limit: crate::store::graph::READ_TIME_LIMIT,
             max_dataset_rows: crate::datasets::MAX_ROWS_PER_DATASET,
             page_scan: crate::graph::window::PAGE_SCAN,
+            queue_bounds: crate::jobs::QUEUE_BOUNDS,
             homonyms_per_name: crate::graph::seed::HOMONYMS_PER_NAME,
             refresh_page: crate::graph::suggestions::CANDIDATES_PAGE,
         }

@@ -63,6 +63,13 @@ impl AccuracyService {
         check_ids("transformationIDs", transformation_ids)?;
         check_version(version)?;
         let version = version.unwrap_or(DEFAULT_EVALUATION_VERSION);
+        let room = crate::jobs::QueueRoom {
+            kind: EVAL_JOB,
+            what: "evaluations",
+            limit: "queuedEvaluationsPerAccount",
+            most: self.queued_evaluations,
+        };
+        room.check(&self.records, &tenant.account_id, transformation_ids.len()).await?;
         let (mut queued, mut skipped, mut errors) = (0, 0, Map::new());
         for id in transformation_ids {
             let Some(event) = self.records.event_of_transformation(tenant.owner(), id).await? else {

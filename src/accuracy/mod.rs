@@ -40,6 +40,8 @@ pub struct AccuracyService {
     pub calls: CallService,
     /// [`CORRECTIONS_PER_REQUEST`], lowered by tests.
     pub corrections_per_request: usize,
+    /// Evaluations one account may have waiting ([`crate::jobs::QUEUE_BOUNDS`]).
+    pub queued_evaluations: usize,
 }
 
 /// The engine an event's function ran on (`None`: not a function's output event).

@@ -100,9 +100,11 @@ pub struct EvalRequest {
     pub evaluation_version: Option<String>,
 }
 
-/// Queue evaluations (202): `{queued, skipped, errors?}`.
+/// Queue evaluations (202): `{queued, skipped, errors?}`. 422 when the account has its most
+/// evaluations waiting (10,000, `queuedEvaluationsPerAccount`).
 #[utoipa::path(post, path = "/v3/eval", tag = "accuracy", request_body = EvalRequest,
-    responses((status = 202, body = Object), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 429, body = ErrorBody)))]
+    responses((status = 202, body = Object), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
+        (status = 422, body = ErrorBody), (status = 429, body = ErrorBody)))]
 pub async fn trigger(
     State(state): State<AppState>,
     caller: Caller,

@@ -197,10 +197,12 @@ pub async fn delete(
 
 /// Add items (at most 100). Answers at once; each item is `pending` until a job has embedded
 /// it (`embedded`) or could not (`failed`, with `errorMessage`); then the
-/// `collection_processing` event with the returned `eventID` is recorded.
+/// `collection_processing` event with the returned `eventID` is recorded. 422 when the account
+/// has its most writes waiting for their embeddings (10,000, `queuedEmbeddingWritesPerAccount`).
 #[utoipa::path(post, path = "/v3/collections/items", tag = "collections", request_body = AddItems,
     responses((status = 202, body = Acknowledgement), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
-        (status = 404, description = "no such collection", body = ErrorBody), (status = 429, body = ErrorBody)))]
+        (status = 404, description = "no such collection", body = ErrorBody), (status = 422, body = ErrorBody),
+        (status = 429, body = ErrorBody)))]
 pub async fn add_items(
     State(state): State<AppState>,
     auth: Caller,
@@ -211,10 +213,12 @@ pub async fn add_items(
     Ok((StatusCode::ACCEPTED, Json(ack)))
 }
 
-/// Replace the data of existing items (at most 100); they are embedded again, as on add.
+/// Replace the data of existing items (at most 100); they are embedded again, as on add (422
+/// as there when too many writes wait).
 #[utoipa::path(put, path = "/v3/collections/items", tag = "collections", request_body = UpdateItems,
     responses((status = 202, body = Acknowledgement), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
-        (status = 404, description = "no such collection or item", body = ErrorBody), (status = 429, body = ErrorBody)))]
+        (status = 404, description = "no such collection or item", body = ErrorBody), (status = 422, body = ErrorBody),
+        (status = 429, body = ErrorBody)))]
 pub async fn update_items(
     State(state): State<AppState>,
     auth: Caller,

@@ -32,10 +32,12 @@ pub struct BulkSeed {
 }
 
 /// Seed entities. Fewer than 100 rows: 200 with per-row results. 100 or more: 202 with a
-/// seed job whose progress `statusURL` reports.
+/// seed job whose progress `statusURL` reports; 422 when the account has its most seed jobs
+/// waiting (100, `queuedSeedJobsPerAccount`).
 #[utoipa::path(post, path = "/v3/entities/bulk", tag = "entities", request_body = BulkSeed,
     responses((status = 200, body = SeedResults), (status = 202, body = SeedAccepted), (status = 400, body = ErrorBody),
-        (status = 401, body = ErrorBody), (status = 404, description = "unknown bucket", body = ErrorBody), (status = 429, body = ErrorBody)))]
+        (status = 401, body = ErrorBody), (status = 404, description = "unknown bucket", body = ErrorBody),
+        (status = 422, body = ErrorBody), (status = 429, body = ErrorBody)))]
 pub async fn bulk(
     State(state): State<AppState>,
     auth: Caller,

@@ -354,16 +354,13 @@ impl CallService {
     /// Refuses `adding` more queued calls when they would take the account past its
     /// [`CallLimits::queued`] (a few submitted at the same moment may pass it together).
     pub async fn check_queue_room(&self, tenant: &Tenant, adding: usize) -> ServiceResult<()> {
-        let queued = usize::try_from(self.records.queued_calls(&tenant.account_id).await?).unwrap_or(0);
-        let most = self.limits.queued;
-        if queued + adding > most {
-            let message = format!(
-                "this account has {queued} calls waiting for a worker and at most {most} may wait at once \
-                 (queuedCallsPerAccount); {adding} more would pass it: wait for some to finish"
-            );
-            return Err(ServiceError::count_reached(message, "queuedCallsPerAccount", most as i64));
-        }
-        Ok(())
+        let room = crate::jobs::QueueRoom {
+            kind: CALL_JOB,
+            what: "calls",
+            limit: "queuedCallsPerAccount",
+            most: self.limits.queued,
+        };
+        room.check(&self.records, &tenant.account_id, adding).await
     }
 
     /// Runs a call this process claimed at submission, as its job's first attempt.

@@ -66,6 +66,8 @@ pub struct CollectionsService {
     embedder: Arc<dyn Embedder>,
     bm25: Arc<EdgeBm25>,
     space: Space,
+    /// Writes one account may have waiting for their embeddings ([`crate::jobs::QUEUE_BOUNDS`]).
+    queued_most: usize,
 }
 
 fn vector_error(err: VectorError) -> ServiceError {
@@ -223,7 +225,26 @@ impl CollectionsService {
     ) -> anyhow::Result<Self> {
         let bm25 = EdgeBm25::new(EdgeBm25Config::default()).map_err(|err| anyhow::anyhow!("BM25: {err}"))?;
         let space = embedder.space();
-        Ok(Self { records, vectors, embedder, bm25: Arc::new(bm25), space })
+        let queued_most = crate::jobs::QUEUE_BOUNDS.embeddings;
+        Ok(Self { records, vectors, embedder, bm25: Arc::new(bm25), space, queued_most })
+    }
+
+    /// This service with another bound on writes waiting for their embeddings (tests reach it
+    /// with a small one).
+    pub fn with_queued_most(mut self, most: usize) -> Self {
+        self.queued_most = most;
+        self
+    }
+
+    /// Refuses a write when the account has its most writes waiting for their embeddings.
+    async fn check_queue_room(&self, tenant: &Tenant) -> ServiceResult<()> {
+        let room = crate::jobs::QueueRoom {
+            kind: EMBED_JOB,
+            what: "collection writes",
+            limit: "queuedEmbeddingWritesPerAccount",
+            most: self.queued_most,
+        };
+        room.check(&self.records, &tenant.account_id, 1).await
     }
 
     pub fn vectors(&self) -> &Arc<dyn VectorStore> {
@@ -345,6 +366,7 @@ impl CollectionsService {
             .map(|(i, (id, d))| Ok((id, check_data(&format!("items[{i}].data"), d)?)))
             .collect::<ServiceResult<Vec<_>>>()?;
         let row = self.require(tenant, name).await?;
+        self.check_queue_room(tenant).await?;
         let event_id = ids::new_ksuid();
         let item_ids: Vec<String> = items.iter().map(|(id, _)| id.clone()).collect();
         let payload = Self::job_payload(tenant, &row, &event_id, "add", &item_ids);
@@ -396,6 +418,7 @@ impl CollectionsService {
             items.push((id.clone(), check_data(&format!("items[{i}].data"), data)?));
         }
         let row = self.require(tenant, name).await?;
+        self.check_queue_room(tenant).await?;
         let event_id = ids::new_ksuid();
         let item_ids: Vec<String> = items.iter().map(|(id, _)| id.clone()).collect();
         let payload = Self::job_payload(tenant, &row, &event_id, "update", &item_ids);

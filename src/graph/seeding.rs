@@ -126,11 +126,19 @@ pub struct SeedService {
     graph: Arc<GraphService>,
     records: Records,
     held: HeldRows,
+    /// Seed jobs one account may have waiting ([`crate::jobs::QUEUE_BOUNDS`]).
+    queued_most: usize,
 }
 
 impl SeedService {
     pub fn new(graph: Arc<GraphService>, records: Records) -> Self {
-        Self { graph, records, held: HeldRows::default() }
+        Self { graph, records, held: HeldRows::default(), queued_most: crate::jobs::QUEUE_BOUNDS.seeds }
+    }
+
+    /// This service with another bound on waiting seed jobs (tests reach it with a small one).
+    pub fn with_queued_most(mut self, most: usize) -> Self {
+        self.queued_most = most;
+        self
     }
 
     pub async fn submit(
@@ -160,6 +168,13 @@ impl SeedService {
             let summary = SeedSummary::of(&results);
             return Ok(Submitted::Done(SeedResults { results, summary }));
         }
+        let room = crate::jobs::QueueRoom {
+            kind: SEED_JOB_KIND,
+            what: "seed jobs",
+            limit: "queuedSeedJobsPerAccount",
+            most: self.queued_most,
+        };
+        room.check(&self.records, &tenant.account_id, 1).await?;
         let id = ids::new_id("esj");
         self.records
             .create_seed_job(&id, &tenant.account_id, tenant.environment.as_str(), &bucket_id, &rows)

@@ -7,6 +7,7 @@
 //! [`Sharing::per_account`] leases already, so one tenant's backlog or hung calls hold at
 //! most that many workers and every other tenant's jobs find one free.
 
+use crate::error::{ServiceError, ServiceResult};
 use crate::store::records::jobs::ClaimedJob;
 use crate::store::records::Records;
 use async_trait::async_trait;
@@ -40,6 +41,49 @@ static WAKE: tokio::sync::Notify = tokio::sync::Notify::const_new();
 pub fn wake() {
     WAKE.notify_waiters();
 }
+
+/// Jobs of one kind an account may have waiting for a worker, and how a refusal names the
+/// bound. A worker's claim reads runnable jobs in order and steps over those of accounts at
+/// their share, so one account's backlog (a million queued writes) was read by every claim,
+/// every tenant's, under the claim lock; and each queued job keeps what it will work on.
+#[derive(Clone, Copy, Debug)]
+pub struct QueueRoom {
+    pub kind: &'static str,
+    /// What they are, in a refusal's words ("calls", "seed jobs").
+    pub what: &'static str,
+    /// The bound's name in the 422's `details.limit`.
+    pub limit: &'static str,
+    pub most: usize,
+}
+
+impl QueueRoom {
+    /// Refuses `adding` more jobs when they would take `account_id` past the bound (a few
+    /// submitted at the same moment may pass it together).
+    pub async fn check(&self, records: &Records, account_id: &str, adding: usize) -> ServiceResult<()> {
+        let queued = usize::try_from(records.queued_jobs(account_id, self.kind).await?).unwrap_or(0);
+        let QueueRoom { what, limit, most, .. } = *self;
+        if queued + adding > most {
+            let message = format!(
+                "this account has {queued} {what} waiting for a worker and at most {most} may wait at once \
+                 ({limit}); {adding} more would pass it: wait for some to finish"
+            );
+            return Err(ServiceError::count_reached(message, limit, most as i64));
+        }
+        Ok(())
+    }
+}
+
+/// Seed jobs, collection writes waiting for their embeddings and evaluations one account may
+/// have waiting, each kind apart (calls have theirs: [`crate::calls::MAX_QUEUED_CALLS`]). A
+/// seed job keeps up to 10,000 rows, so 100 hold a million.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct QueueBounds {
+    pub seeds: usize,
+    pub embeddings: usize,
+    pub evaluations: usize,
+}
+
+pub const QUEUE_BOUNDS: QueueBounds = QueueBounds { seeds: 100, embeddings: 10_000, evaluations: 10_000 };
 
 /// A job as its handler sees it while a worker holds it.
 pub struct HeldJob<'a> {

@@ -658,3 +658,14 @@ async fn a_score_read_compares_at_most_64_mib_of_outputs_and_fails_the_pairs_pas
     }
     assert_eq!(run["progress"], json!({"completed": 257, "failed": 3, "total": 260}));
 }
+
+#[tokio::test]
+async fn an_account_at_its_bound_of_waiting_evaluations_is_refused_naming_it() {
+    // The bound is lowered from 10,000 to none, so the first request reaches it.
+    let app = spawn_app_with(Handlers::default(), |c| c.queue_bounds.evaluations = 0).await;
+    app.invoice_pipeline("inv").await;
+    let event = app.output_of("inv", &document("INV-7")).await;
+    let body = json!({"transformationIDs": [event["transformationID"]]});
+    let refused = assert_error(app.post("/v3/eval", body).await, 422).await;
+    assert_eq!(refused["details"], json!({"limit": "queuedEvaluationsPerAccount", "max": 0}), "{refused}");
+}

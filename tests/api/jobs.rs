@@ -165,3 +165,38 @@ async fn each_job_runs_once_and_never_on_two_workers_at_a_time() {
     assert!(runs.values().all(|&n| n == 1), "{runs:?}");
     assert_eq!(*recorder.overlaps.lock().unwrap(), 0);
 }
+
+/// An account has at most its bound of seed jobs and of collection writes waiting for a
+/// worker (lowered here to 1; no workers, so they wait): past it, a 422 naming the bound;
+/// another account still queues its own.
+#[tokio::test]
+async fn an_account_queues_at_most_its_bound_of_seed_jobs_and_collection_writes() {
+    let app = spawn_app_with(Handlers::default(), |config| {
+        assert_eq!(config.queue_bounds, canon::jobs::QUEUE_BOUNDS);
+        config.workers = 0;
+        config.queue_bounds = canon::jobs::QueueBounds { seeds: 1, embeddings: 1, evaluations: 1 };
+    })
+    .await;
+    let rows = |prefix: &str| -> Value {
+        let rows: Vec<Value> =
+            (0..150).map(|i| json!({ "canonical": format!("{prefix} {i}"), "type": "T" })).collect();
+        json!({ "entities": rows })
+    };
+    assert_eq!(app.post("/v3/entities/bulk", rows("First")).await.status(), 202, "queued");
+    let refused =
+        crate::helpers::assert_error(app.post("/v3/entities/bulk", rows("Second")).await, 422).await;
+    assert_eq!(refused["details"], json!({"limit": "queuedSeedJobsPerAccount", "max": 1}), "{refused}");
+    let message = refused["message"].as_str().unwrap();
+    assert!(message.contains("1 seed jobs waiting for a worker and at most 1 may wait"), "{message}");
+
+    assert_eq!(app.post("/v3/collections", json!({ "collectionName": "docs" })).await.status(), 200);
+    let add = json!({ "collectionName": "docs", "items": [{ "data": "one" }] });
+    assert_eq!(app.post("/v3/collections/items", add.clone()).await.status(), 202);
+    let refused = crate::helpers::assert_error(app.post("/v3/collections/items", add).await, 422).await;
+    assert_eq!(refused["details"]["limit"], "queuedEmbeddingWritesPerAccount", "{refused}");
+
+    let other = app.another_tenant().await;
+    let theirs = app.client.post(format!("{}/v3/entities/bulk", app.address)).header("x-api-key", &other);
+    let theirs = theirs.json(&rows("Theirs")).send().await.unwrap();
+    assert_eq!(theirs.status(), 202, "another account queues its own");
+}

@@ -154,18 +154,6 @@ impl Records {
         Ok((call.clone(), Some(job)))
     }
 
-    /// Calls of `account_id` (every environment) whose jobs wait for a worker.
-    pub async fn queued_calls(&self, account_id: &str) -> Result<i64, RecordError> {
-        let row = sqlx::query(
-            "SELECT COUNT(*) AS n FROM jobs WHERE status = 'queued' AND account_id = $1 AND kind = $2",
-        )
-        .bind(account_id)
-        .bind(CALL_JOB)
-        .fetch_one(&self.pool)
-        .await?;
-        Ok(row.get("n"))
-    }
-
     /// Any tenant's call by ID (the executor's view).
     pub async fn call_by_id(&self, id: &str) -> Result<Option<CallRow>, RecordError> {
         let row = sqlx::query(&format!("SELECT {CALL_READ_COLUMNS} FROM calls WHERE id = $1"))

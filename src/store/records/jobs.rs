@@ -124,6 +124,18 @@ impl Records {
         insert_job(&mut conn, kind, payload, max_attempts, account).await
     }
 
+    /// Jobs of `kind` of `account_id` (every environment) waiting for a worker.
+    pub async fn queued_jobs(&self, account_id: &str, kind: &str) -> Result<i64, RecordError> {
+        let row = sqlx::query(
+            "SELECT COUNT(*) AS n FROM jobs WHERE status = 'queued' AND account_id = $1 AND kind = $2",
+        )
+        .bind(account_id)
+        .bind(kind)
+        .fetch_one(&self.pool)
+        .await?;
+        Ok(row.get("n"))
+    }
+
     /// Claims the oldest runnable job for `worker` until `now + lease_ms`, of any account.
     pub async fn claim_job(&self, worker: &str, lease_ms: i64) -> Result<Option<ClaimedJob>, RecordError> {
         self.claim_job_within(worker, lease_ms, i64::MAX).await
