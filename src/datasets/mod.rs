@@ -169,6 +169,7 @@ impl DatasetsService {
         let now = ids::now_millis();
         match self.records.write_dataset_cells(dataset_id, row_key, cells, now, self.max_rows).await? {
             CellsWritten::Written => Ok(()),
+            CellsWritten::NoDataset => Err(ServiceError::not_found("dataset", dataset_id)),
             CellsWritten::DatasetFull => Err(ServiceError::count_reached(
                 format!(
                     "dataset {dataset_id} holds its most rows ({}): delete rows (DELETE \

@@ -51,6 +51,8 @@ pub enum CellsWritten {
     Written,
     /// The row is new and the dataset holds its most rows already: nothing was written.
     DatasetFull,
+    /// The dataset is gone (deleted since the caller read it): nothing was written.
+    NoDataset,
 }
 
 fn dataset(row: &AnyRow) -> DatasetRow {
@@ -146,11 +148,14 @@ impl Records {
         // The dataset's row first: on PostgreSQL it is locked until the commit, so writes of
         // one dataset take turns and the row count below sees every earlier write's rows
         // (two writes of one new row at once counted it twice).
-        sqlx::query("UPDATE datasets SET updated_at = $1 WHERE id = $2")
+        let found = sqlx::query("UPDATE datasets SET updated_at = $1 WHERE id = $2")
             .bind(now)
             .bind(dataset_id)
             .execute(&mut *tx)
             .await?;
+        if found.rows_affected() == 0 {
+            return Ok(CellsWritten::NoDataset);
+        }
         let existing =
             sqlx::query("SELECT 1 AS one FROM dataset_cells WHERE dataset_id = $1 AND row_key = $2 LIMIT 1")
                 .bind(dataset_id)
