@@ -94,7 +94,7 @@ impl From<GraphError> for ServiceError {
                 )
             }
             GraphError::TimedOut(limit) => {
-                tracing::warn!(?limit, "graph read stopped at its time limit");
+                tracing::warn!(?limit, "graph statement stopped at its time limit");
                 ServiceError::query_stopped(limit)
             }
             GraphError::ConstraintViolation(_) | GraphError::Query(_) | GraphError::Conversion(_) => {

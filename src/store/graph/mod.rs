@@ -46,8 +46,9 @@ pub enum GraphError {
     /// stopped waiting (see `liveness`).
     #[error("graph engine not answering: {0}")]
     Stalled(String),
-    /// The engine stopped a read at its time limit (the statement asked for too much).
-    #[error("graph read stopped at its time limit of {} s", .0.as_secs())]
+    /// The engine stopped a statement at its time limit (it asked for too much): FalkorDB
+    /// stops reads only, Neo4j any statement.
+    #[error("graph statement stopped at its time limit of {} s", .0.as_secs())]
     TimedOut(std::time::Duration),
     /// The engine rejected or failed the query.
     #[error("graph query failed: {0}")]
