@@ -199,4 +199,22 @@ impl JobHandler for EmbedJob {
         };
         self.record(&job, &tenant, &outcome).await
     }
+
+    /// A write stopped at its time limit: its items fail with `message` and its event reports
+    /// it, as when its attempts run out (left pending, they were queued again at every start).
+    async fn stopped(&self, payload: Value, message: &str) {
+        let Ok(job) = serde_json::from_value::<Payload>(payload) else { return };
+        let Some(environment) = Environment::parse(&job.environment) else { return };
+        let tenant = Tenant { account_id: job.account_id.clone(), environment };
+        let failures: Vec<(String, String)> =
+            job.item_ids.iter().map(|id| (id.clone(), message.to_string())).collect();
+        let marked = self.service.records.mark_failed(&failures, &job.event_id, ids::now_millis()).await;
+        let recorded = match marked {
+            Ok(_) => self.record(&job, &tenant, &Outcome { processed: 0, failures }).await,
+            Err(err) => Err(err.into()),
+        };
+        if let Err(err) = recorded {
+            tracing::error!(error = format!("{err:#}"), event_id = %job.event_id, "cannot fail a stopped write's items");
+        }
+    }
 }

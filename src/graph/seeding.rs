@@ -359,6 +359,19 @@ impl JobHandler for SeedService {
             self.note_failure(id, true, message).await;
         }
     }
+
+    /// `message` is written for the tenant (the time limit). The chunk being written when it
+    /// was stopped may be in the graph already, uncounted: the rows after processedRows are
+    /// to be sent again (seeding merges by name, so none is seeded twice).
+    async fn stopped(&self, payload: Value, message: &str) {
+        if let Some(id) = payload["seedJobID"].as_str() {
+            let shown = format!(
+                "{message}: the rows after processedRows may be seeded in part; send them again \
+                 (seeding merges them by name)"
+            );
+            self.note_failure(id, true, &shown).await;
+        }
+    }
 }
 
 impl SeedService {

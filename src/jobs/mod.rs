@@ -122,6 +122,12 @@ pub trait JobHandler: Send + Sync + 'static {
     /// stood for can be marked as failed instead of staying in progress.
     async fn gave_up(&self, _payload: serde_json::Value, _error: &str) {}
 
+    /// Called when a run was stopped at [`Self::time_limit`] (and is not retried); `message`
+    /// says so, in words for the tenant. Like [`Self::gave_up`] by default.
+    async fn stopped(&self, payload: serde_json::Value, message: &str) {
+        self.gave_up(payload, message).await
+    }
+
     /// Called instead of running a job whose workers stopped while running it until its
     /// attempts ran out; `message` says so, in words for the tenant. Like [`Self::gave_up`] by
     /// default.
@@ -306,7 +312,7 @@ async fn run_renewing(
         Err(limit) => {
             tracing::error!(?limit, "job stopped at its time limit");
             let message = time_limit_message(limit);
-            handler.gave_up(job.payload.clone(), &message).await;
+            handler.stopped(job.payload.clone(), &message).await;
             record_failure(records, worker, &job, &message, None).await;
         }
         Ok(Ok(Completion::Recorded)) => {}
@@ -424,8 +430,8 @@ mod tests {
             Duration::from_millis(100)
         }
 
-        async fn gave_up(&self, _payload: serde_json::Value, error: &str) {
-            self.gave_up.lock().unwrap().push(error.to_string());
+        async fn stopped(&self, _payload: serde_json::Value, message: &str) {
+            self.gave_up.lock().unwrap().push(message.to_string());
         }
     }
 

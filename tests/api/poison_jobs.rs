@@ -152,3 +152,48 @@ async fn a_seed_job_given_up_reads_failed_with_the_reason_instead_of_staying_in_
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
+
+/// A run stopped at its time limit (the worker calls its handler's `stopped`) leaves what it
+/// stood for failed with the reason, never pending: a call, and a collection write's items
+/// and its event.
+#[tokio::test]
+async fn a_call_or_collection_write_stopped_at_its_time_limit_ends_failed_saying_so() {
+    use canon::jobs::JobHandler;
+    let app = spawn_app_with(Handlers::default(), |config| config.workers = 0).await;
+    let reason = "the job ran for its time limit of 3600 s and was stopped; it is not retried";
+    let call_id = submitted_call(&app).await;
+    let calls = canon::calls::executor::CallJob { service: app.app().state.calls.clone() };
+    calls.stopped(json!({ "callID": call_id }), reason).await;
+    let call = app.finished_call(&call_id).await;
+    assert_eq!(call["status"], "failed", "{call}");
+    assert_eq!(call["errors"][0]["errorMessage"], reason, "{call}");
+
+    assert_eq!(app.post("/v3/collections", json!({ "collectionName": "docs" })).await.status(), 200);
+    let add = json!({ "collectionName": "docs", "items": [{ "data": "one" }, { "data": "two" }] });
+    let ack = json(app.post("/v3/collections/items", add).await).await;
+    let event_id = ack["eventID"].as_str().unwrap().to_string();
+    let pool = sqlx::AnyPool::connect(&app.config.records_url()).await.unwrap();
+    let payload: String = sqlx::query_scalar("SELECT payload FROM jobs WHERE kind = 'collections.embed'")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    pool.close().await;
+    let embed = canon::collections::embed_job::EmbedJob { service: app.app().state.collections.clone() };
+    embed.stopped(serde_json::from_str(&payload).unwrap(), reason).await;
+    let items = json(app.get("/v3/collections/items?collectionName=docs").await).await;
+    let items = items["items"].as_array().expect("items").clone();
+    assert_eq!(items.len(), 2);
+    for item in &items {
+        assert_eq!(
+            (item["status"].as_str(), item["errorMessage"].as_str()),
+            (Some("failed"), Some(reason)),
+            "{item}"
+        );
+    }
+    let tenant = canon::graph::Tenant {
+        account_id: app.account_id.clone(),
+        environment: canon::store::records::keys::Environment::Sandbox,
+    };
+    let event = app.app().state.collections.event(&tenant, &event_id).await.unwrap().expect("the event");
+    assert_eq!(event["status"], "failed", "{event}");
+}

@@ -31,6 +31,11 @@ impl JobHandler for CallJob {
     async fn abandoned(&self, payload: Value, message: &str) {
         give_up(&self.service, payload, message, message).await
     }
+
+    /// `message` is written for the tenant (the time limit): shown as it is.
+    async fn stopped(&self, payload: Value, message: &str) {
+        give_up(&self.service, payload, message, message).await
+    }
 }
 
 impl CallJob {
@@ -68,6 +73,11 @@ impl JobHandler for ClaimedCall {
     }
 
     async fn abandoned(&self, payload: Value, message: &str) {
+        give_up(&self.service, payload, message, message).await
+    }
+
+    /// `message` is written for the tenant (the time limit): shown as it is.
+    async fn stopped(&self, payload: Value, message: &str) {
         give_up(&self.service, payload, message, message).await
     }
 }
