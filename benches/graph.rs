@@ -530,11 +530,12 @@ async fn sample_ids(bench: &common::Bench, want: usize) -> anyhow::Result<Vec<St
             .iter()
             .map(|e| e["entityID"].as_str().unwrap().to_string())
             .collect();
-        if batch.is_empty() {
-            break;
-        }
-        cursor = batch.last().cloned().unwrap_or_default();
         ids.extend(batch);
+        // A page may end short (its scan bound) and still say more follow.
+        match page["nextCursor"].as_str() {
+            Some(next) => cursor = next.to_string(),
+            None => break,
+        }
     }
     Ok(ids)
 }

@@ -4,7 +4,7 @@
 // tenant's rows). The filters are entity_find.cypher's.
 MATCH (e:Entity)
 USING INDEX e:Entity(accountID, environment, id)
-WHERE e.accountID = $accountID AND e.environment = $environment AND e.id > $after
+WHERE e.accountID = $accountID AND e.environment = $environment AND e.id > $after AND e.id <= $until
 WITH e
 ORDER BY e.accountID, e.environment, e.id
 LIMIT $scan

@@ -5,7 +5,7 @@
 // on after it.
 MATCH (e:Entity)
 USING INDEX e:Entity(accountID, environment, id)
-WHERE e.accountID = $accountID AND e.environment = $environment AND e.id > $after
+WHERE e.accountID = $accountID AND e.environment = $environment AND e.id > $after AND e.id <= $until
 WITH e
 ORDER BY e.accountID, e.environment, e.id
 SKIP $skip

@@ -8,7 +8,7 @@
 // ORDER BY sorts the page's few rows only (the LIMITs above it read the index in order).
 MATCH (a)-[r:RELATES_TO]->(b)
 USING INDEX r:RELATES_TO(accountID, environment, id)
-WHERE r.accountID = $accountID AND r.environment = $environment AND r.id > $after
+WHERE r.accountID = $accountID AND r.environment = $environment AND r.id > $after AND r.id <= $until
 WITH a, r, b
 ORDER BY r.accountID, r.environment, r.id
 LIMIT $scan

@@ -4,7 +4,7 @@
 // entity_scan_end_ordered.cypher).
 MATCH (a)-[r:RELATES_TO]->(b)
 USING INDEX r:RELATES_TO(accountID, environment, id)
-WHERE r.accountID = $accountID AND r.environment = $environment AND r.id > $after
+WHERE r.accountID = $accountID AND r.environment = $environment AND r.id > $after AND r.id <= $until
 WITH r
 ORDER BY r.accountID, r.environment, r.id
 SKIP $skip

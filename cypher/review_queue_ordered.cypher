@@ -3,8 +3,10 @@
 // the tenant's IDs out in order, so the statement reads only the tenant's rows and stops at the
 // page's end ($limit rows that pass the filters), or after $scan of the tenant's rows, whichever
 // comes first: a filter that matches nothing (a fully reviewed queue) read every entity after
-// the cursor. The service then asks where the scan stopped (entity_scan_end_ordered.cypher)
-// and the page ends there, short. FalkorDB's index does not hand IDs out in order (a range
+// the cursor. A page that comes back short asks where the scan stopped
+// (entity_scan_end_ordered.cypher) and, when it stopped before the tenant's end, is read again
+// up to there ($until; else the greatest ID), so that the page and its end agree whatever was
+// deleted between the two statements; the page ends there, short. FalkorDB's index does not hand IDs out in order (a range
 // scan reads its whole range), so there the service walks creation-time windows with
 // review_queue.cypher, a statement each, within a time bound. The filters are
 // review_queue.cypher's.
@@ -14,7 +16,7 @@
 // and the rows after it keep that order (each clause below reads them one by one, lazily).
 MATCH (e:Entity)
 USING INDEX e:Entity(accountID, environment, id)
-WHERE e.accountID = $accountID AND e.environment = $environment AND e.id > $after
+WHERE e.accountID = $accountID AND e.environment = $environment AND e.id > $after AND e.id <= $until
 WITH e
 ORDER BY e.accountID, e.environment, e.id
 LIMIT $scan

@@ -7,7 +7,7 @@
 // back in no particular order (they are grouped); the service puts them in ID order.
 MATCH (e:Entity)
 USING INDEX e:Entity(accountID, environment, id)
-WHERE e.accountID = $accountID AND e.environment = $environment AND e.id > $after
+WHERE e.accountID = $accountID AND e.environment = $environment AND e.id > $after AND e.id <= $until
 WITH e
 ORDER BY e.accountID, e.environment, e.id
 LIMIT $scan

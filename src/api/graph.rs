@@ -32,7 +32,8 @@ pub struct ReviewQuery {
     pub assigned_to: Option<String>,
     /// Created at or after (RFC 3339).
     pub since: Option<String>,
-    /// An entityID: the page after it.
+    /// A previous page's `nextCursor` (an entity ID, or where a short page's read stopped): the
+    /// page after it.
     pub cursor: Option<String>,
     pub bucket: Option<String>,
     /// 1..200, default 50.
@@ -246,7 +247,8 @@ pub struct GraphParams {
     #[param(value_type = Option<i32>)]
     pub depth: Option<String>,
     pub bucket: Option<String>,
-    /// A relationID: the page after it.
+    /// A previous page's `nextCursor` (a relationID, or where a short page's read stopped):
+    /// the page after it.
     pub cursor: Option<String>,
     /// Edges per page, 1..200 (default 50).
     #[param(value_type = Option<i32>)]

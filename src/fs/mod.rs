@@ -271,7 +271,12 @@ impl FsService {
                 })
             })
             .collect();
-        Ok(FsResponse::list(Op::Find, data, next))
+        let short = next.is_some() && (ids.len() as u32) < limit;
+        let mut response = FsResponse::list(Op::Find, data, next);
+        if short {
+            response.hint = Some(FIND_SHORT_HINT.into());
+        }
+        Ok(response)
     }
 
     async fn open(&self, tenant: &Tenant, request: &FsRequest) -> ServiceResult<FsResponse> {
@@ -375,6 +380,10 @@ fn millis_rfc3339(ms: i64) -> String {
         .unwrap_or_default()
         .to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }
+
+/// What a `find` page that ended short says (see [`crate::graph::window::PageScan`]).
+const FIND_SHORT_HINT: &str =
+    "this page read its share of the entity memory and ended short; pass nextCursor to read on";
 
 /// The inclusive pages a `range` asks for (all pages when it names none).
 fn page_bounds(range: &request::Range) -> ServiceResult<(i64, i64)> {

@@ -95,6 +95,26 @@ impl GraphService {
         Ok(ReviewPage { entities, has_more: next_cursor.is_some(), next_cursor })
     }
 
+    /// The queue's pages from `filter`'s cursor until one holds an entity or the queue ends,
+    /// at most `reads` of them: for a reader whose cursor can only be an entity's ID (a Relay
+    /// connection's `endCursor` is its last edge's), which a page ended short with none cannot
+    /// give. Still empty with more to read after `reads` pages, it says so (`has_more`).
+    pub async fn review_queue_until_found(
+        &self,
+        tenant: &Tenant,
+        mut filter: ReviewFilter,
+        reads: usize,
+    ) -> ServiceResult<ReviewPage> {
+        for _ in 1..reads {
+            let page = self.review_queue(tenant, filter.clone()).await?;
+            match (&page.next_cursor, page.entities.is_empty()) {
+                (Some(cursor), true) => filter.cursor = Some(cursor.clone()),
+                _ => return Ok(page),
+            }
+        }
+        self.review_queue(tenant, filter).await
+    }
+
     /// The IDs of the queue's entities under `filter`, in order: `filter.limit` of them and,
     /// when there are more, one or two past it. Pages whose scan stopped short are followed
     /// until then (a bulk decision needs the whole set), each statement still bounded.

@@ -319,19 +319,22 @@ impl GraphService {
     /// [`Self::windowed_rows`] in one statement: the rows after the cursor (and from a second
     /// before `since`), `limit` and one more, among at most [`PageScan::rows`] of the tenant's,
     /// when the engine reads IDs in index order. A page that comes back short asks where its
-    /// scan stopped (none when the tenant's rows ended first).
+    /// scan stopped (none when the tenant's rows ended first) and is read again up to there:
+    /// rows deleted between the two statements moved that point on, past rows the first read
+    /// never saw, which the second reads.
     async fn ordered_rows(&self, tenant: &Tenant, page: WindowedPage<'_>) -> ServiceResult<PageRows> {
         let WindowedPage { prefix, ordered, id_column, mut filters, cursor, since_ms, limit, .. } = page;
         // Below every ID minted since then (IDs order as their creation times do).
         let floor = id(prefix, u128::from(since_ms.saturating_sub(1_000)) * MS);
         let after = cursor.map_or(floor.clone(), |cursor| cursor.to_string()).max(floor);
         let scan = self.page_scan.rows.max(1);
+        // Above every ID of the prefix ('`' follows '_'), ULID or not.
+        let every = format!("{prefix}`");
         filters.insert("after".into(), Value::String(after.clone()));
+        filters.insert("until".into(), Value::String(every.clone()));
         filters.insert("limit".into(), Value::from(limit + 1));
         filters.insert("scan".into(), Value::from(scan));
-        let mut rows = self.run(tenant, ordered, filters).await?;
-        // The one-statement pages group their records; the others come in index order.
-        rows.sort_by_cached_key(|row| str_col(row, id_column));
+        let rows = self.ordered_page(tenant, ordered, &filters, id_column).await?;
         if rows.len() > limit {
             return Ok(PageRows { rows, resume: None });
         }
@@ -340,8 +343,29 @@ impl GraphService {
         } else {
             super::queries::ENTITY_SCAN_END_ORDERED
         };
-        let stopped = self.run(tenant, scan_end, params! { "after" => after, "skip" => scan - 1 }).await?;
-        Ok(PageRows { rows, resume: stopped.first().map(|row| str_col(row, "scannedTo")) })
+        let ended = self
+            .run(tenant, scan_end, params! { "after" => after, "until" => every, "skip" => scan - 1 })
+            .await?;
+        let Some(end) = ended.first().map(|row| str_col(row, "scannedTo")) else {
+            return Ok(PageRows { rows, resume: None });
+        };
+        filters.insert("until".into(), Value::String(end.clone()));
+        let rows = self.ordered_page(tenant, ordered, &filters, id_column).await?;
+        Ok(PageRows { rows, resume: Some(end) })
+    }
+
+    /// One ordered page statement's rows, in ID order (the one-statement pages group their
+    /// records; the others come in index order).
+    async fn ordered_page(
+        &self,
+        tenant: &Tenant,
+        ordered: &'static str,
+        filters: &Params,
+        id_column: &str,
+    ) -> ServiceResult<Vec<Row>> {
+        let mut rows = self.run(tenant, ordered, filters.clone()).await?;
+        rows.sort_by_cached_key(|row| str_col(row, id_column));
+        Ok(rows)
     }
 
     /// Where a page of `prefix` IDs starts its windows: 0 after a cursor (the windows start

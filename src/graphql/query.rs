@@ -14,6 +14,10 @@ use crate::pagination::{Limits, PageRequest};
 use async_graphql::connection::Connection;
 use async_graphql::{Context, InputObject, Object, ID};
 
+/// Bounded page reads one `entities` connection page may take to find an entity (see
+/// [`crate::graph::GraphService::review_queue_until_found`]).
+const ENTITY_PAGE_READS: usize = 16;
+
 pub struct QueryRoot;
 
 /// The review-queue filters (`GET /v3/review-queue`); they AND together.
@@ -91,7 +95,21 @@ impl QueryRoot {
         let limit = page_size(first, 200)?;
         let live: Vec<&str> = STATUSES.iter().copied().filter(|s| *s != "merged").collect();
         let filter = review_filter(rc, filter.unwrap_or_default(), &live, after.clone(), limit).await?;
-        let page = rc.state.graph.review_queue(&rc.caller.tenant, filter).await.gql()?;
+        // A page that ends short with no entity has no `endCursor` to go on from: read on.
+        let page = rc
+            .state
+            .graph
+            .review_queue_until_found(&rc.caller.tenant, filter, ENTITY_PAGE_READS)
+            .await
+            .gql()?;
+        if page.entities.is_empty() && page.has_more {
+            let message = format!(
+                "no entity matched in the {ENTITY_PAGE_READS} bounded reads of the entities after the cursor; \
+                 narrow the filter (since, bucket, type) or page reviewQueue, whose nextCursor goes on \
+                 from where a read stopped"
+            );
+            return Err(crate::error::ServiceError::Unprocessable { message, details: None }).gql();
+        }
         Ok(entity_connection(page.entities, after.is_some(), page.has_more))
     }
 
@@ -106,7 +124,7 @@ impl QueryRoot {
         #[graphql(name = "type")] types: Option<Vec<ID>>,
         assigned_to: Option<String>,
         since: Option<String>,
-        #[graphql(desc = "An entityID: the page after it.")] cursor: Option<String>,
+        #[graphql(desc = "A previous page's nextCursor: the page after it.")] cursor: Option<String>,
         bucket: Option<String>,
         #[graphql(default = 50, desc = "1..200.")] limit: i32,
     ) -> async_graphql::Result<ReviewPage> {

@@ -353,6 +353,25 @@ async fn a_page_ends_short_at_its_scan_bound_and_the_cursors_still_list_every_ma
     assert!(short >= 1, "a page ended short at its scan bound and said more may follow");
     let (none, _) = walk("rejected").await;
     assert!(none.is_empty());
+    // GraphQL's Relay connection, whose cursor can only be an entity's: it reads on past
+    // pages that ended short with none, and its endCursors still list every match once.
+    let connection =
+        "query($after: String) { entities(first: 2, after: $after, filter: {status: [\"approved\"]}) { \
+        pageInfo { hasNextPage endCursor } edges { node { entityID } } } }";
+    let (mut relay, mut after) = (Vec::new(), Value::Null);
+    for _ in 0..10 {
+        let body =
+            json(app.post("/graphql", json!({ "query": connection, "variables": { "after": after } })).await)
+                .await;
+        let page = &body["data"]["entities"];
+        relay.extend(page["edges"].as_array().expect("edges").iter().map(|e| e["node"]["entityID"].clone()));
+        if page["pageInfo"]["hasNextPage"] == false {
+            break;
+        }
+        after = page["pageInfo"]["endCursor"].clone();
+        assert!(after.is_string(), "a page with more after it has an endCursor: {body}");
+    }
+    assert_eq!(relay, approved.iter().map(|id| json!(id)).collect::<Vec<_>>());
     // The counters are not paged: they count every entity.
     let counts = json(app.get("/v3/review-queue/counts").await).await;
     assert_eq!(counts["byStatus"]["approved"], 5, "{counts}");

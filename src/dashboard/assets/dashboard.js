@@ -210,17 +210,32 @@ const Queue = {
   nextCursor: null,
 
   async load() {
-    const query = filterParams(["status", "type", "bucket", "since", "assignedTo"]);
-    query.set("limit", "50");
-    const page = await api("GET", `/v3/review-queue?${query}`);
+    const page = await Queue.read(null);
     Queue.entities = page.entities;
-    Queue.nextCursor = page.nextCursor || null;
+    Queue.nextCursor = page.nextCursor;
     Queue.index = Math.min(Queue.index, Math.max(0, Queue.entities.length - 1));
     Queue.render();
     // The counters only once the rows are shown: the rows are what a reviewer acts on, and
     // counting a million entities takes the graph engine longer than a page of rows (asked
     // for together, the page waited behind the counts in the engine).
     await Queue.counts();
+  },
+
+  // A page of 50 after `cursor`. The server reads a bounded part of the tenant a request, so
+  // where the filters match little a page ends short (empty even) with a cursor where its
+  // read stopped: read on until 50 are in hand, ten requests at most.
+  async read(cursor) {
+    const query = filterParams(["status", "type", "bucket", "since", "assignedTo"]);
+    query.set("limit", "50");
+    const entities = [];
+    for (let reads = 0; reads < 10; reads++) {
+      if (cursor) query.set("cursor", cursor);
+      const page = await api("GET", `/v3/review-queue?${query}`);
+      entities.push(...page.entities);
+      cursor = page.nextCursor || null;
+      if (!cursor || entities.length >= 50) break;
+    }
+    return { entities, nextCursor: cursor };
   },
 
   async counts() {
@@ -237,11 +252,9 @@ const Queue = {
 
   async more() {
     if (!Queue.nextCursor) return;
-    const query = filterParams(["status", "type", "bucket", "since", "assignedTo"]);
-    query.set("cursor", Queue.nextCursor);
-    const page = await api("GET", `/v3/review-queue?${query}`);
+    const page = await Queue.read(Queue.nextCursor);
     Queue.entities.push(...page.entities);
-    Queue.nextCursor = page.nextCursor || null;
+    Queue.nextCursor = page.nextCursor;
     Queue.render();
   },
 
@@ -258,7 +271,12 @@ const Queue = {
     el("td", {}, entity.type),
     el("td", {}, entity.status),
     el("td", {}, entity.mentionCount))));
-    if (!Queue.entities.length) body.append(el("tr", {}, el("td", { colspan: 5 }, "Nothing left under these filters.")));
+    if (!Queue.entities.length) {
+      const empty = Queue.nextCursor
+        ? "None found yet in the part of the queue read so far: More reads on."
+        : "Nothing left under these filters.";
+      body.append(el("tr", {}, el("td", { colspan: 5 }, empty)));
+    }
     $("#more").hidden = !Queue.nextCursor;
     const row = body.children[Queue.index];
     if (row && row.scrollIntoView) row.scrollIntoView({ block: "nearest" });
