@@ -175,6 +175,31 @@ impl EmbedJob {
     }
 }
 
+impl EmbedJob {
+    /// Fails the write's items still pending with `message` and records its event saying so,
+    /// unless none was pending (embedded, failed or rewritten since: their own run reports
+    /// them). The others count as processed.
+    async fn fail_write(&self, payload: Value, message: &str) {
+        let Ok(job) = serde_json::from_value::<Payload>(payload) else { return };
+        let Some(environment) = Environment::parse(&job.environment) else { return };
+        let tenant = Tenant { account_id: job.account_id.clone(), environment };
+        let failed =
+            self.service.records.fail_pending(&job.item_ids, message, &job.event_id, ids::now_millis()).await;
+        let recorded = match failed {
+            Ok(failed) if failed.is_empty() => Ok(()),
+            Ok(failed) => {
+                let processed = job.item_ids.len() - failed.len();
+                let failures = failed.into_iter().map(|id| (id, message.to_string())).collect();
+                self.record(&job, &tenant, &Outcome { processed, failures }).await
+            }
+            Err(err) => Err(err.into()),
+        };
+        if let Err(err) = recorded {
+            tracing::error!(error = format!("{err:#}"), event_id = %job.event_id, "cannot fail a write's items");
+        }
+    }
+}
+
 #[async_trait]
 impl JobHandler for EmbedJob {
     async fn run(&self, payload: Value) -> anyhow::Result<()> {
@@ -200,21 +225,19 @@ impl JobHandler for EmbedJob {
         self.record(&job, &tenant, &outcome).await
     }
 
-    /// A write stopped at its time limit: its items fail with `message` and its event reports
-    /// it, as when its attempts run out (left pending, they were queued again at every start).
+    /// A write stopped at its time limit: its items still pending fail with `message` and its
+    /// event reports them (left pending, they were queued again at every start).
     async fn stopped(&self, payload: Value, message: &str) {
-        let Ok(job) = serde_json::from_value::<Payload>(payload) else { return };
-        let Some(environment) = Environment::parse(&job.environment) else { return };
-        let tenant = Tenant { account_id: job.account_id.clone(), environment };
-        let failures: Vec<(String, String)> =
-            job.item_ids.iter().map(|id| (id.clone(), message.to_string())).collect();
-        let marked = self.service.records.mark_failed(&failures, &job.event_id, ids::now_millis()).await;
-        let recorded = match marked {
-            Ok(_) => self.record(&job, &tenant, &Outcome { processed: 0, failures }).await,
-            Err(err) => Err(err.into()),
-        };
-        if let Err(err) = recorded {
-            tracing::error!(error = format!("{err:#}"), event_id = %job.event_id, "cannot fail a stopped write's items");
-        }
+        self.fail_write(payload, message).await
+    }
+
+    /// A write whose worker kept stopping while running it, likewise.
+    async fn abandoned(&self, payload: Value, message: &str) {
+        self.fail_write(payload, message).await
+    }
+
+    /// A write whose last attempt failed outside the embedding (recording it), likewise.
+    async fn gave_up(&self, payload: Value, error: &str) {
+        self.fail_write(payload, &format!("the write failed at every attempt: {error}")).await
     }
 }

@@ -312,7 +312,9 @@ async fn run_renewing(
         Err(limit) => {
             tracing::error!(?limit, "job stopped at its time limit");
             let message = time_limit_message(limit);
-            handler.stopped(job.payload.clone(), &message).await;
+            if still_held(records, worker, &job).await {
+                handler.stopped(job.payload.clone(), &message).await;
+            }
             record_failure(records, worker, &job, &message, None).await;
         }
         Ok(Ok(Completion::Recorded)) => {}
@@ -328,11 +330,27 @@ async fn run_renewing(
             // As `abandon` does: what the job stood for is marked failed first, then the job
             // (a crash between: the next claim abandons it and does both again). The other
             // order left it in progress for good, and showed the job failed before it was.
-            if retry.is_none() {
+            if retry.is_none() && still_held(records, worker, &job).await {
                 handler.gave_up(job.payload.clone(), &message).await;
             }
             record_failure(records, worker, &job, &message, retry).await;
         }
+    }
+}
+
+/// Whether `worker` still holds `job` (its lease renewed once more), before it marks what the
+/// job stood for failed: a worker whose renewals failed long enough lost the job to another,
+/// whose run decides its end (marked failed here, a write's items the other then embedded
+/// kept an event saying they failed). Unknown (the store did not answer): held.
+async fn still_held(records: &Records, worker: &str, job: &ClaimedJob) -> bool {
+    match records.extend_job_lease(&job.id, worker, LEASE_MS).await {
+        Ok(held) => {
+            if !held {
+                tracing::warn!("the job's lease passed to another worker; its run decides the job's end");
+            }
+            held
+        }
+        Err(_) => true,
     }
 }
 

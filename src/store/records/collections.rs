@@ -554,6 +554,36 @@ impl Records {
         Ok(())
     }
 
+    /// Marks the items of write `event_id` still pending failed, with `reason`; returns those
+    /// it marked (an item embedded or failed already, or rewritten since, keeps its state).
+    pub async fn fail_pending(
+        &self,
+        item_ids: &[String],
+        reason: &str,
+        event_id: &str,
+        now: i64,
+    ) -> Result<Vec<String>, RecordError> {
+        let mut tx = self.begin_write().await?;
+        let mut marked = Vec::new();
+        for id in item_ids {
+            let done = sqlx::query(
+                "UPDATE collection_items SET status = 'failed', error = $1, updated_at = $2 \
+                 WHERE id = $3 AND event_id = $4 AND status = 'pending'",
+            )
+            .bind(reason)
+            .bind(now)
+            .bind(id)
+            .bind(event_id)
+            .execute(&mut *tx)
+            .await?;
+            if done.rows_affected() == 1 {
+                marked.push(id.clone());
+            }
+        }
+        tx.commit().await?;
+        Ok(marked)
+    }
+
     /// Records a collection's event once (recording the same ID again changes nothing), with
     /// its deliveries to the collection's subscriptions in the same transaction.
     pub async fn record_event(
