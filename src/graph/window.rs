@@ -319,9 +319,9 @@ impl GraphService {
     /// [`Self::windowed_rows`] in one statement: the rows after the cursor (and from a second
     /// before `since`), `limit` and one more, among at most [`PageScan::rows`] of the tenant's,
     /// when the engine reads IDs in index order. A page that comes back short asks where its
-    /// scan stopped (none when the tenant's rows ended first) and is read again up to there:
-    /// rows deleted between the two statements moved that point on, past rows the first read
-    /// never saw, which the second reads.
+    /// scan stopped (none when the tenant's rows ended first) and is read again up to there
+    /// (or to the end): rows deleted between the statements moved that point on, past rows the
+    /// first read never saw, which the last reads.
     async fn ordered_rows(&self, tenant: &Tenant, page: WindowedPage<'_>) -> ServiceResult<PageRows> {
         let WindowedPage { prefix, ordered, id_column, mut filters, cursor, since_ms, limit, .. } = page;
         // Below every ID minted since then (IDs order as their creation times do).
@@ -346,12 +346,13 @@ impl GraphService {
         let ended = self
             .run(tenant, scan_end, params! { "after" => after, "until" => every, "skip" => scan - 1 })
             .await?;
-        let Some(end) = ended.first().map(|row| str_col(row, "scannedTo")) else {
-            return Ok(PageRows { rows, resume: None });
-        };
-        filters.insert("until".into(), Value::String(end.clone()));
+        let end = ended.first().map(|row| str_col(row, "scannedTo"));
+        // Read again to there, or to the tenant's end when fewer than a scan's rows are left
+        // now (rows deleted meanwhile may have brought it there: the first read may have
+        // stopped at its bound short of rows that no read would see).
+        filters.insert("until".into(), Value::String(end.clone().unwrap_or(every)));
         let rows = self.ordered_page(tenant, ordered, &filters, id_column).await?;
-        Ok(PageRows { rows, resume: Some(end) })
+        Ok(PageRows { rows, resume: end })
     }
 
     /// One ordered page statement's rows, in ID order (the one-statement pages group their

@@ -16,7 +16,7 @@ use async_graphql::{Context, InputObject, Object, ID};
 
 /// Bounded page reads one `entities` connection page may take to find an entity (see
 /// [`crate::graph::GraphService::review_queue_until_found`]).
-const ENTITY_PAGE_READS: usize = 16;
+const ENTITY_PAGE_READS: usize = 8;
 
 pub struct QueryRoot;
 
@@ -102,13 +102,13 @@ impl QueryRoot {
             .review_queue_until_found(&rc.caller.tenant, filter, ENTITY_PAGE_READS)
             .await
             .gql()?;
-        if page.entities.is_empty() && page.has_more {
+        if let (true, Some(resume)) = (page.entities.is_empty(), &page.next_cursor) {
             let message = format!(
                 "no entity matched in the {ENTITY_PAGE_READS} bounded reads of the entities after the cursor; \
-                 narrow the filter (since, bucket, type) or page reviewQueue, whose nextCursor goes on \
-                 from where a read stopped"
+                 pass extensions.details.after as `after` to read on, or narrow the filter (since, bucket, type)"
             );
-            return Err(crate::error::ServiceError::Unprocessable { message, details: None }).gql();
+            let details = Some(serde_json::json!({ "after": resume }));
+            return Err(crate::error::ServiceError::Unprocessable { message, details }).gql();
         }
         Ok(entity_connection(page.entities, after.is_some(), page.has_more))
     }
@@ -162,7 +162,7 @@ impl QueryRoot {
         )]
         max_depth: i32,
         bucket: Option<String>,
-        #[graphql(desc = "A relationID: the page after it.")] cursor: Option<String>,
+        #[graphql(desc = "A previous page's nextCursor: the page after it.")] cursor: Option<String>,
         #[graphql(default = 50, desc = "Edges per page, 1..200.")] limit: i32,
     ) -> async_graphql::Result<KnowledgeGraph> {
         let rc = request(ctx);

@@ -210,7 +210,7 @@ const Queue = {
   nextCursor: null,
 
   async load() {
-    const page = await Queue.read(null);
+    const page = await Queue.read(null, 1);
     Queue.entities = page.entities;
     Queue.nextCursor = page.nextCursor;
     Queue.index = Math.min(Queue.index, Math.max(0, Queue.entities.length - 1));
@@ -221,19 +221,20 @@ const Queue = {
     await Queue.counts();
   },
 
-  // A page of 50 after `cursor`. The server reads a bounded part of the tenant a request, so
-  // where the filters match little a page ends short (empty even) with a cursor where its
-  // read stopped: read on until 50 are in hand, ten requests at most.
-  async read(cursor) {
+  // Rows after `cursor`, 50 a request. The server reads a bounded part of the tenant a
+  // request, so where the filters match little a page ends short (empty even) with a cursor
+  // where its read stopped: read on until `enough` rows are in hand, five requests at most
+  // (a load after each decision wants one row to show, not a whole page).
+  async read(cursor, enough = 50) {
     const query = filterParams(["status", "type", "bucket", "since", "assignedTo"]);
     query.set("limit", "50");
     const entities = [];
-    for (let reads = 0; reads < 10; reads++) {
+    for (let reads = 0; reads < 5; reads++) {
       if (cursor) query.set("cursor", cursor);
       const page = await api("GET", `/v3/review-queue?${query}`);
       entities.push(...page.entities);
       cursor = page.nextCursor || null;
-      if (!cursor || entities.length >= 50) break;
+      if (!cursor || entities.length >= enough) break;
     }
     return { entities, nextCursor: cursor };
   },
