@@ -556,6 +556,7 @@ impl Records {
 
     /// Marks the items of write `event_id` still pending failed, with `reason`; returns those
     /// it marked (an item embedded or failed already, or rewritten since, keeps its state).
+    /// One statement over the write's items (at most a write's 100), as `reset_attempts`.
     pub async fn fail_pending(
         &self,
         item_ids: &[String],
@@ -563,25 +564,22 @@ impl Records {
         event_id: &str,
         now: i64,
     ) -> Result<Vec<String>, RecordError> {
-        let mut tx = self.begin_write().await?;
-        let mut marked = Vec::new();
-        for id in item_ids {
-            let done = sqlx::query(
-                "UPDATE collection_items SET status = 'failed', error = $1, updated_at = $2 \
-                 WHERE id = $3 AND event_id = $4 AND status = 'pending'",
-            )
-            .bind(reason)
-            .bind(now)
-            .bind(id)
-            .bind(event_id)
-            .execute(&mut *tx)
-            .await?;
-            if done.rows_affected() == 1 {
-                marked.push(id.clone());
-            }
+        if item_ids.is_empty() {
+            return Ok(Vec::new());
         }
-        tx.commit().await?;
-        Ok(marked)
+        let sql = format!(
+            "UPDATE collection_items SET status = 'failed', error = $1, updated_at = $2 \
+             WHERE event_id = $3 AND status = 'pending' AND id IN ({}) RETURNING id",
+            placeholders(4, item_ids.len())
+        );
+        let mut query = sqlx::query(&sql).bind(reason).bind(now).bind(event_id);
+        for id in item_ids {
+            query = query.bind(id);
+        }
+        let rows = query.fetch_all(&mut *self.write().await?).await?;
+        let marked: std::collections::HashSet<String> = rows.iter().map(|row| row.get("id")).collect();
+        // In the write's order (RETURNING promises none).
+        Ok(item_ids.iter().filter(|id| marked.contains(*id)).cloned().collect())
     }
 
     /// Records a collection's event once (recording the same ID again changes nothing), with
